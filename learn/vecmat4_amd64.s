@@ -1,0 +1,149 @@
+#include "textflag.h"
+
+// vm4mask holds eight all-ones lanes followed by eight zero lanes: the eight
+// quadwords from vm4mask+8·(8−r) are the load/store mask of the first r
+// columns of an 8-column chunk (1 ≤ r ≤ 7).
+DATA vm4mask<>+0(SB)/8, $-1
+DATA vm4mask<>+8(SB)/8, $-1
+DATA vm4mask<>+16(SB)/8, $-1
+DATA vm4mask<>+24(SB)/8, $-1
+DATA vm4mask<>+32(SB)/8, $-1
+DATA vm4mask<>+40(SB)/8, $-1
+DATA vm4mask<>+48(SB)/8, $-1
+DATA vm4mask<>+56(SB)/8, $-1
+DATA vm4mask<>+64(SB)/8, $0
+DATA vm4mask<>+72(SB)/8, $0
+DATA vm4mask<>+80(SB)/8, $0
+DATA vm4mask<>+88(SB)/8, $0
+DATA vm4mask<>+96(SB)/8, $0
+DATA vm4mask<>+104(SB)/8, $0
+DATA vm4mask<>+112(SB)/8, $0
+DATA vm4mask<>+120(SB)/8, $0
+GLOBL vm4mask<>(SB), RODATA|NOPTR, $128
+
+// func vecmat4FMA(out *float64, ldo int, x *float64, ldx int, m *float64, rows, cols, ld int)
+//
+// out[v·ldo + j] = Σ_{l<rows} x[v·ldx + l]·m[l·ld + j] for v < 4, j < cols
+// (AVX2 + FMA). Columns go in chunks of 8 held in 8 accumulators (4
+// vectors × 2 ymm) while the rows of m stream past once; per row, two
+// loads of m, four broadcasts of x and eight fused multiply-adds. The last
+// 1–7 columns are one more chunk with masked loads and stores, so nothing
+// outside the matrix or the output rows is touched. rows ≥ 1, cols ≥ 1.
+TEXT ·vecmat4FMA(SB), NOSPLIT, $0-64
+	MOVQ out+0(FP), DI
+	MOVQ ldo+8(FP), R9
+	SHLQ $3, R9            // ldo in bytes
+	MOVQ x+16(FP), SI
+	MOVQ ldx+24(FP), R12
+	SHLQ $3, R12           // ldx in bytes
+	LEAQ (R12)(R12*2), R13 // 3·ldx in bytes
+	MOVQ m+32(FP), R8
+	MOVQ rows+40(FP), AX
+	LEAQ (SI)(AX*8), AX    // &x[rows]: end of the row loop
+	MOVQ cols+48(FP), R10
+	MOVQ ld+56(FP), DX
+	SHLQ $3, DX            // ld in bytes
+	XORQ R11, R11          // column j
+
+c8:
+	MOVQ R10, CX
+	SUBQ R11, CX
+	CMPQ CX, $8
+	JLT  tail
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	LEAQ   (R8)(R11*8), BX // &m[0·ld + j]
+	MOVQ   SI, CX          // &x[0·ldx + l]
+
+c8row:
+	VMOVUPD      (BX), Y8
+	VMOVUPD      32(BX), Y9
+	VBROADCASTSD (CX), Y10
+	VBROADCASTSD (CX)(R12*1), Y11
+	VBROADCASTSD (CX)(R12*2), Y12
+	VBROADCASTSD (CX)(R13*1), Y13
+	VFMADD231PD  Y8, Y10, Y0
+	VFMADD231PD  Y9, Y10, Y1
+	VFMADD231PD  Y8, Y11, Y2
+	VFMADD231PD  Y9, Y11, Y3
+	VFMADD231PD  Y8, Y12, Y4
+	VFMADD231PD  Y9, Y12, Y5
+	VFMADD231PD  Y8, Y13, Y6
+	VFMADD231PD  Y9, Y13, Y7
+	ADDQ         DX, BX
+	ADDQ         $8, CX
+	CMPQ         CX, AX
+	JLT          c8row
+
+	LEAQ    (DI)(R11*8), BX // &out[0·ldo + j]
+	LEAQ    (BX)(R9*2), CX  // &out[2·ldo + j]
+	VMOVUPD Y0, (BX)
+	VMOVUPD Y1, 32(BX)
+	VMOVUPD Y2, (BX)(R9*1)
+	VMOVUPD Y3, 32(BX)(R9*1)
+	VMOVUPD Y4, (CX)
+	VMOVUPD Y5, 32(CX)
+	VMOVUPD Y6, (CX)(R9*1)
+	VMOVUPD Y7, 32(CX)(R9*1)
+	ADDQ    $8, R11
+	JMP     c8
+
+tail:
+	CMPQ CX, $0
+	JLE  done
+	NEGQ CX
+	ADDQ $8, CX                 // 8 − r
+	LEAQ vm4mask<>(SB), BX
+	VMOVDQU (BX)(CX*8), Y14     // lanes j..j+3 below cols
+	VMOVDQU 32(BX)(CX*8), Y15   // lanes j+4..j+7 below cols
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	LEAQ   (R8)(R11*8), BX
+	MOVQ   SI, CX
+
+tailrow:
+	VMASKMOVPD   (BX), Y14, Y8
+	VMASKMOVPD   32(BX), Y15, Y9
+	VBROADCASTSD (CX), Y10
+	VBROADCASTSD (CX)(R12*1), Y11
+	VBROADCASTSD (CX)(R12*2), Y12
+	VBROADCASTSD (CX)(R13*1), Y13
+	VFMADD231PD  Y8, Y10, Y0
+	VFMADD231PD  Y9, Y10, Y1
+	VFMADD231PD  Y8, Y11, Y2
+	VFMADD231PD  Y9, Y11, Y3
+	VFMADD231PD  Y8, Y12, Y4
+	VFMADD231PD  Y9, Y12, Y5
+	VFMADD231PD  Y8, Y13, Y6
+	VFMADD231PD  Y9, Y13, Y7
+	ADDQ         DX, BX
+	ADDQ         $8, CX
+	CMPQ         CX, AX
+	JLT          tailrow
+
+	LEAQ       (DI)(R11*8), BX
+	LEAQ       (BX)(R9*2), CX
+	VMASKMOVPD Y0, Y14, (BX)
+	VMASKMOVPD Y1, Y15, 32(BX)
+	VMASKMOVPD Y2, Y14, (BX)(R9*1)
+	VMASKMOVPD Y3, Y15, 32(BX)(R9*1)
+	VMASKMOVPD Y4, Y14, (CX)
+	VMASKMOVPD Y5, Y15, 32(CX)
+	VMASKMOVPD Y6, Y14, (CX)(R9*1)
+	VMASKMOVPD Y7, Y15, 32(CX)(R9*1)
+
+done:
+	VZEROUPPER
+	RET

@@ -1,0 +1,7 @@
+//go:build !amd64
+
+package learn
+
+func vecmat4FMA(out *float64, ldo int, x *float64, ldx int, m *float64, rows, cols, ld int) {
+	panic("learn: vecmat4FMA without assembly")
+}

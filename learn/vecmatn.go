@@ -1,0 +1,62 @@
+package learn
+
+// vecmatN sets out[v·ldo+j] = alpha·Σ_{l<rows} x[v·ldx+l]·m[l·ld+j] for
+// v < nv, j < cols: nv row vectors, each of length rows and stored ldx
+// apart in x, times the rows×cols row-major matrix m of row stride ld,
+// into nv output rows stored ldo apart in out. The out rows are
+// overwritten; no other entry of out is touched.
+//
+// With the AVX2/FMA kernels (useFMA) the vectors go four at a time through
+// vecmat4FMA, which reads m once per group of four instead of once per
+// vector; the last 1–3 vectors go through vecmatLD one by one. Without
+// them each vector is one vecmatLD (gonum's GEMV). The four-vector kernel
+// sums in the same order as a plain loop over l with fused multiply-adds,
+// so its results differ from vecmatLD's only by rounding.
+//
+// Shapes are the caller's responsibility: negative sizes, strides below
+// the row lengths, or slices too short panic.
+func vecmatN(out []float64, ldo int, x []float64, ldx, nv int, m []float64, rows, cols, ld int, alpha float64) {
+	switch {
+	case nv < 0 || rows < 0 || cols < 0:
+		panic("learn: vecmatN: negative size")
+	case ld < cols:
+		panic("learn: vecmatN: ld below cols")
+	case nv > 1 && (ldo < cols || ldx < rows):
+		panic("learn: vecmatN: ldo below cols or ldx below rows")
+	}
+	if nv == 0 {
+		return
+	}
+	if len(out) < (nv-1)*ldo+cols {
+		panic("learn: vecmatN: out too short")
+	}
+	if len(x) < (nv-1)*ldx+rows {
+		panic("learn: vecmatN: x too short")
+	}
+	if rows == 0 || cols == 0 {
+		for v := range nv {
+			clear(out[v*ldo : v*ldo+cols])
+		}
+		return
+	}
+	if len(m) < (rows-1)*ld+cols {
+		panic("learn: vecmatN: m too short")
+	}
+	v := 0
+	if useFMA {
+		for ; v+4 <= nv; v += 4 {
+			vecmat4FMA(&out[v*ldo], ldo, &x[v*ldx], ldx, &m[0], rows, cols, ld)
+		}
+		if alpha != 1 {
+			for w := range v {
+				row := out[w*ldo : w*ldo+cols]
+				for j := range row {
+					row[j] *= alpha
+				}
+			}
+		}
+	}
+	for ; v < nv; v++ {
+		vecmatLD(out[v*ldo:v*ldo+cols], m, rows, cols, ld, x[v*ldx:v*ldx+rows], alpha)
+	}
+}
