@@ -24,11 +24,14 @@ GLOBL vm4mask<>(SB), RODATA|NOPTR, $128
 // func vecmat4FMA(out *float64, ldo int, x *float64, ldx int, m *float64, rows, cols, ld int)
 //
 // out[v·ldo + j] = Σ_{l<rows} x[v·ldx + l]·m[l·ld + j] for v < 4, j < cols
-// (AVX2 + FMA). Columns go in chunks of 8 held in 8 accumulators (4
-// vectors × 2 ymm) while the rows of m stream past once; per row, two
-// loads of m, four broadcasts of x and eight fused multiply-adds. The last
-// 1–7 columns are one more chunk with masked loads and stores, so nothing
-// outside the matrix or the output rows is touched. rows ≥ 1, cols ≥ 1.
+// (AVX2 + FMA). Columns go in chunks of 12 held in 12 accumulators (4
+// vectors × 3 ymm) while the rows of m stream past once; per row, three
+// loads of m, four broadcasts of x and twelve fused multiply-adds. Then
+// one chunk of 8 (4 vectors × 2 ymm) if 8 to 11 columns are left, and the
+// last 1–7 columns are one more 8-column chunk with masked loads and
+// stores, so nothing outside the matrix or the output rows is touched.
+// Every entry is summed row by row with fused multiply-adds. rows ≥ 1,
+// cols ≥ 1.
 TEXT ·vecmat4FMA(SB), NOSPLIT, $0-64
 	MOVQ out+0(FP), DI
 	MOVQ ldo+8(FP), R9
@@ -44,6 +47,68 @@ TEXT ·vecmat4FMA(SB), NOSPLIT, $0-64
 	MOVQ ld+56(FP), DX
 	SHLQ $3, DX            // ld in bytes
 	XORQ R11, R11          // column j
+
+c12:
+	MOVQ R10, CX
+	SUBQ R11, CX
+	CMPQ CX, $12
+	JLT  c8
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	VXORPD Y8, Y8, Y8
+	VXORPD Y9, Y9, Y9
+	VXORPD Y10, Y10, Y10
+	VXORPD Y11, Y11, Y11
+	VXORPD Y12, Y12, Y12
+	VXORPD Y13, Y13, Y13
+	VXORPD Y14, Y14, Y14
+	VXORPD Y15, Y15, Y15
+	LEAQ   (R8)(R11*8), BX // &m[0·ld + j]
+	MOVQ   SI, CX          // &x[0·ldx + l]
+
+c12row:
+	VMOVUPD      (BX), Y0
+	VMOVUPD      32(BX), Y1
+	VMOVUPD      64(BX), Y2
+	VBROADCASTSD (CX), Y3
+	VFMADD231PD  Y0, Y3, Y4
+	VFMADD231PD  Y1, Y3, Y5
+	VFMADD231PD  Y2, Y3, Y6
+	VBROADCASTSD (CX)(R12*1), Y3
+	VFMADD231PD  Y0, Y3, Y7
+	VFMADD231PD  Y1, Y3, Y8
+	VFMADD231PD  Y2, Y3, Y9
+	VBROADCASTSD (CX)(R12*2), Y3
+	VFMADD231PD  Y0, Y3, Y10
+	VFMADD231PD  Y1, Y3, Y11
+	VFMADD231PD  Y2, Y3, Y12
+	VBROADCASTSD (CX)(R13*1), Y3
+	VFMADD231PD  Y0, Y3, Y13
+	VFMADD231PD  Y1, Y3, Y14
+	VFMADD231PD  Y2, Y3, Y15
+	ADDQ         DX, BX
+	ADDQ         $8, CX
+	CMPQ         CX, AX
+	JLT          c12row
+
+	LEAQ    (DI)(R11*8), BX // &out[0·ldo + j]
+	LEAQ    (BX)(R9*2), CX  // &out[2·ldo + j]
+	VMOVUPD Y4, (BX)
+	VMOVUPD Y5, 32(BX)
+	VMOVUPD Y6, 64(BX)
+	VMOVUPD Y7, (BX)(R9*1)
+	VMOVUPD Y8, 32(BX)(R9*1)
+	VMOVUPD Y9, 64(BX)(R9*1)
+	VMOVUPD Y10, (CX)
+	VMOVUPD Y11, 32(CX)
+	VMOVUPD Y12, 64(CX)
+	VMOVUPD Y13, (CX)(R9*1)
+	VMOVUPD Y14, 32(CX)(R9*1)
+	VMOVUPD Y15, 64(CX)(R9*1)
+	ADDQ    $12, R11
+	JMP     c12
 
 c8:
 	MOVQ R10, CX

@@ -174,7 +174,7 @@ func TestVecmatNKernelOrder(t *testing.T) {
 		}
 		rng := rand.New(rand.NewPCG(21, 22))
 		for _, rows := range []int{1, 2, 5, 17} {
-			for cols := 1; cols <= 19; cols++ {
+			for cols := 1; cols <= 41; cols++ {
 				ld := cols + rng.IntN(3)
 				m := make([]float64, (rows-1)*ld+cols)
 				for i := range m {
