@@ -8,12 +8,15 @@ package learn
 //
 // With the AVX2/FMA kernels (useFMA) the vectors go four at a time through
 // vecmat4FMA, which reads m once per group of four instead of once per
-// vector; the last 1–3 vectors go through vecmatLD one by one. Without
+// vector. Three vectors left over after at least one group go through one
+// more group that overlaps the previous one (cheaper than three single
+// passes: the overlapped vector is recomputed bit for bit); one or two
+// left over, and nv < 4, go through vecmatLD one by one. Without
 // them each vector is one vecmatLD (gonum's GEMV). The four-vector kernel
 // sums in the same order as a plain loop over l with fused multiply-adds,
 // so its results differ from vecmatLD's only by rounding.
 //
-// Shapes are the caller's responsibility: negative sizes, strides below
+// out must not overlap x or m. Shapes are the caller's responsibility: negative sizes, strides below
 // the row lengths, or slices too short panic.
 func vecmatN(out []float64, ldo int, x []float64, ldx, nv int, m []float64, rows, cols, ld int, alpha float64) {
 	switch {
@@ -46,6 +49,15 @@ func vecmatN(out []float64, ldo int, x []float64, ldx, nv int, m []float64, rows
 	if useFMA {
 		for ; v+4 <= nv; v += 4 {
 			vecmat4FMA(&out[v*ldo], ldo, &x[v*ldx], ldx, &m[0], rows, cols, ld)
+		}
+		if nv-v == 3 && nv > 4 {
+			// One more group of four ending at the last vector costs less
+			// than three single passes; it recomputes vector v−1 with the
+			// same operations in the same order, so its row is rewritten
+			// with the same bits.
+			w := nv - 4
+			vecmat4FMA(&out[w*ldo], ldo, &x[w*ldx], ldx, &m[0], rows, cols, ld)
+			v = nv
 		}
 		if alpha != 1 {
 			for w := range v {

@@ -236,7 +236,7 @@ func TestVecmatNPanics(t *testing.T) {
 // with nv separate vecmatLD calls.
 func BenchmarkVecmatN(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, c := range []struct{ nv, n int }{{4, 60}, {4, 30}, {8, 60}, {7, 60}} {
+	for _, c := range []struct{ nv, n int }{{4, 60}, {4, 30}, {8, 60}, {7, 60}, {6, 60}, {5, 60}} {
 		nv, rows, cols := c.nv, c.n, c.n
 		m := make([]float64, rows*cols)
 		for i := range m {
