@@ -166,34 +166,36 @@ func sameBits(a, b []float64) bool {
 // TestVecmatNKernelOrder checks the four-vector kernel against the same
 // sum taken in the kernel's order (row by row with fused multiply-adds):
 // the results must be bitwise equal, for every column position of a
-// chunk and for the masked tail.
+// chunk, for the masked tail, and (nv = 7) for the overlapping last group.
 func TestVecmatNKernelOrder(t *testing.T) {
 	withKernels(t, func(t *testing.T) {
 		if !useFMA {
 			t.Skip("portable path: no kernel order to check")
 		}
 		rng := rand.New(rand.NewPCG(21, 22))
-		for _, rows := range []int{1, 2, 5, 17} {
-			for cols := 1; cols <= 41; cols++ {
-				ld := cols + rng.IntN(3)
-				m := make([]float64, (rows-1)*ld+cols)
-				for i := range m {
-					m[i] = rng.NormFloat64()
-				}
-				x := make([]float64, 4*rows)
-				for i := range x {
-					x[i] = rng.NormFloat64()
-				}
-				out := make([]float64, 4*cols)
-				vecmatN(out, cols, x, rows, 4, m, rows, cols, ld, 1)
-				for v := range 4 {
-					for j := range cols {
-						var s float64
-						for l := range rows {
-							s = math.FMA(x[v*rows+l], m[l*ld+j], s)
-						}
-						if got := out[v*cols+j]; math.Float64bits(got) != math.Float64bits(s) {
-							t.Fatalf("rows=%d cols=%d: out[%d][%d] = %v, want %v", rows, cols, v, j, got, s)
+		for _, nv := range []int{4, 7} {
+			for _, rows := range []int{1, 2, 5, 17} {
+				for cols := 1; cols <= 41; cols++ {
+					ld, ldo, ldx := cols+rng.IntN(3), cols+rng.IntN(2), rows+rng.IntN(2)
+					m := make([]float64, (rows-1)*ld+cols)
+					for i := range m {
+						m[i] = rng.NormFloat64()
+					}
+					x := make([]float64, (nv-1)*ldx+rows)
+					for i := range x {
+						x[i] = rng.NormFloat64()
+					}
+					out := make([]float64, (nv-1)*ldo+cols)
+					vecmatN(out, ldo, x, ldx, nv, m, rows, cols, ld, 1)
+					for v := range nv {
+						for j := range cols {
+							var s float64
+							for l := range rows {
+								s = math.FMA(x[v*ldx+l], m[l*ld+j], s)
+							}
+							if got := out[v*ldo+j]; math.Float64bits(got) != math.Float64bits(s) {
+								t.Fatalf("nv=%d rows=%d cols=%d: out[%d][%d] = %v, want %v", nv, rows, cols, v, j, got, s)
+							}
 						}
 					}
 				}
