@@ -11,7 +11,7 @@ import (
 )
 
 // checkpointMagic starts every online checkpoint file.
-const checkpointMagic = "ndpp-learn-online-checkpoint v1\n"
+const checkpointMagic = "ndpp-learn-online-checkpoint v2\n"
 
 // checkpoint is the serialised state of an Online learner: everything that
 // influences future steps (float64 values are stored exactly).
@@ -29,15 +29,27 @@ type checkpoint struct {
 	SqB       []float64
 	SqD       []float64
 	SharedPB  bool
-	PendC     []float64 // C's gradient since D's last step
+	PendC     []float64 // C's gradient since D's last step (normaliser part)
+	PendBW    []float64 // the basket terms' pairs since D's last step
 	NormCount int64
-	// Exact normaliser: Gram matrix, last factorisation, dirty columns.
+	// Exact normaliser: Gram matrix, active factorisation, dirty columns.
 	Gram, K, GC []float64
 	LogDet      float64
 	Factored    bool
 	Dirty       []int
-	Z0          []float64 // len(Dirty)×2d, values at the last factorisation
+	Z0          []float64 // len(Dirty)×2d, values at the last snapshot
 	LastRefresh int64
+	Gen         int64
+	KZ          []float64 // n×2d, K zᵢ where KZGen[i] == Gen
+	KZGen       []int64
+	// The finished job whose result takes effect at position SwapAt (0:
+	// none pending).
+	SwapAt        int64
+	PendOK        bool
+	PendItems     []int
+	PendKZ        []float64
+	PendK, PendGC []float64
+	PendLogDet    float64
 }
 
 // Save writes the learner's state (parameters, optimiser moments, counts,
@@ -48,13 +60,21 @@ func (o *Online) Save(w io.Writer) error {
 	}
 	cp := checkpoint{Opt: o.opt, N: o.p.N, Dim: o.p.Dim, V: o.p.V, B: o.p.B, D: o.p.D, Mu: o.mu, T: o.t,
 		TC: o.tc, Pos: o.pos, MomV: o.mom.V, MomB: o.mom.B, MomD: o.mom.D, SqV: o.sq.V, SqB: o.sq.B, SqD: o.sq.D,
-		SharedPB: o.p.B == nil, PendC: o.pendC, NormCount: o.normCount}
-	if o.nw != nil {
+		SharedPB: o.p.B == nil, PendC: o.pendC, PendBW: o.pendBW, NormCount: o.normCount}
+	if np := o.np; np != nil {
+		np.wait() // a job in flight finishes; its result stays pending
 		d := o.p.Dim
-		cp.Gram, cp.K, cp.GC, cp.LogDet, cp.Factored = o.nw.g, o.nw.k, o.nw.gc, o.nw.logDet, o.factored
+		cp.Gram, cp.K, cp.GC, cp.LogDet, cp.Factored = np.nw.g, np.k, np.gc, np.logDet, o.factored
 		cp.Dirty, cp.LastRefresh = o.dirtyList, o.lastRefresh
 		for _, i := range o.dirtyList {
 			cp.Z0 = append(cp.Z0, o.z0[i*2*d:(i+1)*2*d]...)
+		}
+		cp.Gen, cp.KZ, cp.KZGen, cp.SwapAt = np.gen, np.kz, np.kzGen, np.swapAt
+		if np.swapAt != 0 {
+			cp.PendOK, cp.PendItems = np.job.ok, np.job.items
+			if np.job.ok {
+				cp.PendKZ, cp.PendK, cp.PendGC, cp.PendLogDet = np.job.kz, np.nw.k, np.nw.gc, np.nw.logDet
+			}
 		}
 	}
 	return gob.NewEncoder(w).Encode(&cp)
@@ -94,12 +114,22 @@ func LoadOnline(r io.Reader) (*Online, error) {
 	}
 	if cp.Opt.Normalizer == NormExact {
 		m := 2 * d
-		bad = bad || len(cp.Gram) != m*m || len(cp.K) != m*m || len(cp.GC) != d*d || len(cp.Z0) != len(cp.Dirty)*m
+		bad = bad || len(cp.Gram) != m*m || len(cp.K) != m*m || len(cp.GC) != d*d || len(cp.Z0) != len(cp.Dirty)*m ||
+			len(cp.KZ) != n*m || len(cp.KZGen) != n || cp.Gen < 0 || (cp.SwapAt != 0 && cp.SwapAt <= cp.Pos)
 		for _, i := range cp.Dirty {
 			bad = bad || i < 0 || i >= n
 		}
+		for _, g := range cp.KZGen {
+			bad = bad || g < 0 || g > cp.Gen
+		}
+		for _, i := range cp.PendItems {
+			bad = bad || i < 0 || i >= n
+		}
+		if cp.SwapAt != 0 && cp.PendOK {
+			bad = bad || len(cp.PendKZ) != len(cp.PendItems)*m || len(cp.PendK) != m*m || len(cp.PendGC) != d*d
+		}
 	}
-	if bad || len(cp.PendC) != d*d || cp.NormCount < 0 || cp.Pos < 0 || cp.TC < 0 {
+	if bad || len(cp.PendC) != d*d || len(cp.PendBW)%(2*d) != 0 || cp.NormCount < 0 || cp.Pos < 0 || cp.TC < 0 {
 		return nil, fmt.Errorf("learn: corrupt online checkpoint: array sizes do not match n = %d, d = %d", n, d)
 	}
 	p := &Params{N: n, Dim: d, V: cp.V, D: cp.D}
@@ -114,13 +144,26 @@ func LoadOnline(r io.Reader) (*Online, error) {
 	if cp.SharedPB {
 		o.mom.B, o.sq.B = nil, nil
 	}
-	o.pendC, o.normCount = cp.PendC, cp.NormCount
+	o.pendC, o.pendBW, o.normCount = cp.PendC, cp.PendBW, cp.NormCount
 	o.alloc()
-	if o.nw != nil {
-		copy(o.nw.g, cp.Gram)
-		copy(o.nw.k, cp.K)
-		copy(o.nw.gc, cp.GC)
-		o.nw.logDet, o.factored, o.lastRefresh = cp.LogDet, cp.Factored, cp.LastRefresh
+	if np := o.np; np != nil {
+		copy(np.nw.g, cp.Gram)
+		copy(np.k, cp.K)
+		copy(np.gc, cp.GC)
+		np.logDet, o.factored, o.lastRefresh = cp.LogDet, cp.Factored, cp.LastRefresh
+		np.gen = cp.Gen
+		copy(np.kz, cp.KZ)
+		copy(np.kzGen, cp.KZGen)
+		np.swapAt = cp.SwapAt
+		if cp.SwapAt != 0 {
+			np.job.ok, np.job.items = cp.PendOK, cp.PendItems
+			if cp.PendOK {
+				np.job.kz = cp.PendKZ
+				copy(np.nw.k, cp.PendK)
+				copy(np.nw.gc, cp.PendGC)
+				np.nw.logDet = cp.PendLogDet
+			}
+		}
 		m := 2 * d
 		for t, i := range cp.Dirty {
 			if o.dirty[i] {

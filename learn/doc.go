@@ -41,14 +41,20 @@
 //
 // updating only the basket's columns and C. N_t is either the paper's
 // basket-restricted log det(I + L_{S_t}) (NormBasket) or the full
-// log det(I + L) (NormExact, the default): G is brought up to date when
-// I + WG is refactored, every FactorEvery baskets (default 100; 1 = at every
-// step, O(d³ + |S|d²) per basket), by rank-one updates of the columns
-// changed since the last factorisation (when fewer than n/4 changed;
-// otherwise G = ZᵀZ is recomputed, as it is every RefreshEvery baskets to
-// bound drift). In between, each basket costs O(|S|²d + |S|d²): K zᵢ, C bᵢ,
-// C uᵢ and a rank-one ∂/∂C update per item, on AVX2/FMA kernels where the
-// CPU has them. The normaliser's gradient on column i is
+// log det(I + L) (NormExact, the default), through A = I + WG (Sylvester):
+// every FactorEvery baskets (default 50) the learner snapshots the columns
+// changed since the previous snapshot and C, and a second goroutine brings
+// G up to date (rank-one updates of the changed columns when fewer than
+// n/4 changed, else G = ZᵀZ anew, as every RefreshEvery baskets to bound
+// drift), factors A and forms K and ∂/∂C; the result takes effect
+// FactorEvery baskets after its snapshot, at a fixed position, so the
+// parameters do not depend on scheduling (FactorEvery = 1: synchronous at
+// every basket, the exact gradient, O(d³ + |S|d²) per basket). Each item's
+// K zᵢ is computed once per result (precomputed for the changed columns)
+// and reused. Per basket the learner's goroutine then costs
+// O(|S|²d + |S|d²): L_S, C bᵢ, C uᵢ and the optimiser, with ∂/∂C kept as
+// pairs (bᵢ, wᵢ) and summed in one product per C step, on AVX2/FMA kernels
+// where the CPU has them. The normaliser's gradient on column i is
 // weighted by t/μᵢ: item i is updated on a fraction μᵢ/t of the steps while
 // the full normaliser acts on every column at every step, so the weight makes
 // the expected update the full objective's gradient. The basket-restricted

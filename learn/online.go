@@ -84,17 +84,23 @@ type OnlineOptions struct {
 	// incremental updates (default 1000).
 	RefreshEvery int
 	// FactorEvery refactors the exact normaliser's 2d×2d matrix
-	// A = I + WG (O(d³)) every this many baskets; in between, the gradient
-	// map K of the last factorisation is applied to the current columns
-	// (O(|S|d²) per basket). 1 is the exact gradient at every step;
-	// default 100 (K changes little over 100 baskets, and the O(d³ + nd²)
-	// work would otherwise dominate; on the Amazon registries 50, 100 and
-	// 200 gave the same test log-likelihood within 0.03 nats).
+	// A = I + WG (O(d³ + nd²)) every this many baskets, from a snapshot of
+	// the parameters, on a second goroutine; the result takes effect
+	// FactorEvery baskets after the snapshot (the learner waits for it
+	// there if need be, so results never depend on scheduling). Between
+	// results each item's normaliser gradient K zᵢ is computed once per
+	// result and reused (see online_norm.go). 1 refactors synchronously at
+	// every basket: the exact gradient, O(d³ + |S|d²) per basket. Default
+	// 50: on the Amazon registries the test log-likelihood is that of the
+	// exact-per-period schedule within 0.02 nats (FactorEvery 100 loses
+	// about 0.07), and the O(d³ + nd²) work leaves the learner's goroutine.
 	FactorEvery int
 	// CEvery steps C every this many baskets with the mean of their
-	// gradients (default 8): C is shared by all items, so its per-basket
-	// gradient is noisy, and its O(d²) update would otherwise cost more
-	// than the basket's columns. 1 steps C at every basket.
+	// gradients (default 16): C is shared by all items, so its per-basket
+	// gradient is noisy, and its O(d²) optimiser step would otherwise cost
+	// more than the basket's columns (on the Amazon registries 8, 16 and 32
+	// give the same test log-likelihood within 0.01 nats). 1 steps C at
+	// every basket.
 	CEvery int
 	// FixC keeps C at its initial value.
 	FixC bool
@@ -119,10 +125,10 @@ func (o OnlineOptions) withDefaults() OnlineOptions {
 		o.RefreshEvery = 1000
 	}
 	if o.FactorEvery == 0 {
-		o.FactorEvery = 100
+		o.FactorEvery = 50
 	}
 	if o.CEvery == 0 {
-		o.CEvery = 8
+		o.CEvery = 16
 	}
 	return o
 }
@@ -166,19 +172,24 @@ type Online struct {
 	c   []float64
 	acc *accum
 	w   basketWork
-	nw  *normWork // NormExact only
+	np  *normPipe // NormExact only
 	bcS []float64
 	tmp []float64
-	// factored reports that nw holds a factorisation (it is redone every
+	// factored reports that np holds a factorisation (it is redone every
 	// FactorEvery baskets, counted by position so that resuming from a
 	// checkpoint refactors at the same steps).
 	factored bool
-	// Columns changed since the last factorisation and their values then.
+	// Columns changed since the last snapshot and their values then.
 	dirty       []bool
 	dirtyList   []int
 	z0          []float64 // n×2d
 	lastRefresh int64     // position of the last full Gram recomputation
-	pendC       []float64 // C's gradient accumulated since D's last step
+	pendC       []float64 // C's gradient accumulated since D's last step (normaliser part)
+	// pendBW holds the basket terms' share of C's gradient since D's last
+	// step as pairs: rows 2t and 2t+1 are wₜ and −bₜ of the term bₜwₜᵀ
+	// (see stepD).
+	pendBW []float64
+	cstep  cStepScratch
 	// normCount counts the baskets since the exact normaliser's C gradient
 	// (the same for every basket between two factorisations) was last added
 	// to pendC.
@@ -213,9 +224,14 @@ func (o *Online) alloc() {
 	if o.pendC == nil {
 		o.pendC = make([]float64, d*d)
 	}
-	if o.opt.Normalizer == NormExact && o.nw == nil {
-		o.nw = newNormWork(d)
-		o.nw.gram(o.p)
+	if o.opt.Normalizer == NormExact && o.np == nil {
+		lag := 0
+		if o.opt.FactorEvery > 1 {
+			lag = o.opt.FactorEvery
+		}
+		o.np = newNormPipe(d, lag)
+		o.np.nw.gram(o.p)
+		o.np.grow(o.p.N)
 		o.z0 = make([]float64, 2*len(o.p.V))
 		o.dirty = make([]bool, o.p.N)
 	}
@@ -239,11 +255,14 @@ func (o *Online) growTo(n int) {
 		o.sq.B = append(o.sq.B, make([]float64, extra)...)
 	}
 	o.acc.resize(n, d)
-	if o.nw != nil {
+	if o.np != nil {
+		// The job in flight owns G; its result stays pending.
+		o.np.wait()
 		for i := old; i < n; i++ {
-			o.nw.rank1(o.p.V[i*d:(i+1)*d], o.p.brows()[i*d:(i+1)*d], 1)
+			o.np.nw.rank1(o.p.V[i*d:(i+1)*d], o.p.brows()[i*d:(i+1)*d], 1)
 		}
-		o.nw.symmetrize()
+		o.np.nw.symmetrize()
+		o.np.grow(n)
 		o.z0 = append(o.z0, make([]float64, 2*extra)...)
 		o.dirty = append(o.dirty, make([]bool, n-old)...)
 	}
@@ -293,21 +312,20 @@ func (o *Online) Observe(basket []int) error {
 		o.mu[i]++
 	}
 	k := len(basket)
-	if cap(o.bcS) < k*d {
-		o.bcS = make([]float64, k*d)
+	if cap(o.bcS) < 2*k*d {
+		o.bcS = make([]float64, 2*k*d)
 	}
-	bcS := o.bcS[:k*d]
+	bS, bcS := o.bcS[:k*d], o.bcS[k*d:2*k*d]
 	b := p.brows()
 	for r, i := range basket {
-		vecmat(bcS[r*d:(r+1)*d], o.c, d, d, b[i*d:(i+1)*d], 1) // bᵢᵀC
+		copy(bS[r*d:(r+1)*d], b[i*d:(i+1)*d])
 	}
+	vecmatN(bcS, d, bS, d, k, o.c, d, d, d, 1) // rows bᵢᵀC
 	o.basketTerm(bcS, basket)
-	if o.nw != nil {
-		if !o.factored || (o.pos-1)%int64(o.opt.FactorEvery) == 0 {
-			if !o.refactor() {
-				o.resetAcc()
-				return ErrDiverged
-			}
+	if o.np != nil {
+		if !o.normStep() {
+			o.resetAcc()
+			return ErrDiverged
 		}
 		// The item's share of −∂ log det(I + L), applied in stepItems: the
 		// full gradient acts on every column at every step, but only the
@@ -327,7 +345,7 @@ func (o *Online) Observe(basket []int) error {
 }
 
 // markDirty records item i's current z before it changes, so that the next
-// refactorisation can update G by zᵢzᵢᵀ − z⁰ᵢz⁰ᵢᵀ.
+// snapshot can update G by zᵢzᵢᵀ − z⁰ᵢz⁰ᵢᵀ.
 func (o *Online) markDirty(i int) {
 	if o.dirty[i] {
 		return
@@ -340,53 +358,11 @@ func (o *Online) markDirty(i int) {
 	copy(z0[d:], o.p.brows()[i*d:(i+1)*d])
 }
 
-// refactor brings G up to date (incrementally from the columns changed since
-// the last factorisation, or from scratch every RefreshEvery baskets) and
-// factors I + WG.
-func (o *Online) refactor() bool {
-	o.flushNormC()
-	p, d := o.p, o.p.Dim
-	o.ss.ensure(d)
-	if o.pos-o.lastRefresh >= int64(o.opt.RefreshEvery) {
-		o.refactorGram()
-		o.lastRefresh = o.pos
-	} else if 4*len(o.dirtyList) >= p.N {
-		// Two full 2d×2d rank-1 updates per changed column (8d² each) cost
-		// more than the upper triangle of ZᵀZ (about 2d²·n).
-		o.refactorGram()
-	} else {
-		// G += zᵢzᵢᵀ − z⁰ᵢz⁰ᵢᵀ on both triangles (products commute, so G
-		// stays exactly symmetric).
-		m, b, z := 2*d, p.brows(), o.ss.z
-		for _, i := range o.dirtyList {
-			copy(z[:d], p.V[i*d:(i+1)*d])
-			copy(z[d:], b[i*d:(i+1)*d])
-			z0 := o.z0[i*m : (i+1)*m]
-			asm.Dger(m, m, -1, z0, 1, z0, 1, o.nw.g, m)
-			asm.Dger(m, m, 1, z, 1, z, 1, o.nw.g, m)
-		}
-	}
-	for _, i := range o.dirtyList {
-		o.dirty[i] = false
-	}
-	o.dirtyList = o.dirtyList[:0]
-	if !o.factor() {
-		// Rounding drift: rebuild G and retry once.
-		o.refactorGram()
-		o.lastRefresh = o.pos
-		if !o.factor() {
-			return false
-		}
-	}
-	o.factored = true
-	return true
-}
-
 // flushNormC adds the exact normaliser's C gradient of the baskets since the
 // last flush to pendC.
 func (o *Online) flushNormC() {
-	if o.nw != nil && o.normCount > 0 {
-		blas.Axpy(-float64(o.normCount), o.nw.gc, o.pendC)
+	if o.np != nil && o.normCount > 0 {
+		blas.Axpy(-float64(o.normCount), o.np.gc, o.pendC)
 		o.normCount = 0
 	}
 }

@@ -16,7 +16,7 @@ import (
 //	C uᵢ      = −(uᵢᵀC)ᵀ                      (C is skew)
 //	∂/∂vᵢ     = gvᵢ + s·(K zᵢ)[:d] − 2α vᵢ/μᵢ
 //	∂/∂bᵢ     = C uᵢ + s·(K zᵢ)[d:] − 2β bᵢ/μᵢ
-//	∂/∂C     += bᵢ wᵢᵀ                        (rank-1 update of pendC)
+//	∂/∂C     += bᵢ wᵢᵀ                        (the pair kept for stepD)
 //
 // with gv, u, w the basket term's pieces (see accum), s = −t/μᵢ the weight
 // of the exact normaliser's gradient and K its gradient map (normWork).
@@ -162,22 +162,23 @@ func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // stepScratch holds the per-item buffers of stepItems.
 type stepScratch struct {
-	gv, gb, z, kz []float64
-	y             []float64 // d×d (factor)
-	col           []float64 // 2d (invertRank1)
-	zl            []float64 // 2·|S|×2d (basketTerm)
+	gv, z []float64
+	y     []float64 // d×d (factor)
+	col   []float64 // 2d (invertRank1)
+	cu    []float64 // 2·|S|×d: the basket's uᵢ and C uᵢ
+	zl    []float64 // 2·|S|×2d (basketTerm)
 }
 
 func (s *stepScratch) ensure(d int) {
 	if len(s.gv) != d {
-		s.gv, s.gb = make([]float64, d), make([]float64, d)
-		s.z, s.kz = make([]float64, 2*d), make([]float64, 2*d)
+		s.gv = make([]float64, d)
+		s.z = make([]float64, 2*d)
 	}
 }
 
 // stepItems assembles each basket item's gradient from acc (filled by
 // basketTerm) and, for the exact normaliser, K zᵢ; adds the item's share of
-// ∂/∂C to pendC; records the item's old column for the next Gram update; and
+// ∂/∂C to pendBW; records the item's old column for the next Gram update; and
 // applies the optimiser to the item's rows. It reports whether the new rows
 // are finite.
 func (o *Online) stepItems(basket []int) bool {
@@ -185,21 +186,27 @@ func (o *Online) stepItems(basket []int) bool {
 	b := p.brows()
 	s := &o.ss
 	s.ensure(d)
-	gv, gb := s.gv, s.gb
+	gv := s.gv
+	// C uᵢ = −(uᵢᵀC)ᵀ for all items at once.
+	k := len(basket)
+	s.cu = resize(s.cu, 2*k*d)
+	us, cu := s.cu[:k*d], s.cu[k*d:]
+	for q, i := range basket {
+		copy(us[q*d:(q+1)*d], acc.u[i*d:(i+1)*d])
+	}
+	vecmatN(cu, d, us, d, k, o.c, d, d, d, -1)
 	ok := true
-	for _, i := range basket {
+	for q, i := range basket {
 		r := i * d
 		vi, bi := p.V[r:r+d], b[r:r+d]
 		copy(gv, acc.gv[r:r+d])
-		vecmat(gb, o.c, d, d, acc.u[r:r+d], -1) // C uᵢ = −(uᵢᵀC)ᵀ
-		if o.nw != nil {
+		gb := cu[q*d : (q+1)*d]
+		if o.np != nil {
 			// The item's share of −∂ log det(I + L), weighted by t/μᵢ (see
 			// Observe).
-			copy(s.z[:d], vi)
-			copy(s.z[d:], bi)
-			vecmat(s.kz, o.nw.k, 2*d, 2*d, s.z, -float64(o.pos)/o.mu[i]) // K is symmetric
-			axpyF(1, s.kz[:d], gv)
-			axpyF(1, s.kz[d:], gb)
+			kz, sc := o.normGradRow(i), -float64(o.pos)/o.mu[i]
+			axpyF(sc, kz[:d], gv)
+			axpyF(sc, kz[d:], gb)
 		}
 		if p.B == nil {
 			axpyF(1, gb, gv) // B = V: both roles' gradients act on vᵢ
@@ -210,9 +217,13 @@ func (o *Online) stepItems(basket []int) bool {
 		if p.B != nil && o.opt.Beta != 0 {
 			axpyF(-2*o.opt.Beta/o.mu[i], bi, gb)
 		}
-		// ∂/∂C += bᵢ wᵢᵀ, before bᵢ moves.
-		ger(o.pendC, d, bi, acc.w[r:r+d])
-		if o.nw != nil {
+		// ∂/∂C += bᵢ wᵢᵀ, kept as the pair (wᵢ, bᵢ) before bᵢ moves.
+		o.pendBW = append(o.pendBW, acc.w[r:r+d]...)
+		o.pendBW = append(o.pendBW, bi...)
+		if len(o.pendBW) >= 2*d*maxPendPairs {
+			o.foldPairs()
+		}
+		if o.np != nil {
 			o.markDirty(i)
 		}
 		o.t[i]++
@@ -248,14 +259,53 @@ func (o *Online) resetAcc() {
 	acc.value = 0
 }
 
+// maxPendPairs bounds the pairs kept between two steps of D (CEvery
+// baskets); more are folded into pendC, so memory does not grow with
+// CEvery.
+const maxPendPairs = 256
+
+// foldPairs adds the pairs' sum to pendC and empties pendBW.
+func (o *Online) foldPairs() {
+	blas.Axpy(1, o.pendProduct(), o.pendC)
+	o.pendBW = o.pendBW[:0]
+}
+
+// cStepScratch holds stepD's buffers.
+type cStepScratch struct {
+	bt, prod, g []float64
+}
+
+// pendProduct returns Σₜ bₜwₜᵀ (d×d) over the pairs of pendBW. Row r is
+// xᵣᵀ W with W the rows wₜ and xᵣ = (b₁[r], b₂[r], …): one row-times-matrix
+// product per row, the sum kept in registers (rank-1 updates of a d×d
+// matrix per pair load and store it once per pair).
+func (o *Online) pendProduct() []float64 {
+	d := o.p.Dim
+	cs := &o.cstep
+	cs.prod = resize(cs.prod, d*d)
+	k := len(o.pendBW) / (2 * d)
+	if k == 0 {
+		clear(cs.prod)
+		return cs.prod
+	}
+	cs.bt = resize(cs.bt, d*k)
+	y, bt := o.pendBW, cs.bt
+	for t := 0; t < k; t++ {
+		for r, x := range y[(2*t+1)*d : (2*t+2)*d] {
+			bt[r*k+t] = x
+		}
+	}
+	vecmatN(cs.prod, d, bt, k, d, y, k, d, 2*d, 1)
+	return cs.prod
+}
+
 // stepD steps C = D − Dᵀ every CEvery baskets with the mean of the pending
-// gradients (∂/∂D = G_C − G_Cᵀ) and reports whether D stayed finite.
-//
-// ∂/∂D is skew, so the element-wise update of entry (s, r) is exactly the
-// negative of that of (r, s) (negation commutes with rounding), the moments
-// keep m skew and v symmetric, and the diagonal never moves: the optimiser
-// runs on the strict upper triangle and mirrors, which gives bit for bit the
-// result of the full element-wise step at half its square roots.
+// gradients (∂/∂D = G_C − G_Cᵀ, G_C = pendC + the pairs' sum) and reports
+// whether D stayed finite. The element-wise optimiser step runs on the
+// whole d×d D by adamApply's kernel; as ∂/∂D is skew, the update of entry
+// (s, r) is exactly the negative of that of (r, s) (negation commutes with
+// rounding), the moments keep m skew and v symmetric, the diagonal never
+// moves, and C = D − Dᵀ stays exactly skew.
 func (o *Online) stepD() bool {
 	if o.pos%int64(o.opt.CEvery) != 0 {
 		return true
@@ -264,29 +314,32 @@ func (o *Online) stepD() bool {
 	ok := true
 	if !o.opt.FixC {
 		p, d := o.p, o.p.Dim
-		dm, md, vd, c, pc := p.D, o.mom.D, o.sq.D, o.c, o.pendC
+		dm, c, pc := p.D, o.c, o.pendC
+		pr := o.pendProduct()
+		cs := &o.cstep
+		cs.g = resize(cs.g, d*d)
+		g := cs.g
 		s := 1 / float64(o.opt.CEvery)
-		o.tc++
-		sgd := o.opt.Optimizer == SGD
-		st, eps := adamCoef(o.opt.LR, o.tc)
-		lr := o.opt.LR
-		sum := 0.0
 		for r := 0; r < d; r++ {
+			g[r*d+r] = 0
 			for q := r + 1; q < d; q++ {
 				u, l := r*d+q, q*d+r
-				gi := s * (pc[u] - pc[l])
-				var delta float64
-				if sgd {
-					delta = lr * gi
-				} else {
-					mi := adamBeta1*md[u] + (1-adamBeta1)*gi
-					vi := adamBeta2*vd[u] + (1-adamBeta2)*gi*gi
-					md[u], vd[u] = mi, vi
-					md[l], vd[l] = -mi, vi
-					delta = st * mi / (math.Sqrt(vi) + eps)
-				}
-				dm[u] += delta
-				dm[l] -= delta
+				x := s * ((pc[u] + pr[u]) - (pc[l] + pr[l]))
+				g[u], g[l] = x, -x
+			}
+		}
+		o.tc++
+		if o.opt.Optimizer == SGD {
+			sgdApply(dm, g, o.opt.LR)
+		} else {
+			st, eps := adamCoef(o.opt.LR, o.tc)
+			adamApply(dm, o.mom.D, o.sq.D, g, st, eps)
+		}
+		sum := 0.0
+		for r := 0; r < d; r++ {
+			c[r*d+r] = 0
+			for q := r + 1; q < d; q++ {
+				u, l := r*d+q, q*d+r
 				x := dm[u] - dm[l]
 				c[u], c[l] = x, -x
 				sum += x
@@ -295,91 +348,8 @@ func (o *Online) stepD() bool {
 		ok = finite(sum)
 	}
 	clear(o.pendC)
+	o.pendBW = o.pendBW[:0]
 	return ok
-}
-
-// refactorGram recomputes G = Σᵢ zᵢzᵢᵀ = ZᵀZ (Z is n×2d, row i = zᵢᵀ). Row
-// r of its upper triangle is a row-times-matrix product,
-// G[r, r:] = Z[:, r]ᵀ Z[:, r:] (vecmat on Z with column r of Z, i.e. row r
-// of Zᵀ, as the coefficients); the lower triangle is mirrored. At n = 100,
-// 2d = 60 this is several times faster than a GEMM, whose kernel for ZᵀZ
-// is a loop of short AXPYs.
-func (o *Online) refactorGram() {
-	nw, p := o.nw, o.p
-	d, m, n := nw.d, 2*nw.d, p.N
-	if cap(nw.z) < 2*n*m {
-		nw.z = make([]float64, 2*n*m)
-	}
-	z, zt := nw.z[:n*m], nw.z[n*m:2*n*m]
-	v, b := p.V, p.brows()
-	for i := 0; i < n; i++ {
-		vi, bi := v[i*d:(i+1)*d], b[i*d:(i+1)*d]
-		copy(z[i*m:i*m+d], vi)
-		copy(z[i*m+d:(i+1)*m], bi)
-		for r, x := range vi {
-			zt[r*n+i] = x
-		}
-		for r, x := range bi {
-			zt[(d+r)*n+i] = x
-		}
-	}
-	g := nw.g
-	for r := 0; r < m; r++ {
-		vecmatLD(g[r*m+r:(r+1)*m], z[r:], n, m-r, m, zt[r*n:(r+1)*n], 1)
-	}
-	nw.symmetrize()
-}
-
-// factor computes what normWork.factor does (A = I + WG, A⁻¹, log det A,
-// K = A⁻¹W + WᵀA⁻ᵀ and ∂/∂C = (G[d:, :] A⁻¹[:, d:])ᵀ), with the O(d³)
-// products as row-times-matrix products (vecmat):
-//
-//	A[d+r, :]  = G[d:, :]ᵀ C[r, :]ᵀ       (A[d:, :] = C G[d:, :], G symmetric)
-//	X[r, d:]   = Cᵀ A⁻¹[r, d:]ᵀ           (X = A⁻¹W, X[:, :d] = A⁻¹[:, :d])
-//	Y[r, :]    = A⁻¹[:, d:]ᵀ G[d+r, :]ᵀ   (∂/∂C = Yᵀ)
-func (o *Online) factor() bool {
-	nw, c := o.nw, o.c
-	d, m := nw.d, 2*nw.d
-	a, g, k := nw.a, nw.g, nw.k
-	copy(a[:d*m], g[:d*m])
-	for r := 0; r < d; r++ {
-		vecmat(a[(d+r)*m:(d+r+1)*m], g[d*m:], d, m, c[r*d:(r+1)*d], 1)
-	}
-	for r := 0; r < m; r++ {
-		a[r*m+r]++
-	}
-	if len(o.ss.col) != m {
-		o.ss.col = make([]float64, m)
-	}
-	ld, sg := invertRank1(a, m, nw.piv, o.ss.col)
-	if sg <= 0 {
-		return false
-	}
-	nw.logDet = ld
-	for r := 0; r < m; r++ {
-		copy(k[r*m:r*m+d], a[r*m:r*m+d])
-		vecmat(k[r*m+d:(r+1)*m], c, d, d, a[r*m+d:(r+1)*m], 1)
-	}
-	for r := 0; r < m; r++ {
-		for s := r; s < m; s++ {
-			x := k[r*m+s] + k[s*m+r]
-			k[r*m+s], k[s*m+r] = x, x
-		}
-	}
-	y := o.ss.y
-	if len(y) != d*d {
-		y = make([]float64, d*d)
-		o.ss.y = y
-	}
-	for r := 0; r < d; r++ {
-		vecmatLD(y[r*d:(r+1)*d], a[d:], m, d, m, g[(d+r)*m:(d+r+1)*m], 1)
-	}
-	for r := 0; r < d; r++ {
-		for s := 0; s < d; s++ {
-			nw.gc[s*d+r] = y[r*d+s]
-		}
-	}
-	return true
 }
 
 // invertRank1 is invert (Gauss–Jordan with partial pivoting, in place)

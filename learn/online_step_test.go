@@ -84,25 +84,27 @@ func TestOnlineFactorMatchesNormWork(t *testing.T) {
 		n := []int{1, 7, 40, 100}[seed%4]
 		o, err := NewOnline(OnlineOptions{D: d, N: n, Seed: seed, Init: InitOptions{Scale: 0.2 * float64(seed), CScale: 0.3 * float64(seed%4)}})
 		require.NoError(t, err)
-		o.refactorGram()
+		nw := o.np.nw
+		o.fillAll()
+		o.np.gramFrom(o.np.job.zAll, n)
 		ref := newNormWork(d)
 		ref.gram(o.p)
-		require.LessOrEqual(t, maxRelDiff(ref.g, o.nw.g), fastPieceTol, "seed %d: G", seed)
+		require.LessOrEqual(t, maxRelDiff(ref.g, nw.g), fastPieceTol, "seed %d: G", seed)
 		for r := 0; r < 2*d; r++ {
 			for s := 0; s < 2*d; s++ {
-				require.Equal(t, o.nw.g[r*2*d+s], o.nw.g[s*2*d+r], "G symmetric")
+				require.Equal(t, nw.g[r*2*d+s], nw.g[s*2*d+r], "G symmetric")
 			}
 		}
-		copy(ref.g, o.nw.g)
-		require.True(t, o.factor())
+		copy(ref.g, nw.g)
+		require.True(t, o.np.factor(o.c))
 		require.True(t, ref.factor(o.c))
-		require.InDelta(t, ref.logDet, o.nw.logDet, fastLogTol*math.Max(1, math.Abs(ref.logDet)), "seed %d", seed)
-		require.LessOrEqual(t, maxRelDiff(ref.k, o.nw.k), fastPieceTol, "seed %d: K", seed)
-		require.LessOrEqual(t, maxRelDiff(ref.gc, o.nw.gc), fastPieceTol, "seed %d: dC", seed)
+		require.InDelta(t, ref.logDet, nw.logDet, fastLogTol*math.Max(1, math.Abs(ref.logDet)), "seed %d", seed)
+		require.LessOrEqual(t, maxRelDiff(ref.k, nw.k), fastPieceTol, "seed %d: K", seed)
+		require.LessOrEqual(t, maxRelDiff(ref.gc, nw.gc), fastPieceTol, "seed %d: dC", seed)
 		m, err := o.Model()
 		require.NoError(t, err)
 		want := m.LogNormalizer()
-		require.InDelta(t, want, o.nw.logDet, normLogTol*math.Max(1, math.Abs(want)), "seed %d", seed)
+		require.InDelta(t, want, nw.logDet, normLogTol*math.Max(1, math.Abs(want)), "seed %d", seed)
 	}
 }
 
@@ -200,6 +202,57 @@ func TestOnlineCStepIsElementwiseStep(t *testing.T) {
 	}
 }
 
+// TestOnlineCStepPairsMatchRankOne checks that the basket terms' pairs kept
+// for stepD (and folded into pendC when many) give the step of their
+// rank-1 sum Σ bₜwₜᵀ added to pendC.
+func TestOnlineCStepPairsMatchRankOne(t *testing.T) {
+	withKernels(t, func(t *testing.T) {
+		for seed := uint64(1); seed <= 8; seed++ {
+			rng := rand.New(rand.NewPCG(seed, 31))
+			d := []int{1, 2, 5, 30}[seed%4]
+			pairs := []int{0, 1, 3, 17, maxPendPairs + 5}[seed%5]
+			for _, optz := range []Optimizer{Adam, SGD} {
+				a, err := NewOnline(OnlineOptions{D: d, N: 3, Optimizer: optz, CEvery: 1, Seed: seed})
+				require.NoError(t, err)
+				b, err := NewOnline(OnlineOptions{D: d, N: 3, Optimizer: optz, CEvery: 1, Seed: seed})
+				require.NoError(t, err)
+				for i := range a.pendC {
+					a.pendC[i] = rng.NormFloat64()
+				}
+				copy(b.pendC, a.pendC)
+				for q := 0; q < pairs; q++ {
+					bt, wt := make([]float64, d), make([]float64, d)
+					for r := range bt {
+						bt[r], wt[r] = rng.NormFloat64(), rng.NormFloat64()
+					}
+					for r := range bt {
+						for c := range wt {
+							b.pendC[r*d+c] += bt[r] * wt[c]
+						}
+					}
+					a.pendBW = append(a.pendBW, wt...)
+					a.pendBW = append(a.pendBW, bt...)
+					if len(a.pendBW) >= 2*d*maxPendPairs {
+						a.foldPairs()
+					}
+				}
+				a.pos, b.pos = 1, 1
+				require.True(t, a.stepD())
+				require.True(t, b.stepD())
+				require.Empty(t, a.pendBW)
+				for i := range a.p.D {
+					require.InDelta(t, b.p.D[i], a.p.D[i], pairStepTol, "seed %d %v entry %d", seed, optz, i)
+				}
+			}
+		}
+	})
+}
+
+// pairStepTol bounds the difference of one C step computed from pairs and
+// from their rank-1 sum (rounding of sums of ~300 terms; Adam's step is
+// lr-sized whatever the gradient's scale).
+const pairStepTol = 1e-9
+
 func TestAdamCoefMatchesPow(t *testing.T) {
 	for _, tt := range []int64{1, 2, 3, 17, adamTableLen - 1, adamTableLen, adamTableLen + 1, 1 << 20} {
 		c1 := 1 - math.Pow(adamBeta1, float64(tt))
@@ -219,15 +272,16 @@ func BenchmarkOnlineRefactor(b *testing.B) {
 		b.Run(fmt.Sprintf("n=%d/d=30/method=gemm+gauss-jordan", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				o.nw.gramAll(o.p)
-				o.nw.factor(o.c)
+				o.np.nw.gramAll(o.p)
+				o.np.nw.factor(o.c)
 			}
 		})
 		b.Run(fmt.Sprintf("n=%d/d=30/method=fast", n), func(b *testing.B) {
 			b.ReportAllocs()
+			o.fillAll()
 			for i := 0; i < b.N; i++ {
-				o.refactorGram()
-				o.factor()
+				o.np.gramFrom(o.np.job.zAll, n)
+				o.np.factor(o.c)
 			}
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -194,7 +195,10 @@ func testTracksGram(t *testing.T, factorEvery int) {
 		}
 		// Bring G up to date and compare with a fresh Gram matrix and
 		// with ndpp's normaliser.
-		require.True(t, o.refactor())
+		o.np.wait()
+		o.snapshot()
+		o.np.run()
+		require.True(t, o.np.job.ok)
 		fresh := newNormWork(o.p.Dim)
 		fresh.gram(o.p)
 		scale := 0.0
@@ -202,12 +206,12 @@ func testTracksGram(t *testing.T, factorEvery int) {
 			scale = math.Max(scale, math.Abs(x))
 		}
 		for i := range fresh.g {
-			require.InDelta(t, fresh.g[i], o.nw.g[i], gramTol*scale, "basket %d entry %d", bi, i)
+			require.InDelta(t, fresh.g[i], o.np.nw.g[i], gramTol*scale, "basket %d entry %d", bi, i)
 		}
 		m, err := o.Model()
 		require.NoError(t, err)
 		want := m.LogNormalizer()
-		require.InDelta(t, want, o.nw.logDet, normLogTol*math.Max(1, math.Abs(want)))
+		require.InDelta(t, want, o.np.nw.logDet, normLogTol*math.Max(1, math.Abs(want)))
 	}
 }
 
@@ -306,3 +310,97 @@ func TestOnlineLearns(t *testing.T) {
 }
 
 var _ BasketSource = (*ndpp.BasketReader)(nil)
+
+// TestOnlinePipelineTakesSnapshotFactorisation checks the exact normaliser's
+// schedule against direct computations: snapshots are taken at baskets 1,
+// F+1, 2F+1, …; the first result takes effect at once, the others F baskets
+// after their snapshot (at once for F = 1); the factorisation in effect is
+// that of the snapshot's parameters; and every stored K zᵢ of the active
+// result is K times zᵢ at the snapshot (precomputed) or just before one of
+// the baskets since the result took effect (computed on demand).
+func TestOnlinePipelineTakesSnapshotFactorisation(t *testing.T) {
+	for _, tc := range []struct{ n, fe, refresh int }{{12, 5, 1000}, {60, 5, 1000}, {60, 4, 23}, {30, 1, 1000}} {
+		t.Run(fmt.Sprintf("n=%d/factor=%d/refresh=%d", tc.n, tc.fe, tc.refresh), func(t *testing.T) {
+			d, m := 4, 8
+			baskets := plantedBaskets(tc.n, 120, uint64(tc.n+tc.fe))
+			o, err := NewOnline(OnlineOptions{D: d, N: tc.n, Seed: 2, FactorEvery: tc.fe, RefreshEvery: tc.refresh,
+				CEvery: 3, LR: 0.02, Init: InitOptions{CScale: 0.5}})
+			require.NoError(t, err)
+			lag := int64(tc.fe)
+			if tc.fe == 1 {
+				lag = 0
+			}
+			fe := int64(tc.fe)
+			var before []*Params // before[q−1]: parameters before basket q
+			var src, since int64 // snapshot in effect, basket it took effect at
+			gen := o.np.gen
+			for bi, s := range baskets {
+				pos := int64(bi + 1)
+				before = append(before, o.Params())
+				require.NoError(t, o.Observe(s))
+				// Expected schedule.
+				wantSrc := int64(1)
+				for q := int64(1); q <= pos; q += fe {
+					if q == 1 || q+lag <= pos {
+						wantSrc = q
+					}
+				}
+				if o.np.gen != gen {
+					gen, since = o.np.gen, pos
+				}
+				if wantSrc != src {
+					require.Equal(t, pos, since, "basket %d: result of snapshot %d took effect elsewhere", pos, wantSrc)
+					src = wantSrc
+				}
+				ps := before[src-1]
+				ref := newNormWork(d)
+				ref.gram(ps)
+				require.True(t, ref.factor(ps.CInto(nil)))
+				require.LessOrEqual(t, maxRelDiff(ref.k, o.np.k), fastPieceTol, "basket %d: K from snapshot %d", pos, src)
+				require.LessOrEqual(t, maxRelDiff(ref.gc, o.np.gc), fastPieceTol, "basket %d: dC", pos)
+				mod, err := ps.Model()
+				require.NoError(t, err)
+				want := mod.LogNormalizer()
+				require.InDelta(t, want, o.np.logDet, normLogTol*math.Max(1, math.Abs(want)), "basket %d", pos)
+				z, kz := make([]float64, m), make([]float64, m)
+				for i := 0; i < tc.n; i++ {
+					if o.np.kzGen[i] != o.np.gen {
+						continue
+					}
+					got := o.np.kz[i*m : (i+1)*m]
+					cands := append([]*Params{ps}, before[since-1:]...)
+					match := false
+					for _, p := range cands {
+						copy(z[:d], p.V[i*d:(i+1)*d])
+						copy(z[d:], p.brows()[i*d:(i+1)*d])
+						for r := range kz {
+							kz[r] = blas.Dot(ref.k[r*m:(r+1)*m], z)
+						}
+						match = match || maxRelDiff(kz, got) <= fastPieceTol
+					}
+					require.True(t, match, "basket %d item %d: K zᵢ from neither the snapshot nor a step since", pos, i)
+				}
+			}
+		})
+	}
+}
+
+// TestOnlineIndependentOfScheduling trains with one and with several
+// processors: the background factorisation takes effect at fixed positions,
+// so the parameters are identical.
+func TestOnlineIndependentOfScheduling(t *testing.T) {
+	baskets := plantedBaskets(30, 400, 11)
+	var results []*Params
+	for _, procs := range []int{1, 2, 4} {
+		prev := runtime.GOMAXPROCS(procs)
+		res, err := TrainOnline(SliceSource(baskets), OnlineOptions{D: 5, Seed: 4, FactorEvery: 6}, OnlineRun{})
+		runtime.GOMAXPROCS(prev)
+		require.NoError(t, err)
+		results = append(results, res.Params)
+	}
+	for _, p := range results[1:] {
+		require.Equal(t, results[0].V, p.V)
+		require.Equal(t, results[0].B, p.B)
+		require.Equal(t, results[0].D, p.D)
+	}
+}
