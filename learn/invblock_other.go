@@ -1,0 +1,7 @@
+//go:build !amd64
+
+package learn
+
+func rank4FMA(a *float64, lda int, x *float64, m int, y *float64, ldy int, n int) {
+	panic("learn: rank4FMA without assembly")
+}
