@@ -100,6 +100,10 @@ func invertBlocked(a []float64, k int, piv []int, work []float64) (logAbsDet, si
 			// Column c, the multipliers, and the panel's other columns.
 			xc[s] = 0
 			pc := rowc[c0:c1]
+			if useFMA && w == nb {
+				gjPanelFMA(&a[c0], k, k, s, c, &x[s], &pc[0], inv)
+				continue
+			}
 			for r := 0; r < k; r++ {
 				if r == c {
 					continue
@@ -121,8 +125,23 @@ func invertBlocked(a []float64, k int, piv []int, work []float64) (logAbsDet, si
 		}
 		rank4(a, k, x, y)
 	}
-	unpivotColumns(a, k, piv)
+	unpivotRows(a, k, piv)
 	return logAbsDet, sign
+}
+
+// unpivotRows is unpivotColumns done one row at a time: each row takes all
+// the column interchanges (in reverse order) while it is in L1, instead of
+// each interchange sweeping down all k rows.
+func unpivotRows(a []float64, k int, piv []int) {
+	piv = piv[:k]
+	for r := 0; r < k; r++ {
+		row := a[r*k : (r+1)*k]
+		for c := k - 1; c >= 0; c-- {
+			if p := piv[c]; p != c {
+				row[c], row[p] = row[p], row[c]
+			}
+		}
+	}
 }
 
 // axpyAll sets dst[j] += alpha·src[j] for all j, without skipping alpha = 0

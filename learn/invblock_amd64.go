@@ -8,3 +8,12 @@ package learn
 //
 //go:noescape
 func rank4FMA(a *float64, lda int, x *float64, m int, y *float64, ldy int, n int)
+
+// gjPanelFMA is one Gauss–Jordan step on a panel of four columns: for each
+// row r < m but skip, with p = &a[r·lda + c0] the row's panel and
+// f = −p[s], it sets x[4r] = f, p[0..3] += f·pc[0..3] and then
+// p[s] = f·inv. The caller checks the bounds (x points at the step's
+// multiplier slot of row 0).
+//
+//go:noescape
+func gjPanelFMA(p *float64, lda int, m int, s int, skip int, x *float64, pc *float64, inv float64)

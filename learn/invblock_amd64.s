@@ -87,3 +87,44 @@ r4next:
 r4done:
 	VZEROUPPER
 	RET
+
+// func gjPanelFMA(p *float64, lda int, m int, s int, skip int, x *float64, pc *float64, inv float64)
+//
+// For r < m, r ≠ skip, with q = p + r·lda: f = 0 − q[s]; x[4r] = f;
+// q[0..3] += f·pc[0..3] (one 4-wide FMA); q[s] = f·inv.
+TEXT ·gjPanelFMA(SB), NOSPLIT, $0-64
+	MOVQ         p+0(FP), DI
+	MOVQ         lda+8(FP), DX
+	SHLQ         $3, DX
+	MOVQ         m+16(FP), CX
+	MOVQ         s+24(FP), BX
+	MOVQ         skip+32(FP), R8
+	MOVQ         x+40(FP), SI
+	MOVQ         pc+48(FP), R9
+	VMOVUPD      (R9), Y1
+	VMOVSD       inv+56(FP), X2
+	VXORPD       X3, X3, X3
+	XORQ         AX, AX
+
+gprow:
+	CMPQ AX, CX
+	JGE  gpdone
+	CMPQ AX, R8
+	JEQ  gpnext
+	VSUBSD       (DI)(BX*8), X3, X0
+	VMOVSD       X0, (SI)
+	VBROADCASTSD X0, Y4
+	VFMADD213PD  (DI), Y1, Y4
+	VMOVUPD      Y4, (DI)
+	VMULSD       X2, X0, X5
+	VMOVSD       X5, (DI)(BX*8)
+
+gpnext:
+	ADDQ DX, DI
+	ADDQ $32, SI
+	INCQ AX
+	JMP  gprow
+
+gpdone:
+	VZEROUPPER
+	RET
