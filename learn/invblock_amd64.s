@@ -4,8 +4,10 @@
 //
 // a[i·lda + j] += x[4i]·y[j] + x[4i+1]·y[ldy+j] + x[4i+2]·y[2ldy+j] +
 // x[4i+3]·y[3ldy+j] for i < m, j < n (AVX2 + FMA), summed in that order.
-// Per row, the four x are broadcast once; columns go 8, then 4, then 1 at
-// a time, the y rows read straight from memory (they stay in L1).
+// Rows go in pairs: per pair, the eight x are broadcast once and each
+// 4-column chunk of the four y rows is loaded once for both rows (6 loads
+// per 8 FMAs); then 1 column at a time. A last odd row goes 8, 4, then 1
+// columns at a time, the y rows read straight from memory.
 TEXT ·rank4FMA(SB), NOSPLIT, $0-56
 	MOVQ a+0(FP), DI
 	MOVQ lda+8(FP), DX
@@ -20,7 +22,79 @@ TEXT ·rank4FMA(SB), NOSPLIT, $0-56
 	LEAQ (R11)(R8*1), R12
 	LEAQ (R12)(R8*1), R13
 	MOVQ CX, BX
-	ANDQ $-8, BX           // columns done 8 at a time
+	ANDQ $-4, BX           // columns done 4 at a time for row pairs
+
+r4pair:
+	CMPQ         R10, $2
+	JLT          r4single
+	LEAQ         (DI)(DX*1), R8 // second row of the pair
+	VBROADCASTSD 0(R9), Y0
+	VBROADCASTSD 8(R9), Y1
+	VBROADCASTSD 16(R9), Y2
+	VBROADCASTSD 24(R9), Y3
+	VBROADCASTSD 32(R9), Y6
+	VBROADCASTSD 40(R9), Y7
+	VBROADCASTSD 48(R9), Y8
+	VBROADCASTSD 56(R9), Y9
+	XORQ         AX, AX
+	CMPQ         BX, $0
+	JE           r4ptail
+
+r4ploop:
+	VMOVUPD     (SI)(AX*8), Y10
+	VMOVUPD     (R11)(AX*8), Y11
+	VMOVUPD     (R12)(AX*8), Y12
+	VMOVUPD     (R13)(AX*8), Y13
+	VMOVUPD     (DI)(AX*8), Y4
+	VMOVUPD     (R8)(AX*8), Y5
+	VFMADD231PD Y10, Y0, Y4
+	VFMADD231PD Y10, Y6, Y5
+	VFMADD231PD Y11, Y1, Y4
+	VFMADD231PD Y11, Y7, Y5
+	VFMADD231PD Y12, Y2, Y4
+	VFMADD231PD Y12, Y8, Y5
+	VFMADD231PD Y13, Y3, Y4
+	VFMADD231PD Y13, Y9, Y5
+	VMOVUPD     Y4, (DI)(AX*8)
+	VMOVUPD     Y5, (R8)(AX*8)
+	ADDQ        $4, AX
+	CMPQ        AX, BX
+	JLT         r4ploop
+
+r4ptail:
+	CMPQ AX, CX
+	JGE  r4pnext
+
+r4ploop1:
+	VMOVSD      (SI)(AX*8), X10
+	VMOVSD      (R11)(AX*8), X11
+	VMOVSD      (R12)(AX*8), X12
+	VMOVSD      (R13)(AX*8), X13
+	VMOVSD      (DI)(AX*8), X4
+	VMOVSD      (R8)(AX*8), X5
+	VFMADD231SD X10, X0, X4
+	VFMADD231SD X10, X6, X5
+	VFMADD231SD X11, X1, X4
+	VFMADD231SD X11, X7, X5
+	VFMADD231SD X12, X2, X4
+	VFMADD231SD X12, X8, X5
+	VFMADD231SD X13, X3, X4
+	VFMADD231SD X13, X9, X5
+	VMOVSD      X4, (DI)(AX*8)
+	VMOVSD      X5, (R8)(AX*8)
+	INCQ        AX
+	CMPQ        AX, CX
+	JLT         r4ploop1
+
+r4pnext:
+	LEAQ (DI)(DX*2), DI
+	ADDQ $64, R9
+	SUBQ $2, R10
+	JMP  r4pair
+
+r4single:
+	MOVQ CX, BX
+	ANDQ $-8, BX           // a last odd row: columns 8 at a time
 	MOVQ CX, R8
 	ANDQ $-4, R8           // ... then 4 at a time
 
