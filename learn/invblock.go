@@ -125,21 +125,35 @@ func invertBlocked(a []float64, k int, piv []int, work []float64) (logAbsDet, si
 		}
 		rank4(a, k, x, y)
 	}
-	unpivotRows(a, k, piv)
+	unpivotRows(a, k, piv, work)
 	return logAbsDet, sign
 }
 
-// unpivotRows is unpivotColumns done one row at a time: each row takes all
-// the column interchanges (in reverse order) while it is in L1, instead of
-// each interchange sweeping down all k rows.
-func unpivotRows(a []float64, k int, piv []int) {
-	piv = piv[:k]
+// unpivotRows is unpivotColumns done as one gather per row. The
+// interchanges, applied for c = k−1 down to 0, compose to a permutation
+// with new row[j] = old row[perm[j]]; perm overwrites piv in place (swap c
+// of perm touches only entries ≥ c, whose piv entries are consumed). Each
+// row is then copied to tmp (k entries) and gathered back, branch-free and
+// in L1, instead of each interchange sweeping down all k rows.
+func unpivotRows(a []float64, k int, piv []int, tmp []float64) {
+	piv, tmp = piv[:k], tmp[:k]
+	identity := true
+	for c := k - 1; c >= 0; c-- {
+		p := piv[c]
+		piv[c] = c
+		if p != c {
+			piv[c], piv[p] = piv[p], piv[c]
+			identity = false
+		}
+	}
+	if identity {
+		return
+	}
 	for r := 0; r < k; r++ {
 		row := a[r*k : (r+1)*k]
-		for c := k - 1; c >= 0; c-- {
-			if p := piv[c]; p != c {
-				row[c], row[p] = row[p], row[c]
-			}
+		copy(tmp, row)
+		for j, p := range piv {
+			row[j] = tmp[p]
 		}
 	}
 }
