@@ -40,8 +40,16 @@ func invBlockedWork(k int) int { return 2 * invBlock * k }
 //
 // No product is skipped for a zero factor, so a NaN or Inf anywhere in a
 // spreads to every row it touches and reaches a later pivot search, which
-// rejects it. Without the AVX2/FMA kernel (useFMA false) the rank update
-// is a Go loop, same algorithm.
+// rejects it.
+//
+// With the AVX2/FMA kernels, a full panel's step is gjPanelFMA (one 4-wide
+// FMA per row on the panel's four columns) and the rank-4 pass rank4FMA
+// (rows in pairs: 6 loads per 8 vector FMAs instead of 2 per FMA); without
+// them (useFMA false) both are Go loops, same algorithm. Blocking the
+// Gauss–Jordan sweep was preferred to LU followed by triangular inversion
+// and solves: it keeps invertRank1's pivot sequence and single in-place
+// pass, and every bulk update is a full-width rank-4 sweep rather than the
+// shrinking triangular pieces of the three-phase method.
 func invertBlocked(a []float64, k int, piv []int, work []float64) (logAbsDet, sign float64) {
 	if k < 0 || len(a) < k*k || len(piv) < k || len(work) < invBlockedWork(k) {
 		panic("learn: invertBlocked: short a, piv or work")
