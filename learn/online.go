@@ -170,10 +170,9 @@ type Online struct {
 	g   *Grad     // D's gradient
 	ss  stepScratch
 	c   []float64
-	acc *accum
+	bk  basketBufs
 	w   basketWork
 	np  *normPipe // NormExact only
-	bcS []float64
 	tmp []float64
 	// factored reports that np holds a factorisation (it is redone every
 	// FactorEvery baskets, counted by position so that resuming from a
@@ -216,7 +215,6 @@ func (o *Online) alloc() {
 	d := o.p.Dim
 	o.c = o.p.CInto(o.c)
 	o.tmp = make([]float64, d)
-	o.acc = newAccum(o.p.N, d)
 	if o.mom == nil {
 		o.mom, o.sq = &Grad{D: make([]float64, d*d)}, &Grad{D: make([]float64, d*d)}
 	}
@@ -254,7 +252,6 @@ func (o *Online) growTo(n int) {
 		o.mom.B = append(o.mom.B, make([]float64, extra)...)
 		o.sq.B = append(o.sq.B, make([]float64, extra)...)
 	}
-	o.acc.resize(n, d)
 	if o.np != nil {
 		// The job in flight owns G; its result stays pending.
 		o.np.wait()
@@ -306,25 +303,13 @@ func (o *Online) Observe(basket []int) error {
 		mx = max(mx, it)
 	}
 	o.growTo(mx + 1)
-	p, d := o.p, o.p.Dim
 	o.pos++
 	for _, i := range basket {
 		o.mu[i]++
 	}
-	k := len(basket)
-	if cap(o.bcS) < 2*k*d {
-		o.bcS = make([]float64, 2*k*d)
-	}
-	bS, bcS := o.bcS[:k*d], o.bcS[k*d:2*k*d]
-	b := p.brows()
-	for r, i := range basket {
-		copy(bS[r*d:(r+1)*d], b[i*d:(i+1)*d])
-	}
-	vecmatN(bcS, d, bS, d, k, o.c, d, d, d, 1) // rows bᵢᵀC
-	o.basketTerm(bcS, basket)
+	o.basketTerm(basket)
 	if o.np != nil {
 		if !o.normStep() {
-			o.resetAcc()
 			return ErrDiverged
 		}
 		// The item's share of −∂ log det(I + L), applied in stepItems: the
@@ -337,7 +322,6 @@ func (o *Online) Observe(basket []int) error {
 		o.normCount++ // C's share: −∂/∂C, added to pendC in bulk (flushNormC)
 	}
 	ok := o.stepItems(basket)
-	o.resetAcc()
 	if !o.stepD() || !ok {
 		return ErrDiverged
 	}

@@ -61,7 +61,7 @@ type normPipe struct {
 	col, y []float64 // factor scratch
 	zbuf   []float64 // Z and Zᵀ for the full Gram matrix
 	job    normJob
-	done   chan struct{}
+	w      worker
 	flying bool  // a job runs
 	swapAt int64 // position where the job's result takes effect (0: none pending)
 
@@ -76,7 +76,7 @@ type normPipe struct {
 func newNormPipe(d, lag int) *normPipe {
 	m := 2 * d
 	return &normPipe{d: d, lag: lag, nw: newNormWork(d), col: make([]float64, m), y: make([]float64, d*d),
-		done: make(chan struct{}, 1), k: make([]float64, m*m), gc: make([]float64, d*d)}
+		k: make([]float64, m*m), gc: make([]float64, d*d)}
 }
 
 // grow extends the per-item state to n items.
@@ -88,8 +88,8 @@ func (np *normPipe) grow(n int) {
 	}
 }
 
-// launch starts the job described by np.job (filled by the caller) on its
-// own goroutine, or runs it on the caller's when sync is set.
+// launch starts the job described by np.job (filled by the caller) on the
+// pipe's worker goroutine, or runs it on the caller's when sync is set.
 func (np *normPipe) launch(sync bool) {
 	if np.flying {
 		panic("learn: normaliser job already running")
@@ -99,16 +99,13 @@ func (np *normPipe) launch(sync bool) {
 		return
 	}
 	np.flying = true
-	go func() {
-		np.run()
-		np.done <- struct{}{}
-	}()
+	np.w.submit(np.run)
 }
 
 // wait blocks until the running job, if any, has finished.
 func (np *normPipe) wait() {
 	if np.flying {
-		<-np.done
+		np.w.wait()
 		np.flying = false
 	}
 }

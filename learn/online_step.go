@@ -182,24 +182,22 @@ func (s *stepScratch) ensure(d int) {
 // applies the optimiser to the item's rows. It reports whether the new rows
 // are finite.
 func (o *Online) stepItems(basket []int) bool {
-	p, d, acc := o.p, o.p.Dim, o.acc
+	p, d, bk := o.p, o.p.Dim, &o.bk
 	b := p.brows()
 	s := &o.ss
 	s.ensure(d)
 	gv := s.gv
 	// C uᵢ = −(uᵢᵀC)ᵀ for all items at once.
 	k := len(basket)
-	s.cu = resize(s.cu, 2*k*d)
-	us, cu := s.cu[:k*d], s.cu[k*d:]
-	for q, i := range basket {
-		copy(us[q*d:(q+1)*d], acc.u[i*d:(i+1)*d])
-	}
-	vecmatN(cu, d, us, d, k, o.c, d, d, d, -1)
+	s.cu = resize(s.cu, k*d)
+	cu := s.cu
+	vecmatN(cu, d, bk.wu[k*d:], d, k, o.c, d, d, d, -1)
 	ok := true
 	for q, i := range basket {
 		r := i * d
 		vi, bi := p.V[r:r+d], b[r:r+d]
-		copy(gv, acc.gv[r:r+d])
+		bgv, bw, _ := bk.row(q)
+		copy(gv, bgv)
 		gb := cu[q*d : (q+1)*d]
 		if o.np != nil {
 			// The item's share of −∂ log det(I + L), weighted by t/μᵢ (see
@@ -218,7 +216,7 @@ func (o *Online) stepItems(basket []int) bool {
 			axpyF(-2*o.opt.Beta/o.mu[i], bi, gb)
 		}
 		// ∂/∂C += bᵢ wᵢᵀ, kept as the pair (wᵢ, bᵢ) before bᵢ moves.
-		o.pendBW = append(o.pendBW, acc.w[r:r+d]...)
+		o.pendBW = append(o.pendBW, bw...)
 		o.pendBW = append(o.pendBW, bi...)
 		if len(o.pendBW) >= 2*d*maxPendPairs {
 			o.foldPairs()
@@ -243,20 +241,6 @@ func (o *Online) stepItems(basket []int) bool {
 		ok = ok && finite(sum)
 	}
 	return ok
-}
-
-// resetAcc clears the rows of acc that basketTerm wrote (gv, u, w; gb and
-// gc are not used by the online learner and stay zero).
-func (o *Online) resetAcc() {
-	acc, d := o.acc, o.p.Dim
-	for _, i := range acc.touchedList {
-		clear(acc.gv[i*d : (i+1)*d])
-		clear(acc.u[i*d : (i+1)*d])
-		clear(acc.w[i*d : (i+1)*d])
-		acc.touched[i] = false
-	}
-	acc.touchedList = acc.touchedList[:0]
-	acc.value = 0
 }
 
 // maxPendPairs bounds the pairs kept between two steps of D (CEvery
@@ -388,19 +372,19 @@ func invertRank1(a []float64, k int, piv []int, col []float64) (logAbsDet, sign 
 //
 //	log det(L_S + εI) − [restricted] log det(I + L_S)
 //
-// with P = (L_S + εI)⁻¹ − [(I + L_S)⁻¹], written straight into acc's rows of
-// the basket's items (zero on entry: each item occurs once per basket and
-// resetAcc clears them after the step):
+// with P = (L_S + εI)⁻¹ − [(I + L_S)⁻¹], as rows q (basket position) of
+// o.bk.gv, o.bk.w and o.bk.u (|S|×d each):
 //
-//	gvᵢ = Σⱼ (P_ji + P_ij) vⱼ,   wᵢ = Σⱼ P_ji bⱼ,   uᵢ = Σⱼ (P_ji − P_ij) bⱼ.
+//	gvᵢ = Σⱼ (P_ji + P_ij) vⱼ,   wᵢ = Σⱼ P_ji bⱼ,   uᵢ = Σⱼ (P_ji − P_ij) bⱼ,
 //
-// Entries of L_S are single dots of length 2d, [vᵢ; Cᵀbᵢ]·[vⱼ; bⱼ]. bcS
-// holds the rows bᵢᵀC. A non-positive determinant (possible only with
-// ε = 0) leaves acc unchanged.
-func (o *Online) basketTerm(bcS []float64, items []int) {
-	p, acc, w := o.p, o.acc, &o.w
+// i.e. rows of (P + Pᵀ)V_S, PᵀB_S and (Pᵀ − P)B_S, two vecmatN products.
+// Entries of L_S are single dots of length 2d, [vᵢ; Cᵀbᵢ]·[vⱼ; bⱼ]. A
+// non-positive determinant (possible only with ε = 0) gives zero pieces.
+func (o *Online) basketTerm(items []int) {
+	p, w, bk := o.p, &o.w, &o.bk
 	d, k := p.Dim, len(items)
 	w.ensure(k, d)
+	bk.ensure(k, d)
 	v, b := p.V, p.brows()
 	kr := max(k, 4) // zr has at least 4 rows for dot4FMA
 	if cap(o.ss.zl) < (k+kr)*2*d {
@@ -409,10 +393,10 @@ func (o *Online) basketTerm(bcS []float64, items []int) {
 	zl, zr := o.ss.zl[:k*2*d], o.ss.zl[k*2*d:(k+kr)*2*d]
 	for r, i := range items {
 		copy(zl[2*r*d:], v[i*d:(i+1)*d])
-		copy(zl[(2*r+1)*d:], bcS[r*d:(r+1)*d])
 		copy(zr[2*r*d:], v[i*d:(i+1)*d])
 		copy(zr[(2*r+1)*d:], b[i*d:(i+1)*d])
 	}
+	vecmatN(zl[d:], 2*d, zr[d:], 2*d, k, o.c, d, d, d, 1) // rows bᵢᵀC
 	a := w.a
 	for r := 0; r < k; r++ {
 		zi := zl[2*r*d : 2*(r+1)*d]
@@ -435,31 +419,78 @@ func (o *Online) basketTerm(bcS []float64, items []int) {
 	for r := 0; r < k; r++ {
 		a[r*k+r] += o.opt.Eps
 	}
-	if _, sg := invert(a, k, w.piv); sg <= 0 {
+	bk.clear()
+	if !invertPositive(a, k, w.piv) {
 		return
 	}
 	pm := a
 	if restricted {
-		if _, sg := invert(w.a2, k, w.piv); sg <= 0 {
+		if !invertPositive(w.a2, k, w.piv) {
 			return
 		}
 		for t := range pm {
 			pm[t] -= w.a2[t]
 		}
 	}
-	for r, i := range items {
-		acc.touch(i)
-		gv, u, wi := acc.gv[i*d:(i+1)*d], acc.u[i*d:(i+1)*d], acc.w[i*d:(i+1)*d]
-		for s, j := range items {
-			pba, pab := pm[s*k+r], pm[r*k+s]
-			bj, vj := b[j*d:(j+1)*d], v[j*d:(j+1)*d]
-			axpyF(pba+pab, vj, gv)
-			axpyF(pba, bj, wi)
-			if x := pba - pab; x != 0 {
-				axpyF(x, bj, u)
-			}
+	xs := bk.x
+	for i := 0; i < k; i++ {
+		for j := 0; j < k; j++ {
+			pji, pij := pm[j*k+i], pm[i*k+j]
+			xs[i*k+j] = pji + pij
+			xs[(k+i)*k+j] = pji
+			xs[(2*k+i)*k+j] = pji - pij
 		}
 	}
+	vecmatN(bk.gv, d, xs, k, k, zr, k, d, 2*d, 1)
+	vecmatN(bk.wu, d, xs[k*k:], k, 2*k, zr[d:], k, d, 2*d, 1)
+}
+
+// invertPositive inverts the k×k matrix a in place and reports whether its
+// determinant was positive (else a is unspecified). Baskets of one and two
+// items, most of them, take closed forms (no pivoting, no logarithms);
+// larger ones invert.
+func invertPositive(a []float64, k int, piv []int) bool {
+	switch k {
+	case 1:
+		if !(a[0] > 0) || math.IsInf(a[0], 0) {
+			return false
+		}
+		a[0] = 1 / a[0]
+		return true
+	case 2:
+		det := a[0]*a[3] - a[1]*a[2]
+		if !(det > 0) || math.IsInf(det, 0) {
+			return false
+		}
+		inv := 1 / det
+		a[0], a[1], a[2], a[3] = a[3]*inv, -a[1]*inv, -a[2]*inv, a[0]*inv
+		return true
+	}
+	_, sg := invert(a, k, piv)
+	return sg > 0
+}
+
+// basketBufs holds the basket term's pieces (rows by basket position).
+type basketBufs struct {
+	gv, wu []float64 // |S|×d; 2|S|×d: the wᵢ, then the uᵢ
+	x      []float64 // 3|S|×|S| coefficient rows
+	k, d   int
+}
+
+func (bk *basketBufs) ensure(k, d int) {
+	bk.gv, bk.wu, bk.x = resize(bk.gv, k*d), resize(bk.wu, 2*k*d), resize(bk.x, 3*k*k)
+	bk.k, bk.d = k, d
+}
+
+func (bk *basketBufs) clear() {
+	clear(bk.gv)
+	clear(bk.wu)
+}
+
+// row returns item q's rows of gv, w and u.
+func (bk *basketBufs) row(q int) (gv, w, u []float64) {
+	k, d := bk.k, bk.d
+	return bk.gv[q*d : (q+1)*d], bk.wu[q*d : (q+1)*d], bk.wu[(k+q)*d : (k+q+1)*d]
 }
 
 // vecmat computes out = alpha·xᵀM for a row-major rows×cols M (out_j =
