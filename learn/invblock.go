@@ -58,6 +58,9 @@ func invertBlocked(a []float64, k int, piv []int, work []float64) (logAbsDet, si
 	x := work[:nb*k]         // x[r·nb+s]: multiplier of row r in panel step s
 	y := work[nb*k : 2*nb*k] // y[s·k+j]: pivot row of panel step s, 0 on the panel
 	sign = 1
+	// |det| = detMant·2^detExp, renormalised each step: one Log at the end
+	// instead of one per pivot.
+	detMant, detExp := 1.0, 0
 	for c0 := 0; c0 < k; c0 += nb {
 		w := min(nb, k-c0)
 		c1 := c0 + w
@@ -96,7 +99,8 @@ func invertBlocked(a []float64, k int, piv []int, work []float64) (logAbsDet, si
 			if pv < 0 {
 				sign = -sign
 			}
-			logAbsDet += math.Log(math.Abs(pv))
+			m, e := math.Frexp(detMant * math.Abs(pv))
+			detMant, detExp = m, detExp+e
 			inv := 1 / pv
 			rowc[c] = 1
 			for j := range rowc {
@@ -134,7 +138,7 @@ func invertBlocked(a []float64, k int, piv []int, work []float64) (logAbsDet, si
 		rank4(a, k, x, y)
 	}
 	unpivotRows(a, k, piv, work)
-	return logAbsDet, sign
+	return math.Log(detMant) + float64(detExp)*math.Ln2, sign
 }
 
 // unpivotRows is unpivotColumns done as one gather per row. The
