@@ -64,12 +64,17 @@ func invertBlocked(a []float64, k int, piv []int, work []float64) (logAbsDet, si
 	for c0 := 0; c0 < k; c0 += nb {
 		w := min(nb, k-c0)
 		c1 := c0 + w
+		fused := useFMA && w == nb // gjPanelFMA steps, fused pivot search
+		var p int
+		var best float64
 		for s := 0; s < w; s++ {
 			c := c0 + s
-			p, best := c, math.Abs(a[c*k+c])
-			for r := c + 1; r < k; r++ {
-				if v := math.Abs(a[r*k+c]); v > best {
-					p, best = r, v
+			if s == 0 || !fused {
+				p, best = c, math.Abs(a[c*k+c])
+				for r := c + 1; r < k; r++ {
+					if v := math.Abs(a[r*k+c]); v > best {
+						p, best = r, v
+					}
 				}
 			}
 			if best == 0 || math.IsNaN(best) || math.IsInf(best, 0) {
@@ -112,8 +117,12 @@ func invertBlocked(a []float64, k int, piv []int, work []float64) (logAbsDet, si
 			// Column c, the multipliers, and the panel's other columns.
 			xc[s] = 0
 			pc := rowc[c0:c1]
-			if useFMA && w == nb {
-				gjPanelFMA(&a[c0], k, k, s, c, &x[s], &pc[0], inv)
+			if fused {
+				from := k // the panel's last step: no search
+				if s < nb-1 {
+					from = c + 1
+				}
+				p, best = gjPanelFMA(&a[c0], k, k, s, c, &x[s], &pc[0], inv, from)
 				continue
 			}
 			for r := 0; r < k; r++ {

@@ -162,11 +162,33 @@ r4done:
 	VZEROUPPER
 	RET
 
-// func gjPanelFMA(p *float64, lda int, m int, s int, skip int, x *float64, pc *float64, inv float64)
+// lanemask<>+32s is a lane-select mask for lane s of a 4-wide vector.
+DATA lanemask<>+0(SB)/8, $0xffffffffffffffff
+DATA lanemask<>+8(SB)/8, $0
+DATA lanemask<>+16(SB)/8, $0
+DATA lanemask<>+24(SB)/8, $0
+DATA lanemask<>+32(SB)/8, $0
+DATA lanemask<>+40(SB)/8, $0xffffffffffffffff
+DATA lanemask<>+48(SB)/8, $0
+DATA lanemask<>+56(SB)/8, $0
+DATA lanemask<>+64(SB)/8, $0
+DATA lanemask<>+72(SB)/8, $0
+DATA lanemask<>+80(SB)/8, $0xffffffffffffffff
+DATA lanemask<>+88(SB)/8, $0
+DATA lanemask<>+96(SB)/8, $0
+DATA lanemask<>+104(SB)/8, $0
+DATA lanemask<>+112(SB)/8, $0
+DATA lanemask<>+120(SB)/8, $0xffffffffffffffff
+GLOBL lanemask<>(SB), RODATA|NOPTR, $128
+
+// func gjPanelFMA(p *float64, lda int, m int, s int, skip int, x *float64, pc *float64, inv float64, from int) (next int, best float64)
 //
 // For r < m, r ≠ skip, with q = p + r·lda: f = 0 − q[s]; x[4r] = f;
-// q[0..3] += f·pc[0..3] (one 4-wide FMA); q[s] = f·inv.
-TEXT ·gjPanelFMA(SB), NOSPLIT, $0-64
+// q[0..3] = q[0..3] + f·pc[0..3] with lane s replaced by f·inv (one FMA and
+// a blend, one store). For r ≥ from it also tracks the first largest
+// |q[s+1]| of the updated rows: next and best (next = −1 when from ≥ m);
+// a NaN is never larger, as in pivotStep.
+TEXT ·gjPanelFMA(SB), NOSPLIT, $0-88
 	MOVQ         p+0(FP), DI
 	MOVQ         lda+8(FP), DX
 	SHLQ         $3, DX
@@ -175,9 +197,18 @@ TEXT ·gjPanelFMA(SB), NOSPLIT, $0-64
 	MOVQ         skip+32(FP), R8
 	MOVQ         x+40(FP), SI
 	MOVQ         pc+48(FP), R9
+	MOVQ         from+64(FP), R12
 	VMOVUPD      (R9), Y1
-	VMOVSD       inv+56(FP), X2
-	VXORPD       X3, X3, X3
+	VBROADCASTSD inv+56(FP), Y2
+	MOVQ         BX, R11
+	SHLQ         $5, R11
+	LEAQ         lanemask<>(SB), R10
+	VMOVUPD      (R10)(R11*1), Y3
+	VPCMPEQQ     X9, X9, X9
+	VPSRLQ       $1, X9, X9     // |.| mask
+	VXORPD       X10, X10, X10
+	VXORPD       X8, X8, X8     // best
+	MOVQ         $-1, R13       // next
 	XORQ         AX, AX
 
 gprow:
@@ -185,13 +216,27 @@ gprow:
 	JGE  gpdone
 	CMPQ AX, R8
 	JEQ  gpnext
-	VSUBSD       (DI)(BX*8), X3, X0
+	VSUBSD       (DI)(BX*8), X10, X0
 	VMOVSD       X0, (SI)
 	VBROADCASTSD X0, Y4
+	VMULPD       Y2, Y4, Y5
 	VFMADD213PD  (DI), Y1, Y4
+	VBLENDVPD    Y3, Y5, Y4, Y4
 	VMOVUPD      Y4, (DI)
-	VMULSD       X2, X0, X5
-	VMOVSD       X5, (DI)(BX*8)
+	CMPQ         AX, R12
+	JLT          gpnext
+	VMOVSD       8(DI)(BX*8), X7
+	VANDPD       X9, X7, X7
+	JNE          gpcmp
+	VMOVAPD      X7, X8         // first candidate
+	MOVQ         AX, R13
+	JMP          gpnext
+
+gpcmp:
+	VUCOMISD X8, X7
+	JLS      gpnext             // not |q[s+1]| > best (or NaN)
+	VMOVAPD  X7, X8
+	MOVQ     AX, R13
 
 gpnext:
 	ADDQ DX, DI
@@ -200,5 +245,7 @@ gpnext:
 	JMP  gprow
 
 gpdone:
+	MOVQ   R13, next+72(FP)
+	VMOVSD X8, best+80(FP)
 	VZEROUPPER
 	RET
