@@ -17,7 +17,8 @@ func invBlockedWork(k int) int { return 2 * invBlock * k }
 // overwrites the row-major k×k a with its inverse and returns log|det a|
 // and its sign (±1), or (−Inf, 0) when a is singular or holds a NaN or an
 // Inf (a then holds garbage). piv needs k entries and work
-// invBlockedWork(k); both are scratch.
+// invBlockedWork(k); both are scratch (on success piv holds the column
+// permutation of unpivotRows, composed of the pivots' interchanges).
 //
 // Step c of Gauss–Jordan adds x yᵀ to every row but the pivot row c (x the
 // negated column c, y the scaled pivot row) and replaces row c by y and

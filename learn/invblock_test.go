@@ -114,9 +114,9 @@ func invBlkMatrix(rng *rand.Rand, kind string, k int) []float64 {
 
 // invBlkCall runs invertBlocked on a copy of a with NaN-filled scratch (so
 // that any read of stale scratch shows) and returns the result.
-func invBlkCall(a []float64, k int) (inv []float64, ld, sg float64) {
+func invBlkCall(a []float64, k int) (inv []float64, ld, sg float64, piv []int) {
 	inv = append([]float64(nil), a...)
-	piv := make([]int, k)
+	piv = make([]int, k)
 	for i := range piv {
 		piv[i] = -7
 	}
@@ -125,7 +125,7 @@ func invBlkCall(a []float64, k int) (inv []float64, ld, sg float64) {
 		work[i] = math.NaN()
 	}
 	ld, sg = invertBlocked(inv, k, piv, work)
-	return inv, ld, sg
+	return inv, ld, sg, piv
 }
 
 func TestInvertBlockedMatchesLU(t *testing.T) {
@@ -150,7 +150,7 @@ func TestInvertBlockedMatchesLU(t *testing.T) {
 // gonum's inverse and LU log-determinant and with invertRank1.
 func checkInvertBlocked(t *testing.T, a []float64, k int, name string) {
 	t.Helper()
-	got, ld, sg := invBlkCall(a, k)
+	got, ld, sg, perm := invBlkCall(a, k)
 	orig := mat.NewDense(k, k, append([]float64(nil), a...))
 	var lu mat.LU
 	lu.Factorize(orig)
@@ -182,7 +182,23 @@ func checkInvertBlocked(t *testing.T, a []float64, k int, name string) {
 		t.Fatalf("%s: max|A·X − I| = %.3g > %.3g·κ₁ (κ₁ %.3g)", name, res, invBlkResTol, cond)
 	}
 	r1 := append([]float64(nil), a...)
-	ld1, sg1 := invertRank1(r1, k, make([]int, k), make([]float64, k))
+	piv1 := make([]int, k)
+	ld1, sg1 := invertRank1(r1, k, piv1, make([]float64, k))
+	// The same pivots as invertRank1 (no near-ties in these matrices):
+	// invertBlocked leaves in piv the composed column permutation of its
+	// interchanges.
+	want := make([]int, k)
+	for i := range want {
+		want[i] = i
+	}
+	for c := k - 1; c >= 0; c-- {
+		want[c], want[piv1[c]] = want[piv1[c]], want[c]
+	}
+	for i := range want {
+		if perm[i] != want[i] {
+			t.Fatalf("%s: permutation %v, invertRank1's interchanges give %v", name, perm, want)
+		}
+	}
 	if sg1 != sg || math.Abs(ld1-ld) > invBlkLogTol*math.Max(1, math.Abs(ld1))+1e-13*cond {
 		t.Fatalf("%s: log det %g sign %g, invertRank1 %g sign %g", name, ld, sg, ld1, sg1)
 	}
@@ -246,7 +262,7 @@ func TestInvertBlockedSingular(t *testing.T) {
 // Hadamard's bound Σ log‖row‖.
 func expectSingular(t *testing.T, a []float64, k int, name string, exact bool) {
 	t.Helper()
-	_, ld, sg := invBlkCall(a, k)
+	_, ld, sg, _ := invBlkCall(a, k)
 	if sg == 0 {
 		if !math.IsInf(ld, -1) {
 			t.Fatalf("%s: sign 0 with log det %g", name, ld)
