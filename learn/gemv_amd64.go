@@ -18,12 +18,6 @@ func dot4FMA(a *float64, stride int, x *float64, n int, out *float64)
 //go:noescape
 func axpyFMA(alpha float64, x *float64, y *float64, n int)
 
-// gerFMA sets a[i·lda+j] += x[i]·y[j] for i < m, j < n, skipping rows with
-// x[i] = 0. The caller checks the bounds.
-//
-//go:noescape
-func gerFMA(a *float64, lda int, x *float64, m int, y *float64, n int)
-
 // vecmatFMA sets out[j] = Σ_{l<rows} x[l]·m[l·ld+j] for j < cols (rows ≥
 // 1). The caller checks the bounds.
 //

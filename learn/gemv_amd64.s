@@ -130,68 +130,6 @@ axdone:
 	VZEROUPPER
 	RET
 
-// func gerFMA(a *float64, lda int, x *float64, m int, y *float64, n int)
-//
-// a[i·lda + j] += x[i]·y[j] for i < m, j < n (AVX2 + FMA); rows with
-// x[i] = 0 are skipped.
-TEXT ·gerFMA(SB), NOSPLIT, $0-48
-	MOVQ a+0(FP), R8
-	MOVQ lda+8(FP), DX
-	SHLQ $3, DX
-	MOVQ x+16(FP), R9
-	MOVQ m+24(FP), R10
-	MOVQ y+32(FP), SI
-	MOVQ n+40(FP), CX
-	MOVQ CX, BX
-	ANDQ $-4, BX
-	VXORPD X7, X7, X7
-	XORQ R11, R11
-
-grow:
-	CMPQ    R11, R10
-	JGE     gdone
-	VMOVSD  (R9)(R11*8), X6
-	VUCOMISD X7, X6
-	JNE     gnonzero
-	JPS     gnonzero
-	JMP     gnext
-
-gnonzero:
-	VBROADCASTSD (R9)(R11*8), Y0
-	MOVQ         R8, DI
-	XORQ         AX, AX
-	CMPQ         BX, $0
-	JE           gtail
-
-gloop4:
-	VMOVUPD     (DI)(AX*8), Y1
-	VFMADD231PD (SI)(AX*8), Y0, Y1
-	VMOVUPD     Y1, (DI)(AX*8)
-	ADDQ        $4, AX
-	CMPQ        AX, BX
-	JLT         gloop4
-
-gtail:
-	CMPQ AX, CX
-	JGE  gnext
-
-gloop1:
-	VMOVSD      (DI)(AX*8), X1
-	VFMADD231SD (SI)(AX*8), X0, X1
-	VMOVSD      X1, (DI)(AX*8)
-	INCQ        AX
-	CMPQ        AX, CX
-	JLT         gloop1
-
-gnext:
-	ADDQ DX, R8
-	INCQ R11
-	JMP  grow
-
-gdone:
-	VZEROUPPER
-	RET
-
 // func vecmatFMA(out *float64, x *float64, m *float64, rows, cols, ld int)
 //
 // out[j] = Σ_{l<rows} x[l]·m[l·ld + j] for j < cols (AVX2 + FMA). Columns

@@ -13,10 +13,6 @@ func axpyFMA(alpha float64, x *float64, y *float64, n int) {
 	panic("learn: axpyFMA without assembly")
 }
 
-func gerFMA(a *float64, lda int, x *float64, m int, y *float64, n int) {
-	panic("learn: gerFMA without assembly")
-}
-
 func vecmatFMA(out *float64, x *float64, m *float64, rows, cols, ld int) {
 	panic("learn: vecmatFMA without assembly")
 }

@@ -12,8 +12,8 @@ const invBlock = 4
 // (invBlock×k).
 func invBlockedWork(k int) int { return 2 * invBlock * k }
 
-// invertBlocked is invertRank1 (in-place Gauss–Jordan inversion with
-// partial pivoting by column) with the elimination delayed and blocked: it
+// invertBlocked is invert (in-place Gauss–Jordan inversion with partial
+// pivoting by column, linalg.go) with the elimination delayed and blocked: it
 // overwrites the row-major k×k a with its inverse and returns log|det a|
 // and its sign (±1), or (−Inf, 0) when a is singular or holds a NaN or an
 // Inf (a then holds garbage). piv needs k entries and work
@@ -22,7 +22,7 @@ func invBlockedWork(k int) int { return 2 * invBlock * k }
 //
 // Step c of Gauss–Jordan adds x yᵀ to every row but the pivot row c (x the
 // negated column c, y the scaled pivot row) and replaces row c by y and
-// column c by x/pivot. Done one step at a time (invertRank1), each of the
+// column c by x/pivot. Done one step at a time (invert), each of the
 // k steps loads and stores all k² entries for k² multiply-adds, so it is
 // bound by memory traffic, not by the FMA units. Here the steps go in
 // panels of invBlock consecutive columns c0..c1−1. Within a panel, only the
@@ -37,7 +37,7 @@ func invBlockedWork(k int) int { return 2 * invBlock * k }
 // panel's earlier steps are zeroed once applied. Pivots are chosen exactly
 // as pivotStep does (largest |entry| of the up-to-date column, first one on
 // ties), so log det and sign agree with an LU's; results agree with
-// invertRank1's up to the order of rounding.
+// invert's up to the order of rounding.
 //
 // No product is skipped for a zero factor, so a NaN or Inf anywhere in a
 // spreads to every row it touches and reaches a later pivot search, which
@@ -48,7 +48,7 @@ func invBlockedWork(k int) int { return 2 * invBlock * k }
 // (rows in pairs: 6 loads per 8 vector FMAs instead of 2 per FMA); without
 // them (useFMA false) both are Go loops, same algorithm. Blocking the
 // Gauss–Jordan sweep was preferred to LU followed by triangular inversion
-// and solves: it keeps invertRank1's pivot sequence and single in-place
+// and solves: it keeps invert's pivot sequence and single in-place
 // pass, and every bulk update is a full-width rank-4 sweep rather than the
 // shrinking triangular pieces of the three-phase method.
 func invertBlocked(a []float64, k int, piv []int, work []float64) (logAbsDet, sign float64) {

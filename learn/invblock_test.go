@@ -147,7 +147,8 @@ func TestInvertBlockedMatchesLU(t *testing.T) {
 }
 
 // checkInvertBlocked compares invertBlocked on the nonsingular a with
-// gonum's inverse and LU log-determinant and with invertRank1.
+// gonum's inverse and LU log-determinant and with invert (one rank-1
+// Gauss–Jordan step at a time, the same pivots).
 func checkInvertBlocked(t *testing.T, a []float64, k int, name string) {
 	t.Helper()
 	got, ld, sg, perm := invBlkCall(a, k)
@@ -183,8 +184,8 @@ func checkInvertBlocked(t *testing.T, a []float64, k int, name string) {
 	}
 	r1 := append([]float64(nil), a...)
 	piv1 := make([]int, k)
-	ld1, sg1 := invertRank1(r1, k, piv1, make([]float64, k))
-	// The same pivots as invertRank1 (no near-ties in these matrices):
+	ld1, sg1 := invert(r1, k, piv1)
+	// The same pivots as invert (no near-ties in these matrices):
 	// invertBlocked leaves in piv the composed column permutation of its
 	// interchanges.
 	want := make([]int, k)
@@ -196,14 +197,14 @@ func checkInvertBlocked(t *testing.T, a []float64, k int, name string) {
 	}
 	for i := range want {
 		if perm[i] != want[i] {
-			t.Fatalf("%s: permutation %v, invertRank1's interchanges give %v", name, perm, want)
+			t.Fatalf("%s: permutation %v, invert's interchanges give %v", name, perm, want)
 		}
 	}
 	if sg1 != sg || math.Abs(ld1-ld) > invBlkLogTol*math.Max(1, math.Abs(ld1))+1e-13*cond {
-		t.Fatalf("%s: log det %g sign %g, invertRank1 %g sign %g", name, ld, sg, ld1, sg1)
+		t.Fatalf("%s: log det %g sign %g, invert %g sign %g", name, ld, sg, ld1, sg1)
 	}
 	if e := maxRelDiff(r1, got); !(e <= invBlkErrTol*cond) {
-		t.Fatalf("%s: differs from invertRank1 by %.3g > %.3g·κ₁", name, e, invBlkErrTol)
+		t.Fatalf("%s: differs from invert by %.3g > %.3g·κ₁", name, e, invBlkErrTol)
 	}
 }
 
@@ -317,9 +318,8 @@ func BenchmarkInvert(b *testing.B) {
 		a := invBlkMatrix(rng, "learner", k)
 		m := make([]float64, k*k)
 		piv := make([]int, k)
-		col := make([]float64, k)
 		work := make([]float64, invBlockedWork(k))
-		for _, method := range []string{"blocked", "rank1", "gauss-jordan"} {
+		for _, method := range []string{"blocked", "gauss-jordan"} {
 			b.Run(fmt.Sprintf("k=%d/method=%s", k, method), func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
@@ -328,8 +328,6 @@ func BenchmarkInvert(b *testing.B) {
 					switch method {
 					case "blocked":
 						_, sg = invertBlocked(m, k, piv, work)
-					case "rank1":
-						_, sg = invertRank1(m, k, piv, col)
 					default:
 						_, sg = invert(m, k, piv)
 					}

@@ -69,27 +69,6 @@ func axpyF(alpha float64, x, y []float64) {
 	axpyFMA(alpha, &x[0], &y[0], n)
 }
 
-// ger computes A += x yᵀ for a row-major len(x)×len(y) block of A with row
-// stride lda, row by row (rows with x_i = 0 are skipped).
-func ger(a []float64, lda int, x, y []float64) {
-	m, n := len(x), len(y)
-	if m == 0 || n == 0 {
-		return
-	}
-	if !useFMA {
-		for i, xi := range x {
-			if xi != 0 {
-				blas.Axpy(xi, y, a[i*lda:i*lda+n])
-			}
-		}
-		return
-	}
-	if len(a) < (m-1)*lda+n {
-		panic("learn: ger: a too short")
-	}
-	gerFMA(&a[0], lda, &x[0], m, &y[0], n)
-}
-
 // adamCoef returns the bias-corrected step size and denominator ε of
 // adamStep for step count t (≥ 1), so that blocks sharing t share them. The
 // powers βᵗ come from a table for small t (the same math.Pow values, computed
@@ -164,7 +143,6 @@ func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 type stepScratch struct {
 	gv, z []float64
 	y     []float64 // d×d (factor)
-	col   []float64 // 2d (invertRank1)
 	cu    []float64 // 2·|S|×d: the basket's uᵢ and C uᵢ
 	zl    []float64 // 2·|S|×2d (basketTerm)
 }
@@ -334,37 +312,6 @@ func (o *Online) stepD() bool {
 	clear(o.pendC)
 	o.pendBW = o.pendBW[:0]
 	return ok
-}
-
-// invertRank1 is invert (Gauss–Jordan with partial pivoting, in place)
-// with each elimination step done as one rank-1 update of the whole matrix
-// A −= f·(pivot row)ᵀ with f the pivot column (zero at the pivot), by the
-// FMA AXPY kernel when the CPU has it: about twice as fast as invert at
-// k = 60. col needs k entries.
-func invertRank1(a []float64, k int, piv []int, col []float64) (logAbsDet, sign float64) {
-	sign = 1
-	for c := 0; c < k; c++ {
-		logAbsPivot, s := pivotStep(a, k, c, piv)
-		if s == 0 {
-			return math.Inf(-1), 0
-		}
-		sign *= s
-		logAbsDet += logAbsPivot
-		rowc := a[c*k : (c+1)*k]
-		inv := rowc[c] // 1/pivot
-		for r := 0; r < k; r++ {
-			col[r] = a[r*k+c]
-			a[r*k+c] = 0
-		}
-		col[c] = 0
-		a[c*k+c] = inv
-		for r := range col {
-			col[r] = -col[r]
-		}
-		ger(a, k, col, rowc)
-	}
-	unpivotColumns(a, k, piv)
-	return logAbsDet, sign
 }
 
 // basketTerm is basketWork.basketTerm for the online learner: the same
