@@ -42,8 +42,8 @@
 // updating only the basket's columns and C. N_t is either the paper's
 // basket-restricted log det(I + L_{S_t}) (NormBasket) or the full
 // log det(I + L) (NormExact, the default), through A = I + WG (Sylvester):
-// every FactorEvery baskets (default 50) the learner snapshots the columns
-// changed since the previous snapshot and C, and a second goroutine brings
+// every FactorEvery baskets (default 100) the learner snapshots the columns
+// changed since the previous snapshot and C, and a worker goroutine brings
 // G up to date (rank-one updates of the changed columns when fewer than
 // n/4 changed, else G = ZᵀZ anew, as every RefreshEvery baskets to bound
 // drift), factors A and forms K and ∂/∂C; the result takes effect
