@@ -13,7 +13,7 @@ import (
 // buffers are touched), with the d×d and 2d×2d products done by assembly
 // kernels (AVX2/FMA where the CPU has it, else gonum's SSE2 GEMV/GER):
 //
-//	C uᵢ      = −(uᵢᵀC)ᵀ                      (C is skew)
+//	C uᵢ      = −Σⱼ (P_ji − P_ij)(bⱼᵀC)ᵀ       (C is skew; see basketTerm)
 //	∂/∂vᵢ     = gvᵢ + s·(K zᵢ)[:d] − 2α vᵢ/μᵢ
 //	∂/∂bᵢ     = C uᵢ + s·(K zᵢ)[d:] − 2β bᵢ/μᵢ
 //	∂/∂C     += bᵢ wᵢᵀ                        (the pair kept for stepD)
@@ -164,12 +164,7 @@ func (o *Online) stepItems(basket []int) bool {
 	b := p.brows()
 	s := &o.ss
 	s.ensure(d)
-	gv := s.gv
-	// C uᵢ = −(uᵢᵀC)ᵀ for all items at once.
-	k := len(basket)
-	s.cu = resize(s.cu, k*d)
-	cu := s.cu
-	vecmatN(cu, d, bk.wu[k*d:], d, k, o.c, d, d, d, -1)
+	gv, cu := s.gv, bk.cu
 	ok := true
 	for q, i := range basket {
 		r := i * d
@@ -324,7 +319,8 @@ func (o *Online) stepD() bool {
 //
 //	gvᵢ = Σⱼ (P_ji + P_ij) vⱼ,   wᵢ = Σⱼ P_ji bⱼ,   uᵢ = Σⱼ (P_ji − P_ij) bⱼ,
 //
-// i.e. rows of (P + Pᵀ)V_S, PᵀB_S and (Pᵀ − P)B_S, two vecmatN products.
+// i.e. rows of (P + Pᵀ)V_S, PᵀB_S and (Pᵀ − P)B_S, two vecmatN products,
+// and C uᵢ (o.bk.cu).
 // Entries of L_S are single dots of length 2d, [vᵢ; Cᵀbᵢ]·[vⱼ; bⱼ]. A
 // non-positive determinant (possible only with ε = 0) gives zero pieces.
 func (o *Online) basketTerm(items []int) {
@@ -390,6 +386,9 @@ func (o *Online) basketTerm(items []int) {
 	}
 	vecmatN(bk.gv, d, xs, k, k, zr, k, d, 2*d, 1)
 	vecmatN(bk.wu, d, xs[k*k:], k, 2*k, zr[d:], k, d, 2*d, 1)
+	// C uᵢ = Σⱼ (P_ji − P_ij) C bⱼ with C bⱼ = −(bⱼᵀC)ᵀ (C skew): from the
+	// rows bⱼᵀC already at hand, |S|²d instead of |S|d².
+	vecmatN(bk.cu, d, xs[2*k*k:], k, k, zl[d:], k, d, 2*d, -1)
 }
 
 // invertPositive inverts the k×k matrix a in place and reports whether its
@@ -420,18 +419,20 @@ func invertPositive(a []float64, k int, piv []int) bool {
 // basketBufs holds the basket term's pieces (rows by basket position).
 type basketBufs struct {
 	gv, wu []float64 // |S|×d; 2|S|×d: the wᵢ, then the uᵢ
+	cu     []float64 // |S|×d: C uᵢ
 	x      []float64 // 3|S|×|S| coefficient rows
 	k, d   int
 }
 
 func (bk *basketBufs) ensure(k, d int) {
-	bk.gv, bk.wu, bk.x = resize(bk.gv, k*d), resize(bk.wu, 2*k*d), resize(bk.x, 3*k*k)
+	bk.gv, bk.wu, bk.cu, bk.x = resize(bk.gv, k*d), resize(bk.wu, 2*k*d), resize(bk.cu, k*d), resize(bk.x, 3*k*k)
 	bk.k, bk.d = k, d
 }
 
 func (bk *basketBufs) clear() {
 	clear(bk.gv)
 	clear(bk.wu)
+	clear(bk.cu)
 }
 
 // row returns item q's rows of gv, w and u.
