@@ -43,8 +43,9 @@ type checkpoint struct {
 	KZ          []float64 // n×2d, K zᵢ where KZGen[i] == Gen
 	KZGen       []int64
 	// The finished job whose result takes effect at position SwapAt (0:
-	// none pending).
+	// none pending); its K zᵢ are computed at position KZAt (0: done).
 	SwapAt        int64
+	KZAt          int64
 	PendOK        bool
 	PendItems     []int
 	PendKZ        []float64
@@ -69,11 +70,14 @@ func (o *Online) Save(w io.Writer) error {
 		for _, i := range o.dirtyList {
 			cp.Z0 = append(cp.Z0, o.z0[i*2*d:(i+1)*2*d]...)
 		}
-		cp.Gen, cp.KZ, cp.KZGen, cp.SwapAt = np.gen, np.kz, np.kzGen, np.swapAt
+		cp.Gen, cp.KZ, cp.KZGen, cp.SwapAt, cp.KZAt = np.gen, np.kz, np.kzGen, np.swapAt, np.kzAt
 		if np.swapAt != 0 {
 			cp.PendOK, cp.PendItems = np.job.ok, np.job.items
 			if np.job.ok {
-				cp.PendKZ, cp.PendK, cp.PendGC, cp.PendLogDet = np.job.kz, np.nw.k, np.nw.gc, np.nw.logDet
+				cp.PendK, cp.PendGC, cp.PendLogDet = np.nw.k, np.nw.gc, np.nw.logDet
+				if np.kzAt == 0 {
+					cp.PendKZ = np.job.kz
+				}
 			}
 		}
 	}
@@ -115,7 +119,8 @@ func LoadOnline(r io.Reader) (*Online, error) {
 	if cp.Opt.Normalizer == NormExact {
 		m := 2 * d
 		bad = bad || len(cp.Gram) != m*m || len(cp.K) != m*m || len(cp.GC) != d*d || len(cp.Z0) != len(cp.Dirty)*m ||
-			len(cp.KZ) != n*m || len(cp.KZGen) != n || cp.Gen < 0 || (cp.SwapAt != 0 && cp.SwapAt <= cp.Pos)
+			len(cp.KZ) != n*m || len(cp.KZGen) != n || cp.Gen < 0 || (cp.SwapAt != 0 && cp.SwapAt <= cp.Pos) ||
+			(cp.KZAt != 0 && (cp.KZAt <= cp.Pos || cp.KZAt >= cp.SwapAt))
 		for _, i := range cp.Dirty {
 			bad = bad || i < 0 || i >= n
 		}
@@ -126,7 +131,11 @@ func LoadOnline(r io.Reader) (*Online, error) {
 			bad = bad || i < 0 || i >= n
 		}
 		if cp.SwapAt != 0 && cp.PendOK {
-			bad = bad || len(cp.PendKZ) != len(cp.PendItems)*m || len(cp.PendK) != m*m || len(cp.PendGC) != d*d
+			wantKZ := len(cp.PendItems) * m
+			if cp.KZAt != 0 {
+				wantKZ = 0
+			}
+			bad = bad || len(cp.PendKZ) != wantKZ || len(cp.PendK) != m*m || len(cp.PendGC) != d*d
 		}
 	}
 	if bad || len(cp.PendC) != d*d || len(cp.PendBW)%(2*d) != 0 || cp.NormCount < 0 || cp.Pos < 0 || cp.TC < 0 {
@@ -154,7 +163,7 @@ func LoadOnline(r io.Reader) (*Online, error) {
 		np.gen = cp.Gen
 		copy(np.kz, cp.KZ)
 		copy(np.kzGen, cp.KZGen)
-		np.swapAt = cp.SwapAt
+		np.swapAt, np.kzAt = cp.SwapAt, cp.KZAt
 		if cp.SwapAt != 0 {
 			np.job.ok, np.job.items = cp.PendOK, cp.PendItems
 			if cp.PendOK {

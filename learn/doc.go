@@ -50,11 +50,12 @@
 // FactorEvery baskets after its snapshot, at a fixed position, so the
 // parameters do not depend on scheduling (FactorEvery = 1: synchronous at
 // every basket, the exact gradient, O(d³ + |S|d²) per basket). Each item's
-// K zᵢ is computed once per result (precomputed for the changed columns)
-// and reused. Per basket the learner's goroutine then costs
-// O(|S|²d + |S|d²): L_S, C bᵢ, C uᵢ and the optimiser, with ∂/∂C kept as
-// pairs (bᵢ, wᵢ) and summed in one product per C step, on AVX2/FMA kernels
-// where the CPU has them. The normaliser's gradient on column i is
+// K zᵢ is computed once per result (precomputed for the changed columns
+// by a second job halfway through the lag, from their z then) and reused.
+// Per basket the learner's goroutine then costs O(|S|²d + |S|d²): L_S
+// (with the rows bᵢᵀC, from which C uᵢ follows in O(|S|²d)) and the
+// optimiser, with ∂/∂C kept as pairs (bᵢ, wᵢ) and summed in one product
+// per C step, on AVX2/FMA kernels where the CPU has them. The normaliser's gradient on column i is
 // weighted by t/μᵢ: item i is updated on a fraction μᵢ/t of the steps while
 // the full normaliser acts on every column at every step, so the weight makes
 // the expected update the full objective's gradient. The basket-restricted

@@ -8,31 +8,26 @@ package learn
 // when the Gram matrix is recomputed, and C — and hands it to a job that
 //
 //	updates G = Σᵢ zᵢzᵢᵀ,
-//	factors A = I + WG (log det A = log det(I + L)),
-//	forms K = A⁻¹W + WᵀA⁻ᵀ and ∂/∂C = (G[d:, :] A⁻¹[:, d:])ᵀ, and
-//	precomputes K zᵢ for the changed columns (the items most likely to
-//	occur again),
+//	factors A = I + WG (log det A = log det(I + L)), and
+//	forms K = A⁻¹W + WᵀA⁻ᵀ and ∂/∂C = (G[d:, :] A⁻¹[:, d:])ᵀ,
 //
-// on another goroutine while the learner goes on with the next baskets. The
+// on a worker goroutine while the learner goes on with the next baskets. The
 // result takes effect a fixed number of baskets (the lag) after the
 // snapshot, whenever the job actually finished: the learner waits for it
 // there if need be, so the parameters never depend on scheduling, the number
 // of cores or GOMAXPROCS. With FactorEvery = 1 the lag is 0 and every basket
 // sees the factorisation of the parameters it starts from (the exact
 // gradient); otherwise the lag is FactorEvery, so the job has a whole
-// period of baskets to finish in.
+// period of baskets to finish in. Halfway through the lag a second job
+// computes K zᵢ, with the new K, for the changed columns (the items most
+// likely to occur again) from their z at that point.
 //
 // Between two results the gradient map K is fixed, and K zᵢ is computed at
-// most once per item per result (from zᵢ at the snapshot when precomputed,
-// else from zᵢ when the item first occurs after the result took effect) and
-// reused for the item's later occurrences in the same period. The
-// normaliser's gradient an item sees is therefore that of the parameters of
-// at most 2·FactorEvery baskets earlier. On the Amazon registries (d = 30,
-// FactorEvery 100, means over three splits) this costs 0.09 nats of test
-// log-likelihood on apparel (−9.872 against −9.787 when every result took
-// effect at once, its job run synchronously) and 0.09 on the 3-category
-// file (−16.788 against −16.702); FactorEvery 50 recovers most of it
-// (−9.799, −16.718).
+// most once per item per result (precomputed as above, else from zᵢ when
+// the item first occurs after the result took effect) and reused for the
+// item's later occurrences in the same period. The normaliser's gradient an
+// item sees is therefore that of parameters at most 2·FactorEvery baskets
+// old. Measured costs of this lag are given with OnlineOptions.FactorEvery.
 
 // normJob is one refactorisation: its snapshot (inputs) and its result.
 type normJob struct {
@@ -47,6 +42,9 @@ type normJob struct {
 	items  []int
 	z0, z1 []float64
 	c      []float64 // C at the snapshot (d×d)
+
+	// kzLater defers kz to a second job (launchKZ) with fresher z1.
+	kzLater bool
 
 	// Result: ok reports that A was non-singular; then the pipe's nw holds
 	// K, ∂/∂C and log det A, and kz[r] = K z1[r].
@@ -67,6 +65,7 @@ type normPipe struct {
 	w      worker
 	flying bool  // a job runs
 	swapAt int64 // position where the job's result takes effect (0: none pending)
+	kzAt   int64 // position where the job's K zᵢ are computed from fresh z (0: none)
 
 	// Active: the result in effect.
 	k, gc  []float64
@@ -129,14 +128,17 @@ func (np *normPipe) run() {
 		}
 	}
 	j.ok = np.factor(j.c)
-	if !j.ok {
-		return
+	if j.ok && !j.kzLater {
+		np.runKZ()
 	}
-	if cap(j.kz) < len(j.items)*m {
-		j.kz = make([]float64, len(j.items)*m)
-	}
-	j.kz = j.kz[:len(j.items)*m]
-	vecmatN(j.kz, m, j.z1, m, len(j.items), nw.k, m, m, m, 1) // K is symmetric
+}
+
+// runKZ computes K zᵢ (the job's K) for the job's items from their z1.
+func (np *normPipe) runKZ() {
+	j := &np.job
+	m := 2 * np.d
+	j.kz = resize(j.kz, len(j.items)*m)
+	vecmatN(j.kz, m, j.z1, m, len(j.items), np.nw.k, m, m, m, 1) // K is symmetric
 }
 
 // takeEffect makes the finished job's result active (the job must have
@@ -152,7 +154,7 @@ func (np *normPipe) takeEffect() {
 		copy(np.kz[i*m:(i+1)*m], j.kz[r*m:(r+1)*m])
 		np.kzGen[i] = np.gen
 	}
-	np.swapAt = 0
+	np.swapAt, np.kzAt = 0, 0
 }
 
 // kzRow returns K zᵢ for the active K: the stored row if it was computed
@@ -250,6 +252,21 @@ func (o *Online) zInto(dst []float64, i int) {
 // singular after a recomputation of G from scratch (divergence).
 func (o *Online) normStep() bool {
 	np := o.np
+	if np.kzAt == o.pos {
+		// Second stage: K zᵢ of the changed columns from their current z,
+		// halfway to the result's position.
+		np.wait()
+		np.kzAt = 0
+		if np.job.ok {
+			j, m := &np.job, 2*o.p.Dim
+			j.z1 = resize(j.z1, len(j.items)*m)
+			for r, i := range j.items {
+				o.zInto(j.z1[r*m:(r+1)*m], i)
+			}
+			np.flying = true
+			np.w.submit(np.runKZ)
+		}
+	}
 	if np.swapAt == o.pos {
 		np.wait()
 		if !o.applyJob() {
@@ -261,6 +278,7 @@ func (o *Online) normStep() bool {
 	}
 	o.snapshot()
 	sync := !o.factored || np.lag == 0
+	np.job.kzLater = !sync && np.lag >= 2
 	np.launch(sync)
 	if sync {
 		if !o.applyJob() {
@@ -270,6 +288,9 @@ func (o *Online) normStep() bool {
 		return true
 	}
 	np.swapAt = o.pos + int64(np.lag)
+	if np.job.kzLater {
+		np.kzAt = o.pos + int64(np.lag/2)
+	}
 	return true
 }
 
@@ -280,6 +301,7 @@ func (o *Online) applyJob() bool {
 	o.flushNormC()
 	if !np.job.ok {
 		o.snapshotAll()
+		np.job.kzLater = false
 		np.run()
 		o.lastRefresh = o.pos
 		if !np.job.ok {

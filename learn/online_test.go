@@ -316,8 +316,9 @@ var _ BasketSource = (*ndpp.BasketReader)(nil)
 // F+1, 2F+1, …; the first result takes effect at once, the others F baskets
 // after their snapshot (at once for F = 1); the factorisation in effect is
 // that of the snapshot's parameters; and every stored K zᵢ of the active
-// result is K times zᵢ at the snapshot (precomputed) or just before one of
-// the baskets since the result took effect (computed on demand).
+// result is K times zᵢ halfway to the result's position (precomputed for
+// the changed columns) or just before one of the baskets since the result
+// took effect (computed on demand).
 func TestOnlinePipelineTakesSnapshotFactorisation(t *testing.T) {
 	for _, tc := range []struct{ n, fe, refresh int }{{12, 5, 1000}, {60, 5, 1000}, {60, 4, 23}, {30, 1, 1000}} {
 		t.Run(fmt.Sprintf("n=%d/factor=%d/refresh=%d", tc.n, tc.fe, tc.refresh), func(t *testing.T) {
@@ -368,7 +369,14 @@ func TestOnlinePipelineTakesSnapshotFactorisation(t *testing.T) {
 						continue
 					}
 					got := o.np.kz[i*m : (i+1)*m]
-					cands := append([]*Params{ps}, before[since-1:]...)
+					// Precomputed at the second stage (halfway between the
+					// snapshot and the result's position, or at the
+					// snapshot when the lag is 0 or 1), else on demand.
+					stage := src + lag/2
+					if src == 1 {
+						stage = 1 // the first result is synchronous
+					}
+					cands := append([]*Params{before[stage-1]}, before[since-1:]...)
 					match := false
 					for _, p := range cands {
 						copy(z[:d], p.V[i*d:(i+1)*d])
