@@ -188,11 +188,15 @@ func (o *Online) stepItems(basket []int) bool {
 		if p.B != nil && o.opt.Beta != 0 {
 			axpyF(-2*o.opt.Beta/o.mu[i], bi, gb)
 		}
-		// ∂/∂C += bᵢ wᵢᵀ, kept as the pair (wᵢ, bᵢ) before bᵢ moves.
-		o.pendBW = append(o.pendBW, bw...)
-		o.pendBW = append(o.pendBW, bi...)
-		if len(o.pendBW) >= 2*d*maxPendPairs {
-			o.foldPairs()
+		// ∂/∂C += bᵢ wᵢᵀ, kept as the pair (wᵢ, bᵢ) before bᵢ moves. A
+		// single item's term P bᵢbᵢᵀ is symmetric: it adds nothing to
+		// ∂/∂D = G_C − G_Cᵀ.
+		if len(basket) > 1 {
+			o.pendBW = append(o.pendBW, bw...)
+			o.pendBW = append(o.pendBW, bi...)
+			if len(o.pendBW) >= 2*d*maxPendPairs {
+				o.foldPairs()
+			}
 		}
 		if o.np != nil {
 			o.markDirty(i)
@@ -329,6 +333,29 @@ func (o *Online) basketTerm(items []int) {
 	w.ensure(k, d)
 	bk.ensure(k, d)
 	v, b := p.V, p.brows()
+	if k == 1 {
+		// One item (about half the baskets of a registry): bᵀCb = 0 (C
+		// skew), so L_S = vᵀv, P is a scalar, u = 0 and C u = 0.
+		i := items[0]
+		vi, bi := v[i*d:(i+1)*d], b[i*d:(i+1)*d]
+		l := blas.Dot(vi, vi)
+		bk.clear()
+		a := l + o.opt.Eps
+		if !(a > 0) || math.IsInf(a, 0) {
+			return
+		}
+		pm := 1 / a
+		if o.opt.Normalizer == NormBasket {
+			pm -= 1 / (1 + l)
+		}
+		for j, x := range vi {
+			bk.gv[j] = 2 * pm * x
+		}
+		for j, x := range bi {
+			bk.wu[j] = pm * x
+		}
+		return
+	}
 	kr := max(k, 4) // zr has at least 4 rows for dot4FMA
 	if cap(o.ss.zl) < (k+kr)*2*d {
 		o.ss.zl = make([]float64, (k+kr)*2*d)
