@@ -24,6 +24,9 @@ const (
 // sums in the same order as a plain loop over l with fused multiply-adds,
 // so its results differ from vecmatLD's only by rounding.
 //
+// With useAVX512 the four-vector groups go through vecmat4AVX512 instead,
+// which sums in the same order, so the results are the same bits.
+//
 // out must not overlap x or m. Shapes are the caller's responsibility: negative sizes, strides below
 // the row lengths, or slices too short panic.
 func vecmatN(out []float64, ldo int, x []float64, ldx, nv int, m []float64, rows, cols, ld int, alpha float64) {
@@ -63,7 +66,7 @@ func vecmatN(out []float64, ldo int, x []float64, ldx, nv int, m []float64, rows
 		for w := range nv {
 			copy(xs[w*rows:(w+1)*rows], x[w*ldx:w*ldx+rows])
 		}
-		vecmat4FMA(&os[0], cols, &xs[0], rows, &m[0], rows, cols, ld)
+		vecmat4(&os[0], cols, &xs[0], rows, &m[0], rows, cols, ld)
 		for w := range nv {
 			row := out[w*ldo : w*ldo+cols]
 			copy(row, os[w*cols:(w+1)*cols])
@@ -77,7 +80,7 @@ func vecmatN(out []float64, ldo int, x []float64, ldx, nv int, m []float64, rows
 	}
 	if useFMA {
 		for ; v+4 <= nv; v += 4 {
-			vecmat4FMA(&out[v*ldo], ldo, &x[v*ldx], ldx, &m[0], rows, cols, ld)
+			vecmat4(&out[v*ldo], ldo, &x[v*ldx], ldx, &m[0], rows, cols, ld)
 		}
 		if nv-v == 3 && nv > 4 {
 			// One more group of four ending at the last vector costs less
@@ -85,7 +88,7 @@ func vecmatN(out []float64, ldo int, x []float64, ldx, nv int, m []float64, rows
 			// same operations in the same order, so its row is rewritten
 			// with the same bits.
 			w := nv - 4
-			vecmat4FMA(&out[w*ldo], ldo, &x[w*ldx], ldx, &m[0], rows, cols, ld)
+			vecmat4(&out[w*ldo], ldo, &x[w*ldx], ldx, &m[0], rows, cols, ld)
 			v = nv
 		}
 		if alpha != 1 {
@@ -100,4 +103,15 @@ func vecmatN(out []float64, ldo int, x []float64, ldx, nv int, m []float64, rows
 	for ; v < nv; v++ {
 		vecmatLD(out[v*ldo:v*ldo+cols], m, rows, cols, ld, x[v*ldx:v*ldx+rows], alpha)
 	}
+}
+
+// vecmat4 is the four-vector kernel of vecmatN: vecmat4AVX512 where the CPU
+// has AVX-512 (useAVX512), otherwise vecmat4FMA. Both have the same
+// contract and the same summation order.
+func vecmat4(out *float64, ldo int, x *float64, ldx int, m *float64, rows, cols, ld int) {
+	if useAVX512 {
+		vecmat4AVX512(out, ldo, x, ldx, m, rows, cols, ld)
+		return
+	}
+	vecmat4FMA(out, ldo, x, ldx, m, rows, cols, ld)
 }

@@ -1,0 +1,29 @@
+package learn
+
+import "golang.org/x/sys/cpu"
+
+// useAVX512 selects the AVX-512 variants of the four-vector vecmat kernel
+// (vecmatN) and of Adam's update: zmm registers of 8 doubles and opmask
+// tails. They use AVX-512F instructions only (cpu.X86.HasAVX512F also
+// means the OS saves the zmm and opmask state). They are only reached on
+// paths that already take the AVX2/FMA kernels (useFMA), so clearing
+// useFMA turns both off.
+var useAVX512 = useFMA && cpu.X86.HasAVX512F
+
+// vecmat4AVX512 is vecmat4FMA with AVX-512: the same contract (out[v·ldo+j]
+// = Σ_{l<rows} x[v·ldx+l]·m[l·ld+j] for v < 4, j < cols; rows, cols ≥ 1;
+// only the entries named are read or written; the caller checks the
+// bounds) and the same summation order (row by row, fused multiply-adds),
+// so the same bits.
+//
+//go:noescape
+func vecmat4AVX512(out *float64, ldo int, x *float64, ldx int, m *float64, rows, cols, ld int)
+
+// adamAVX512 is adamAVX with AVX-512: Adam's update on n entries with k =
+// [β₁, 1−β₁, β₂, 1−β₂, step, ε], bit for bit as adamApplyGo. It returns
+// the sum of the new x, summed in another order than adamApplyGo's (eight
+// strided partial sums, then a tree), so only its finiteness is exact.
+// The caller checks the bounds; n may be 0.
+//
+//go:noescape
+func adamAVX512(x, m, v, gr *float64, n int, k *float64) (sum float64)

@@ -1,0 +1,318 @@
+//go:build amd64 && linux
+
+package learn
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"syscall"
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
+
+// hasAVX512 reports whether this CPU runs the AVX-512 kernels.
+func hasAVX512() bool {
+	return cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasAVX512F
+}
+
+// withAVX512 runs f with the AVX2/FMA kernels and, where the CPU has it,
+// with the AVX-512 ones (useAVX512), restoring both switches afterwards.
+func withAVX512(t *testing.T, f func(t *testing.T)) {
+	savedFMA, saved512 := useFMA, useAVX512
+	defer func() { useFMA, useAVX512 = savedFMA, saved512 }()
+	if !(cpu.X86.HasAVX2 && cpu.X86.HasFMA) {
+		t.Skip("no AVX2/FMA on this CPU")
+	}
+	for _, avx := range []bool{false, true} {
+		if avx && !hasAVX512() {
+			t.Log("no AVX-512 on this CPU: AVX-512 kernels not tested")
+			continue
+		}
+		useFMA, useAVX512 = true, avx
+		t.Run(fmt.Sprintf("avx512=%v", avx), f)
+	}
+}
+
+// guarded returns a slice of n float64 that ends exactly at the start of
+// an inaccessible page, so a read or write one entry past it faults. The
+// mapping is released when the test ends.
+func guarded(t *testing.T, n int) []float64 {
+	t.Helper()
+	page := syscall.Getpagesize()
+	size := (n*8+page-1)/page*page + page
+	mem, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		t.Fatalf("mmap: %v", err)
+	}
+	t.Cleanup(func() { syscall.Munmap(mem) })
+	if err := syscall.Mprotect(mem[size-page:], syscall.PROT_NONE); err != nil {
+		t.Fatalf("mprotect: %v", err)
+	}
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*float64)(unsafe.Pointer(&mem[size-page-n*8])), n)
+}
+
+// TestVecmat4AVX512 calls the kernel directly: bitwise equal to the sum in
+// the kernel's order (row by row, math.FMA) and to vecmat4FMA, within the
+// rounding bound of the plain triple loop, with padded strides whose
+// unused entries hold NaN, sentinels around the output rows, and m, x and
+// out each ending at an inaccessible page (so a masked lane that is read
+// or written faults).
+func TestVecmat4AVX512(t *testing.T) {
+	if !hasAVX512() {
+		t.Skip("no AVX-512 on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(31, 32))
+	nan := math.NaN()
+	entry := func() float64 { return rng.NormFloat64() * math.Exp2(float64(rng.IntN(9)-4)) }
+	for _, rows := range []int{1, 2, 3, 5, 17, 30, 60} {
+		for cols := 1; cols <= 70; cols++ {
+			ld := cols + rng.IntN(2)*(1+rng.IntN(9))
+			ldo := cols + rng.IntN(2)*(1+rng.IntN(9))
+			ldx := rows + rng.IntN(2)*(1+rng.IntN(3))
+			name := fmt.Sprintf("rows=%d/cols=%d/ld=%d/ldo=%d/ldx=%d", rows, cols, ld, ldo, ldx)
+
+			m := guarded(t, (rows-1)*ld+cols)
+			for i := range m {
+				m[i] = nan
+			}
+			for l := range rows {
+				for j := range cols {
+					m[l*ld+j] = entry()
+				}
+			}
+			x := guarded(t, 3*ldx+rows)
+			for i := range x {
+				x[i] = nan
+			}
+			for v := range 4 {
+				for l := range rows {
+					x[v*ldx+l] = entry()
+				}
+			}
+			// out: a sentinel before the first row, the rows, and the
+			// guard page right after the last row's cols entries.
+			obuf := guarded(t, 1+3*ldo+cols)
+			for i := range obuf {
+				obuf[i] = vecmatNSentinel
+			}
+			out := obuf[1:]
+			ref := make([]float64, 3*ldo+cols)
+
+			vecmat4AVX512(&out[0], ldo, &x[0], ldx, &m[0], rows, cols, ld)
+			vecmat4FMA(&ref[0], ldo, &x[0], ldx, &m[0], rows, cols, ld)
+
+			for v := range 4 {
+				for j := range cols {
+					var s, naive, mag float64
+					for l := range rows {
+						p := x[v*ldx+l] * m[l*ld+j]
+						s = math.FMA(x[v*ldx+l], m[l*ld+j], s)
+						naive += p
+						mag += math.Abs(p)
+					}
+					got := out[v*ldo+j]
+					if math.Float64bits(got) != math.Float64bits(s) {
+						t.Fatalf("%s: out[%d][%d] = %v, want %v (FMA order)", name, v, j, got, s)
+					}
+					if r := ref[v*ldo+j]; math.Float64bits(got) != math.Float64bits(r) {
+						t.Fatalf("%s: out[%d][%d] = %v, vecmat4FMA %v", name, v, j, got, r)
+					}
+					if tol := float64(rows+1) * vecmatNUlp * mag; math.Abs(got-naive) > tol {
+						t.Fatalf("%s: out[%d][%d] = %v, naive %v (tolerance %.3g)", name, v, j, got, naive, tol)
+					}
+				}
+			}
+			if obuf[0] != vecmatNSentinel {
+				t.Fatalf("%s: entry before out changed to %v", name, obuf[0])
+			}
+			for i, o := range out {
+				if i%ldo < cols {
+					continue
+				}
+				if o != vecmatNSentinel {
+					t.Fatalf("%s: out[%d] between the rows changed to %v", name, i, o)
+				}
+			}
+		}
+	}
+}
+
+// TestVecmatNAVX512 runs the vecmatN tests with and without the AVX-512
+// kernel.
+func TestVecmatNAVX512(t *testing.T) {
+	withAVX512(t, func(t *testing.T) {
+		t.Run("VecmatN", TestVecmatN)
+		t.Run("KernelOrder", TestVecmatNKernelOrder)
+	})
+}
+
+// TestAdamAVX512 checks the AVX-512 Adam kernel bit for bit against
+// adamApplyGo and adamAVX for n = 0..70, at step counts inside and past
+// the table of adamCoef, with every array ending at an inaccessible page
+// (the masked tail reads and writes nothing past entry n−1).
+func TestAdamAVX512(t *testing.T) {
+	if !hasAVX512() {
+		t.Skip("no AVX-512 on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(41, 42))
+	for n := 0; n <= 70; n++ {
+		for _, step := range []int64{1, 2, 3, 17, 1000, adamTableLen + 5} {
+			lr := []float64{0.01, 0.1, 3e-4}[rng.IntN(3)]
+			st, eps := adamCoef(lr, step)
+			name := fmt.Sprintf("n=%d/t=%d/lr=%g", n, step, lr)
+			mk := func(abs bool) []float64 {
+				s := make([]float64, n)
+				for i := range s {
+					s[i] = rng.NormFloat64() * math.Exp2(float64(rng.IntN(21)-10))
+					if abs {
+						s[i] = math.Abs(s[i])
+					}
+				}
+				return s
+			}
+			x0, m0, v0, g0 := mk(false), mk(false), mk(true), mk(false)
+			if n > 0 && step == 1 {
+				// A zero second moment and gradient: the ε of the
+				// denominator alone.
+				v0[0], g0[0] = 0, 0
+			}
+			arrays := make([][]float64, 4)
+			for i, s := range [][]float64{x0, m0, v0, g0} {
+				arrays[i] = guarded(t, n)
+				copy(arrays[i], s)
+			}
+			x, m, v, g := arrays[0], arrays[1], arrays[2], arrays[3]
+			x1, m1, v1 := append([]float64(nil), x0...), append([]float64(nil), m0...), append([]float64(nil), v0...)
+			x2, m2, v2 := append([]float64(nil), x0...), append([]float64(nil), m0...), append([]float64(nil), v0...)
+
+			k := [6]float64{adamBeta1, 1 - adamBeta1, adamBeta2, 1 - adamBeta2, st, eps}
+			var sum float64
+			if n == 0 {
+				var dummy [1]float64
+				sum = adamAVX512(&dummy[0], &dummy[0], &dummy[0], &dummy[0], 0, &k[0])
+			} else {
+				sum = adamAVX512(&x[0], &m[0], &v[0], &g[0], n, &k[0])
+			}
+			sumGo := adamApplyGo(x1, m1, v1, g0, st, eps)
+			if n > 0 {
+				adamAVX(&x2[0], &m2[0], &v2[0], &g0[0], n, &k[0])
+			}
+			for _, c := range []struct {
+				what          string
+				got, go_, avx []float64
+			}{{"x", x, x1, x2}, {"m", m, m1, m2}, {"v", v, v1, v2}} {
+				if !sameBits(c.got, c.go_) {
+					t.Fatalf("%s: %s = %v, adamApplyGo %v", name, c.what, c.got, c.go_)
+				}
+				if !sameBits(c.got, c.avx) {
+					t.Fatalf("%s: %s = %v, adamAVX %v", name, c.what, c.got, c.avx)
+				}
+			}
+			if !sameBits(g, g0) {
+				t.Fatalf("%s: g modified", name)
+			}
+			mag := 0.0
+			for _, xi := range x1 {
+				mag += math.Abs(xi)
+			}
+			if !finite(sum) || math.Abs(sum-sumGo) > float64(n+1)*0x1p-52*mag {
+				t.Fatalf("%s: sum %v, adamApplyGo %v", name, sum, sumGo)
+			}
+		}
+	}
+}
+
+// TestAdamApplyAVX512 runs the adamApply test with and without AVX-512.
+func TestAdamApplyAVX512(t *testing.T) {
+	withAVX512(t, func(t *testing.T) {
+		t.Run("AdamApplyIsAdamStep", TestAdamApplyIsAdamStep)
+	})
+}
+
+// BenchmarkAVX512 compares the AVX2 and AVX-512 kernels at the shapes of
+// the online learner (d = 30: 2d = 60), each AVX2 case followed by its
+// AVX-512 twin, and then Online.Observe at d = 30 with useAVX512 off and
+// on (the kernels the switch reaches).
+func BenchmarkAVX512(b *testing.B) {
+	if !hasAVX512() {
+		b.Skip("no AVX-512 on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(51, 52))
+	isas := []string{"avx2", "avx512"}
+	for _, c := range []struct{ rows, cols int }{{30, 30}, {60, 60}, {4, 60}} {
+		rows, cols := c.rows, c.cols
+		m := make([]float64, rows*cols)
+		for i := range m {
+			m[i] = rng.NormFloat64()
+		}
+		x := make([]float64, 4*rows)
+		for i := range x {
+			x[i] = rng.NormFloat64()
+		}
+		out := make([]float64, 4*cols)
+		for _, isa := range isas {
+			kernel := vecmat4FMA
+			if isa == "avx512" {
+				kernel = vecmat4AVX512
+			}
+			b.Run(fmt.Sprintf("kernel=vecmat4/rows=%d/cols=%d/isa=%s", rows, cols, isa), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					kernel(&out[0], cols, &x[0], rows, &m[0], rows, cols, cols)
+				}
+			})
+		}
+	}
+	for _, n := range []int{30, 900} {
+		st, eps := adamCoef(0.01, 10)
+		k := [6]float64{adamBeta1, 1 - adamBeta1, adamBeta2, 1 - adamBeta2, st, eps}
+		x, m, v, g := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+		for i := range g {
+			x[i], m[i], v[i], g[i] = rng.NormFloat64(), rng.NormFloat64(), math.Abs(rng.NormFloat64()), rng.NormFloat64()
+		}
+		for _, isa := range isas {
+			kernel := adamAVX
+			if isa == "avx512" {
+				kernel = adamAVX512
+			}
+			b.Run(fmt.Sprintf("kernel=adam/n=%d/isa=%s", n, isa), func(b *testing.B) {
+				b.ReportAllocs()
+				var s float64
+				for b.Loop() {
+					s += kernel(&x[0], &m[0], &v[0], &g[0], n, &k[0])
+				}
+				if !finite(s) {
+					b.Fatal("sum not finite")
+				}
+			})
+		}
+	}
+	for _, norm := range []Normalizer{NormBasket, NormExact} {
+		for _, isa := range isas {
+			b.Run(fmt.Sprintf("kernel=observe/d=30/norm=%v/isa=%s", norm, isa), func(b *testing.B) {
+				saved := useAVX512
+				defer func() { useAVX512 = saved }()
+				useAVX512 = isa == "avx512"
+				baskets := benchBaskets(100, 4096, 1)
+				o, err := NewOnline(OnlineOptions{D: 30, N: 100, Normalizer: norm})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					if err := o.Observe(baskets[i%len(baskets)]); err != nil {
+						b.Fatal(err)
+					}
+					i++
+				}
+			})
+		}
+	}
+}
