@@ -105,6 +105,9 @@ func adamApply(x, m, v, g []float64, step, eps float64) float64 {
 	x, m, v = x[:len(g)], m[:len(g)], v[:len(g)]
 	if useFMA && len(g) > 0 {
 		k := [6]float64{adamBeta1, 1 - adamBeta1, adamBeta2, 1 - adamBeta2, step, eps}
+		if useAVX512 {
+			return adamAVX512(&x[0], &m[0], &v[0], &g[0], len(g), &k[0])
+		}
 		return adamAVX(&x[0], &m[0], &v[0], &g[0], len(g), &k[0])
 	}
 	return adamApplyGo(x, m, v, g, step, eps)
@@ -114,10 +117,13 @@ func adamApply(x, m, v, g []float64, step, eps float64) float64 {
 func adamApplyGo(x, m, v, g []float64, step, eps float64) float64 {
 	s := 0.0
 	for i, gi := range g {
-		mi := adamBeta1*m[i] + (1-adamBeta1)*gi
-		vi := adamBeta2*v[i] + (1-adamBeta2)*gi*gi
+		// The explicit conversions keep the compiler from fusing
+		// multiply-adds (it may, from GOAMD64=v3), so that the kernels'
+		// separate multiplies and adds give the same bits.
+		mi := float64(adamBeta1*m[i]) + float64((1-adamBeta1)*gi)
+		vi := float64(adamBeta2*v[i]) + float64((1-adamBeta2)*gi*gi)
 		m[i], v[i] = mi, vi
-		xi := x[i] + step*mi/(math.Sqrt(vi)+eps)
+		xi := x[i] + float64(step*mi)/(math.Sqrt(vi)+eps)
 		x[i] = xi
 		s += xi
 	}
@@ -130,7 +136,7 @@ func sgdApply(x, g []float64, lr float64) float64 {
 	x = x[:len(g)]
 	s := 0.0
 	for i, gi := range g {
-		xi := x[i] + lr*gi
+		xi := x[i] + float64(lr*gi) // not fused (see adamApplyGo)
 		x[i] = xi
 		s += xi
 	}
