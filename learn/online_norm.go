@@ -43,7 +43,8 @@ type normJob struct {
 	z0, z1 []float64
 	c      []float64 // C at the snapshot (d×d)
 
-	// kzLater defers kz to a second job (launchKZ) with fresher z1.
+	// kzLater leaves kz to a second job (runKZ), submitted halfway to the
+	// result's position with fresher z1.
 	kzLater bool
 
 	// Result: ok reports that A was non-singular; then the pipe's nw holds
@@ -63,6 +64,8 @@ type normPipe struct {
 	zbuf   []float64 // Z and Zᵀ for the full Gram matrix
 	job    normJob
 	w      worker
+	runFn  func() // np.run and np.runKZ as values made once (no allocation per job)
+	kzFn   func()
 	flying bool  // a job runs
 	swapAt int64 // position where the job's result takes effect (0: none pending)
 	kzAt   int64 // position where the job's K zᵢ are computed from fresh z (0: none)
@@ -77,8 +80,10 @@ type normPipe struct {
 
 func newNormPipe(d, lag int) *normPipe {
 	m := 2 * d
-	return &normPipe{d: d, lag: lag, nw: newNormWork(d), col: make([]float64, invBlockedWork(m)), y: make([]float64, d*d),
+	np := &normPipe{d: d, lag: lag, nw: newNormWork(d), col: make([]float64, invBlockedWork(m)), y: make([]float64, d*d),
 		k: make([]float64, m*m), gc: make([]float64, d*d)}
+	np.runFn, np.kzFn = np.run, np.runKZ
+	return np
 }
 
 // grow extends the per-item state to n items.
@@ -101,7 +106,7 @@ func (np *normPipe) launch(sync bool) {
 		return
 	}
 	np.flying = true
-	np.w.submit(np.run)
+	np.w.submit(np.runFn)
 }
 
 // wait blocks until the running job, if any, has finished.
@@ -264,7 +269,7 @@ func (o *Online) normStep() bool {
 				o.zInto(j.z1[r*m:(r+1)*m], i)
 			}
 			np.flying = true
-			np.w.submit(np.runKZ)
+			np.w.submit(np.kzFn)
 		}
 	}
 	if np.swapAt == o.pos {
