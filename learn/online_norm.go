@@ -31,11 +31,13 @@ package learn
 
 // normJob is one refactorisation: its snapshot (inputs) and its result.
 type normJob struct {
-	// full recomputes G from zAll (all n columns, row-major n×2d) instead of
-	// updating it by the changed columns.
-	full bool
-	n    int
-	zAll []float64
+	// full recomputes G from all n columns instead of updating it by the
+	// changed columns: vAll and bAll are copies of V and B (n×d, copied
+	// whole), interleaved into zAll (row i = zᵢᵀ) by the job.
+	full       bool
+	n          int
+	vAll, bAll []float64
+	zAll       []float64
 	// items are the columns changed since the previous snapshot, z0 their
 	// values at that snapshot and z1 their current values (len(items)×2d
 	// each).
@@ -122,6 +124,7 @@ func (np *normPipe) run() {
 	j, nw := &np.job, np.nw
 	m := 2 * np.d
 	if j.full {
+		np.interleave()
 		np.gramFrom(j.zAll, j.n)
 	} else {
 		// G += zᵢzᵢᵀ − z⁰ᵢz⁰ᵢᵀ on both triangles (products commute, so G
@@ -359,12 +362,23 @@ func (o *Online) snapshotAll() {
 	o.fillAll()
 }
 
+// fillAll copies V and B whole for the job (interleave builds Z from them).
 func (o *Online) fillAll() {
-	j, n, m := &o.np.job, o.p.N, 2*o.p.Dim
+	j, n, d := &o.np.job, o.p.N, o.p.Dim
 	j.n = n
-	j.zAll = resize(j.zAll, n*m)
-	for i := 0; i < n; i++ {
-		o.zInto(j.zAll[i*m:(i+1)*m], i)
+	j.vAll = append(j.vAll[:0], o.p.V[:n*d]...)
+	j.bAll = append(j.bAll[:0], o.p.brows()[:n*d]...)
+}
+
+// interleave builds the job's Z (row i = [vᵢ; bᵢ]) from its copies of V
+// and B.
+func (np *normPipe) interleave() {
+	j, d := &np.job, np.d
+	m := 2 * d
+	j.zAll = resize(j.zAll, j.n*m)
+	for i := 0; i < j.n; i++ {
+		copy(j.zAll[i*m:i*m+d], j.vAll[i*d:(i+1)*d])
+		copy(j.zAll[i*m+d:(i+1)*m], j.bAll[i*d:(i+1)*d])
 	}
 }
 

@@ -37,6 +37,7 @@ func TestOnlineFactorMatchesNormWork(t *testing.T) {
 		require.NoError(t, err)
 		nw := o.np.nw
 		o.fillAll()
+		o.np.interleave()
 		o.np.gramFrom(o.np.job.zAll, n)
 		ref := newNormWork(d)
 		ref.gram(o.p)
@@ -232,6 +233,7 @@ func BenchmarkOnlineRefactor(b *testing.B) {
 		b.Run(fmt.Sprintf("n=%d/d=30/method=fast", n), func(b *testing.B) {
 			b.ReportAllocs()
 			o.fillAll()
+			o.np.interleave()
 			for i := 0; i < b.N; i++ {
 				o.np.gramFrom(o.np.job.zAll, n)
 				o.np.factor(o.c)
