@@ -141,8 +141,10 @@ func (a *accum) finish(p *Params, c []float64, g *Grad, tmp []float64, projectD 
 type basketWork struct {
 	a, a2, p []float64
 	bcS      []float64
-	x, y, z  []float64
 	piv      []int
+	zl, zr   []float64 // rows [vᵢ; bᵢᵀC] and [vᵢ; bᵢ] (zr at least 4 rows)
+	xs       []float64 // 3|S|×|S| coefficient rows
+	gv, wu   []float64 // |S|×d and 2|S|×d gradient pieces
 }
 
 func (w *basketWork) ensure(k, d int) {
@@ -153,12 +155,8 @@ func (w *basketWork) ensure(k, d int) {
 	if cap(w.bcS) < k*d {
 		w.bcS = make([]float64, k*d)
 	}
-	if cap(w.x) < d {
-		w.x, w.y, w.z = make([]float64, d), make([]float64, d), make([]float64, d)
-	}
 	w.a, w.a2, w.p, w.piv = w.a[:k*k], w.a2[:k*k], w.p[:k*k], w.piv[:k]
 	w.bcS = w.bcS[:k*d]
-	w.x, w.y, w.z = w.x[:d], w.y[:d], w.z[:d]
 }
 
 // basketTerm evaluates
@@ -173,17 +171,54 @@ func (w *basketWork) ensure(k, d int) {
 // For A = L_S + εI (not symmetric) d log det A = tr(A⁻¹ dA) gives
 // ∂/∂V_S = V_S(A⁻¹ + A⁻ᵀ), ∂/∂B_S = C B_S(A⁻¹ − A⁻ᵀ), ∂/∂C = B_S A⁻ᵀ B_Sᵀ;
 // the restricted normaliser is the same with I + L_S, so both terms share
-// one coefficient matrix P = A⁻¹ − (I + L_S)⁻¹.
+// one coefficient matrix P = A⁻¹ − (I + L_S)⁻¹. The pieces added to acc are
+// the rows of (P + Pᵀ)V_S (gv), PᵀB_S (w) and (Pᵀ − P)B_S (u), computed as
+// two four-vector products (vecmatN); a single item (bᵀCb = 0, P a
+// scalar, u = 0) takes a closed form.
 func (w *basketWork) basketTerm(p *Params, bcS []float64, items []int, eps float64, restricted bool, acc *accum, scale float64) (float64, bool) {
 	d := p.Dim
 	k := len(items)
 	w.ensure(k, d)
 	v, b := p.V, p.brows()
-	a := w.a
+	if k == 1 {
+		i := items[0]
+		vi, bi := v[i*d:(i+1)*d], b[i*d:(i+1)*d]
+		l := blas.Dot(vi, vi)
+		a := l + eps
+		if !(a > 0) || math.IsInf(a, 0) {
+			return math.Inf(-1), false
+		}
+		val, pm := math.Log(a), 1/a
+		if restricted {
+			val -= math.Log1p(l)
+			pm -= 1 / (1 + l)
+		}
+		acc.touch(i)
+		axpyF(scale*2*pm, vi, acc.gv[i*d:(i+1)*d])
+		axpyF(scale*pm, bi, acc.w[i*d:(i+1)*d])
+		acc.value += scale * val
+		return val, true
+	}
+	kr := max(k, 4) // zr has at least 4 rows for dot4FMA
+	w.zl = resize(w.zl, k*2*d)
+	w.zr = resize(w.zr, kr*2*d)
+	zl, zr := w.zl, w.zr
 	for r, i := range items {
-		vi, bci := v[i*d:(i+1)*d], bcS[r*d:(r+1)*d]
-		for s, j := range items {
-			a[r*k+s] = blas.Dot(vi, v[j*d:(j+1)*d]) + blas.Dot(bci, b[j*d:(j+1)*d])
+		copy(zl[2*r*d:], v[i*d:(i+1)*d])
+		copy(zl[(2*r+1)*d:], bcS[r*d:(r+1)*d])
+		copy(zr[2*r*d:], v[i*d:(i+1)*d])
+		copy(zr[(2*r+1)*d:], b[i*d:(i+1)*d])
+	}
+	a := w.a
+	for r := 0; r < k; r++ {
+		zi := zl[2*r*d : 2*(r+1)*d]
+		if useFMA && k < 4 {
+			// Rows k..3 of zr are scratch; their products are dropped.
+			var q [4]float64
+			dot4FMA(&zr[0], 2*d, &zi[0], 2*d, &q[0])
+			copy(a[r*k:(r+1)*k], q[:k])
+		} else {
+			gemv(a[r*k:(r+1)*k], zr, k, 2*d, zi, 1)
 		}
 	}
 	if restricted {
@@ -199,8 +234,7 @@ func (w *basketWork) basketTerm(p *Params, bcS []float64, items []int, eps float
 	if sg <= 0 {
 		return math.Inf(-1), false
 	}
-	pm := w.p
-	copy(pm, a)
+	pm := a
 	val := ld
 	if restricted {
 		ld2, sg2 := invert(w.a2, k, w.piv)
@@ -212,24 +246,26 @@ func (w *basketWork) basketTerm(p *Params, bcS []float64, items []int, eps float
 			pm[t] -= w.a2[t]
 		}
 	}
-	// P coefficients. x = Σ_b P_ba b_b, y = Σ_b P_ab b_b, z = Σ_b (P_ba+P_ab) v_b.
-	for r, i := range items {
-		clear(w.x)
-		clear(w.y)
-		clear(w.z)
-		for s, j := range items {
-			pba, pab := pm[s*k+r], pm[r*k+s]
-			bj, vj := b[j*d:(j+1)*d], v[j*d:(j+1)*d]
-			blas.Axpy(pba, bj, w.x)
-			blas.Axpy(pab, bj, w.y)
-			blas.Axpy(pba+pab, vj, w.z)
+	w.xs = resize(w.xs, 3*k*k)
+	xs := w.xs
+	for i := 0; i < k; i++ {
+		for j := 0; j < k; j++ {
+			pji, pij := pm[j*k+i], pm[i*k+j]
+			xs[i*k+j] = pji + pij
+			xs[(k+i)*k+j] = pji
+			xs[(2*k+i)*k+j] = pji - pij
 		}
+	}
+	w.gv = resize(w.gv, k*d)
+	w.wu = resize(w.wu, 2*k*d)
+	vecmatN(w.gv, d, xs, k, k, zr, k, d, 2*d, 1)
+	vecmatN(w.wu, d, xs[k*k:], k, 2*k, zr[d:], k, d, 2*d, 1)
+	for r, i := range items {
 		acc.touch(i)
 		o := i * d
-		blas.Axpy(scale, w.z, acc.gv[o:o+d])
-		blas.Axpy(scale, w.x, acc.w[o:o+d])
-		blas.Axpy(scale, w.x, acc.u[o:o+d])
-		blas.Axpy(-scale, w.y, acc.u[o:o+d])
+		axpyF(scale, w.gv[r*d:(r+1)*d], acc.gv[o:o+d])
+		axpyF(scale, w.wu[r*d:(r+1)*d], acc.w[o:o+d])
+		axpyF(scale, w.wu[(k+r)*d:(k+r+1)*d], acc.u[o:o+d])
 	}
 	acc.value += scale * val
 	return val, true

@@ -146,6 +146,10 @@ func randomBaskets(rng *rand.Rand, n, count, maxK int) [][]int {
 }
 
 func TestGradientsMatchFiniteDifferences(t *testing.T) {
+	withKernels(t, testGradientsMatchFiniteDifferences)
+}
+
+func testGradientsMatchFiniteDifferences(t *testing.T) {
 	specs := []objSpec{
 		{eps: 0},
 		{eps: 1e-5},
