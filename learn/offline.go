@@ -257,6 +257,7 @@ type offlineTrainer struct {
 	workers []*offlineWorker
 	total   *accum
 	nw      *normWork
+	nf      *normPipe // its factor (blocked inverse, four-vector products) on nw
 	g       *Grad
 	mom     *Grad // Adam first moments
 	sq      *Grad // Adam second moments
@@ -273,8 +274,10 @@ type offlineWorker struct {
 func newOfflineTrainer(p *Params, train [][]int, opt OfflineOptions) *offlineTrainer {
 	n, d := p.N, p.Dim
 	tr := &offlineTrainer{p: p, opt: opt, invMu: make([]float64, n), bc: make([]float64, n*d),
-		total: newAccum(n, d), nw: newNormWork(d), g: NewGrad(p), mom: NewGrad(p), sq: NewGrad(p),
+		total: newAccum(n, d), g: NewGrad(p), mom: NewGrad(p), sq: NewGrad(p),
 		tmp: make([]float64, d)}
+	tr.nf = newNormPipe(d, 0)
+	tr.nw = tr.nf.nw
 	for _, s := range train {
 		for _, i := range s {
 			tr.invMu[i]++
@@ -328,7 +331,7 @@ func (tr *offlineTrainer) gradient(batch [][]int) bool {
 	go func() {
 		defer wg.Done()
 		tr.nw.gramAll(p)
-		normOK = tr.nw.factor(tr.c)
+		normOK = tr.nf.factor(tr.c)
 	}()
 	for wi, wk := range tr.workers {
 		lo, hi := wi*chunk, min((wi+1)*chunk, len(batch))
