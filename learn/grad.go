@@ -41,6 +41,9 @@ type accum struct {
 	touched     []bool
 	touchedList []int
 	value       float64
+	// finish's scratch: the touched rows of u and w, C uᵢ, bᵢ by column,
+	// Σ bᵢwᵢᵀ.
+	fu, fw, fcu, fbt, fprod []float64
 }
 
 func newAccum(n, d int) *accum {
@@ -108,23 +111,32 @@ func (a *accum) merge(o *accum) {
 func (a *accum) finish(p *Params, c []float64, g *Grad, tmp []float64, projectD bool) {
 	d := a.d
 	b := p.brows()
-	for _, i := range a.touchedList {
+	t := len(a.touchedList)
+	// Over the touched rows at once: C uᵢ = −(uᵢᵀC)ᵀ (C skew) and
+	// Σ bᵢwᵢᵀ (row s: (bᵢ[s])ᵢᵀ W), as four-vector products.
+	a.fu, a.fw, a.fcu = resize(a.fu, t*d), resize(a.fw, t*d), resize(a.fcu, t*d)
+	a.fbt, a.fprod = resize(a.fbt, d*t), resize(a.fprod, d*d)
+	for q, i := range a.touchedList {
+		copy(a.fu[q*d:(q+1)*d], a.u[i*d:(i+1)*d])
+		copy(a.fw[q*d:(q+1)*d], a.w[i*d:(i+1)*d])
+		for s, x := range b[i*d : (i+1)*d] {
+			a.fbt[s*t+q] = x
+		}
+	}
+	vecmatN(a.fcu, d, a.fu, d, t, c, d, d, d, -1)
+	if t > 0 {
+		vecmatN(a.fprod, d, a.fbt, t, d, a.fw, t, d, d, 1)
+		blas.Axpy(1, a.fprod, a.gc)
+	}
+	for q, i := range a.touchedList {
 		r := i * d
-		matVec(tmp, c, a.u[r:r+d], d)
 		gbi := g.V[r : r+d]
 		if g.B != nil {
 			gbi = g.B[r : r+d]
 		}
-		blas.Axpy(1, tmp, gbi)
+		blas.Axpy(1, a.fcu[q*d:(q+1)*d], gbi)
 		blas.Axpy(1, a.gb[r:r+d], gbi)
 		blas.Axpy(1, a.gv[r:r+d], g.V[r:r+d])
-		// gc += bᵢ wᵢᵀ
-		bi, wi := b[r:r+d], a.w[r:r+d]
-		for s, x := range bi {
-			if x != 0 {
-				blas.Axpy(x, wi, a.gc[s*d:(s+1)*d])
-			}
-		}
 	}
 	if !projectD {
 		return
@@ -441,11 +453,11 @@ func (nw *normWork) gramAll(p *Params) {
 	blas64.Implementation().Dgemm(gblas.Trans, gblas.NoTrans, m, m, n, 1, nw.z, m, nw.z, m, 0, nw.g, m)
 }
 
-// applyAll adds scale·K zᵢ for every item (one GEMM, ZK = (KZᵀ)ᵀ as K is
-// symmetric), using the Z of the last gramAll.
+// applyAll adds scale·K zᵢ for every item (the rows of ZK, K symmetric, by
+// four-vector products), using the Z of the last gramAll.
 func (nw *normWork) applyAll(n int, acc *accum, scale float64) {
 	d, m := nw.d, 2*nw.d
-	blas64.Implementation().Dgemm(gblas.NoTrans, gblas.NoTrans, n, m, m, scale, nw.z, m, nw.k, m, 0, nw.kz, m)
+	vecmatN(nw.kz, m, nw.z, m, n, nw.k, m, m, m, scale)
 	for i := 0; i < n; i++ {
 		acc.touch(i)
 		blas.Axpy(1, nw.kz[i*m:i*m+d], acc.gv[i*d:(i+1)*d])

@@ -317,9 +317,7 @@ func (tr *offlineTrainer) gradient(batch [][]int) bool {
 	p, d, n := tr.p, tr.p.Dim, tr.p.N
 	tr.c = p.CInto(tr.c)
 	b := p.brows()
-	for i := 0; i < n; i++ {
-		rowTimes(tr.bc[i*d:(i+1)*d], b[i*d:(i+1)*d], tr.c, d)
-	}
+	vecmatN(tr.bc, d, b, d, n, tr.c, d, d, d, 1) // rows bᵢᵀC
 	scale := 1 / float64(len(batch))
 	nw := len(tr.workers)
 	chunk := (len(batch) + nw - 1) / nw
@@ -330,7 +328,7 @@ func (tr *offlineTrainer) gradient(batch [][]int) bool {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		tr.nw.gramAll(p)
+		tr.nf.gramAll(p)
 		normOK = tr.nf.factor(tr.c)
 	}()
 	for wi, wk := range tr.workers {
