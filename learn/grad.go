@@ -149,49 +149,63 @@ func (a *accum) finish(p *Params, c []float64, g *Grad, tmp []float64, projectD 
 	}
 }
 
-// basketWork holds the scratch of one basket evaluation.
+// basketWork holds the scratch and the results of one basket evaluation
+// (pieces).
 type basketWork struct {
-	a, a2, p []float64
-	bcS      []float64
-	piv      []int
-	zl, zr   []float64 // rows [vᵢ; bᵢᵀC] and [vᵢ; bᵢ] (zr at least 4 rows)
-	xs       []float64 // 3|S|×|S| coefficient rows
-	gv, wu   []float64 // |S|×d and 2|S|×d gradient pieces
+	a, a2  []float64
+	piv    []int
+	zl, zr []float64 // rows [vᵢ; bᵢᵀC] and [vᵢ; bᵢ] (zr at least 4 rows)
+	xs     []float64 // 3|S|×|S| coefficient rows
+	// The pieces, rows by basket position: gv (|S|×d), wu (2|S|×d: the wᵢ,
+	// then the uᵢ) and cu (|S|×d, C uᵢ).
+	gv, wu, cu []float64
+	k, d       int
 }
 
 func (w *basketWork) ensure(k, d int) {
 	if cap(w.a) < k*k {
-		w.a, w.a2, w.p = make([]float64, k*k), make([]float64, k*k), make([]float64, k*k)
+		w.a, w.a2 = make([]float64, k*k), make([]float64, k*k)
 		w.piv = make([]int, k)
 	}
-	if cap(w.bcS) < k*d {
-		w.bcS = make([]float64, k*d)
-	}
-	w.a, w.a2, w.p, w.piv = w.a[:k*k], w.a2[:k*k], w.p[:k*k], w.piv[:k]
-	w.bcS = w.bcS[:k*d]
+	w.a, w.a2, w.piv = w.a[:k*k], w.a2[:k*k], w.piv[:k]
+	w.gv, w.wu, w.cu = resize(w.gv, k*d), resize(w.wu, 2*k*d), resize(w.cu, k*d)
+	w.xs = resize(w.xs, 3*k*k)
+	w.k, w.d = k, d
 }
 
-// basketTerm evaluates
+// row returns basket item q's rows of gv, w and u.
+func (w *basketWork) row(q int) (gv, wi, u []float64) {
+	k, d := w.k, w.d
+	return w.gv[q*d : (q+1)*d], w.wu[q*d : (q+1)*d], w.wu[(k+q)*d : (k+q+1)*d]
+}
+
+// pieces evaluates, for validated items, the gradient pieces of
 //
-//	t(S) = log det(L_S + εI) − [restricted] log det(I + L_S)
-//
-// for validated items and adds scale·∂t into acc. bcS must hold the rows
-// bₐᵀC of the basket's items (|S|×d). It returns the value and false when a
-// determinant is not positive (only possible with ε = 0), in which case acc
-// is unchanged.
+//	t(S) = log det(L_S + εI) − [restricted] log det(I + L_S).
 //
 // For A = L_S + εI (not symmetric) d log det A = tr(A⁻¹ dA) gives
 // ∂/∂V_S = V_S(A⁻¹ + A⁻ᵀ), ∂/∂B_S = C B_S(A⁻¹ − A⁻ᵀ), ∂/∂C = B_S A⁻ᵀ B_Sᵀ;
 // the restricted normaliser is the same with I + L_S, so both terms share
-// one coefficient matrix P = A⁻¹ − (I + L_S)⁻¹. The pieces added to acc are
-// the rows of (P + Pᵀ)V_S (gv), PᵀB_S (w) and (Pᵀ − P)B_S (u), computed as
-// two four-vector products (vecmatN); a single item (bᵀCb = 0, P a
-// scalar, u = 0) takes a closed form.
-func (w *basketWork) basketTerm(p *Params, bcS []float64, items []int, eps float64, restricted bool, acc *accum, scale float64) (float64, bool) {
-	d := p.Dim
-	k := len(items)
+// one coefficient matrix P = A⁻¹ − (I + L_S)⁻¹. The pieces are the rows
+//
+//	gvᵢ = Σⱼ (P_ji + P_ij) vⱼ,   wᵢ = Σⱼ P_ji bⱼ,   uᵢ = Σⱼ (P_ji − P_ij) bⱼ
+//
+// of (P + Pᵀ)V_S, PᵀB_S and (Pᵀ − P)B_S (two four-vector products, vecmatN)
+// and, when withCU is set, C uᵢ = Σⱼ (P_ji − P_ij) C bⱼ with C bⱼ = −(bⱼᵀC)ᵀ
+// (C skew), from the rows bⱼᵀC at hand (|S|²d instead of |S|d²). Entries of
+// L_S are single dots of length 2d, [vᵢ; Cᵀbᵢ]·[vⱼ; bⱼ]. bcS holds the rows
+// bᵢᵀC, or is nil to have them computed from c. A single item (bᵀCb = 0,
+// P a scalar, u = 0) takes a closed form. With value set, t(S) is returned
+// (else 0, and baskets of two items invert in closed form). It returns
+// false, with zero pieces, when a determinant is not positive (only
+// possible with ε = 0).
+func (w *basketWork) pieces(p *Params, items []int, bcS, c []float64, eps float64, restricted, value, withCU bool) (float64, bool) {
+	d, k := p.Dim, len(items)
 	w.ensure(k, d)
 	v, b := p.V, p.brows()
+	clear(w.gv)
+	clear(w.wu)
+	clear(w.cu)
 	if k == 1 {
 		i := items[0]
 		vi, bi := v[i*d:(i+1)*d], b[i*d:(i+1)*d]
@@ -200,15 +214,22 @@ func (w *basketWork) basketTerm(p *Params, bcS []float64, items []int, eps float
 		if !(a > 0) || math.IsInf(a, 0) {
 			return math.Inf(-1), false
 		}
-		val, pm := math.Log(a), 1/a
-		if restricted {
-			val -= math.Log1p(l)
-			pm -= 1 / (1 + l)
+		pm, val := 1/a, 0.0
+		if value {
+			val = math.Log(a)
 		}
-		acc.touch(i)
-		axpyF(scale*2*pm, vi, acc.gv[i*d:(i+1)*d])
-		axpyF(scale*pm, bi, acc.w[i*d:(i+1)*d])
-		acc.value += scale * val
+		if restricted {
+			pm -= 1 / (1 + l)
+			if value {
+				val -= math.Log1p(l)
+			}
+		}
+		for j, x := range vi {
+			w.gv[j] = 2 * pm * x
+		}
+		for j, x := range bi {
+			w.wu[j] = pm * x
+		}
 		return val, true
 	}
 	kr := max(k, 4) // zr has at least 4 rows for dot4FMA
@@ -217,9 +238,15 @@ func (w *basketWork) basketTerm(p *Params, bcS []float64, items []int, eps float
 	zl, zr := w.zl, w.zr
 	for r, i := range items {
 		copy(zl[2*r*d:], v[i*d:(i+1)*d])
-		copy(zl[(2*r+1)*d:], bcS[r*d:(r+1)*d])
 		copy(zr[2*r*d:], v[i*d:(i+1)*d])
 		copy(zr[(2*r+1)*d:], b[i*d:(i+1)*d])
+	}
+	if bcS != nil {
+		for r := range items {
+			copy(zl[(2*r+1)*d:], bcS[r*d:(r+1)*d])
+		}
+	} else {
+		vecmatN(zl[d:], 2*d, zr[d:], 2*d, k, c, d, d, d, 1) // rows bᵢᵀC
 	}
 	a := w.a
 	for r := 0; r < k; r++ {
@@ -242,23 +269,21 @@ func (w *basketWork) basketTerm(p *Params, bcS []float64, items []int, eps float
 	for r := 0; r < k; r++ {
 		a[r*k+r] += eps
 	}
-	ld, sg := invert(a, k, w.piv)
-	if sg <= 0 {
+	val, ok := invertValue(a, k, w.piv, value)
+	if !ok {
 		return math.Inf(-1), false
 	}
 	pm := a
-	val := ld
 	if restricted {
-		ld2, sg2 := invert(w.a2, k, w.piv)
-		if sg2 <= 0 {
+		val2, ok2 := invertValue(w.a2, k, w.piv, value)
+		if !ok2 {
 			return math.Inf(-1), false
 		}
-		val -= ld2
+		val -= val2
 		for t := range pm {
 			pm[t] -= w.a2[t]
 		}
 	}
-	w.xs = resize(w.xs, 3*k*k)
 	xs := w.xs
 	for i := 0; i < k; i++ {
 		for j := 0; j < k; j++ {
@@ -268,16 +293,57 @@ func (w *basketWork) basketTerm(p *Params, bcS []float64, items []int, eps float
 			xs[(2*k+i)*k+j] = pji - pij
 		}
 	}
-	w.gv = resize(w.gv, k*d)
-	w.wu = resize(w.wu, 2*k*d)
 	vecmatN(w.gv, d, xs, k, k, zr, k, d, 2*d, 1)
 	vecmatN(w.wu, d, xs[k*k:], k, 2*k, zr[d:], k, d, 2*d, 1)
-	for r, i := range items {
+	if withCU {
+		vecmatN(w.cu, d, xs[2*k*k:], k, k, zl[d:], k, d, 2*d, -1)
+	}
+	return val, true
+}
+
+// invertValue inverts the k×k matrix a in place and reports whether its
+// determinant was positive (else a is unspecified), returning log det a
+// when value is set (else 0). Without the value, baskets of two items
+// invert in closed form (no pivoting, no logarithms).
+func invertValue(a []float64, k int, piv []int, value bool) (float64, bool) {
+	if k == 2 && !value {
+		det := a[0]*a[3] - a[1]*a[2]
+		if !(det > 0) || math.IsInf(det, 0) {
+			return 0, false
+		}
+		inv := 1 / det
+		a[0], a[1], a[2], a[3] = a[3]*inv, -a[1]*inv, -a[2]*inv, a[0]*inv
+		return 0, true
+	}
+	ld, sg := invert(a, k, piv)
+	if sg <= 0 {
+		return 0, false
+	}
+	if !value {
+		ld = 0
+	}
+	return ld, true
+}
+
+// basketTerm evaluates t(S) (see pieces) for validated items and adds
+// scale·∂t into acc. bcS must hold the rows bₐᵀC of the basket's items
+// (|S|×d). It returns the value and false when a determinant is not
+// positive (only possible with ε = 0), in which case acc is unchanged.
+func (w *basketWork) basketTerm(p *Params, bcS []float64, items []int, eps float64, restricted bool, acc *accum, scale float64) (float64, bool) {
+	val, ok := w.pieces(p, items, bcS, nil, eps, restricted, true, false)
+	if !ok {
+		return val, false
+	}
+	d := p.Dim
+	for q, i := range items {
 		acc.touch(i)
 		o := i * d
-		axpyF(scale, w.gv[r*d:(r+1)*d], acc.gv[o:o+d])
-		axpyF(scale, w.wu[r*d:(r+1)*d], acc.w[o:o+d])
-		axpyF(scale, w.wu[(k+r)*d:(k+r+1)*d], acc.u[o:o+d])
+		gv, wi, u := w.row(q)
+		axpyF(scale, gv, acc.gv[o:o+d])
+		axpyF(scale, wi, acc.w[o:o+d])
+		if len(items) > 1 {
+			axpyF(scale, u, acc.u[o:o+d])
+		}
 	}
 	acc.value += scale * val
 	return val, true
@@ -439,6 +505,14 @@ func bcRows(out []float64, p *Params, c []float64, items []int) {
 // gramAll recomputes G = ZᵀZ from all items with one GEMM (Z is n×2d, row
 // i = zᵢᵀ) and keeps Z for applyAll.
 func (nw *normWork) gramAll(p *Params) {
+	m, n := 2*nw.d, p.N
+	nw.fillZ(p)
+	blas64.Implementation().Dgemm(gblas.Trans, gblas.NoTrans, m, m, n, 1, nw.z, m, nw.z, m, 0, nw.g, m)
+}
+
+// fillZ writes Z (row i = [vᵢ; bᵢ]) of all items of p into nw.z and sizes
+// nw.kz to match.
+func (nw *normWork) fillZ(p *Params) {
 	d, m, n := nw.d, 2*nw.d, p.N
 	if cap(nw.z) < n*m {
 		nw.z = make([]float64, n*m)
@@ -450,7 +524,6 @@ func (nw *normWork) gramAll(p *Params) {
 		copy(nw.z[i*m:i*m+d], v[i*d:(i+1)*d])
 		copy(nw.z[i*m+d:(i+1)*m], b[i*d:(i+1)*d])
 	}
-	blas64.Implementation().Dgemm(gblas.Trans, gblas.NoTrans, m, m, n, 1, nw.z, m, nw.z, m, 0, nw.g, m)
 }
 
 // applyAll adds scale·K zᵢ for every item (the rows of ZK, K symmetric, by

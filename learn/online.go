@@ -182,7 +182,6 @@ type Online struct {
 	g   *Grad     // D's gradient
 	ss  stepScratch
 	c   []float64
-	bk  basketBufs
 	w   basketWork
 	np  *normPipe // NormExact only
 	tmp []float64

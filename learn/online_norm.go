@@ -209,19 +209,8 @@ func (np *normPipe) gramFrom(z []float64, n int) {
 // gramAll recomputes G from all items of p by gramFrom, keeping Z in nw.z
 // for normWork.applyAll.
 func (np *normPipe) gramAll(p *Params) {
-	nw, d := np.nw, np.d
-	m, n := 2*d, p.N
-	if cap(nw.z) < n*m {
-		nw.z = make([]float64, n*m)
-		nw.kz = make([]float64, n*m)
-	}
-	nw.z, nw.kz = nw.z[:n*m], nw.kz[:n*m]
-	v, b := p.V, p.brows()
-	for i := 0; i < n; i++ {
-		copy(nw.z[i*m:i*m+d], v[i*d:(i+1)*d])
-		copy(nw.z[i*m+d:(i+1)*m], b[i*d:(i+1)*d])
-	}
-	np.gramFrom(nw.z, n)
+	np.nw.fillZ(p)
+	np.gramFrom(np.nw.z, p.N)
 }
 
 // factor computes what normWork.factor does (A = I + WG, A⁻¹, log det A,

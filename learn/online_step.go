@@ -150,7 +150,6 @@ type stepScratch struct {
 	gv, z []float64
 	y     []float64 // d×d (factor)
 	cu    []float64 // 2·|S|×d: the basket's uᵢ and C uᵢ
-	zl    []float64 // 2·|S|×2d (basketTerm)
 }
 
 func (s *stepScratch) ensure(d int) {
@@ -166,7 +165,7 @@ func (s *stepScratch) ensure(d int) {
 // applies the optimiser to the item's rows. It reports whether the new rows
 // are finite.
 func (o *Online) stepItems(basket []int) bool {
-	p, d, bk := o.p, o.p.Dim, &o.bk
+	p, d, bk := o.p, o.p.Dim, &o.w
 	b := p.brows()
 	s := &o.ss
 	s.ensure(d)
@@ -319,159 +318,11 @@ func (o *Online) stepD() bool {
 	return ok
 }
 
-// basketTerm is basketWork.basketTerm for the online learner: the same
-// value-free gradient pieces of
-//
-//	log det(L_S + εI) − [restricted] log det(I + L_S)
-//
-// with P = (L_S + εI)⁻¹ − [(I + L_S)⁻¹], as rows q (basket position) of
-// o.bk.gv, o.bk.w and o.bk.u (|S|×d each):
-//
-//	gvᵢ = Σⱼ (P_ji + P_ij) vⱼ,   wᵢ = Σⱼ P_ji bⱼ,   uᵢ = Σⱼ (P_ji − P_ij) bⱼ,
-//
-// i.e. rows of (P + Pᵀ)V_S, PᵀB_S and (Pᵀ − P)B_S, two vecmatN products,
-// and C uᵢ (o.bk.cu).
-// Entries of L_S are single dots of length 2d, [vᵢ; Cᵀbᵢ]·[vⱼ; bⱼ]. A
-// non-positive determinant (possible only with ε = 0) gives zero pieces.
+// basketTerm computes the basket term's gradient pieces into o.w
+// (basketWork.pieces without the value, with C uᵢ): zero pieces when a
+// determinant is not positive (possible only with ε = 0).
 func (o *Online) basketTerm(items []int) {
-	p, w, bk := o.p, &o.w, &o.bk
-	d, k := p.Dim, len(items)
-	w.ensure(k, d)
-	bk.ensure(k, d)
-	v, b := p.V, p.brows()
-	if k == 1 {
-		// One item (about half the baskets of a registry): bᵀCb = 0 (C
-		// skew), so L_S = vᵀv, P is a scalar, u = 0 and C u = 0.
-		i := items[0]
-		vi, bi := v[i*d:(i+1)*d], b[i*d:(i+1)*d]
-		l := blas.Dot(vi, vi)
-		bk.clear()
-		a := l + o.opt.Eps
-		if !(a > 0) || math.IsInf(a, 0) {
-			return
-		}
-		pm := 1 / a
-		if o.opt.Normalizer == NormBasket {
-			pm -= 1 / (1 + l)
-		}
-		for j, x := range vi {
-			bk.gv[j] = 2 * pm * x
-		}
-		for j, x := range bi {
-			bk.wu[j] = pm * x
-		}
-		return
-	}
-	kr := max(k, 4) // zr has at least 4 rows for dot4FMA
-	if cap(o.ss.zl) < (k+kr)*2*d {
-		o.ss.zl = make([]float64, (k+kr)*2*d)
-	}
-	zl, zr := o.ss.zl[:k*2*d], o.ss.zl[k*2*d:(k+kr)*2*d]
-	for r, i := range items {
-		copy(zl[2*r*d:], v[i*d:(i+1)*d])
-		copy(zr[2*r*d:], v[i*d:(i+1)*d])
-		copy(zr[(2*r+1)*d:], b[i*d:(i+1)*d])
-	}
-	vecmatN(zl[d:], 2*d, zr[d:], 2*d, k, o.c, d, d, d, 1) // rows bᵢᵀC
-	a := w.a
-	for r := 0; r < k; r++ {
-		zi := zl[2*r*d : 2*(r+1)*d]
-		if useFMA && k < 4 {
-			// Rows k..3 of zr are scratch; their products are dropped.
-			var q [4]float64
-			dot4FMA(&zr[0], 2*d, &zi[0], 2*d, &q[0])
-			copy(a[r*k:(r+1)*k], q[:k])
-		} else {
-			gemv(a[r*k:(r+1)*k], zr, k, 2*d, zi, 1)
-		}
-	}
-	restricted := o.opt.Normalizer == NormBasket
-	if restricted {
-		copy(w.a2, a)
-		for r := 0; r < k; r++ {
-			w.a2[r*k+r]++
-		}
-	}
-	for r := 0; r < k; r++ {
-		a[r*k+r] += o.opt.Eps
-	}
-	bk.clear()
-	if !invertPositive(a, k, w.piv) {
-		return
-	}
-	pm := a
-	if restricted {
-		if !invertPositive(w.a2, k, w.piv) {
-			return
-		}
-		for t := range pm {
-			pm[t] -= w.a2[t]
-		}
-	}
-	xs := bk.x
-	for i := 0; i < k; i++ {
-		for j := 0; j < k; j++ {
-			pji, pij := pm[j*k+i], pm[i*k+j]
-			xs[i*k+j] = pji + pij
-			xs[(k+i)*k+j] = pji
-			xs[(2*k+i)*k+j] = pji - pij
-		}
-	}
-	vecmatN(bk.gv, d, xs, k, k, zr, k, d, 2*d, 1)
-	vecmatN(bk.wu, d, xs[k*k:], k, 2*k, zr[d:], k, d, 2*d, 1)
-	// C uᵢ = Σⱼ (P_ji − P_ij) C bⱼ with C bⱼ = −(bⱼᵀC)ᵀ (C skew): from the
-	// rows bⱼᵀC already at hand, |S|²d instead of |S|d².
-	vecmatN(bk.cu, d, xs[2*k*k:], k, k, zl[d:], k, d, 2*d, -1)
-}
-
-// invertPositive inverts the k×k matrix a in place and reports whether its
-// determinant was positive (else a is unspecified). Baskets of one and two
-// items, most of them, take closed forms (no pivoting, no logarithms);
-// larger ones invert.
-func invertPositive(a []float64, k int, piv []int) bool {
-	switch k {
-	case 1:
-		if !(a[0] > 0) || math.IsInf(a[0], 0) {
-			return false
-		}
-		a[0] = 1 / a[0]
-		return true
-	case 2:
-		det := a[0]*a[3] - a[1]*a[2]
-		if !(det > 0) || math.IsInf(det, 0) {
-			return false
-		}
-		inv := 1 / det
-		a[0], a[1], a[2], a[3] = a[3]*inv, -a[1]*inv, -a[2]*inv, a[0]*inv
-		return true
-	}
-	_, sg := invert(a, k, piv)
-	return sg > 0
-}
-
-// basketBufs holds the basket term's pieces (rows by basket position).
-type basketBufs struct {
-	gv, wu []float64 // |S|×d; 2|S|×d: the wᵢ, then the uᵢ
-	cu     []float64 // |S|×d: C uᵢ
-	x      []float64 // 3|S|×|S| coefficient rows
-	k, d   int
-}
-
-func (bk *basketBufs) ensure(k, d int) {
-	bk.gv, bk.wu, bk.cu, bk.x = resize(bk.gv, k*d), resize(bk.wu, 2*k*d), resize(bk.cu, k*d), resize(bk.x, 3*k*k)
-	bk.k, bk.d = k, d
-}
-
-func (bk *basketBufs) clear() {
-	clear(bk.gv)
-	clear(bk.wu)
-	clear(bk.cu)
-}
-
-// row returns item q's rows of gv, w and u.
-func (bk *basketBufs) row(q int) (gv, w, u []float64) {
-	k, d := bk.k, bk.d
-	return bk.gv[q*d : (q+1)*d], bk.wu[q*d : (q+1)*d], bk.wu[(k+q)*d : (k+q+1)*d]
+	o.w.pieces(o.p, items, nil, o.c, o.opt.Eps, o.opt.Normalizer == NormBasket, false, true)
 }
 
 // vecmat computes out = alpha·xᵀM for a row-major rows×cols M (out_j =

@@ -93,7 +93,7 @@ func TestOnlineBasketTermMatchesBasketWork(t *testing.T) {
 		// Scatter the basket's rows to item rows like ref's.
 		gv, wv, uv := make([]float64, n*d), make([]float64, n*d), make([]float64, n*d)
 		for q, i := range basket {
-			g, w, u := o.bk.row(q)
+			g, w, u := o.w.row(q)
 			copy(gv[i*d:], g)
 			copy(wv[i*d:], w)
 			copy(uv[i*d:], u)
