@@ -179,12 +179,10 @@ type Online struct {
 	pos int64     // baskets consumed
 	mom *Grad     // first moments (Adam)
 	sq  *Grad     // second moments (Adam)
-	g   *Grad     // D's gradient
 	ss  stepScratch
 	c   []float64
 	w   basketWork
 	np  *normPipe // NormExact only
-	tmp []float64
 	// factored reports that np holds a factorisation (it is redone every
 	// FactorEvery baskets, counted by position so that resuming from a
 	// checkpoint refactors at the same steps).
@@ -196,7 +194,7 @@ type Online struct {
 	lastRefresh int64     // position of the last full Gram recomputation
 	pendC       []float64 // C's gradient accumulated since D's last step (normaliser part)
 	// pendBW holds the basket terms' share of C's gradient since D's last
-	// step as pairs: rows 2t and 2t+1 are wₜ and −bₜ of the term bₜwₜᵀ
+	// step as pairs: rows 2t and 2t+1 are wₜ and bₜ of the term bₜwₜᵀ
 	// (see stepD).
 	pendBW []float64
 	cstep  cStepScratch
@@ -225,11 +223,9 @@ func NewOnline(opt OnlineOptions) (*Online, error) {
 func (o *Online) alloc() {
 	d := o.p.Dim
 	o.c = o.p.CInto(o.c)
-	o.tmp = make([]float64, d)
 	if o.mom == nil {
 		o.mom, o.sq = &Grad{D: make([]float64, d*d)}, &Grad{D: make([]float64, d*d)}
 	}
-	o.g = &Grad{D: make([]float64, d*d)}
 	if o.pendC == nil {
 		o.pendC = make([]float64, d*d)
 	}

@@ -18,7 +18,7 @@ import (
 //	∂/∂bᵢ     = C uᵢ + s·(K zᵢ)[d:] − 2β bᵢ/μᵢ
 //	∂/∂C     += bᵢ wᵢᵀ                        (the pair kept for stepD)
 //
-// with gv, u, w the basket term's pieces (see accum), s = −t/μᵢ the weight
+// with gv, u, w the basket term's pieces (basketWork.pieces), s = −t/μᵢ the weight
 // of the exact normaliser's gradient and K its gradient map (normWork).
 
 // gemv computes out = alpha·M x for a row-major rows×cols M: four rows at
@@ -148,8 +148,6 @@ func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 // stepScratch holds the per-item buffers of stepItems.
 type stepScratch struct {
 	gv, z []float64
-	y     []float64 // d×d (factor)
-	cu    []float64 // 2·|S|×d: the basket's uᵢ and C uᵢ
 }
 
 func (s *stepScratch) ensure(d int) {
