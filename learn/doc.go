@@ -76,8 +76,10 @@
 // reference code: the symmetric part of L_S + εI is at least εI, so the
 // matrix is invertible and the term finite even for a rank-deficient
 // basket. Minibatch baskets are scored in parallel (one accumulator per
-// worker, merged after); the normaliser (GEMM for G, a 2d×2d inverse, GEMM
-// for KZ) is computed concurrently. C is learned (the reference's scalable
+// worker, merged after) by the online learner's basket computation
+// (basketWork.pieces); the normaliser (G = ZᵀZ, the blocked 2d×2d inverse)
+// is computed concurrently, and ZK, C uᵢ and Σ bᵢwᵢᵀ over the touched items
+// go through the same four-vector kernels. C is learned (the reference's scalable
 // code never trains it). The validation likelihood is checked once per pass
 // and the best model returned after Patience passes without improvement.
 //
