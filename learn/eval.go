@@ -37,6 +37,10 @@ type Metrics struct {
 	Baskets   int // test baskets scored (LL, AUC)
 	Predicted int // baskets with ≥ 2 items used for MPR and Prec@k
 	Skipped   int // baskets whose conditioning set had a zero determinant
+	// ZeroProb counts the test baskets of probability 0 under the model
+	// (det L_S = 0: more than rank L ≤ 2d items, or linearly dependent
+	// ones); any makes TestLL −Inf.
+	ZeroProb int
 }
 
 // Evaluate scores a model on test baskets under both protocols.
@@ -148,6 +152,11 @@ func Evaluate(m *ndpp.Model, test [][]int, opt EvalOptions) (*Metrics, error) {
 	pos, err := m.LogDets(baskets, opt.Workers)
 	if err != nil {
 		return nil, err
+	}
+	for _, x := range pos {
+		if math.IsInf(x, -1) {
+			met.ZeroProb++
+		}
 	}
 	negs, err := m.LogDets(neg, opt.Workers)
 	if err != nil {

@@ -219,3 +219,20 @@ func TestEvaluateSortKeyAndErrors(t *testing.T) {
 	_, err = Evaluate(m, test, EvalOptions{Key: []int64{1}})
 	require.Error(t, err)
 }
+
+// TestEvaluateCountsZeroProbabilityBaskets checks ZeroProb against the rank
+// bound: with d = 1 the skew C is 0 and L = vvᵀ has rank 1, so every basket
+// of two or more items has probability 0 and the test log-likelihood is
+// −Inf.
+func TestEvaluateCountsZeroProbabilityBaskets(t *testing.T) {
+	m := ndpp.Random(8, 1, 3, ndpp.RandomOptions{})
+	test := [][]int{{0, 1}, {2, 3, 4}, {5}, {1, 6, 7}, {0, 2}, {3}}
+	met, err := Evaluate(m, test, EvalOptions{Seed: 1})
+	require.NoError(t, err)
+	require.Equal(t, 4, met.ZeroProb)
+	require.True(t, math.IsInf(met.TestLL, -1))
+	met, err = Evaluate(m, [][]int{{0}, {5}}, EvalOptions{Seed: 1})
+	require.NoError(t, err)
+	require.Zero(t, met.ZeroProb)
+	require.False(t, math.IsInf(met.TestLL, 0))
+}

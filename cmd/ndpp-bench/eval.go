@@ -66,6 +66,9 @@ func runEval(e *env, args []string) error {
 	if !f.g.quiet && met.Skipped > 0 {
 		fmt.Fprintf(e.stderr, "eval: %d baskets skipped for MPR/Prec@k (conditioning set with zero determinant)\n", met.Skipped)
 	}
+	if !f.g.quiet {
+		zeroProbNote(e, "eval", met, m.D())
+	}
 	extra := [][2]string{{"items", strconv.Itoa(m.N())}, {"predicted baskets", strconv.Itoa(met.Predicted)}}
 	return writeMetrics(e, &f.g, toMetricsJSON("eval", m.D(), met, secs, 0, len(baskets)), extra)
 }

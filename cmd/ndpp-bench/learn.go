@@ -297,6 +297,9 @@ func runLearn(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if !f.g.quiet {
+		zeroProbNote(e, "learn", met, model.D())
+	}
 	if f.out != "" {
 		if err := ndpp.Save(f.out, model); err != nil {
 			return err
@@ -309,6 +312,15 @@ func runLearn(e *env, args []string) error {
 	}
 	extra := [][2]string{{"items", strconv.Itoa(n)}, {"validation LL", fmt.Sprintf("%.4f", res.ValLL)}}
 	return writeMetrics(e, &f.g, toMetricsJSON(f.mode, model.D(), met, res.Seconds, res.Passes, res.Baskets), extra)
+}
+
+// zeroProbNote says on stderr why the test log-likelihood is −Inf, if it
+// is: baskets the model gives probability 0.
+func zeroProbNote(e *env, cmd string, met *learn.Metrics, d int) {
+	if met.ZeroProb > 0 {
+		fmt.Fprintf(e.stderr, "%s: %d of %d test baskets have probability 0 under the model (more than 2d = %d items, or linearly dependent ones), so the test log-likelihood is -Inf\n",
+			cmd, met.ZeroProb, met.Baskets, 2*d)
+	}
 }
 
 func (f *learnFlags) check() error {

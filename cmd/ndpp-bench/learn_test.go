@@ -214,3 +214,17 @@ func TestLearnCSVFormat(t *testing.T) {
 		t.Fatalf("bad output %v: %s", err, out)
 	}
 }
+
+// TestLearnSaysWhyTestLLIsInfinite: with d = 1 (C = 0, L of rank 1) every
+// test basket of two or more items has probability 0; learn says so on
+// stderr instead of printing a bare "-".
+func TestLearnSaysWhyTestLLIsInfinite(t *testing.T) {
+	data := smallApparel(t, 600)
+	code, _, errs := runLearnCmd(t, "learn", "--data", data, "--mode", "online", "--d", "1", "--val", "50", "--test", "100")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(errs, "have probability 0 under the model") {
+		t.Errorf("no zero-probability note on stderr: %q", errs)
+	}
+}
