@@ -106,9 +106,8 @@ func (a *accum) merge(o *accum) {
 
 // finish turns the accumulated pieces into the gradient w.r.t. p's
 // parameters, added into g for the touched rows and, when projectD is set,
-// g.D; otherwise the gradient w.r.t. C is left in a.gc for the caller. tmp
-// needs d entries.
-func (a *accum) finish(p *Params, c []float64, g *Grad, tmp []float64, projectD bool) {
+// g.D; otherwise the gradient w.r.t. C is left in a.gc for the caller.
+func (a *accum) finish(p *Params, c []float64, g *Grad, projectD bool) {
 	d := a.d
 	b := p.brows()
 	t := len(a.touchedList)
@@ -491,15 +490,6 @@ func (nw *normWork) applyItem(p *Params, i int, acc *accum, scale float64) {
 // applyC adds scale·∂/∂C to acc.
 func (nw *normWork) applyC(acc *accum, scale float64) {
 	blas.Axpy(scale, nw.gc, acc.gc)
-}
-
-// bcRows writes bᵢᵀC for the given items into out (len(items)×d).
-func bcRows(out []float64, p *Params, c []float64, items []int) {
-	d := p.Dim
-	b := p.brows()
-	for r, i := range items {
-		rowTimes(out[r*d:(r+1)*d], b[i*d:(i+1)*d], c, d)
-	}
 }
 
 // gramAll recomputes G = ZᵀZ from all items with one GEMM (Z is n×2d, row

@@ -113,7 +113,7 @@ func analyticGrad(t *testing.T, p *Params, baskets [][]int, o objSpec) (float64,
 		nw.applyC(acc, -1)
 		acc.value -= nw.logDet
 	}
-	acc.finish(p, c, g, make([]float64, p.Dim), true)
+	acc.finish(p, c, g, true)
 	return acc.value, g
 }
 
@@ -270,4 +270,13 @@ func TestInvert(t *testing.T) {
 	}
 	_, sg := invert([]float64{0, 0, 0, 0}, 2, make([]int, 2))
 	require.Equal(t, 0.0, sg)
+}
+
+// bcRows writes (row by row, the direct way) bᵢᵀC for the given items into out (len(items)×d).
+func bcRows(out []float64, p *Params, c []float64, items []int) {
+	d := p.Dim
+	b := p.brows()
+	for r, i := range items {
+		rowTimes(out[r*d:(r+1)*d], b[i*d:(i+1)*d], c, d)
+	}
 }

@@ -28,13 +28,6 @@ func rowTimes(out, x, m []float64, d int) {
 	}
 }
 
-// matVec computes out = M x for a row-major d×d M.
-func matVec(out, m, x []float64, d int) {
-	for r := 0; r < d; r++ {
-		out[r] = blas.Dot(m[r*d:(r+1)*d], x)
-	}
-}
-
 // invert overwrites the row-major k×k matrix a with its inverse by
 // Gauss–Jordan elimination with partial pivoting and returns log|det a| and
 // the sign of det a (0 when a pivot is exactly zero or not finite, in which

@@ -262,7 +262,6 @@ type offlineTrainer struct {
 	mom     *Grad // Adam first moments
 	sq      *Grad // Adam second moments
 	t       int
-	tmp     []float64
 }
 
 type offlineWorker struct {
@@ -274,8 +273,7 @@ type offlineWorker struct {
 func newOfflineTrainer(p *Params, train [][]int, opt OfflineOptions) *offlineTrainer {
 	n, d := p.N, p.Dim
 	tr := &offlineTrainer{p: p, opt: opt, invMu: make([]float64, n), bc: make([]float64, n*d),
-		total: newAccum(n, d), g: NewGrad(p), mom: NewGrad(p), sq: NewGrad(p),
-		tmp: make([]float64, d)}
+		total: newAccum(n, d), g: NewGrad(p), mom: NewGrad(p), sq: NewGrad(p)}
 	tr.nf = newNormPipe(d, 0)
 	tr.nw = tr.nf.nw
 	for _, s := range train {
@@ -369,7 +367,7 @@ func (tr *offlineTrainer) gradient(batch [][]int) bool {
 	clear(g.V)
 	clear(g.B)
 	clear(g.D)
-	acc.finish(p, tr.c, g, tr.tmp, true)
+	acc.finish(p, tr.c, g, true)
 	// Regulariser −R.
 	tr.regularize(g)
 	if tr.opt.FixC {
