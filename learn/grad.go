@@ -3,8 +3,6 @@ package learn
 import (
 	"math"
 
-	gblas "gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
 
 	"github.com/ndpp-go/ndpp/blas"
 )
@@ -362,7 +360,7 @@ type normWork struct {
 	gc     []float64 // ∂/∂C
 	piv    []int
 	tmp    []float64
-	z, kz  []float64 // n×2d item matrix and its image under K (gramAll, applyAll)
+	z, kz  []float64 // n×2d item matrix and its image under K (fillZ, applyAll)
 	logDet float64
 }
 
@@ -492,16 +490,8 @@ func (nw *normWork) applyC(acc *accum, scale float64) {
 	blas.Axpy(scale, nw.gc, acc.gc)
 }
 
-// gramAll recomputes G = ZᵀZ from all items with one GEMM (Z is n×2d, row
-// i = zᵢᵀ) and keeps Z for applyAll.
-func (nw *normWork) gramAll(p *Params) {
-	m, n := 2*nw.d, p.N
-	nw.fillZ(p)
-	blas64.Implementation().Dgemm(gblas.Trans, gblas.NoTrans, m, m, n, 1, nw.z, m, nw.z, m, 0, nw.g, m)
-}
-
-// fillZ writes Z (row i = [vᵢ; bᵢ]) of all items of p into nw.z and sizes
-// nw.kz to match.
+// fillZ writes Z (row i = [vᵢ; bᵢ]) of all items of p into nw.z (for
+// normPipe.gramAll and applyAll) and sizes nw.kz to match.
 func (nw *normWork) fillZ(p *Params) {
 	d, m, n := nw.d, 2*nw.d, p.N
 	if cap(nw.z) < n*m {
