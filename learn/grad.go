@@ -3,7 +3,6 @@ package learn
 import (
 	"math"
 
-
 	"github.com/ndpp-go/ndpp/blas"
 )
 
