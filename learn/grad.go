@@ -187,8 +187,9 @@ func (w *basketWork) row(q int) (gv, wi, u []float64) {
 //	gvᵢ = Σⱼ (P_ji + P_ij) vⱼ,   wᵢ = Σⱼ P_ji bⱼ,   uᵢ = Σⱼ (P_ji − P_ij) bⱼ
 //
 // of (P + Pᵀ)V_S, PᵀB_S and (Pᵀ − P)B_S (two four-vector products, vecmatN)
-// and, when withCU is set, C uᵢ = Σⱼ (P_ji − P_ij) C bⱼ with C bⱼ = −(bⱼᵀC)ᵀ
-// (C skew), from the rows bⱼᵀC at hand (|S|²d instead of |S|d²). Entries of
+// and, when withCU is set (else cu is left as it was for baskets of two or
+// more items), C uᵢ = Σⱼ (P_ji − P_ij) C bⱼ with C bⱼ = −(bⱼᵀC)ᵀ (C skew),
+// from the rows bⱼᵀC at hand (|S|²d instead of |S|d²). Entries of
 // L_S are single dots of length 2d, [vᵢ; Cᵀbᵢ]·[vⱼ; bⱼ]. bcS holds the rows
 // bᵢᵀC, or is nil to have them computed from c. A single item (bᵀCb = 0,
 // P a scalar, u = 0) takes a closed form. With value set, t(S) is returned
@@ -199,17 +200,16 @@ func (w *basketWork) pieces(p *Params, items []int, bcS, c []float64, eps float6
 	d, k := p.Dim, len(items)
 	w.ensure(k, d)
 	v, b := p.V, p.brows()
-	clear(w.gv)
-	clear(w.wu)
-	clear(w.cu)
 	if k == 1 {
 		i := items[0]
 		vi, bi := v[i*d:(i+1)*d], b[i*d:(i+1)*d]
 		l := blas.Dot(vi, vi)
 		a := l + eps
 		if !(a > 0) || math.IsInf(a, 0) {
-			return math.Inf(-1), false
+			return w.fail()
 		}
+		clear(w.wu[d:]) // u = 0
+		clear(w.cu)
 		pm, val := 1/a, 0.0
 		if value {
 			val = math.Log(a)
@@ -267,13 +267,13 @@ func (w *basketWork) pieces(p *Params, items []int, bcS, c []float64, eps float6
 	}
 	val, ok := invertValue(a, k, w.piv, value)
 	if !ok {
-		return math.Inf(-1), false
+		return w.fail()
 	}
 	pm := a
 	if restricted {
 		val2, ok2 := invertValue(w.a2, k, w.piv, value)
 		if !ok2 {
-			return math.Inf(-1), false
+			return w.fail()
 		}
 		val -= val2
 		for t := range pm {
@@ -295,6 +295,14 @@ func (w *basketWork) pieces(p *Params, items []int, bcS, c []float64, eps float6
 		vecmatN(w.cu, d, xs[2*k*k:], k, k, zl[d:], k, d, 2*d, -1)
 	}
 	return val, true
+}
+
+// fail zeroes the pieces and reports a non-positive determinant.
+func (w *basketWork) fail() (float64, bool) {
+	clear(w.gv)
+	clear(w.wu)
+	clear(w.cu)
+	return math.Inf(-1), false
 }
 
 // invertValue inverts the k×k matrix a in place and reports whether its
