@@ -2,6 +2,7 @@ package learn
 
 import (
 	"bytes"
+	"encoding/gob"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -411,4 +412,46 @@ func TestOnlineIndependentOfScheduling(t *testing.T) {
 		require.Equal(t, results[0].B, p.B)
 		require.Equal(t, results[0].D, p.D)
 	}
+}
+
+// TestOnlineCheckpointRejectsInconsistentSchedule tampers with the exact
+// normaliser's pipeline state in a valid checkpoint: each change must be
+// refused as corrupt rather than loaded (or panic later).
+func TestOnlineCheckpointRejectsInconsistentSchedule(t *testing.T) {
+	baskets := plantedBaskets(20, 60, 3)
+	o, err := NewOnline(OnlineOptions{D: 3, Seed: 1, FactorEvery: 10})
+	require.NoError(t, err)
+	_, err = o.Run(SliceSource(baskets), OnlineRun{MaxBaskets: 23}) // a job pending
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	require.NoError(t, o.Save(&buf))
+	decode := func() checkpoint {
+		var cp checkpoint
+		require.NoError(t, gob.NewDecoder(bytes.NewReader(buf.Bytes()[len(checkpointMagic):])).Decode(&cp))
+		return cp
+	}
+	cp := decode()
+	require.NotZero(t, cp.SwapAt, "the checkpoint holds a pending result")
+	for name, tamper := range map[string]func(*checkpoint){
+		"swap in the past":      func(c *checkpoint) { c.SwapAt = c.Pos },
+		"kz stage after swap":   func(c *checkpoint) { c.KZAt = c.SwapAt + 1 },
+		"kz generation ahead":   func(c *checkpoint) { c.KZGen[0] = c.Gen + 1 },
+		"pending item too big":  func(c *checkpoint) { c.PendItems = append(c.PendItems, c.N) },
+		"short cache":           func(c *checkpoint) { c.KZ = c.KZ[:len(c.KZ)-1] },
+		"odd pairs":             func(c *checkpoint) { c.PendBW = append(c.PendBW, 1) },
+		"negative generation":   func(c *checkpoint) { c.Gen = -1 },
+		"pending K wrong shape": func(c *checkpoint) { c.KZAt = 0; c.PendKZ = nil; c.PendK = c.PendK[:1] },
+	} {
+		c := decode()
+		tamper(&c)
+		var out bytes.Buffer
+		out.WriteString(checkpointMagic)
+		require.NoError(t, gob.NewEncoder(&out).Encode(&c))
+		_, err := LoadOnline(&out)
+		require.ErrorContains(t, err, "corrupt", name)
+	}
+	// Untampered, it loads and resumes.
+	r, err := LoadOnline(bytes.NewReader(buf.Bytes()))
+	require.NoError(t, err)
+	require.Equal(t, int64(23), r.Position())
 }
