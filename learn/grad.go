@@ -307,8 +307,8 @@ func (w *basketWork) fail() (float64, bool) {
 
 // invertValue inverts the k×k matrix a in place and reports whether its
 // determinant was positive (else a is unspecified), returning log det a
-// when value is set (else 0). Without the value, baskets of two items
-// invert in closed form (no pivoting, no logarithms).
+// when value is set (else 0). Without the value no logarithms are taken,
+// and baskets of two items invert in closed form (no pivoting).
 func invertValue(a []float64, k int, piv []int, value bool) (float64, bool) {
 	if k == 2 && !value {
 		det := a[0]*a[3] - a[1]*a[2]
@@ -319,12 +319,9 @@ func invertValue(a []float64, k int, piv []int, value bool) (float64, bool) {
 		a[0], a[1], a[2], a[3] = a[3]*inv, -a[1]*inv, -a[2]*inv, a[0]*inv
 		return 0, true
 	}
-	ld, sg := invert(a, k, piv)
+	ld, sg := invertLog(a, k, piv, value)
 	if sg <= 0 {
 		return 0, false
-	}
-	if !value {
-		ld = 0
 	}
 	return ld, true
 }

@@ -33,14 +33,22 @@ func rowTimes(out, x, m []float64, d int) {
 // the sign of det a (0 when a pivot is exactly zero or not finite, in which
 // case a holds garbage). piv needs k entries.
 func invert(a []float64, k int, piv []int) (logAbsDet, sign float64) {
+	return invertLog(a, k, piv, true)
+}
+
+// invertLog is invert, computing log|det a| only when wantLog is set (else
+// it returns 0 for it: no logarithms are taken).
+func invertLog(a []float64, k int, piv []int, wantLog bool) (logAbsDet, sign float64) {
 	sign = 1
 	for c := 0; c < k; c++ {
-		logAbsPivot, s := pivotStep(a, k, c, piv)
+		pv, s := pivotStep(a, k, c, piv)
 		if s == 0 {
 			return math.Inf(-1), 0
 		}
 		sign *= s
-		logAbsDet += logAbsPivot
+		if wantLog {
+			logAbsDet += math.Log(math.Abs(pv))
+		}
 		rowc := a[c*k : (c+1)*k]
 		for r := 0; r < k; r++ {
 			if r == c {
@@ -52,7 +60,17 @@ func invert(a []float64, k int, piv []int) (logAbsDet, sign float64) {
 				continue
 			}
 			rowr[c] = 0
-			blas.Axpy(-f, rowc, rowr)
+			if k <= 8 {
+				// A call costs more than these few entries; the
+				// conversion keeps the compiler from fusing the multiply
+				// and add, so the bits are blas.Axpy's.
+				rowr = rowr[:len(rowc)]
+				for j, x := range rowc {
+					rowr[j] += float64(-f * x)
+				}
+			} else {
+				blas.Axpy(-f, rowc, rowr)
+			}
 		}
 	}
 	unpivotColumns(a, k, piv)
@@ -62,10 +80,10 @@ func invert(a []float64, k int, piv []int) (logAbsDet, sign float64) {
 // pivotStep is the pivot step of column c of Gauss–Jordan elimination on
 // the row-major k×k a: it swaps the row with the largest |a[r][c]|, r ≥ c,
 // into row c (recorded in piv[c]) and divides row c by the pivot, leaving
-// the pivot's position holding 1/pivot. It returns log|pivot| and the sign
+// the pivot's position holding 1/pivot. It returns the pivot and the sign
 // change (±1, counting the row swap), or sign 0 when the pivot is zero or
 // not finite.
-func pivotStep(a []float64, k, c int, piv []int) (logAbsPivot, sign float64) {
+func pivotStep(a []float64, k, c int, piv []int) (pivot, sign float64) {
 	p, best := c, math.Abs(a[c*k+c])
 	for r := c + 1; r < k; r++ {
 		if v := math.Abs(a[r*k+c]); v > best {
@@ -94,7 +112,7 @@ func pivotStep(a []float64, k, c int, piv []int) (logAbsPivot, sign float64) {
 	for j := range rowc {
 		rowc[j] *= inv
 	}
-	return math.Log(math.Abs(pv)), sign
+	return pv, sign
 }
 
 // unpivotColumns undoes Gauss–Jordan's row interchanges (piv) on the
