@@ -20,13 +20,14 @@ import "golang.org/x/sys/cpu"
 var useAVX512 = useFMA && cpu.X86.HasAVX512F
 
 // vecmat4AVX512 is vecmat4FMA with AVX-512: the same contract (out[v·ldo+j]
-// = Σ_{l<rows} x[v·ldx+l]·m[l·ld+j] for v < 4, j < cols; rows, cols ≥ 1;
+// = Σ_{l<rows} x[v·ldx+l·incx]·m[l·ld+j] for v < 4, j < cols; rows, cols,
+// incx ≥ 1;
 // only the entries named are read or written; the caller checks the
 // bounds) and the same summation order (row by row, fused multiply-adds),
 // so the same bits.
 //
 //go:noescape
-func vecmat4AVX512(out *float64, ldo int, x *float64, ldx int, m *float64, rows, cols, ld int)
+func vecmat4AVX512(out *float64, ldo int, x *float64, ldx int, m *float64, rows, cols, ld, incx int)
 
 // adamAVX512 is adamAVX with AVX-512: Adam's update on n entries with k =
 // [β₁, 1−β₁, β₂, 1−β₂, step, ε], bit for bit as adamApplyGo. It returns

@@ -1,8 +1,8 @@
 #include "textflag.h"
 
-// func vecmat4AVX512(out *float64, ldo int, x *float64, ldx int, m *float64, rows, cols, ld int)
+// func vecmat4AVX512(out *float64, ldo int, x *float64, ldx int, m *float64, rows, cols, ld, incx int)
 //
-// out[v·ldo + j] = Σ_{l<rows} x[v·ldx + l]·m[l·ld + j] for v < 4, j < cols
+// out[v·ldo + j] = Σ_{l<rows} x[v·ldx + l·incx]·m[l·ld + j] for v < 4, j < cols
 // (AVX-512F). The columns go in passes of up to 32 (four zmm of 8 lanes per
 // vector, 16 accumulators Z16–Z31) while the rows of m stream past once;
 // per row, up to four loads of m, four broadcasts of x and up to sixteen
@@ -13,7 +13,7 @@
 // the output rows is written. cols = 30 is one pass, cols = 60 two (32 + 28).
 // Every entry is summed row by row with fused multiply-adds, as in
 // vecmat4FMA, so both kernels give the same bits. rows ≥ 1, cols ≥ 1.
-TEXT ·vecmat4AVX512(SB), NOSPLIT, $0-64
+TEXT ·vecmat4AVX512(SB), NOSPLIT, $0-72
 	MOVQ out+0(FP), DI
 	MOVQ ldo+8(FP), R9
 	SHLQ $3, R9            // ldo in bytes
@@ -22,8 +22,11 @@ TEXT ·vecmat4AVX512(SB), NOSPLIT, $0-64
 	SHLQ $3, R12           // ldx in bytes
 	LEAQ (R12)(R12*2), R13 // 3·ldx in bytes
 	MOVQ m+32(FP), R8
+	MOVQ incx+64(FP), R15
+	SHLQ $3, R15           // incx in bytes (R15: no global is accessed)
 	MOVQ rows+40(FP), AX
-	LEAQ (SI)(AX*8), AX    // &x[rows]: end of the row loop
+	IMULQ R15, AX
+	ADDQ SI, AX            // &x[rows·incx]: end of the row loop
 	MOVQ cols+48(FP), R10
 	MOVQ ld+56(FP), DX
 	SHLQ $3, DX            // ld in bytes
@@ -75,7 +78,7 @@ p4:
 	VPXORQ       Z30, Z30, Z30
 	VPXORQ       Z31, Z31, Z31
 	LEAQ         (R8)(R11*8), BX // &m[0·ld + j]
-	MOVQ         SI, CX          // &x[0·ldx + l]
+	MOVQ         SI, CX          // &x[0·ldx + l·incx]
 
 p4row:
 	VMOVUPD      (BX), Z0
@@ -103,7 +106,7 @@ p4row:
 	VFMADD231PD  Z2, Z7, Z30
 	VFMADD231PD  Z3, Z7, Z31
 	ADDQ         DX, BX
-	ADDQ         $8, CX
+	ADDQ         R15, CX
 	CMPQ         CX, AX
 	JLT          p4row
 
@@ -141,7 +144,7 @@ p3:
 	VPXORQ       Z26, Z26, Z26
 	VPXORQ       Z27, Z27, Z27
 	LEAQ         (R8)(R11*8), BX // &m[0·ld + j]
-	MOVQ         SI, CX          // &x[0·ldx + l]
+	MOVQ         SI, CX          // &x[0·ldx + l·incx]
 
 p3row:
 	VMOVUPD      (BX), Z0
@@ -164,7 +167,7 @@ p3row:
 	VFMADD231PD  Z1, Z7, Z26
 	VFMADD231PD  Z2, Z7, Z27
 	ADDQ         DX, BX
-	ADDQ         $8, CX
+	ADDQ         R15, CX
 	CMPQ         CX, AX
 	JLT          p3row
 
@@ -194,7 +197,7 @@ p2:
 	VPXORQ       Z22, Z22, Z22
 	VPXORQ       Z23, Z23, Z23
 	LEAQ         (R8)(R11*8), BX // &m[0·ld + j]
-	MOVQ         SI, CX          // &x[0·ldx + l]
+	MOVQ         SI, CX          // &x[0·ldx + l·incx]
 
 p2row:
 	VMOVUPD      (BX), Z0
@@ -212,7 +215,7 @@ p2row:
 	VFMADD231PD  Z0, Z7, Z22
 	VFMADD231PD  Z1, Z7, Z23
 	ADDQ         DX, BX
-	ADDQ         $8, CX
+	ADDQ         R15, CX
 	CMPQ         CX, AX
 	JLT          p2row
 
@@ -234,7 +237,7 @@ p1:
 	VPXORQ       Z18, Z18, Z18
 	VPXORQ       Z19, Z19, Z19
 	LEAQ         (R8)(R11*8), BX // &m[0·ld + j]
-	MOVQ         SI, CX          // &x[0·ldx + l]
+	MOVQ         SI, CX          // &x[0·ldx + l·incx]
 
 p1row:
 	VMOVUPD.Z    (BX), K1, Z0
@@ -247,7 +250,7 @@ p1row:
 	VFMADD231PD  Z0, Z6, Z18
 	VFMADD231PD  Z0, Z7, Z19
 	ADDQ         DX, BX
-	ADDQ         $8, CX
+	ADDQ         R15, CX
 	CMPQ         CX, AX
 	JLT          p1row
 

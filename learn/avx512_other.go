@@ -5,7 +5,7 @@ package learn
 // useAVX512 is false: only amd64 has the AVX-512 kernels.
 const useAVX512 = false
 
-func vecmat4AVX512(out *float64, ldo int, x *float64, ldx int, m *float64, rows, cols, ld int) {
+func vecmat4AVX512(out *float64, ldo int, x *float64, ldx int, m *float64, rows, cols, ld, incx int) {
 	panic("learn: vecmat4AVX512 without assembly")
 }
 

@@ -57,15 +57,25 @@ func guarded(t *testing.T, n int) []float64 {
 	return unsafe.Slice((*float64)(unsafe.Pointer(&mem[size-page-n*8])), n)
 }
 
-// TestVecmat4AVX512 calls the kernel directly: bitwise equal to the sum in
-// the kernel's order (row by row, math.FMA) and to vecmat4FMA, within the
-// rounding bound of the plain triple loop, with padded strides whose
-// unused entries hold NaN, sentinels around the output rows, and m, x and
-// out each ending at an inaccessible page (so a masked lane that is read
-// or written faults).
-func TestVecmat4AVX512(t *testing.T) {
-	if !hasAVX512() {
-		t.Skip("no AVX-512 on this CPU")
+// TestVecmat4Kernels calls the four-vector kernels (vecmat4FMA and, where
+// the CPU has it, vecmat4AVX512) directly: bitwise equal to the sum in the
+// kernels' order (row by row, math.FMA), within the rounding bound of the
+// plain triple loop, with padded strides whose unused entries hold NaN,
+// vectors stored one after the other (incx = 1), with strided entries, or
+// interleaved (ldx < incx, as in Online.pendProduct), sentinels around the
+// output rows, and m, x and out each ending at an inaccessible page (so a
+// masked lane that is read or written faults).
+func TestVecmat4Kernels(t *testing.T) {
+	if !(cpu.X86.HasAVX2 && cpu.X86.HasFMA) {
+		t.Skip("no AVX2/FMA on this CPU")
+	}
+	kernels := map[string]func(out *float64, ldo int, x *float64, ldx int, m *float64, rows, cols, ld, incx int){
+		"fma": vecmat4FMA,
+	}
+	if hasAVX512() {
+		kernels["avx512"] = vecmat4AVX512
+	} else {
+		t.Log("no AVX-512 on this CPU: vecmat4AVX512 not tested")
 	}
 	rng := rand.New(rand.NewPCG(31, 32))
 	nan := math.NaN()
@@ -74,8 +84,19 @@ func TestVecmat4AVX512(t *testing.T) {
 		for cols := 1; cols <= 70; cols++ {
 			ld := cols + rng.IntN(2)*(1+rng.IntN(9))
 			ldo := cols + rng.IntN(2)*(1+rng.IntN(9))
-			ldx := rows + rng.IntN(2)*(1+rng.IntN(3))
-			name := fmt.Sprintf("rows=%d/cols=%d/ld=%d/ldo=%d/ldx=%d", rows, cols, ld, ldo, ldx)
+			var ldx, incx int
+			switch rng.IntN(3) {
+			case 0: // one vector after the other
+				ldx, incx = rows+rng.IntN(2)*(1+rng.IntN(3)), 1
+			case 1: // strided entries
+				incx = 2 + rng.IntN(3)
+				ldx = (rows-1)*incx + 1 + rng.IntN(3)
+			default: // interleaved
+				ldx = 1 + rng.IntN(2)
+				incx = 4*ldx + rng.IntN(5)
+			}
+			xlen := 3*ldx + (rows-1)*incx + 1
+			name := fmt.Sprintf("rows=%d/cols=%d/ld=%d/ldo=%d/ldx=%d/incx=%d", rows, cols, ld, ldo, ldx, incx)
 
 			m := guarded(t, (rows-1)*ld+cols)
 			for i := range m {
@@ -86,57 +107,53 @@ func TestVecmat4AVX512(t *testing.T) {
 					m[l*ld+j] = entry()
 				}
 			}
-			x := guarded(t, 3*ldx+rows)
+			x := guarded(t, xlen)
 			for i := range x {
 				x[i] = nan
 			}
 			for v := range 4 {
 				for l := range rows {
-					x[v*ldx+l] = entry()
+					x[v*ldx+l*incx] = entry()
 				}
 			}
-			// out: a sentinel before the first row, the rows, and the
-			// guard page right after the last row's cols entries.
-			obuf := guarded(t, 1+3*ldo+cols)
-			for i := range obuf {
-				obuf[i] = vecmatNSentinel
-			}
-			out := obuf[1:]
-			ref := make([]float64, 3*ldo+cols)
-
-			vecmat4AVX512(&out[0], ldo, &x[0], ldx, &m[0], rows, cols, ld)
-			vecmat4FMA(&ref[0], ldo, &x[0], ldx, &m[0], rows, cols, ld)
-
-			for v := range 4 {
-				for j := range cols {
-					var s, naive, mag float64
-					for l := range rows {
-						p := x[v*ldx+l] * m[l*ld+j]
-						s = math.FMA(x[v*ldx+l], m[l*ld+j], s)
-						naive += p
-						mag += math.Abs(p)
-					}
-					got := out[v*ldo+j]
-					if math.Float64bits(got) != math.Float64bits(s) {
-						t.Fatalf("%s: out[%d][%d] = %v, want %v (FMA order)", name, v, j, got, s)
-					}
-					if r := ref[v*ldo+j]; math.Float64bits(got) != math.Float64bits(r) {
-						t.Fatalf("%s: out[%d][%d] = %v, vecmat4FMA %v", name, v, j, got, r)
-					}
-					if tol := float64(rows+1) * vecmatNUlp * mag; math.Abs(got-naive) > tol {
-						t.Fatalf("%s: out[%d][%d] = %v, naive %v (tolerance %.3g)", name, v, j, got, naive, tol)
+			for kname, kernel := range kernels {
+				// out: a sentinel before the first row, the rows, and the
+				// guard page right after the last row's cols entries.
+				obuf := guarded(t, 1+3*ldo+cols)
+				for i := range obuf {
+					obuf[i] = vecmatNSentinel
+				}
+				out := obuf[1:]
+				kernel(&out[0], ldo, &x[0], ldx, &m[0], rows, cols, ld, incx)
+				for v := range 4 {
+					for j := range cols {
+						var s, naive, mag float64
+						for l := range rows {
+							xl := x[v*ldx+l*incx]
+							p := xl * m[l*ld+j]
+							s = math.FMA(xl, m[l*ld+j], s)
+							naive += p
+							mag += math.Abs(p)
+						}
+						got := out[v*ldo+j]
+						if math.Float64bits(got) != math.Float64bits(s) {
+							t.Fatalf("%s/%s: out[%d][%d] = %v, want %v (FMA order)", kname, name, v, j, got, s)
+						}
+						if tol := float64(rows+1) * vecmatNUlp * mag; math.Abs(got-naive) > tol {
+							t.Fatalf("%s/%s: out[%d][%d] = %v, naive %v (tolerance %.3g)", kname, name, v, j, got, naive, tol)
+						}
 					}
 				}
-			}
-			if obuf[0] != vecmatNSentinel {
-				t.Fatalf("%s: entry before out changed to %v", name, obuf[0])
-			}
-			for i, o := range out {
-				if i%ldo < cols {
-					continue
+				if obuf[0] != vecmatNSentinel {
+					t.Fatalf("%s/%s: entry before out changed to %v", kname, name, obuf[0])
 				}
-				if o != vecmatNSentinel {
-					t.Fatalf("%s: out[%d] between the rows changed to %v", name, i, o)
+				for i, o := range out {
+					if i%ldo < cols {
+						continue
+					}
+					if o != vecmatNSentinel {
+						t.Fatalf("%s/%s: out[%d] between the rows changed to %v", kname, name, i, o)
+					}
 				}
 			}
 		}
@@ -264,7 +281,7 @@ func BenchmarkAVX512(b *testing.B) {
 			b.Run(fmt.Sprintf("kernel=vecmat4/rows=%d/cols=%d/isa=%s", rows, cols, isa), func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
-					kernel(&out[0], cols, &x[0], rows, &m[0], rows, cols, cols)
+					kernel(&out[0], cols, &x[0], rows, &m[0], rows, cols, cols, 1)
 				}
 			})
 		}

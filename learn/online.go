@@ -202,6 +202,9 @@ type Online struct {
 	// (the same for every basket between two factorisations) was last added
 	// to pendC.
 	normCount int64
+	// coef[2t], coef[2t+1] cache adamCoef(LR, t) for the step counts met so
+	// far below adamTableLen (derived from LR, so not checkpointed).
+	coef []float64
 }
 
 // NewOnline returns a learner with freshly initialised parameters.

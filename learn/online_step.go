@@ -85,6 +85,20 @@ func adamCoef(lr float64, t int64) (step, eps float64) {
 	return lr * sc2 / c1, adamEps * sc2
 }
 
+// adamCoef returns adamCoef(o.opt.LR, t), from o.coef below adamTableLen
+// (the same values: a lookup instead of a square root and a division per
+// item and basket).
+func (o *Online) adamCoef(t int64) (step, eps float64) {
+	if t >= adamTableLen {
+		return adamCoef(o.opt.LR, t)
+	}
+	for int64(len(o.coef)) <= 2*t {
+		st, ep := adamCoef(o.opt.LR, int64(len(o.coef)/2))
+		o.coef = append(o.coef, st, ep)
+	}
+	return o.coef[2*t], o.coef[2*t+1]
+}
+
 // adamTableLen bounds the step counts whose powers are tabulated.
 const adamTableLen = 4096
 
@@ -212,7 +226,7 @@ func (o *Online) stepItems(basket []int) bool {
 				sum += sgdApply(bi, gb, o.opt.LR)
 			}
 		} else {
-			st, eps := adamCoef(o.opt.LR, o.t[i])
+			st, eps := o.adamCoef(o.t[i])
 			sum = adamApply(vi, o.mom.V[r:r+d], o.sq.V[r:r+d], gv, st, eps)
 			if p.B != nil {
 				sum += adamApply(bi, o.mom.B[r:r+d], o.sq.B[r:r+d], gb, st, eps)
@@ -240,9 +254,10 @@ type cStepScratch struct {
 }
 
 // pendProduct returns Σₜ bₜwₜᵀ (d×d) over the pairs of pendBW. Row r is
-// xᵣᵀ W with W the rows wₜ and xᵣ = (b₁[r], b₂[r], …): one row-times-matrix
-// product per row, the sum kept in registers (rank-1 updates of a d×d
-// matrix per pair load and store it once per pair).
+// xᵣᵀ W with W the rows wₜ and xᵣ = (b₁[r], b₂[r], …): with the AVX2/FMA
+// kernels, four rows at a time read straight from the pairs (the entries
+// of xᵣ are 2d apart, the four rows' entries adjacent), the sums kept in
+// registers; otherwise the xᵣ are gathered into rows first, for vecmatN.
 func (o *Online) pendProduct() []float64 {
 	d := o.p.Dim
 	cs := &o.cstep
@@ -252,11 +267,22 @@ func (o *Online) pendProduct() []float64 {
 		clear(cs.prod)
 		return cs.prod
 	}
+	y := o.pendBW[:2*d*k]
+	if useFMA && d >= 4 {
+		for r := 0; r < d; r += 4 {
+			// The last group ends at row d−1 (rows it recomputes get
+			// the same bits).
+			r0 := min(r, d-4)
+			vecmat4(&cs.prod[r0*d], d, &y[d+r0], 1, &y[0], k, d, 2*d, 2*d)
+		}
+		return cs.prod
+	}
 	cs.bt = resize(cs.bt, d*k)
-	y, bt := o.pendBW, cs.bt
-	for t := 0; t < k; t++ {
-		for r, x := range y[(2*t+1)*d : (2*t+2)*d] {
-			bt[r*k+t] = x
+	bt := cs.bt
+	for r := 0; r < d; r++ {
+		row, src := bt[r*k:(r+1)*k], y[d+r:]
+		for t := range row {
+			row[t] = src[2*t*d]
 		}
 	}
 	vecmatN(cs.prod, d, bt, k, d, y, k, d, 2*d, 1)
@@ -296,7 +322,7 @@ func (o *Online) stepD() bool {
 		if o.opt.Optimizer == SGD {
 			sgdApply(dm, g, o.opt.LR)
 		} else {
-			st, eps := adamCoef(o.opt.LR, o.tc)
+			st, eps := o.adamCoef(o.tc)
 			adamApply(dm, o.mom.D, o.sq.D, g, st, eps)
 		}
 		sum := 0.0

@@ -204,6 +204,40 @@ func TestOnlineCStepPairsMatchRankOne(t *testing.T) {
 	})
 }
 
+// TestOnlinePendProductMatchesNaive compares the pairs' product Σₜ bₜwₜᵀ
+// (read in place from pendBW by the four-row kernel, or gathered for
+// vecmatN) with the plain triple loop, for d on both sides of the kernel's
+// four-row groups.
+func TestOnlinePendProductMatchesNaive(t *testing.T) {
+	withKernels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(7, 8))
+		for _, d := range []int{1, 2, 3, 4, 5, 7, 8, 30, 33} {
+			for _, k := range []int{0, 1, 2, 5, 58} {
+				o, err := NewOnline(OnlineOptions{D: d, N: 1})
+				require.NoError(t, err)
+				for q := 0; q < k; q++ {
+					for r := 0; r < 2*d; r++ {
+						o.pendBW = append(o.pendBW, rng.NormFloat64()*math.Exp2(float64(rng.IntN(7)-3)))
+					}
+				}
+				got := o.pendProduct()
+				require.Len(t, got, d*d)
+				for r := 0; r < d; r++ {
+					for c := 0; c < d; c++ {
+						want, mag := 0.0, 0.0
+						for q := 0; q < k; q++ {
+							p := o.pendBW[(2*q+1)*d+r] * o.pendBW[2*q*d+c]
+							want += p
+							mag += math.Abs(p)
+						}
+						require.InDelta(t, want, got[r*d+c], float64(k+1)*vecmatNUlp*mag+1e-300, "d %d k %d entry (%d,%d)", d, k, r, c)
+					}
+				}
+			}
+		}
+	})
+}
+
 // pairStepTol bounds the difference of one C step computed from pairs and
 // from their rank-1 sum (rounding of sums of ~300 terms; Adam's step is
 // lr-sized whatever the gradient's scale).

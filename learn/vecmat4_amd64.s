@@ -21,9 +21,9 @@ DATA vm4mask<>+112(SB)/8, $0
 DATA vm4mask<>+120(SB)/8, $0
 GLOBL vm4mask<>(SB), RODATA|NOPTR, $128
 
-// func vecmat4FMA(out *float64, ldo int, x *float64, ldx int, m *float64, rows, cols, ld int)
+// func vecmat4FMA(out *float64, ldo int, x *float64, ldx int, m *float64, rows, cols, ld, incx int)
 //
-// out[v·ldo + j] = Σ_{l<rows} x[v·ldx + l]·m[l·ld + j] for v < 4, j < cols
+// out[v·ldo + j] = Σ_{l<rows} x[v·ldx + l·incx]·m[l·ld + j] for v < 4, j < cols
 // (AVX2 + FMA). Columns go in chunks of 12 held in 12 accumulators (4
 // vectors × 3 ymm) while the rows of m stream past once; per row, three
 // loads of m, four broadcasts of x and twelve fused multiply-adds. Then
@@ -32,7 +32,7 @@ GLOBL vm4mask<>(SB), RODATA|NOPTR, $128
 // stores, so nothing outside the matrix or the output rows is touched.
 // Every entry is summed row by row with fused multiply-adds. rows ≥ 1,
 // cols ≥ 1.
-TEXT ·vecmat4FMA(SB), NOSPLIT, $0-64
+TEXT ·vecmat4FMA(SB), NOSPLIT, $0-72
 	MOVQ out+0(FP), DI
 	MOVQ ldo+8(FP), R9
 	SHLQ $3, R9            // ldo in bytes
@@ -41,8 +41,11 @@ TEXT ·vecmat4FMA(SB), NOSPLIT, $0-64
 	SHLQ $3, R12           // ldx in bytes
 	LEAQ (R12)(R12*2), R13 // 3·ldx in bytes
 	MOVQ m+32(FP), R8
+	MOVQ incx+64(FP), R14
+	SHLQ $3, R14           // incx in bytes
 	MOVQ rows+40(FP), AX
-	LEAQ (SI)(AX*8), AX    // &x[rows]: end of the row loop
+	IMULQ R14, AX
+	ADDQ SI, AX            // &x[rows·incx]: end of the row loop
 	MOVQ cols+48(FP), R10
 	MOVQ ld+56(FP), DX
 	SHLQ $3, DX            // ld in bytes
@@ -66,7 +69,7 @@ c12:
 	VXORPD Y14, Y14, Y14
 	VXORPD Y15, Y15, Y15
 	LEAQ   (R8)(R11*8), BX // &m[0·ld + j]
-	MOVQ   SI, CX          // &x[0·ldx + l]
+	MOVQ   SI, CX          // &x[0·ldx + l·incx]
 
 c12row:
 	VMOVUPD      (BX), Y0
@@ -89,7 +92,7 @@ c12row:
 	VFMADD231PD  Y1, Y3, Y14
 	VFMADD231PD  Y2, Y3, Y15
 	ADDQ         DX, BX
-	ADDQ         $8, CX
+	ADDQ         R14, CX
 	CMPQ         CX, AX
 	JLT          c12row
 
@@ -124,7 +127,7 @@ c8:
 	VXORPD Y6, Y6, Y6
 	VXORPD Y7, Y7, Y7
 	LEAQ   (R8)(R11*8), BX // &m[0·ld + j]
-	MOVQ   SI, CX          // &x[0·ldx + l]
+	MOVQ   SI, CX          // &x[0·ldx + l·incx]
 
 c8row:
 	VMOVUPD      (BX), Y8
@@ -142,7 +145,7 @@ c8row:
 	VFMADD231PD  Y8, Y13, Y6
 	VFMADD231PD  Y9, Y13, Y7
 	ADDQ         DX, BX
-	ADDQ         $8, CX
+	ADDQ         R14, CX
 	CMPQ         CX, AX
 	JLT          c8row
 
@@ -194,7 +197,7 @@ tailrow:
 	VFMADD231PD  Y8, Y13, Y6
 	VFMADD231PD  Y9, Y13, Y7
 	ADDQ         DX, BX
-	ADDQ         $8, CX
+	ADDQ         R14, CX
 	CMPQ         CX, AX
 	JLT          tailrow
 

@@ -66,7 +66,7 @@ func vecmatN(out []float64, ldo int, x []float64, ldx, nv int, m []float64, rows
 		for w := range nv {
 			copy(xs[w*rows:(w+1)*rows], x[w*ldx:w*ldx+rows])
 		}
-		vecmat4(&os[0], cols, &xs[0], rows, &m[0], rows, cols, ld)
+		vecmat4(&os[0], cols, &xs[0], rows, &m[0], rows, cols, ld, 1)
 		for w := range nv {
 			row := out[w*ldo : w*ldo+cols]
 			copy(row, os[w*cols:(w+1)*cols])
@@ -80,7 +80,7 @@ func vecmatN(out []float64, ldo int, x []float64, ldx, nv int, m []float64, rows
 	}
 	if useFMA {
 		for ; v+4 <= nv; v += 4 {
-			vecmat4(&out[v*ldo], ldo, &x[v*ldx], ldx, &m[0], rows, cols, ld)
+			vecmat4(&out[v*ldo], ldo, &x[v*ldx], ldx, &m[0], rows, cols, ld, 1)
 		}
 		if nv-v == 3 && nv > 4 {
 			// One more group of four ending at the last vector costs less
@@ -88,7 +88,7 @@ func vecmatN(out []float64, ldo int, x []float64, ldx, nv int, m []float64, rows
 			// same operations in the same order, so its row is rewritten
 			// with the same bits.
 			w := nv - 4
-			vecmat4(&out[w*ldo], ldo, &x[w*ldx], ldx, &m[0], rows, cols, ld)
+			vecmat4(&out[w*ldo], ldo, &x[w*ldx], ldx, &m[0], rows, cols, ld, 1)
 			v = nv
 		}
 		if alpha != 1 {
@@ -108,10 +108,10 @@ func vecmatN(out []float64, ldo int, x []float64, ldx, nv int, m []float64, rows
 // vecmat4 is the four-vector kernel of vecmatN: vecmat4AVX512 where the CPU
 // has AVX-512 (useAVX512), otherwise vecmat4FMA. Both have the same
 // contract and the same summation order.
-func vecmat4(out *float64, ldo int, x *float64, ldx int, m *float64, rows, cols, ld int) {
+func vecmat4(out *float64, ldo int, x *float64, ldx int, m *float64, rows, cols, ld, incx int) {
 	if useAVX512 {
-		vecmat4AVX512(out, ldo, x, ldx, m, rows, cols, ld)
+		vecmat4AVX512(out, ldo, x, ldx, m, rows, cols, ld, incx)
 		return
 	}
-	vecmat4FMA(out, ldo, x, ldx, m, rows, cols, ld)
+	vecmat4FMA(out, ldo, x, ldx, m, rows, cols, ld, incx)
 }
