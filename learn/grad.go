@@ -327,11 +327,12 @@ func invertValue(a []float64, k int, piv []int, value bool) (float64, bool) {
 }
 
 // basketTerm evaluates t(S) (see pieces) for validated items and adds
-// scale·∂t into acc. bcS must hold the rows bₐᵀC of the basket's items
-// (|S|×d). It returns the value and false when a determinant is not
-// positive (only possible with ε = 0), in which case acc is unchanged.
-func (w *basketWork) basketTerm(p *Params, bcS []float64, items []int, eps float64, restricted bool, acc *accum, scale float64) (float64, bool) {
-	val, ok := w.pieces(p, items, bcS, nil, eps, restricted, true, false)
+// scale·∂t into acc, and scale·t(S) into acc.value when value is set. bcS
+// must hold the rows bₐᵀC of the basket's items (|S|×d). It returns the
+// value (0 without value) and false when a determinant is not positive
+// (only possible with ε = 0), in which case acc is unchanged.
+func (w *basketWork) basketTerm(p *Params, bcS []float64, items []int, eps float64, restricted, value bool, acc *accum, scale float64) (float64, bool) {
+	val, ok := w.pieces(p, items, bcS, nil, eps, restricted, value, false)
 	if !ok {
 		return val, false
 	}

@@ -100,7 +100,7 @@ func analyticGrad(t *testing.T, p *Params, baskets [][]int, o objSpec) (float64,
 	bc := make([]float64, 64*p.Dim)
 	for _, s := range baskets {
 		bcRows(bc, p, c, s)
-		_, ok := w.basketTerm(p, bc, s, o.eps, o.restricted, acc, 1)
+		_, ok := w.basketTerm(p, bc, s, o.eps, o.restricted, true, acc, 1)
 		require.True(t, ok)
 	}
 	if o.full {

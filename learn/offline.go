@@ -346,7 +346,9 @@ func (tr *offlineTrainer) gradient(batch [][]int) bool {
 				for r, i := range s {
 					copy(bcS[r*d:(r+1)*d], tr.bc[i*d:(i+1)*d])
 				}
-				wk.w.basketTerm(p, bcS, s, tr.opt.Eps, false, wk.acc, scale)
+				// The step needs the gradient only (the objective's
+				// value is tracked on the validation set).
+				wk.w.basketTerm(p, bcS, s, tr.opt.Eps, false, false, wk.acc, scale)
 			}
 		}(wk, batch[lo:hi])
 	}

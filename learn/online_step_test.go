@@ -89,7 +89,7 @@ func TestOnlineBasketTermMatchesBasketWork(t *testing.T) {
 		o.basketTerm(basket)
 		ref := newAccum(n, d)
 		var w basketWork
-		_, ok := w.basketTerm(o.p, bcS, basket, o.opt.Eps, norm == NormBasket, ref, 1)
+		_, ok := w.basketTerm(o.p, bcS, basket, o.opt.Eps, norm == NormBasket, true, ref, 1)
 		require.True(t, ok)
 		tol := fastPieceTol * condScale(o, basket)
 		// Scatter the basket's rows to item rows like ref's.
