@@ -164,8 +164,11 @@ func (w *basketWork) ensure(k, d int) {
 		w.piv = make([]int, k)
 	}
 	w.a, w.a2, w.piv = w.a[:k*k], w.a2[:k*k], w.piv[:k]
-	w.gv, w.wu, w.cu = resize(w.gv, k*d), resize(w.wu, 2*k*d), resize(w.cu, k*d)
-	w.xs = resize(w.xs, 3*k*k)
+	// gv, cu and xs have room for the four vectors vecmatRoom computes
+	// when the basket has two or three items.
+	kr := max(k, 4)
+	w.gv, w.wu, w.cu = resize(w.gv, kr*d)[:k*d], resize(w.wu, 2*k*d), resize(w.cu, kr*d)[:k*d]
+	w.xs = resize(w.xs, 3*k*k+4*k)[:3*k*k]
 	w.k, w.d = k, d
 }
 
@@ -186,7 +189,7 @@ func (w *basketWork) row(q int) (gv, wi, u []float64) {
 //
 //	gvᵢ = Σⱼ (P_ji + P_ij) vⱼ,   wᵢ = Σⱼ P_ji bⱼ,   uᵢ = Σⱼ (P_ji − P_ij) bⱼ
 //
-// of (P + Pᵀ)V_S, PᵀB_S and (Pᵀ − P)B_S (two four-vector products, vecmatN)
+// of (P + Pᵀ)V_S, PᵀB_S and (Pᵀ − P)B_S (four-vector products, vecmatN)
 // and, when withCU is set (else cu is left as it was for baskets of two or
 // more items), C uᵢ = Σⱼ (P_ji − P_ij) C bⱼ with C bⱼ = −(bⱼᵀC)ᵀ (C skew),
 // from the rows bⱼᵀC at hand (|S|²d instead of |S|d²). Entries of
@@ -228,8 +231,8 @@ func (w *basketWork) pieces(p *Params, items []int, bcS, c []float64, eps float6
 		}
 		return val, true
 	}
-	kr := max(k, 4) // zr has at least 4 rows for dot4FMA
-	w.zl = resize(w.zl, k*2*d)
+	kr := max(k, 4) // zl and zr have at least 4 rows (dot4FMA, vecmatRoom)
+	w.zl = resize(w.zl, kr*2*d)
 	w.zr = resize(w.zr, kr*2*d)
 	zl, zr := w.zl, w.zr
 	for r, i := range items {
@@ -242,7 +245,7 @@ func (w *basketWork) pieces(p *Params, items []int, bcS, c []float64, eps float6
 			copy(zl[(2*r+1)*d:], bcS[r*d:(r+1)*d])
 		}
 	} else {
-		vecmatN(zl[d:], 2*d, zr[d:], 2*d, k, c, d, d, d, 1) // rows bᵢᵀC
+		vecmatRoom(zl[d:], 2*d, zr[d:], 2*d, k, c, d, d, d, 1) // rows bᵢᵀC
 	}
 	a := w.a
 	for r := 0; r < k; r++ {
@@ -289,10 +292,10 @@ func (w *basketWork) pieces(p *Params, items []int, bcS, c []float64, eps float6
 			xs[(2*k+i)*k+j] = pji - pij
 		}
 	}
-	vecmatN(w.gv, d, xs, k, k, zr, k, d, 2*d, 1)
+	vecmatRoom(w.gv[:cap(w.gv)], d, xs[:cap(xs)], k, k, zr, k, d, 2*d, 1)
 	vecmatN(w.wu, d, xs[k*k:], k, 2*k, zr[d:], k, d, 2*d, 1)
 	if withCU {
-		vecmatN(w.cu, d, xs[2*k*k:], k, k, zl[d:], k, d, 2*d, -1)
+		vecmatRoom(w.cu[:cap(w.cu)], d, xs[2*k*k:cap(xs)], k, k, zl[d:], k, d, 2*d, -1)
 	}
 	return val, true
 }

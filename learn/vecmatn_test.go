@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // vecmatNUlp is the unit roundoff bound per term: a sum of rows products
@@ -265,4 +267,52 @@ func BenchmarkVecmatN(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestVecmatRoom checks that vecmatRoom gives vecmatN's bits in the nv rows
+// wanted (with the portable and the assembly kernels), leaves out alone past
+// the fourth row, and refuses buffers without room for four vectors.
+func TestVecmatRoom(t *testing.T) {
+	withKernels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(5, 6))
+		for _, rows := range []int{1, 2, 3, 7, 30} {
+			for _, cols := range []int{1, 5, 30, 33} {
+				for nv := 1; nv <= 5; nv++ {
+					ld, ldx, ldo := cols+rng.IntN(3), rows+rng.IntN(3), cols+rng.IntN(3)
+					room := max(nv, 4)
+					m := make([]float64, (rows-1)*ld+cols)
+					x := make([]float64, (room-1)*ldx+rows)
+					for i := range m {
+						m[i] = rng.NormFloat64()
+					}
+					for i := range x {
+						x[i] = rng.NormFloat64()
+					}
+					alpha := []float64{1, -1, 0.5}[rng.IntN(3)]
+					want := make([]float64, (nv-1)*ldo+cols)
+					vecmatN(want, ldo, x, ldx, nv, m, rows, cols, ld, alpha)
+					got := make([]float64, room*ldo+1)
+					for i := range got {
+						got[i] = vecmatNSentinel
+					}
+					vecmatRoom(got, ldo, x, ldx, nv, m, rows, cols, ld, alpha)
+					for v := range nv {
+						for j := range cols {
+							if g, w := got[v*ldo+j], want[v*ldo+j]; math.Float64bits(g) != math.Float64bits(w) {
+								t.Fatalf("rows %d cols %d nv %d: out[%d][%d] = %v, vecmatN %v", rows, cols, nv, v, j, g, w)
+							}
+						}
+					}
+					if got[len(got)-1] != vecmatNSentinel {
+						t.Fatalf("rows %d cols %d nv %d: entry past the fourth row written", rows, cols, nv)
+					}
+				}
+			}
+		}
+		if useFMA {
+			m, x := make([]float64, 30*30), make([]float64, 30*4)
+			require.Panics(t, func() { vecmatRoom(make([]float64, 2*30), 30, x, 30, 2, m, 30, 30, 30, 1) }, "out without room")
+			require.Panics(t, func() { vecmatRoom(make([]float64, 4*30), 30, x[:2*30], 30, 2, m, 30, 30, 30, 1) }, "x without room")
+		}
+	})
 }
