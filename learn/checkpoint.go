@@ -54,8 +54,12 @@ type checkpoint struct {
 }
 
 // Save writes the learner's state (parameters, optimiser moments, counts,
-// stream position) to w.
+// stream position) to w. A learner that diverged (ErrDiverged) is not
+// saved: Save returns ErrDiverged and writes nothing.
 func (o *Online) Save(w io.Writer) error {
+	if o.diverged {
+		return ErrDiverged
+	}
 	if _, err := io.WriteString(w, checkpointMagic); err != nil {
 		return err
 	}

@@ -202,6 +202,8 @@ type Online struct {
 	// (the same for every basket between two factorisations) was last added
 	// to pendC.
 	normCount int64
+	// diverged records that a step returned ErrDiverged.
+	diverged bool
 	// coef[2t], coef[2t+1] cache adamCoef(LR, t) for the step counts met so
 	// far below adamTableLen (derived from LR, so not checkpointed).
 	coef []float64
@@ -290,13 +292,20 @@ func (o *Online) Model(opts ...ndpp.Option) (*ndpp.Model, error) { return o.p.Mo
 // Options returns the learner's options (defaults filled in).
 func (o *Online) Options() OnlineOptions { return o.opt }
 
-// ErrDiverged is returned when a step makes parameters non-finite; the
-// learner keeps its previous parameters.
-var ErrDiverged = errors.New("learn: online step produced non-finite values (lower the learning rate)")
+// ErrDiverged is returned when a step makes parameters non-finite, or meets
+// a basket whose kernel L_S + εI overflows (ε > 0; see basketTerm). The step
+// has been applied, so the learner's parameters are no longer usable: from
+// then on it refuses baskets and refuses to be saved (a good checkpoint is
+// not overwritten). Resume from the last checkpoint with a lower learning
+// rate.
+var ErrDiverged = errors.New("learn: online step diverged: non-finite parameters or an overflowing kernel (lower the learning rate)")
 
 // Observe takes one learning step on a basket of item rows. Empty baskets,
 // negative rows and duplicates are errors and leave the learner unchanged.
 func (o *Online) Observe(basket []int) error {
+	if o.diverged {
+		return ErrDiverged
+	}
 	if len(basket) == 0 {
 		return fmt.Errorf("learn: basket %d is empty", o.pos)
 	}
@@ -317,9 +326,13 @@ func (o *Online) Observe(basket []int) error {
 	for _, i := range basket {
 		o.mu[i]++
 	}
-	o.basketTerm(basket)
+	if !o.basketTerm(basket) && o.opt.Eps > 0 {
+		o.diverged = true
+		return ErrDiverged
+	}
 	if o.np != nil {
 		if !o.normStep() {
+			o.diverged = true
 			return ErrDiverged
 		}
 		// The item's share of −∂ log det(I + L), applied in stepItems: the
@@ -333,6 +346,7 @@ func (o *Online) Observe(basket []int) error {
 	}
 	ok := o.stepItems(basket)
 	if !o.stepD() || !ok {
+		o.diverged = true
 		return ErrDiverged
 	}
 	return nil

@@ -343,10 +343,15 @@ func (o *Online) stepD() bool {
 }
 
 // basketTerm computes the basket term's gradient pieces into o.w
-// (basketWork.pieces without the value, with C uᵢ): zero pieces when a
-// determinant is not positive (possible only with ε = 0).
-func (o *Online) basketTerm(items []int) {
-	o.w.pieces(o.p, items, nil, o.c, o.opt.Eps, o.opt.Normalizer == NormBasket, false, true)
+// (basketWork.pieces without the value, with C uᵢ): zero pieces, and false,
+// when a determinant is not positive. With ε > 0 that means the parameters
+// have blown up: L_S + εI has a positive definite symmetric part (VᵀV is
+// positive semidefinite, BᵀCB skew), so its determinant is positive unless
+// L_S overflowed or holds NaN. With ε = 0 a singular L_S is possible, and
+// the basket only adds no gradient.
+func (o *Online) basketTerm(items []int) bool {
+	_, ok := o.w.pieces(o.p, items, nil, o.c, o.opt.Eps, o.opt.Normalizer == NormBasket, false, true)
+	return ok
 }
 
 // vecmat computes out = alpha·xᵀM for a row-major rows×cols M (out_j =

@@ -455,3 +455,46 @@ func TestOnlineCheckpointRejectsInconsistentSchedule(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(23), r.Position())
 }
+
+// TestOnlineDivergenceStopsTheLearner drives learners to blown-up
+// parameters — an absurd SGD learning rate, and a column set to 1e300 (L_S
+// overflows although every parameter is finite) — and checks the
+// ErrDiverged contract: the step reports it, later baskets are refused, and
+// saving fails without replacing the checkpoint on disk.
+func TestOnlineDivergenceStopsTheLearner(t *testing.T) {
+	for _, norm := range []Normalizer{NormExact, NormBasket} {
+		for _, optz := range []Optimizer{Adam, SGD} {
+			for _, how := range []string{"lr", "column"} {
+				if how == "lr" && optz == Adam {
+					continue // Adam's steps are lr-sized: 1e300 per step stays finite
+				}
+				lr := 0.0
+				if how == "lr" {
+					lr = 1e300
+				}
+				o, err := NewOnline(OnlineOptions{D: 3, N: 4, Seed: 1, Normalizer: norm, Optimizer: optz, LR: lr})
+				require.NoError(t, err)
+				path := filepath.Join(t.TempDir(), "ck.gob")
+				require.NoError(t, o.SaveFile(path))
+				var stepErr error
+				for i := 0; i < 50 && stepErr == nil; i++ {
+					if how == "column" && i == 10 {
+						for j := 0; j < 3; j++ {
+							o.p.V[j] = 1e300
+						}
+					}
+					stepErr = o.Observe([]int{i % 4, (i + 1) % 4})
+				}
+				require.ErrorIs(t, stepErr, ErrDiverged, "%v %v %s: no divergence", norm, optz, how)
+				require.ErrorIs(t, o.Observe([]int{0}), ErrDiverged, "%v %v %s: basket after divergence", norm, optz, how)
+				require.ErrorIs(t, o.SaveFile(path), ErrDiverged)
+				var buf bytes.Buffer
+				require.ErrorIs(t, o.Save(&buf), ErrDiverged)
+				require.Zero(t, buf.Len(), "Save wrote a diverged learner")
+				back, err := LoadOnlineFile(path)
+				require.NoError(t, err, "the checkpoint on disk was replaced")
+				require.Zero(t, back.Position())
+			}
+		}
+	}
+}
