@@ -117,6 +117,13 @@ func Use(name string) error {
 
 // SetThreads sets the number of threads OpenBLAS may use (n ≥ 1). It is a
 // no-op without OpenBLAS. The pure-Go backend is single-threaded per call.
+//
+// With n = 1 it also stops OpenBLAS's pool of worker threads, which the
+// library starts when it is loaded: after start-up and after each threaded
+// call they poll for work for a while (OpenBLAS 0.3.21: about 2²⁸ cycles,
+// a tenth of a second or more), taking a core from the goroutines of a
+// program that parallelises itself. A later SetThreads(n > 1) lets OpenBLAS
+// start the pool again when a call wants it.
 func SetThreads(n int) {
 	if n < 1 {
 		n = 1

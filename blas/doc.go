@@ -23,8 +23,10 @@
 // state (blas64.Use, lapack64.Use): it is not safe for concurrent use with
 // running computations. Choose the backend once at start-up.
 //
-// OpenBLAS spawns one thread per core by default. Code that parallelises
-// across goroutines should call SetThreads(1).
+// OpenBLAS spawns one thread per core by default, and its idle workers poll
+// for work for a while after each threaded call (and after start-up). Code
+// that parallelises across goroutines should call SetThreads(1), which also
+// stops them (ndpp-bench does).
 //
 // The conformance suite in this package runs the same numeric checks through
 // every available backend.
