@@ -291,9 +291,9 @@ func (o *Online) normStep() bool {
 	if o.factored && (o.pos-1)%int64(o.opt.FactorEvery) != 0 {
 		return true
 	}
-	o.snapshot()
 	sync := !o.factored || np.lag == 0
 	np.job.kzLater = !sync && np.lag >= 2
+	o.snapshot()
 	np.launch(sync)
 	if sync {
 		if !o.applyJob() {
@@ -328,31 +328,42 @@ func (o *Online) applyJob() bool {
 	return true
 }
 
-// snapshot fills the next job from the current parameters: the columns
-// changed since the last snapshot (all columns every RefreshEvery baskets,
-// or when so many changed that recomputing G is cheaper), and C.
+// snapshot fills the next job (its kzLater already set) from the current
+// parameters: the columns changed since the last snapshot (all columns
+// every RefreshEvery baskets, or when so many changed that recomputing G is
+// cheaper), and C. The changed columns' old values are copied only for an
+// incremental update, their current ones only if this job computes their
+// K zᵢ or updates G by them (a second-stage job takes them afresh).
 func (o *Online) snapshot() {
 	np, p := o.np, o.p
 	m := 2 * p.Dim
 	j := &np.job
 	j.items = append(j.items[:0], o.dirtyList...)
-	j.z0 = resize(j.z0, len(j.items)*m)
-	j.z1 = resize(j.z1, len(j.items)*m)
-	for r, i := range j.items {
-		copy(j.z0[r*m:(r+1)*m], o.z0[i*m:(i+1)*m])
-		o.zInto(j.z1[r*m:(r+1)*m], i)
+	for _, i := range j.items {
 		o.dirty[i] = false
 	}
 	o.dirtyList = o.dirtyList[:0]
 	j.c = append(j.c[:0], o.c...)
 	// Two full 2d×2d rank-1 updates per changed column (8d² each) cost more
 	// than the upper triangle of ZᵀZ (about 2d²·n).
-	j.full = o.pos-o.lastRefresh >= int64(o.opt.RefreshEvery) || 4*len(j.items) >= p.N
-	if o.pos-o.lastRefresh >= int64(o.opt.RefreshEvery) {
+	refresh := o.pos-o.lastRefresh >= int64(o.opt.RefreshEvery)
+	j.full = refresh || 4*len(j.items) >= p.N
+	if refresh {
 		o.lastRefresh = o.pos
 	}
 	if j.full {
 		o.fillAll()
+	} else {
+		j.z0 = resize(j.z0, len(j.items)*m)
+		for r, i := range j.items {
+			copy(j.z0[r*m:(r+1)*m], o.z0[i*m:(i+1)*m])
+		}
+	}
+	if !j.full || !j.kzLater {
+		j.z1 = resize(j.z1, len(j.items)*m)
+		for r, i := range j.items {
+			o.zInto(j.z1[r*m:(r+1)*m], i)
+		}
 	}
 }
 
