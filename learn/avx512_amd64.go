@@ -37,3 +37,11 @@ func vecmat4AVX512(out *float64, ldo int, x *float64, ldx int, m *float64, rows,
 //
 //go:noescape
 func adamAVX512(x, m, v, gr *float64, n int, k *float64) (sum float64)
+
+// adam2AVX512 is adamAVX512 on two sets of n entries (x, m, v, gr and x2,
+// m2, v2, gr2) in one call, each entry bit for bit as adamApplyGo; it
+// returns the sum of both sets' new x (only its finiteness exact). The
+// caller checks the bounds; n may be 0.
+//
+//go:noescape
+func adam2AVX512(x, m, v, gr *float64, n int, x2, m2, v2, gr2 *float64, k *float64) (sum float64)

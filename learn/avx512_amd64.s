@@ -357,3 +357,104 @@ a5red:
 	VMOVSD        X9, sum+48(FP)
 	VZEROUPPER
 	RET
+
+// func adam2AVX512(x, m, v, gr *float64, n int, x2, m2, v2, gr2 *float64, k *float64) (sum float64)
+//
+// adamAVX512 on two sets of n entries in one call (an item's rows of V and
+// B): the second set goes through the same loop after the first, so the
+// square roots and divisions of both overlap, and the call and the final
+// reduction are paid once. Each entry gets exactly adamAVX512's operations
+// (the same bits); sum is the sum of both sets' new x, only its
+// finiteness exact.
+TEXT ·adam2AVX512(SB), NOSPLIT, $0-88
+	MOVQ         k+72(FP), R10
+	VBROADCASTSD (R10), Z10
+	VBROADCASTSD 8(R10), Z11
+	VBROADCASTSD 16(R10), Z12
+	VBROADCASTSD 24(R10), Z13
+	VBROADCASTSD 32(R10), Z14
+	VBROADCASTSD 40(R10), Z15
+	VPXORQ       Z9, Z9, Z9
+	MOVQ         x+0(FP), DI
+	MOVQ         m+8(FP), SI
+	MOVQ         v+16(FP), R8
+	MOVQ         gr+24(FP), R9
+	XORQ         R11, R11        // set: 0, then 1
+
+a7set:
+	MOVQ         n+32(FP), CX
+	XORQ         AX, AX
+	MOVQ         CX, BX
+	ANDQ         $-8, BX
+	CMPQ         BX, $0
+	JE           a7tail
+
+a7loop:
+	VMOVUPD (R9)(AX*8), Z0
+	VMULPD  (SI)(AX*8), Z10, Z1
+	VMULPD  Z0, Z11, Z2
+	VADDPD  Z2, Z1, Z1
+	VMOVUPD Z1, (SI)(AX*8)
+	VMULPD  (R8)(AX*8), Z12, Z3
+	VMULPD  Z0, Z13, Z4
+	VMULPD  Z0, Z4, Z4
+	VADDPD  Z4, Z3, Z3
+	VMOVUPD Z3, (R8)(AX*8)
+	VSQRTPD Z3, Z5
+	VADDPD  Z15, Z5, Z5
+	VMULPD  Z1, Z14, Z6
+	VDIVPD  Z5, Z6, Z6
+	VADDPD  (DI)(AX*8), Z6, Z6
+	VMOVUPD Z6, (DI)(AX*8)
+	VADDPD  Z6, Z9, Z9
+	ADDQ    $8, AX
+	CMPQ    AX, BX
+	JLT     a7loop
+
+a7tail:
+	SUBQ  AX, CX           // n mod 8 entries left
+	JE    a7next
+	MOVL  $1, BX
+	SHLL  CX, BX
+	DECL  BX
+	KMOVW BX, K1
+	VMOVUPD.Z (R9)(AX*8), K1, Z0
+	VMOVUPD.Z (SI)(AX*8), K1, Z1
+	VMULPD    Z1, Z10, Z1
+	VMULPD    Z0, Z11, Z2
+	VADDPD    Z2, Z1, Z1
+	VMOVUPD   Z1, K1, (SI)(AX*8)
+	VMOVUPD.Z (R8)(AX*8), K1, Z3
+	VMULPD    Z3, Z12, Z3
+	VMULPD    Z0, Z13, Z4
+	VMULPD    Z0, Z4, Z4
+	VADDPD    Z4, Z3, Z3
+	VMOVUPD   Z3, K1, (R8)(AX*8)
+	VSQRTPD   Z3, Z5
+	VADDPD    Z15, Z5, Z5
+	VMULPD    Z1, Z14, Z6
+	VDIVPD    Z5, Z6, Z6
+	VMOVUPD.Z (DI)(AX*8), K1, Z7
+	VADDPD    Z7, Z6, Z6
+	VMOVUPD   Z6, K1, (DI)(AX*8)
+	VADDPD    Z6, Z9, K1, Z9   // masked lanes may be NaN (0/0 when ε = 0)
+
+a7next:
+	TESTQ R11, R11
+	JNE   a7red
+	INCQ  R11
+	MOVQ  x2+40(FP), DI
+	MOVQ  m2+48(FP), SI
+	MOVQ  v2+56(FP), R8
+	MOVQ  gr2+64(FP), R9
+	JMP   a7set
+
+a7red:
+	VEXTRACTF64X4 $1, Z9, Y8
+	VADDPD        Y8, Y9, Y9
+	VEXTRACTF128  $1, Y9, X8
+	VADDPD        X8, X9, X9
+	VHADDPD       X9, X9, X9
+	VMOVSD        X9, sum+80(FP)
+	VZEROUPPER
+	RET

@@ -160,6 +160,69 @@ func TestVecmat4Kernels(t *testing.T) {
 	}
 }
 
+// TestAdam2AVX512 checks the two-set Adam kernel bit for bit against
+// adamApplyGo on each set for n = 0..70, with every array ending at an
+// inaccessible page, and that its sum is that of both sets up to rounding.
+func TestAdam2AVX512(t *testing.T) {
+	if !hasAVX512() {
+		t.Skip("no AVX-512 on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(43, 44))
+	mk := func(n int, abs bool) []float64 {
+		s := make([]float64, n)
+		for i := range s {
+			s[i] = rng.NormFloat64() * math.Exp2(float64(rng.IntN(21)-10))
+			if abs {
+				s[i] = math.Abs(s[i])
+			}
+		}
+		return s
+	}
+	for n := 0; n <= 70; n++ {
+		for _, step := range []int64{1, 17, adamTableLen + 5} {
+			st, eps := adamCoef(0.01, step)
+			k := [6]float64{adamBeta1, 1 - adamBeta1, adamBeta2, 1 - adamBeta2, st, eps}
+			var sets [2][4][]float64 // x, m, v, g per set: guarded copies
+			var refs [2][3][]float64 // x, m, v after adamApplyGo
+			refSum := 0.0
+			for q := range sets {
+				init := [4][]float64{mk(n, false), mk(n, false), mk(n, true), mk(n, false)}
+				for a := range init {
+					sets[q][a] = guarded(t, n)
+					copy(sets[q][a], init[a])
+				}
+				x, m, v := append([]float64(nil), init[0]...), append([]float64(nil), init[1]...), append([]float64(nil), init[2]...)
+				refSum += adamApplyGo(x, m, v, init[3], st, eps)
+				refs[q] = [3][]float64{x, m, v}
+			}
+			var sum float64
+			if n == 0 {
+				var dummy [1]float64
+				sum = adam2AVX512(&dummy[0], &dummy[0], &dummy[0], &dummy[0], 0, &dummy[0], &dummy[0], &dummy[0], &dummy[0], &k[0])
+			} else {
+				a, b := sets[0], sets[1]
+				sum = adam2AVX512(&a[0][0], &a[1][0], &a[2][0], &a[3][0], n, &b[0][0], &b[1][0], &b[2][0], &b[3][0], &k[0])
+			}
+			for q := range sets {
+				for a, what := range []string{"x", "m", "v"} {
+					if !sameBits(sets[q][a], refs[q][a]) {
+						t.Fatalf("n=%d t=%d set %d: %s = %v, adamApplyGo %v", n, step, q, what, sets[q][a], refs[q][a])
+					}
+				}
+			}
+			mag := 0.0
+			for q := range refs {
+				for _, x := range refs[q][0] {
+					mag += math.Abs(x)
+				}
+			}
+			if math.Abs(sum-refSum) > 1e-14*mag+1e-300 {
+				t.Fatalf("n=%d t=%d: sum %v, want %v", n, step, sum, refSum)
+			}
+		}
+	}
+}
+
 // TestVecmatNAVX512 runs the vecmatN tests with and without the AVX-512
 // kernel.
 func TestVecmatNAVX512(t *testing.T) {

@@ -127,6 +127,22 @@ func adamApply(x, m, v, g []float64, step, eps float64) float64 {
 	return adamApplyGo(x, m, v, g, step, eps)
 }
 
+// adamApply2 is adamApply on two sets of entries of the same length with
+// the same coefficients (an item's rows of V and B): one call of the
+// AVX-512 kernel where the CPU has it (the divisions of both sets overlap),
+// else two adamApply. The same bits either way; it returns the sum of both
+// sets' new x.
+func adamApply2(x, m, v, g, x2, m2, v2, g2 []float64, step, eps float64) float64 {
+	n := len(g)
+	if useFMA && useAVX512 && n > 0 {
+		x, m, v = x[:n], m[:n], v[:n]
+		x2, m2, v2, g2 = x2[:n], m2[:n], v2[:n], g2[:n]
+		k := [6]float64{adamBeta1, 1 - adamBeta1, adamBeta2, 1 - adamBeta2, step, eps}
+		return adam2AVX512(&x[0], &m[0], &v[0], &g[0], n, &x2[0], &m2[0], &v2[0], &g2[0], &k[0])
+	}
+	return adamApply(x, m, v, g, step, eps) + adamApply(x2, m2, v2, g2, step, eps)
+}
+
 // adamApplyGo is adamApply in Go.
 func adamApplyGo(x, m, v, g []float64, step, eps float64) float64 {
 	s := 0.0
@@ -227,9 +243,10 @@ func (o *Online) stepItems(basket []int) bool {
 			}
 		} else {
 			st, eps := o.adamCoef(o.t[i])
-			sum = adamApply(vi, o.mom.V[r:r+d], o.sq.V[r:r+d], gv, st, eps)
 			if p.B != nil {
-				sum += adamApply(bi, o.mom.B[r:r+d], o.sq.B[r:r+d], gb, st, eps)
+				sum = adamApply2(vi, o.mom.V[r:r+d], o.sq.V[r:r+d], gv, bi, o.mom.B[r:r+d], o.sq.B[r:r+d], gb, st, eps)
+			} else {
+				sum = adamApply(vi, o.mom.V[r:r+d], o.sq.V[r:r+d], gv, st, eps)
 			}
 		}
 		ok = ok && finite(sum)
