@@ -3,7 +3,10 @@ package learn
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
+
+	"github.com/ndpp-go/ndpp/ndpp"
 )
 
 // benchBaskets draws baskets with sizes like the Amazon registries
@@ -58,4 +61,50 @@ func BenchmarkOfflineStep(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkOnlineVsOffline times the online/offline bar on the Amazon
+// apparel registries in testdata/ (d = 30, the 300 validation / 2000 test
+// split of ndpp-bench learn): per iteration, on each of the splits of seeds
+// 1–3, the offline learner and then one online pass, alternating so that the
+// machine's drift in speed hits both alike. It reports each learner's mean
+// training seconds and the ratio of the means (the bar: ≤ 0.1). Run it with
+// -benchtime=3x or more; single runs vary by up to 1.5×.
+func BenchmarkOnlineVsOffline(b *testing.B) {
+	voc, err := ndpp.NewVocab(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	data, err := ndpp.ReadBaskets("../testdata/1_100_100_100_apparel_regs.csv", ndpp.LineOptions{Vocab: voc, Grow: true})
+	if err != nil {
+		b.Skip("apparel registries not available:", err)
+	}
+	n := voc.Len()
+	var off, on float64
+	for b.Loop() {
+		for seed := uint64(1); seed <= 3; seed++ {
+			train, val, _, err := ndpp.Split(data, 300, 2000, seed)
+			if err != nil {
+				b.Fatal(err)
+			}
+			// Each learner starts with the other's garbage collected,
+			// as in a process of its own.
+			runtime.GC()
+			ro, err := TrainOffline(train, val, n, OfflineOptions{D: 30, Seed: seed})
+			if err != nil {
+				b.Fatal(err)
+			}
+			runtime.GC()
+			rn, err := TrainOnline(SliceSource(train), OnlineOptions{D: 30, N: n, Seed: seed}, OnlineRun{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			off += ro.Seconds
+			on += rn.Seconds
+		}
+	}
+	runs := float64(3 * b.N)
+	b.ReportMetric(off/runs, "offline-s")
+	b.ReportMetric(on/runs, "online-s")
+	b.ReportMetric(on/off, "online/offline")
 }
