@@ -29,19 +29,13 @@ var useAVX512 = useFMA && cpu.X86.HasAVX512F
 //go:noescape
 func vecmat4AVX512(out *float64, ldo int, x *float64, ldx int, m *float64, rows, cols, ld, incx int)
 
-// adamAVX512 is adamAVX with AVX-512: Adam's update on n entries with k =
-// [β₁, 1−β₁, β₂, 1−β₂, step, ε], bit for bit as adamApplyGo. It returns
-// the sum of the new x, summed in another order than adamApplyGo's (eight
-// strided partial sums, then a tree), so only its finiteness is exact.
-// The caller checks the bounds; n may be 0.
+// adamAVX512 is adamAVX with AVX-512 on one or two sets of entries: Adam's
+// update on n entries of x, m, v with gradient gr, then on n2 entries of x2,
+// m2, v2 with gr2 (n2 = 0: one set; the second pointers are then not
+// dereferenced), k = [β₁, 1−β₁, β₂, 1−β₂, step, ε], each entry bit for bit
+// as adamApplyGo. It returns the sum of the new x of both sets, summed in
+// another order than adamApplyGo's, so only its finiteness is exact. The
+// caller checks the bounds; n and n2 may be 0.
 //
 //go:noescape
-func adamAVX512(x, m, v, gr *float64, n int, k *float64) (sum float64)
-
-// adam2AVX512 is adamAVX512 on two sets of n entries (x, m, v, gr and x2,
-// m2, v2, gr2) in one call, each entry bit for bit as adamApplyGo; it
-// returns the sum of both sets' new x (only its finiteness exact). The
-// caller checks the bounds; n may be 0.
-//
-//go:noescape
-func adam2AVX512(x, m, v, gr *float64, n int, x2, m2, v2, gr2 *float64, k *float64) (sum float64)
+func adamAVX512(x, m, v, gr *float64, n int, x2, m2, v2, gr2 *float64, n2 int, k *float64) (sum float64)

@@ -266,108 +266,22 @@ done:
 	VZEROUPPER
 	RET
 
-// func adamAVX512(x, m, v, gr *float64, n int, k *float64) (sum float64)
+// func adamAVX512(x, m, v, gr *float64, n int, x2, m2, v2, gr2 *float64, n2 int, k *float64) (sum float64)
 //
-// Adam's update on n entries with k = [β₁, 1−β₁, β₂, 1−β₂, step, ε], 8
-// entries per zmm, operation for operation as adamApplyGo and adamAVX (no
-// fused multiply-adds, so the results are identical): m' = β₁m + (1−β₁)g,
-// v' = β₂v + ((1−β₂)g)g, x' = x + (step·m')/(√v' + ε). The last n mod 8
-// entries are one more pass with loads zeroed and stores masked by K1, so
-// nothing past entry n−1 is read or written. The sum of the new x is taken
-// in a different order from adamApplyGo's: lane q of Z9 sums the entries
-// i ≡ q (mod 8) (the tail added under K1), then the eight lanes are added
-// as (q, q+4), then (q, q+2), then the last pair. Callers only test the
-// sum for finiteness.
-TEXT ·adamAVX512(SB), NOSPLIT, $0-56
-	MOVQ         x+0(FP), DI
-	MOVQ         m+8(FP), SI
-	MOVQ         v+16(FP), R8
-	MOVQ         gr+24(FP), R9
-	MOVQ         n+32(FP), CX
-	MOVQ         k+40(FP), R10
-	VBROADCASTSD (R10), Z10
-	VBROADCASTSD 8(R10), Z11
-	VBROADCASTSD 16(R10), Z12
-	VBROADCASTSD 24(R10), Z13
-	VBROADCASTSD 32(R10), Z14
-	VBROADCASTSD 40(R10), Z15
-	VPXORQ       Z9, Z9, Z9
-	XORQ         AX, AX
-	MOVQ         CX, BX
-	ANDQ         $-8, BX
-	CMPQ         BX, $0
-	JE           a5tail
-
-a5loop:
-	VMOVUPD (R9)(AX*8), Z0
-	VMULPD  (SI)(AX*8), Z10, Z1
-	VMULPD  Z0, Z11, Z2
-	VADDPD  Z2, Z1, Z1
-	VMOVUPD Z1, (SI)(AX*8)
-	VMULPD  (R8)(AX*8), Z12, Z3
-	VMULPD  Z0, Z13, Z4
-	VMULPD  Z0, Z4, Z4
-	VADDPD  Z4, Z3, Z3
-	VMOVUPD Z3, (R8)(AX*8)
-	VSQRTPD Z3, Z5
-	VADDPD  Z15, Z5, Z5
-	VMULPD  Z1, Z14, Z6
-	VDIVPD  Z5, Z6, Z6
-	VADDPD  (DI)(AX*8), Z6, Z6
-	VMOVUPD Z6, (DI)(AX*8)
-	VADDPD  Z6, Z9, Z9
-	ADDQ    $8, AX
-	CMPQ    AX, BX
-	JLT     a5loop
-
-a5tail:
-	SUBQ  AX, CX           // n mod 8 entries left
-	JE    a5red
-	MOVL  $1, BX
-	SHLL  CX, BX
-	DECL  BX
-	KMOVW BX, K1
-	VMOVUPD.Z (R9)(AX*8), K1, Z0
-	VMOVUPD.Z (SI)(AX*8), K1, Z1
-	VMULPD    Z1, Z10, Z1
-	VMULPD    Z0, Z11, Z2
-	VADDPD    Z2, Z1, Z1
-	VMOVUPD   Z1, K1, (SI)(AX*8)
-	VMOVUPD.Z (R8)(AX*8), K1, Z3
-	VMULPD    Z3, Z12, Z3
-	VMULPD    Z0, Z13, Z4
-	VMULPD    Z0, Z4, Z4
-	VADDPD    Z4, Z3, Z3
-	VMOVUPD   Z3, K1, (R8)(AX*8)
-	VSQRTPD   Z3, Z5
-	VADDPD    Z15, Z5, Z5
-	VMULPD    Z1, Z14, Z6
-	VDIVPD    Z5, Z6, Z6
-	VMOVUPD.Z (DI)(AX*8), K1, Z7
-	VADDPD    Z7, Z6, Z6
-	VMOVUPD   Z6, K1, (DI)(AX*8)
-	VADDPD    Z6, Z9, K1, Z9   // masked lanes may be NaN (0/0 when ε = 0)
-
-a5red:
-	VEXTRACTF64X4 $1, Z9, Y8
-	VADDPD        Y8, Y9, Y9
-	VEXTRACTF128  $1, Y9, X8
-	VADDPD        X8, X9, X9
-	VHADDPD       X9, X9, X9
-	VMOVSD        X9, sum+48(FP)
-	VZEROUPPER
-	RET
-
-// func adam2AVX512(x, m, v, gr *float64, n int, x2, m2, v2, gr2 *float64, k *float64) (sum float64)
-//
-// adamAVX512 on two sets of n entries in one call (an item's rows of V and
-// B): the second set goes through the same loop after the first, so the
-// square roots and divisions of both overlap, and the call and the final
-// reduction are paid once. Each entry gets exactly adamAVX512's operations
-// (the same bits); sum is the sum of both sets' new x, only its
-// finiteness exact.
-TEXT ·adam2AVX512(SB), NOSPLIT, $0-88
-	MOVQ         k+72(FP), R10
+// Adam's update (AVX-512F) on n entries of x, m, v with gradient gr, then on
+// n2 entries of x2, m2, v2 with gr2 (an item's rows of V and B; n2 = 0 for
+// one set), with k = [β₁, 1−β₁, β₂, 1−β₂, step, ε]. Eight entries per zmm
+// register; the last 1–7 of each set under the opmask K1, so nothing past
+// entry n−1 (n2−1) is read or written. The second set goes through the same
+// loop after the first, so the square roots and divisions of both overlap,
+// and the call and the final reduction are paid once. Each entry gets
+// adamApplyGo's and adamAVX's operations, m' = β₁m + (1−β₁)g,
+// v' = β₂v + ((1−β₂)g)g, x' = x + (step·m')/(√v' + ε), with separate
+// multiplies and adds (no fused multiply-adds: the same bits);
+// sum, the sum of the new x, is added in another order (eight strided
+// partial sums, then a tree), so only its finiteness is exact.
+TEXT ·adamAVX512(SB), NOSPLIT, $0-96
+	MOVQ         k+80(FP), R10
 	VBROADCASTSD (R10), Z10
 	VBROADCASTSD 8(R10), Z11
 	VBROADCASTSD 16(R10), Z12
@@ -379,10 +293,11 @@ TEXT ·adam2AVX512(SB), NOSPLIT, $0-88
 	MOVQ         m+8(FP), SI
 	MOVQ         v+16(FP), R8
 	MOVQ         gr+24(FP), R9
+	MOVQ         n+32(FP), R12
 	XORQ         R11, R11        // set: 0, then 1
 
 a7set:
-	MOVQ         n+32(FP), CX
+	MOVQ         R12, CX
 	XORQ         AX, AX
 	MOVQ         CX, BX
 	ANDQ         $-8, BX
@@ -447,6 +362,7 @@ a7next:
 	MOVQ  m2+48(FP), SI
 	MOVQ  v2+56(FP), R8
 	MOVQ  gr2+64(FP), R9
+	MOVQ  n2+72(FP), R12
 	JMP   a7set
 
 a7red:
@@ -455,6 +371,6 @@ a7red:
 	VEXTRACTF128  $1, Y9, X8
 	VADDPD        X8, X9, X9
 	VHADDPD       X9, X9, X9
-	VMOVSD        X9, sum+80(FP)
+	VMOVSD        X9, sum+88(FP)
 	VZEROUPPER
 	RET

@@ -160,10 +160,11 @@ func TestVecmat4Kernels(t *testing.T) {
 	}
 }
 
-// TestAdam2AVX512 checks the two-set Adam kernel bit for bit against
-// adamApplyGo on each set for n = 0..70, with every array ending at an
-// inaccessible page, and that its sum is that of both sets up to rounding.
-func TestAdam2AVX512(t *testing.T) {
+// TestAdamAVX512TwoSets checks the kernel on two sets of entries (of
+// lengths 0..70 and others) bit for bit against adamApplyGo on each set,
+// with every array ending at an inaccessible page, and that its sum is that
+// of both sets up to rounding.
+func TestAdamAVX512TwoSets(t *testing.T) {
 	if !hasAVX512() {
 		t.Skip("no AVX-512 on this CPU")
 	}
@@ -178,35 +179,38 @@ func TestAdam2AVX512(t *testing.T) {
 		}
 		return s
 	}
+	var dummy [1]float64
+	ptr := func(s []float64) *float64 {
+		if len(s) == 0 {
+			return &dummy[0]
+		}
+		return &s[0]
+	}
 	for n := 0; n <= 70; n++ {
-		for _, step := range []int64{1, 17, adamTableLen + 5} {
+		for _, n2 := range []int{n, 0, (7*n + 3) % 71} {
+			step := []int64{1, 17, adamTableLen + 5}[rng.IntN(3)]
 			st, eps := adamCoef(0.01, step)
 			k := [6]float64{adamBeta1, 1 - adamBeta1, adamBeta2, 1 - adamBeta2, st, eps}
+			lens := [2]int{n, n2}
 			var sets [2][4][]float64 // x, m, v, g per set: guarded copies
 			var refs [2][3][]float64 // x, m, v after adamApplyGo
 			refSum := 0.0
 			for q := range sets {
-				init := [4][]float64{mk(n, false), mk(n, false), mk(n, true), mk(n, false)}
+				init := [4][]float64{mk(lens[q], false), mk(lens[q], false), mk(lens[q], true), mk(lens[q], false)}
 				for a := range init {
-					sets[q][a] = guarded(t, n)
+					sets[q][a] = guarded(t, lens[q])
 					copy(sets[q][a], init[a])
 				}
 				x, m, v := append([]float64(nil), init[0]...), append([]float64(nil), init[1]...), append([]float64(nil), init[2]...)
 				refSum += adamApplyGo(x, m, v, init[3], st, eps)
 				refs[q] = [3][]float64{x, m, v}
 			}
-			var sum float64
-			if n == 0 {
-				var dummy [1]float64
-				sum = adam2AVX512(&dummy[0], &dummy[0], &dummy[0], &dummy[0], 0, &dummy[0], &dummy[0], &dummy[0], &dummy[0], &k[0])
-			} else {
-				a, b := sets[0], sets[1]
-				sum = adam2AVX512(&a[0][0], &a[1][0], &a[2][0], &a[3][0], n, &b[0][0], &b[1][0], &b[2][0], &b[3][0], &k[0])
-			}
+			a, b := sets[0], sets[1]
+			sum := adamAVX512(ptr(a[0]), ptr(a[1]), ptr(a[2]), ptr(a[3]), n, ptr(b[0]), ptr(b[1]), ptr(b[2]), ptr(b[3]), n2, &k[0])
 			for q := range sets {
-				for a, what := range []string{"x", "m", "v"} {
-					if !sameBits(sets[q][a], refs[q][a]) {
-						t.Fatalf("n=%d t=%d set %d: %s = %v, adamApplyGo %v", n, step, q, what, sets[q][a], refs[q][a])
+				for i, what := range []string{"x", "m", "v"} {
+					if !sameBits(sets[q][i], refs[q][i]) {
+						t.Fatalf("n=%d n2=%d t=%d set %d: %s = %v, adamApplyGo %v", n, n2, step, q, what, sets[q][i], refs[q][i])
 					}
 				}
 			}
@@ -217,7 +221,7 @@ func TestAdam2AVX512(t *testing.T) {
 				}
 			}
 			if math.Abs(sum-refSum) > 1e-14*mag+1e-300 {
-				t.Fatalf("n=%d t=%d: sum %v, want %v", n, step, sum, refSum)
+				t.Fatalf("n=%d n2=%d t=%d: sum %v, want %v", n, n2, step, sum, refSum)
 			}
 		}
 	}
@@ -275,9 +279,9 @@ func TestAdamAVX512(t *testing.T) {
 			var sum float64
 			if n == 0 {
 				var dummy [1]float64
-				sum = adamAVX512(&dummy[0], &dummy[0], &dummy[0], &dummy[0], 0, &k[0])
+				sum = adamAVX512(&dummy[0], &dummy[0], &dummy[0], &dummy[0], 0, &dummy[0], &dummy[0], &dummy[0], &dummy[0], 0, &k[0])
 			} else {
-				sum = adamAVX512(&x[0], &m[0], &v[0], &g[0], n, &k[0])
+				sum = adamAVX512(&x[0], &m[0], &v[0], &g[0], n, &x[0], &m[0], &v[0], &g[0], 0, &k[0])
 			}
 			sumGo := adamApplyGo(x1, m1, v1, g0, st, eps)
 			if n > 0 {
@@ -359,7 +363,9 @@ func BenchmarkAVX512(b *testing.B) {
 		for _, isa := range isas {
 			kernel := adamAVX
 			if isa == "avx512" {
-				kernel = adamAVX512
+				kernel = func(x, m, v, g *float64, n int, k *float64) float64 {
+					return adamAVX512(x, m, v, g, n, x, m, v, g, 0, k)
+				}
 			}
 			b.Run(fmt.Sprintf("kernel=adam/n=%d/isa=%s", n, isa), func(b *testing.B) {
 				b.ReportAllocs()

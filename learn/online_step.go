@@ -120,7 +120,7 @@ func adamApply(x, m, v, g []float64, step, eps float64) float64 {
 	if useFMA && len(g) > 0 {
 		k := [6]float64{adamBeta1, 1 - adamBeta1, adamBeta2, 1 - adamBeta2, step, eps}
 		if useAVX512 {
-			return adamAVX512(&x[0], &m[0], &v[0], &g[0], len(g), &k[0])
+			return adamAVX512(&x[0], &m[0], &v[0], &g[0], len(g), &x[0], &m[0], &v[0], &g[0], 0, &k[0])
 		}
 		return adamAVX(&x[0], &m[0], &v[0], &g[0], len(g), &k[0])
 	}
@@ -129,8 +129,8 @@ func adamApply(x, m, v, g []float64, step, eps float64) float64 {
 
 // adamApply2 is adamApply on two sets of entries of the same length with
 // the same coefficients (an item's rows of V and B): one call of the
-// AVX-512 kernel where the CPU has it (the divisions of both sets overlap),
-// else two adamApply. The same bits either way; it returns the sum of both
+// AVX-512 kernel on both where the CPU has it (the divisions of both sets
+// overlap), else two adamApply. The same bits either way; it returns the sum of both
 // sets' new x.
 func adamApply2(x, m, v, g, x2, m2, v2, g2 []float64, step, eps float64) float64 {
 	n := len(g)
@@ -138,7 +138,7 @@ func adamApply2(x, m, v, g, x2, m2, v2, g2 []float64, step, eps float64) float64
 		x, m, v = x[:n], m[:n], v[:n]
 		x2, m2, v2, g2 = x2[:n], m2[:n], v2[:n], g2[:n]
 		k := [6]float64{adamBeta1, 1 - adamBeta1, adamBeta2, 1 - adamBeta2, step, eps}
-		return adam2AVX512(&x[0], &m[0], &v[0], &g[0], n, &x2[0], &m2[0], &v2[0], &g2[0], &k[0])
+		return adamAVX512(&x[0], &m[0], &v[0], &g[0], n, &x2[0], &m2[0], &v2[0], &g2[0], n, &k[0])
 	}
 	return adamApply(x, m, v, g, step, eps) + adamApply(x2, m2, v2, g2, step, eps)
 }
