@@ -333,7 +333,8 @@ func invertValue(a []float64, k int, piv []int, value bool) (float64, bool) {
 // scale·∂t into acc, and scale·t(S) into acc.value when value is set. bcS
 // must hold the rows bₐᵀC of the basket's items (|S|×d). It returns the
 // value (0 without value) and false when a determinant is not positive
-// (only possible with ε = 0), in which case acc is unchanged.
+// (with ε > 0 only when L_S overflowed; see Online.basketTerm), in which
+// case acc is unchanged.
 func (w *basketWork) basketTerm(p *Params, bcS []float64, items []int, eps float64, restricted, value bool, acc *accum, scale float64) (float64, bool) {
 	val, ok := w.pieces(p, items, bcS, nil, eps, restricted, value, false)
 	if !ok {

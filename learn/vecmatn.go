@@ -68,14 +68,9 @@ func vecmatN(out []float64, ldo int, x []float64, ldx, nv int, m []float64, rows
 		}
 		vecmat4(&os[0], cols, &xs[0], rows, &m[0], rows, cols, ld, 1)
 		for w := range nv {
-			row := out[w*ldo : w*ldo+cols]
-			copy(row, os[w*cols:(w+1)*cols])
-			if alpha != 1 {
-				for j := range row {
-					row[j] *= alpha
-				}
-			}
+			copy(out[w*ldo:w*ldo+cols], os[w*cols:(w+1)*cols])
 		}
+		scaleRows(out, ldo, nv, cols, alpha)
 		return
 	}
 	if useFMA {
@@ -91,14 +86,7 @@ func vecmatN(out []float64, ldo int, x []float64, ldx, nv int, m []float64, rows
 			vecmat4(&out[w*ldo], ldo, &x[w*ldx], ldx, &m[0], rows, cols, ld, 1)
 			v = nv
 		}
-		if alpha != 1 {
-			for w := range v {
-				row := out[w*ldo : w*ldo+cols]
-				for j := range row {
-					row[j] *= alpha
-				}
-			}
-		}
+		scaleRows(out, ldo, v, cols, alpha)
 	}
 	for ; v < nv; v++ {
 		vecmatLD(out[v*ldo:v*ldo+cols], m, rows, cols, ld, x[v*ldx:v*ldx+rows], alpha)
@@ -126,12 +114,19 @@ func vecmatRoom(out []float64, ldo int, x []float64, ldx, nv int, m []float64, r
 		panic("learn: vecmatRoom: m too short")
 	}
 	vecmat4(&out[0], ldo, &x[0], ldx, &m[0], rows, cols, ld, 1)
-	if alpha != 1 {
-		for w := range nv {
-			row := out[w*ldo : w*ldo+cols]
-			for j := range row {
-				row[j] *= alpha
-			}
+	scaleRows(out, ldo, nv, cols, alpha)
+}
+
+// scaleRows multiplies the first cols entries of nv rows of out, ldo
+// apart, by alpha (nothing when alpha is 1).
+func scaleRows(out []float64, ldo, nv, cols int, alpha float64) {
+	if alpha == 1 {
+		return
+	}
+	for w := range nv {
+		row := out[w*ldo : w*ldo+cols]
+		for j := range row {
+			row[j] *= alpha
 		}
 	}
 }
