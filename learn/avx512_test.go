@@ -160,6 +160,19 @@ func TestVecmat4Kernels(t *testing.T) {
 	}
 }
 
+// adamTestVec draws n entries spread over 2⁻¹⁰…2¹⁰ in magnitude (all
+// non-negative when abs is set, as second moments are).
+func adamTestVec(rng *rand.Rand, n int, abs bool) []float64 {
+	s := make([]float64, n)
+	for i := range s {
+		s[i] = rng.NormFloat64() * math.Exp2(float64(rng.IntN(21)-10))
+		if abs {
+			s[i] = math.Abs(s[i])
+		}
+	}
+	return s
+}
+
 // TestAdamAVX512TwoSets checks the kernel on two sets of entries (of
 // lengths 0..70 and others) bit for bit against adamApplyGo on each set,
 // with every array ending at an inaccessible page, and that its sum is that
@@ -169,16 +182,7 @@ func TestAdamAVX512TwoSets(t *testing.T) {
 		t.Skip("no AVX-512 on this CPU")
 	}
 	rng := rand.New(rand.NewPCG(43, 44))
-	mk := func(n int, abs bool) []float64 {
-		s := make([]float64, n)
-		for i := range s {
-			s[i] = rng.NormFloat64() * math.Exp2(float64(rng.IntN(21)-10))
-			if abs {
-				s[i] = math.Abs(s[i])
-			}
-		}
-		return s
-	}
+	mk := func(n int, abs bool) []float64 { return adamTestVec(rng, n, abs) }
 	var dummy [1]float64
 	ptr := func(s []float64) *float64 {
 		if len(s) == 0 {
@@ -250,16 +254,7 @@ func TestAdamAVX512(t *testing.T) {
 			lr := []float64{0.01, 0.1, 3e-4}[rng.IntN(3)]
 			st, eps := adamCoef(lr, step)
 			name := fmt.Sprintf("n=%d/t=%d/lr=%g", n, step, lr)
-			mk := func(abs bool) []float64 {
-				s := make([]float64, n)
-				for i := range s {
-					s[i] = rng.NormFloat64() * math.Exp2(float64(rng.IntN(21)-10))
-					if abs {
-						s[i] = math.Abs(s[i])
-					}
-				}
-				return s
-			}
+			mk := func(abs bool) []float64 { return adamTestVec(rng, n, abs) }
 			x0, m0, v0, g0 := mk(false), mk(false), mk(true), mk(false)
 			if n > 0 && step == 1 {
 				// A zero second moment and gradient: the ε of the
