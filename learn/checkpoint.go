@@ -43,12 +43,11 @@ type checkpoint struct {
 	KZ          []float64 // n×2d, K zᵢ where KZGen[i] == Gen
 	KZGen       []int64
 	// The finished job whose result takes effect at position SwapAt (0:
-	// none pending); its K zᵢ are computed at position KZAt (0: done).
+	// none pending). (Checkpoints of earlier versions also hold KZAt,
+	// PendItems and PendKZ, for K zᵢ computed by the job; gob skips them
+	// and those K zᵢ are computed when needed.)
 	SwapAt        int64
-	KZAt          int64
 	PendOK        bool
-	PendItems     []int
-	PendKZ        []float64
 	PendK, PendGC []float64
 	PendLogDet    float64
 }
@@ -72,16 +71,13 @@ func (o *Online) Save(w io.Writer) error {
 		cp.Gram, cp.K, cp.GC, cp.LogDet, cp.Factored = np.nw.g, np.k, np.gc, np.logDet, o.factored
 		cp.Dirty, cp.LastRefresh = o.dirtyList, o.lastRefresh
 		for _, i := range o.dirtyList {
-			cp.Z0 = append(cp.Z0, o.z0[i*2*d:(i+1)*2*d]...)
+			cp.Z0 = append(cp.Z0, np.zs[i*2*d:(i+1)*2*d]...)
 		}
-		cp.Gen, cp.KZ, cp.KZGen, cp.SwapAt, cp.KZAt = np.gen, np.kz, np.kzGen, np.swapAt, np.kzAt
+		cp.Gen, cp.KZ, cp.KZGen, cp.SwapAt = np.gen, np.kz, np.kzGen, np.swapAt
 		if np.swapAt != 0 {
-			cp.PendOK, cp.PendItems = np.job.ok, np.job.items
+			cp.PendOK = np.job.ok
 			if np.job.ok {
 				cp.PendK, cp.PendGC, cp.PendLogDet = np.nw.k, np.nw.gc, np.nw.logDet
-				if np.kzAt == 0 {
-					cp.PendKZ = np.job.kz
-				}
 			}
 		}
 	}
@@ -123,23 +119,15 @@ func LoadOnline(r io.Reader) (*Online, error) {
 	if cp.Opt.Normalizer == NormExact {
 		m := 2 * d
 		bad = bad || len(cp.Gram) != m*m || len(cp.K) != m*m || len(cp.GC) != d*d || len(cp.Z0) != len(cp.Dirty)*m ||
-			len(cp.KZ) != n*m || len(cp.KZGen) != n || cp.Gen < 0 || (cp.SwapAt != 0 && cp.SwapAt <= cp.Pos) ||
-			(cp.KZAt != 0 && (cp.KZAt <= cp.Pos || cp.KZAt >= cp.SwapAt))
+			len(cp.KZ) != n*m || len(cp.KZGen) != n || cp.Gen < 0 || (cp.SwapAt != 0 && cp.SwapAt <= cp.Pos)
 		for _, i := range cp.Dirty {
 			bad = bad || i < 0 || i >= n
 		}
 		for _, g := range cp.KZGen {
 			bad = bad || g < 0 || g > cp.Gen
 		}
-		for _, i := range cp.PendItems {
-			bad = bad || i < 0 || i >= n
-		}
 		if cp.SwapAt != 0 && cp.PendOK {
-			wantKZ := len(cp.PendItems) * m
-			if cp.KZAt != 0 {
-				wantKZ = 0
-			}
-			bad = bad || len(cp.PendKZ) != wantKZ || len(cp.PendK) != m*m || len(cp.PendGC) != d*d
+			bad = bad || len(cp.PendK) != m*m || len(cp.PendGC) != d*d
 		}
 	}
 	if bad || len(cp.PendC) != d*d || len(cp.PendBW)%(2*d) != 0 || cp.NormCount < 0 || cp.Pos < 0 || cp.TC < 0 {
@@ -167,11 +155,10 @@ func LoadOnline(r io.Reader) (*Online, error) {
 		np.gen = cp.Gen
 		copy(np.kz, cp.KZ)
 		copy(np.kzGen, cp.KZGen)
-		np.swapAt, np.kzAt = cp.SwapAt, cp.KZAt
+		np.swapAt = cp.SwapAt
 		if cp.SwapAt != 0 {
-			np.job.ok, np.job.items = cp.PendOK, cp.PendItems
+			np.job.ok = cp.PendOK
 			if cp.PendOK {
-				np.job.kz = cp.PendKZ
 				copy(np.nw.k, cp.PendK)
 				copy(np.nw.gc, cp.PendGC)
 				np.nw.logDet = cp.PendLogDet
@@ -184,7 +171,7 @@ func LoadOnline(r io.Reader) (*Online, error) {
 			}
 			o.dirty[i] = true
 			o.dirtyList = append(o.dirtyList, i)
-			copy(o.z0[i*m:(i+1)*m], cp.Z0[t*m:(t+1)*m])
+			copy(np.zs[i*m:(i+1)*m], cp.Z0[t*m:(t+1)*m])
 		}
 	}
 	return o, nil

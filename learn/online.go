@@ -94,7 +94,7 @@ type OnlineOptions struct {
 	// 100 for Adam: the worker then always finishes in time at d = 30, and
 	// on the Amazon registries the test log-likelihood is within 0.06 nats
 	// of refactoring synchronously every 100 baskets (means over three
-	// splits: apparel −9.808 against −9.787, 3-category −16.757 against
+	// splits: apparel −9.806 against −9.787, 3-category −16.750 against
 	// −16.702). Default 25 for SGD, whose unnormalised steps make it
 	// sensitive to the lag (apparel: −10.00 at 25, −10.12 at 50, −10.99 at
 	// 100; −10.20 refactoring synchronously every 100 baskets).
@@ -187,10 +187,10 @@ type Online struct {
 	// FactorEvery baskets, counted by position so that resuming from a
 	// checkpoint refactors at the same steps).
 	factored bool
-	// Columns changed since the last snapshot and their values then.
+	// Columns changed since the last snapshot (their values then are
+	// np.zs's rows).
 	dirty       []bool
 	dirtyList   []int
-	z0          []float64 // n×2d
 	lastRefresh int64     // position of the last full Gram recomputation
 	pendC       []float64 // C's gradient accumulated since D's last step (normaliser part)
 	// pendBW holds the basket terms' share of C's gradient since D's last
@@ -240,9 +240,7 @@ func (o *Online) alloc() {
 			lag = o.opt.FactorEvery
 		}
 		o.np = newNormPipe(d, lag)
-		o.np.nw.gram(o.p)
-		o.np.grow(o.p.N)
-		o.z0 = make([]float64, 2*len(o.p.V))
+		o.np.setColumns(o.p)
 		o.dirty = make([]bool, o.p.N)
 	}
 }
@@ -265,14 +263,15 @@ func (o *Online) growTo(n int) {
 		o.sq.B = append(o.sq.B, make([]float64, extra)...)
 	}
 	if o.np != nil {
-		// The job in flight owns G; its result stays pending.
-		o.np.wait()
+		// The job in flight owns G and zs; its result stays pending.
+		np := o.np
+		np.wait()
+		np.grow(n)
 		for i := old; i < n; i++ {
-			o.np.nw.rank1(o.p.V[i*d:(i+1)*d], o.p.brows()[i*d:(i+1)*d], 1)
+			np.nw.rank1(o.p.V[i*d:(i+1)*d], o.p.brows()[i*d:(i+1)*d], 1)
+			np.zInto(np.zs, o.p, i)
 		}
-		o.np.nw.symmetrize()
-		o.np.grow(n)
-		o.z0 = append(o.z0, make([]float64, 2*extra)...)
+		np.nw.symmetrize()
 		o.dirty = append(o.dirty, make([]bool, n-old)...)
 	}
 }
@@ -352,18 +351,12 @@ func (o *Online) Observe(basket []int) error {
 	return nil
 }
 
-// markDirty records item i's current z before it changes, so that the next
-// snapshot can update G by zᵢzᵢᵀ − z⁰ᵢz⁰ᵢᵀ.
+// markDirty records that item i's column changes, for the next snapshot.
 func (o *Online) markDirty(i int) {
-	if o.dirty[i] {
-		return
+	if !o.dirty[i] {
+		o.dirty[i] = true
+		o.dirtyList = append(o.dirtyList, i)
 	}
-	d := o.p.Dim
-	o.dirty[i] = true
-	o.dirtyList = append(o.dirtyList, i)
-	z0 := o.z0[i*2*d : (i+1)*2*d]
-	copy(z0[:d], o.p.V[i*d:(i+1)*d])
-	copy(z0[d:], o.p.brows()[i*d:(i+1)*d])
 }
 
 // flushNormC adds the exact normaliser's C gradient of the baskets since the

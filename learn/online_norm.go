@@ -3,74 +3,66 @@ package learn
 // The online learner's exact normaliser, refactored in a pipeline.
 //
 // Every FactorEvery baskets (at positions 1, F+1, 2F+1, …) the learner takes
-// a snapshot of what the refactorisation needs — the columns zᵢ = [vᵢ; bᵢ]
-// changed since the previous snapshot (old and new values), or all columns
-// when the Gram matrix is recomputed, and C — and hands it to a job that
+// a snapshot of what the refactorisation needs — the current values of the
+// columns zᵢ = [vᵢ; bᵢ] changed since the previous snapshot, and C — and
+// hands it to a job that
 //
-//	updates G = Σᵢ zᵢzᵢᵀ,
+//	updates G = Σᵢ zᵢzᵢᵀ by the changed columns (or recomputes it),
 //	factors A = I + WG (log det A = log det(I + L)), and
 //	forms K = A⁻¹W + WᵀA⁻ᵀ and ∂/∂C = (G[d:, :] A⁻¹[:, d:])ᵀ,
 //
 // on a worker goroutine while the learner goes on with the next baskets. The
-// result takes effect a fixed number of baskets (the lag) after the
-// snapshot, whenever the job actually finished: the learner waits for it
-// there if need be, so the parameters never depend on scheduling, the number
-// of cores or GOMAXPROCS. With FactorEvery = 1 the lag is 0 and every basket
-// sees the factorisation of the parameters it starts from (the exact
-// gradient); otherwise the lag is FactorEvery, so the job has a whole
-// period of baskets to finish in. Halfway through the lag a second job
-// computes K zᵢ, with the new K, for the changed columns (the items most
-// likely to occur again) from their z at that point.
+// pipe keeps every column's value at the last snapshot (zs, G's columns),
+// so a snapshot copies only the changed columns, once: the job updates G by
+// zᵢzᵢᵀ − zsᵢzsᵢᵀ and writes zᵢ into zs. The result takes effect a fixed
+// number of baskets (the lag) after the snapshot, whenever the job actually
+// finished: the learner waits for it there if need be, so the parameters
+// never depend on scheduling, the number of cores or GOMAXPROCS. With
+// FactorEvery = 1 the lag is 0 and every basket sees the factorisation of
+// the parameters it starts from (the exact gradient); otherwise the lag is
+// FactorEvery, so the job has a whole period of baskets to finish in.
 //
 // Between two results the gradient map K is fixed, and K zᵢ is computed at
-// most once per item per result (precomputed as above, else from zᵢ when
-// the item first occurs after the result took effect) and reused for the
-// item's later occurrences in the same period. The normaliser's gradient an
-// item sees is therefore that of parameters at most 2·FactorEvery baskets
+// most once per item per result, from zᵢ when the item first occurs after
+// the result took effect (the basket's items four at a time), and reused for
+// the item's later occurrences in the same period. The normaliser's gradient
+// an item sees is therefore that of parameters at most 2·FactorEvery baskets
 // old. Measured costs of this lag are given with OnlineOptions.FactorEvery.
+// (Computing K zᵢ of the changed columns on the worker instead, which
+// needs their values copied over and the results copied back, was slower on
+// two cores: what moves between the cores costs more than the products.)
 
 // normJob is one refactorisation: its snapshot (inputs) and its result.
 type normJob struct {
-	// full recomputes G from all n columns instead of updating it by the
-	// changed columns: vAll and bAll are copies of V and B (n×d, copied
-	// whole), interleaved into zAll (row i = zᵢᵀ) by the job.
-	full       bool
-	n          int
-	vAll, bAll []float64
-	zAll       []float64
-	// items are the columns changed since the previous snapshot, z0 their
-	// values at that snapshot and z1 their current values (len(items)×2d
-	// each).
-	items  []int
-	z0, z1 []float64
-	c      []float64 // C at the snapshot (d×d)
-
-	// kzLater leaves kz to a second job (runKZ), submitted halfway to the
-	// result's position with fresher z1.
-	kzLater bool
+	// full recomputes G from all columns of zs (after the changed ones
+	// are written) instead of updating it by the changed columns.
+	full bool
+	// items are the columns changed since the previous snapshot and z1
+	// their current values (len(items)×2d).
+	items []int
+	z1    []float64
+	c     []float64 // C at the snapshot (d×d)
 
 	// Result: ok reports that A was non-singular; then the pipe's nw holds
-	// K, ∂/∂C and log det A, and kz[r] = K z1[r].
+	// K, ∂/∂C and log det A.
 	ok bool
-	kz []float64
 }
 
 // normPipe is the exact normaliser's state. While a job is in flight its
-// goroutine owns nw (G and the next K, ∂/∂C), col, y and zbuf; the learner
-// owns the active fields and touches the others only after wait.
+// goroutine owns nw (G and the next K, ∂/∂C), zs, col, y and zbuf; the
+// learner owns the active fields and touches the others only after wait.
 type normPipe struct {
 	d, lag int
 
 	nw     *normWork // G, and the next K, ∂/∂C, log det
+	zs     []float64 // n×2d: row i = zᵢ at the last snapshot (G = Σ zᵢzᵢᵀ over the rows)
 	col, y []float64 // factor scratch (invertBlocked's work, Y)
-	zbuf   []float64 // Z and Zᵀ for the full Gram matrix
+	zbuf   []float64 // Zᵀ for the full Gram matrix
 	job    normJob
 	w      worker
-	runFn  func() // np.run and np.runKZ as values made once (no allocation per job)
-	kzFn   func()
-	flying bool  // a job runs
-	swapAt int64 // position where the job's result takes effect (0: none pending)
-	kzAt   int64 // position where the job's K zᵢ are computed from fresh z (0: none)
+	runFn  func() // np.run as a value made once (no allocation per job)
+	flying bool   // a job runs
+	swapAt int64  // position where the job's result takes effect (0: none pending)
 
 	// Active: the result in effect.
 	k, gc  []float64
@@ -78,23 +70,44 @@ type normPipe struct {
 	gen    int64     // results taken into effect so far
 	kz     []float64 // n×2d: K zᵢ of the active K, valid where kzGen[i] == gen
 	kzGen  []int64
+	// Scratch of kzBatch: up to four zᵢ and their K zᵢ, and the items.
+	zq, kzq []float64
+	qi      [4]int
 }
 
 func newNormPipe(d, lag int) *normPipe {
 	m := 2 * d
 	np := &normPipe{d: d, lag: lag, nw: newNormWork(d), col: make([]float64, invBlockedWork(m)), y: make([]float64, d*d),
-		k: make([]float64, m*m), gc: make([]float64, d*d)}
-	np.runFn, np.kzFn = np.run, np.runKZ
+		k: make([]float64, m*m), gc: make([]float64, d*d), zq: make([]float64, 4*m), kzq: make([]float64, 4*m)}
+	np.runFn = np.run
 	return np
 }
 
-// grow extends the per-item state to n items.
+// grow extends the per-item state to n items (zs rows of new items zero:
+// the caller writes them, with G).
 func (np *normPipe) grow(n int) {
 	m := 2 * np.d
 	if old := len(np.kzGen); n > old {
 		np.kz = append(np.kz, make([]float64, (n-old)*m)...)
 		np.kzGen = append(np.kzGen, make([]int64, n-old)...)
+		np.zs = append(np.zs, make([]float64, (n-old)*m)...)
 	}
+}
+
+// setColumns makes zs and G those of all columns of p (G recomputed).
+func (np *normPipe) setColumns(p *Params) {
+	np.grow(p.N)
+	for i := 0; i < p.N; i++ {
+		np.zInto(np.zs, p, i)
+	}
+	np.gramFrom(np.zs, p.N)
+}
+
+// zInto writes item i's zᵢ = [vᵢ; bᵢ] of p into row i of dst (2d wide).
+func (np *normPipe) zInto(dst []float64, p *Params, i int) {
+	d := np.d
+	copy(dst[2*i*d:(2*i+1)*d], p.V[i*d:(i+1)*d])
+	copy(dst[(2*i+1)*d:(2*i+2)*d], p.brows()[i*d:(i+1)*d])
 }
 
 // launch starts the job described by np.job (filled by the caller) on the
@@ -123,59 +136,51 @@ func (np *normPipe) wait() {
 func (np *normPipe) run() {
 	j, nw := &np.job, np.nw
 	m := 2 * np.d
-	if j.full {
-		np.interleave()
-		np.gramFrom(j.zAll, j.n)
-	} else {
-		// G += zᵢzᵢᵀ − z⁰ᵢz⁰ᵢᵀ on both triangles (products commute, so G
-		// stays exactly symmetric).
-		for r := range j.items {
-			z0, z1 := j.z0[r*m:(r+1)*m], j.z1[r*m:(r+1)*m]
-			asm.Dger(m, m, -1, z0, 1, z0, 1, nw.g, m)
+	for r, i := range j.items {
+		zs, z1 := np.zs[i*m:(i+1)*m], j.z1[r*m:(r+1)*m]
+		if !j.full {
+			// G += zᵢzᵢᵀ − zsᵢzsᵢᵀ on both triangles (products
+			// commute, so G stays exactly symmetric).
+			asm.Dger(m, m, -1, zs, 1, zs, 1, nw.g, m)
 			asm.Dger(m, m, 1, z1, 1, z1, 1, nw.g, m)
 		}
+		copy(zs, z1)
+	}
+	if j.full {
+		np.gramFrom(np.zs, len(np.zs)/m)
 	}
 	j.ok = np.factor(j.c)
-	if j.ok && !j.kzLater {
-		np.runKZ()
-	}
-}
-
-// runKZ computes K zᵢ (the job's K) for the job's items from their z1.
-func (np *normPipe) runKZ() {
-	j := &np.job
-	m := 2 * np.d
-	j.kz = resize(j.kz, len(j.items)*m)
-	vecmatN(j.kz, m, j.z1, m, len(j.items), np.nw.k, m, m, m, 1) // K is symmetric
 }
 
 // takeEffect makes the finished job's result active (the job must have
 // succeeded).
 func (np *normPipe) takeEffect() {
-	j, nw := &np.job, np.nw
-	m := 2 * np.d
+	nw := np.nw
 	np.k, nw.k = nw.k, np.k
 	np.gc, nw.gc = nw.gc, np.gc
 	np.logDet = nw.logDet
 	np.gen++
-	for r, i := range j.items {
-		copy(np.kz[i*m:(i+1)*m], j.kz[r*m:(r+1)*m])
-		np.kzGen[i] = np.gen
-	}
-	np.swapAt, np.kzAt = 0, 0
+	np.swapAt = 0
 }
 
-// kzRow returns K zᵢ for the active K: the stored row if it was computed
-// since the active result took effect, else computed now from z (= zᵢ) and
-// stored.
-func (np *normPipe) kzRow(i int, z []float64) []float64 {
+// kzBatch computes K zᵢ of the active K for the nq items np.qi[:nq], whose zᵢ
+// are rows of np.zq, into their rows of kz: one pass over K for up to four
+// items (the four-vector kernel where the CPU has it; a single item by
+// vecmat).
+func (np *normPipe) kzBatch(nq int) {
 	m := 2 * np.d
-	row := np.kz[i*m : (i+1)*m]
-	if np.kzGen[i] != np.gen {
-		vecmat(row, np.k, m, m, z, 1)
+	if useFMA && nq > 1 {
+		// Rows of zq past nq hold stale values; their products are dropped.
+		vecmat4(&np.kzq[0], m, &np.zq[0], m, &np.k[0], m, m, m, 1)
+	} else {
+		for q := range nq {
+			vecmat(np.kzq[q*m:(q+1)*m], np.k, m, m, np.zq[q*m:(q+1)*m], 1) // K is symmetric
+		}
+	}
+	for q, i := range np.qi[:nq] {
+		copy(np.kz[i*m:(i+1)*m], np.kzq[q*m:(q+1)*m])
 		np.kzGen[i] = np.gen
 	}
-	return row
 }
 
 // gramFrom recomputes G = ZᵀZ from the n×2d row-major Z. Row r of its upper
@@ -186,6 +191,10 @@ func (np *normPipe) kzRow(i int, z []float64) []float64 {
 func (np *normPipe) gramFrom(z []float64, n int) {
 	nw := np.nw
 	m := 2 * np.d
+	if n == 0 {
+		clear(nw.g)
+		return
+	}
 	if cap(np.zbuf) < n*m {
 		np.zbuf = make([]float64, n*m)
 	}
@@ -254,34 +263,12 @@ func (np *normPipe) factor(c []float64) bool {
 	return true
 }
 
-// zInto writes zᵢ = [vᵢ; bᵢ] into dst (2d).
-func (o *Online) zInto(dst []float64, i int) {
-	d := o.p.Dim
-	copy(dst[:d], o.p.V[i*d:(i+1)*d])
-	copy(dst[d:2*d], o.p.brows()[i*d:(i+1)*d])
-}
-
 // normStep runs the exact normaliser's schedule at the start of basket
 // o.pos: the pending result takes effect if this is its position, and a new
 // job is launched every FactorEvery baskets. It reports false if A stayed
 // singular after a recomputation of G from scratch (divergence).
 func (o *Online) normStep() bool {
 	np := o.np
-	if np.kzAt == o.pos {
-		// Second stage: K zᵢ of the changed columns from their current z,
-		// halfway to the result's position.
-		np.wait()
-		np.kzAt = 0
-		if np.job.ok {
-			j, m := &np.job, 2*o.p.Dim
-			j.z1 = resize(j.z1, len(j.items)*m)
-			for r, i := range j.items {
-				o.zInto(j.z1[r*m:(r+1)*m], i)
-			}
-			np.flying = true
-			np.w.submit(np.kzFn)
-		}
-	}
 	if np.swapAt == o.pos {
 		np.wait()
 		if !o.applyJob() {
@@ -292,7 +279,6 @@ func (o *Online) normStep() bool {
 		return true
 	}
 	sync := !o.factored || np.lag == 0
-	np.job.kzLater = !sync && np.lag >= 2
 	o.snapshot()
 	np.launch(sync)
 	if sync {
@@ -303,9 +289,6 @@ func (o *Online) normStep() bool {
 		return true
 	}
 	np.swapAt = o.pos + int64(np.lag)
-	if np.job.kzLater {
-		np.kzAt = o.pos + int64(np.lag/2)
-	}
 	return true
 }
 
@@ -316,7 +299,6 @@ func (o *Online) applyJob() bool {
 	o.flushNormC()
 	if !np.job.ok {
 		o.snapshotAll()
-		np.job.kzLater = false
 		np.run()
 		o.lastRefresh = o.pos
 		if !np.job.ok {
@@ -328,12 +310,10 @@ func (o *Online) applyJob() bool {
 	return true
 }
 
-// snapshot fills the next job (its kzLater already set) from the current
-// parameters: the columns changed since the last snapshot (all columns
-// every RefreshEvery baskets, or when so many changed that recomputing G is
-// cheaper), and C. The changed columns' old values are copied only for an
-// incremental update, their current ones only if this job computes their
-// K zᵢ or updates G by them (a second-stage job takes them afresh).
+// snapshot fills the next job from the current parameters: the columns
+// changed since the last snapshot and their values, C, and whether G is
+// recomputed (every RefreshEvery baskets, or when so many columns changed
+// that recomputing G is cheaper than updating it).
 func (o *Online) snapshot() {
 	np, p := o.np, o.p
 	m := 2 * p.Dim
@@ -351,53 +331,34 @@ func (o *Online) snapshot() {
 	if refresh {
 		o.lastRefresh = o.pos
 	}
-	if j.full {
-		o.fillAll()
-	} else {
-		j.z0 = resize(j.z0, len(j.items)*m)
-		for r, i := range j.items {
-			copy(j.z0[r*m:(r+1)*m], o.z0[i*m:(i+1)*m])
-		}
-	}
-	if !j.full || !j.kzLater {
-		j.z1 = resize(j.z1, len(j.items)*m)
-		for r, i := range j.items {
-			o.zInto(j.z1[r*m:(r+1)*m], i)
-		}
-	}
-}
-
-// snapshotAll makes the job recompute G from all current columns (its
-// precomputed items are kept).
-func (o *Online) snapshotAll() {
-	j, m := &o.np.job, 2*o.p.Dim
 	j.z1 = resize(j.z1, len(j.items)*m)
 	for r, i := range j.items {
 		o.zInto(j.z1[r*m:(r+1)*m], i)
 	}
+}
+
+// snapshotAll makes the job recompute G from all current columns: every
+// column is written into zs (the job owns none while the learner calls
+// this), and the changed columns are no longer pending.
+func (o *Online) snapshotAll() {
+	np, j := o.np, &o.np.job
+	for _, i := range o.dirtyList {
+		o.dirty[i] = false
+	}
+	o.dirtyList = o.dirtyList[:0]
+	for i := 0; i < o.p.N; i++ {
+		np.zInto(np.zs, o.p, i)
+	}
+	j.items = j.items[:0]
 	j.c = append(j.c[:0], o.c...)
 	j.full = true
-	o.fillAll()
 }
 
-// fillAll copies V and B whole for the job (interleave builds Z from them).
-func (o *Online) fillAll() {
-	j, n, d := &o.np.job, o.p.N, o.p.Dim
-	j.n = n
-	j.vAll = append(j.vAll[:0], o.p.V[:n*d]...)
-	j.bAll = append(j.bAll[:0], o.p.brows()[:n*d]...)
-}
-
-// interleave builds the job's Z (row i = [vᵢ; bᵢ]) from its copies of V
-// and B.
-func (np *normPipe) interleave() {
-	j, d := &np.job, np.d
-	m := 2 * d
-	j.zAll = resize(j.zAll, j.n*m)
-	for i := 0; i < j.n; i++ {
-		copy(j.zAll[i*m:i*m+d], j.vAll[i*d:(i+1)*d])
-		copy(j.zAll[i*m+d:(i+1)*m], j.bAll[i*d:(i+1)*d])
-	}
+// zInto writes zᵢ = [vᵢ; bᵢ] into dst (2d).
+func (o *Online) zInto(dst []float64, i int) {
+	d := o.p.Dim
+	copy(dst[:d], o.p.V[i*d:(i+1)*d])
+	copy(dst[d:2*d], o.p.brows()[i*d:(i+1)*d])
 }
 
 // resize returns s with length n, reallocated if its capacity is short.
@@ -408,15 +369,25 @@ func resize(s []float64, n int) []float64 {
 	return s[:n]
 }
 
-// normGradRow returns K zᵢ of item i for the active factorisation (see
-// normPipe.kzRow).
-func (o *Online) normGradRow(i int) []float64 {
+// prepareKZ makes K zᵢ of the active factorisation current for the basket's
+// items (normPipe.kz), computing those the active result has none of yet
+// from their zᵢ now, up to four per pass over K.
+func (o *Online) prepareKZ(basket []int) {
 	np := o.np
-	if np.kzGen[i] == np.gen {
-		m := 2 * np.d
-		return np.kz[i*m : (i+1)*m]
+	m := 2 * np.d
+	nq := 0
+	for _, i := range basket {
+		if np.kzGen[i] == np.gen {
+			continue
+		}
+		o.zInto(np.zq[nq*m:(nq+1)*m], i)
+		np.qi[nq] = i
+		if nq++; nq == 4 {
+			np.kzBatch(nq)
+			nq = 0
+		}
 	}
-	z := o.ss.z
-	o.zInto(z, i)
-	return np.kzRow(i, z)
+	if nq > 0 {
+		np.kzBatch(nq)
+	}
 }

@@ -177,13 +177,12 @@ func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // stepScratch holds the per-item buffers of stepItems.
 type stepScratch struct {
-	gv, z []float64
+	gv []float64
 }
 
 func (s *stepScratch) ensure(d int) {
 	if len(s.gv) != d {
 		s.gv = make([]float64, d)
-		s.z = make([]float64, 2*d)
 	}
 }
 
@@ -198,6 +197,9 @@ func (o *Online) stepItems(basket []int) bool {
 	s := &o.ss
 	s.ensure(d)
 	gv, cu := s.gv, bk.cu
+	if o.np != nil {
+		o.prepareKZ(basket)
+	}
 	ok := true
 	for q, i := range basket {
 		r := i * d
@@ -208,7 +210,8 @@ func (o *Online) stepItems(basket []int) bool {
 		if o.np != nil {
 			// The item's share of −∂ log det(I + L), weighted by t/μᵢ (see
 			// Observe).
-			kz, sc := o.normGradRow(i), -float64(o.pos)/o.mu[i]
+			m := 2 * d
+			kz, sc := o.np.kz[i*m:(i+1)*m], -float64(o.pos)/o.mu[i]
 			axpyF(sc, kz[:d], gv)
 			axpyF(sc, kz[d:], gb)
 		}

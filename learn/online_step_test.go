@@ -38,9 +38,7 @@ func TestOnlineFactorMatchesNormWork(t *testing.T) {
 		o, err := NewOnline(OnlineOptions{D: d, N: n, Seed: seed, Init: InitOptions{Scale: 0.2 * float64(seed), CScale: 0.3 * float64(seed%4)}})
 		require.NoError(t, err)
 		nw := o.np.nw
-		o.fillAll()
-		o.np.interleave()
-		o.np.gramFrom(o.np.job.zAll, n)
+		o.np.setColumns(o.p)
 		ref := newNormWork(d)
 		ref.gram(o.p)
 		require.LessOrEqual(t, maxRelDiff(ref.g, nw.g), fastPieceTol, "seed %d: G", seed)
@@ -270,10 +268,9 @@ func BenchmarkOnlineRefactor(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("n=%d/d=30/method=fast", n), func(b *testing.B) {
 			b.ReportAllocs()
-			o.fillAll()
-			o.np.interleave()
+			o.np.setColumns(o.p)
 			for i := 0; i < b.N; i++ {
-				o.np.gramFrom(o.np.job.zAll, n)
+				o.np.gramFrom(o.np.zs, n)
 				o.np.factor(o.c)
 			}
 		})

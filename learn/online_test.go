@@ -47,37 +47,48 @@ func plantedBaskets(n, count int, seed uint64) [][]int {
 }
 
 func TestOnlineCheckpointResumeIsIdentical(t *testing.T) {
-	baskets := plantedBaskets(24, 300, 5)
-	for _, norm := range []Normalizer{NormBasket, NormExact} {
-		for _, optim := range []Optimizer{Adam, SGD} {
-			for _, shared := range []bool{false, true} {
-				name := fmt.Sprintf("norm=%v/opt=%v/shared=%v", norm, optim, shared)
-				t.Run(name, func(t *testing.T) {
-					opt := OnlineOptions{D: 4, Shared: shared, Seed: 3, Optimizer: optim, Normalizer: norm,
-						FactorEvery: 7, RefreshEvery: 40, CEvery: 3, Alpha: 0.01, Beta: 0.02}
-					whole, err := TrainOnline(SliceSource(baskets), opt, OnlineRun{})
-					require.NoError(t, err)
-					for _, cut := range []int64{1, 7, 123, 299} {
-						o, err := NewOnline(opt)
-						require.NoError(t, err)
-						_, err = o.Run(SliceSource(baskets), OnlineRun{MaxBaskets: cut})
-						require.NoError(t, err)
-						path := filepath.Join(t.TempDir(), "ck.bin")
-						require.NoError(t, o.SaveFile(path))
-						r, err := LoadOnlineFile(path)
-						require.NoError(t, err)
-						require.Equal(t, cut, r.Position())
-						src := SliceSource(baskets)
-						require.NoError(t, SkipBaskets(src, r.Position()))
-						res, err := r.Run(src, OnlineRun{})
-						require.NoError(t, err)
-						require.Equal(t, whole.Params.V, res.Params.V, "cut %d", cut)
-						require.Equal(t, whole.Params.B, res.Params.B, "cut %d", cut)
-						require.Equal(t, whole.Params.D, res.Params.D, "cut %d", cut)
+	// With 24 items most snapshots recompute G from all columns; with 200
+	// they update it by the few changed ones, from the values the
+	// checkpoint keeps.
+	for _, n := range []int{24, 200} {
+		baskets := plantedBaskets(n, 300, 5)
+		for _, norm := range []Normalizer{NormBasket, NormExact} {
+			for _, optim := range []Optimizer{Adam, SGD} {
+				for _, shared := range []bool{false, true} {
+					if n > 24 && norm == NormBasket {
+						continue
 					}
-				})
+					name := fmt.Sprintf("n=%d/norm=%v/opt=%v/shared=%v", n, norm, optim, shared)
+					t.Run(name, func(t *testing.T) {
+						testResumeIsIdentical(t, baskets, OnlineOptions{D: 4, Shared: shared, Seed: 3, Optimizer: optim,
+							Normalizer: norm, FactorEvery: 7, RefreshEvery: 40, CEvery: 3, Alpha: 0.01, Beta: 0.02})
+					})
+				}
 			}
 		}
+	}
+}
+
+func testResumeIsIdentical(t *testing.T, baskets [][]int, opt OnlineOptions) {
+	whole, err := TrainOnline(SliceSource(baskets), opt, OnlineRun{})
+	require.NoError(t, err)
+	for _, cut := range []int64{1, 7, 123, 299} {
+		o, err := NewOnline(opt)
+		require.NoError(t, err)
+		_, err = o.Run(SliceSource(baskets), OnlineRun{MaxBaskets: cut})
+		require.NoError(t, err)
+		path := filepath.Join(t.TempDir(), "ck.bin")
+		require.NoError(t, o.SaveFile(path))
+		r, err := LoadOnlineFile(path)
+		require.NoError(t, err)
+		require.Equal(t, cut, r.Position())
+		src := SliceSource(baskets)
+		require.NoError(t, SkipBaskets(src, r.Position()))
+		res, err := r.Run(src, OnlineRun{})
+		require.NoError(t, err)
+		require.Equal(t, whole.Params.V, res.Params.V, "cut %d", cut)
+		require.Equal(t, whole.Params.B, res.Params.B, "cut %d", cut)
+		require.Equal(t, whole.Params.D, res.Params.D, "cut %d", cut)
 	}
 }
 
@@ -370,16 +381,10 @@ func TestOnlinePipelineTakesSnapshotFactorisation(t *testing.T) {
 						continue
 					}
 					got := o.np.kz[i*m : (i+1)*m]
-					// Precomputed at the second stage (halfway between the
-					// snapshot and the result's position, or at the
-					// snapshot when the lag is 0 or 1), else on demand.
-					stage := src + lag/2
-					if src == 1 {
-						stage = 1 // the first result is synchronous
-					}
-					cands := append([]*Params{before[stage-1]}, before[since-1:]...)
+					// Computed when the item first occurred since the
+					// result took effect, from its column then.
 					match := false
-					for _, p := range cands {
+					for _, p := range before[since-1:] {
 						copy(z[:d], p.V[i*d:(i+1)*d])
 						copy(z[d:], p.brows()[i*d:(i+1)*d])
 						for r := range kz {
@@ -387,7 +392,7 @@ func TestOnlinePipelineTakesSnapshotFactorisation(t *testing.T) {
 						}
 						match = match || maxRelDiff(kz, got) <= fastPieceTol
 					}
-					require.True(t, match, "basket %d item %d: K zᵢ from neither the snapshot nor a step since", pos, i)
+					require.True(t, match, "basket %d item %d: K zᵢ not from a column since the result took effect", pos, i)
 				}
 			}
 		})
@@ -432,15 +437,16 @@ func TestOnlineCheckpointRejectsInconsistentSchedule(t *testing.T) {
 	}
 	cp := decode()
 	require.NotZero(t, cp.SwapAt, "the checkpoint holds a pending result")
+	require.GreaterOrEqual(t, len(cp.Dirty), 2, "the checkpoint holds changed columns")
 	for name, tamper := range map[string]func(*checkpoint){
 		"swap in the past":      func(c *checkpoint) { c.SwapAt = c.Pos },
-		"kz stage after swap":   func(c *checkpoint) { c.KZAt = c.SwapAt + 1 },
 		"kz generation ahead":   func(c *checkpoint) { c.KZGen[0] = c.Gen + 1 },
-		"pending item too big":  func(c *checkpoint) { c.PendItems = append(c.PendItems, c.N) },
+		"dirty column too big":  func(c *checkpoint) { c.Dirty[0] = c.N },
+		"dirty column twice":    func(c *checkpoint) { c.Dirty[1] = c.Dirty[0] },
 		"short cache":           func(c *checkpoint) { c.KZ = c.KZ[:len(c.KZ)-1] },
 		"odd pairs":             func(c *checkpoint) { c.PendBW = append(c.PendBW, 1) },
 		"negative generation":   func(c *checkpoint) { c.Gen = -1 },
-		"pending K wrong shape": func(c *checkpoint) { c.KZAt = 0; c.PendKZ = nil; c.PendK = c.PendK[:1] },
+		"pending K wrong shape": func(c *checkpoint) { c.PendK = c.PendK[:1] },
 	} {
 		c := decode()
 		tamper(&c)
@@ -496,5 +502,49 @@ func TestOnlineDivergenceStopsTheLearner(t *testing.T) {
 				require.Zero(t, back.Position())
 			}
 		}
+	}
+}
+
+// TestOnlineLoadsEarlierCheckpoints resumes checkpoints written by the
+// previous version of the pipeline, which computed K zᵢ of the changed
+// columns on the worker (testdata/online-v2-*.ckpt: D 3, FactorEvery 10, on
+// plantedBaskets(200, 60, 3), saved at positions 23 and 27, between a
+// snapshot and its result, before and after that computation; their G is
+// updated by the changed columns): they load, the pending result takes
+// effect at its position, and the Gram matrix kept from the checkpoint's
+// columns tracks the parameters to the end.
+func TestOnlineLoadsEarlierCheckpoints(t *testing.T) {
+	baskets := plantedBaskets(200, 60, 3)
+	for file, pos := range map[string]int64{"online-v2-pending-kz.ckpt": 23, "online-v2-pending-result.ckpt": 27} {
+		o, err := LoadOnlineFile(filepath.Join("testdata", file))
+		require.NoError(t, err, file)
+		require.Equal(t, pos, o.Position(), file)
+		require.Equal(t, int64(31), o.np.swapAt, file)
+		gen := o.np.gen
+		for q, s := range baskets[pos:] {
+			require.NoError(t, o.Observe(s), file)
+			want := gen
+			if o.Position() >= 31 {
+				want = gen + 1 + (o.Position()-31)/10
+			}
+			require.Equal(t, want, o.np.gen, "%s: results in effect after basket %d", file, int(pos)+q+1)
+		}
+		o.np.wait()
+		o.snapshot()
+		o.np.run()
+		require.True(t, o.np.job.ok)
+		fresh := newNormWork(o.p.Dim)
+		fresh.gram(o.p)
+		scale := 0.0
+		for _, x := range fresh.g {
+			scale = math.Max(scale, math.Abs(x))
+		}
+		for i := range fresh.g {
+			require.InDelta(t, fresh.g[i], o.np.nw.g[i], gramTol*scale, "%s: G entry %d", file, i)
+		}
+		m, err := o.Model()
+		require.NoError(t, err)
+		want := m.LogNormalizer()
+		require.InDelta(t, want, o.np.nw.logDet, normLogTol*math.Max(1, math.Abs(want)), file)
 	}
 }
