@@ -25,7 +25,10 @@ package learn
 // Between two results the gradient map K is fixed, and K zᵢ is computed at
 // most once per item per result, from zᵢ when the item first occurs after
 // the result took effect (the basket's items four at a time), and reused for
-// the item's later occurrences in the same period. The normaliser's gradient
+// the item's later occurrences in the same period; when the catalogue is
+// small against the columns that change in a period, every item's K zᵢ is
+// computed as the result takes effect instead, four items per pass over K
+// (the same values: a column changes only when its item occurs). The normaliser's gradient
 // an item sees is therefore that of parameters at most 2·FactorEvery baskets
 // old. Measured costs of this lag are given with OnlineOptions.FactorEvery.
 // (Computing K zᵢ of the changed columns on the worker instead, which
@@ -70,6 +73,7 @@ type normPipe struct {
 	gen    int64     // results taken into effect so far
 	kz     []float64 // n×2d: K zᵢ of the active K, valid where kzGen[i] == gen
 	kzGen  []int64
+	seq    []int // 0, 1, 2, … (all items, for prepareKZ)
 	// Scratch of kzBatch: up to four zᵢ and their K zᵢ, and the items.
 	zq, kzq []float64
 	qi      [4]int
@@ -273,6 +277,17 @@ func (o *Online) normStep() bool {
 		np.wait()
 		if !o.applyJob() {
 			return false
+		}
+		// K zᵢ of every item now, four per pass over K, when that costs
+		// less than computing those of the items that occur in the period
+		// one by one (about as many as changed in the last period). The
+		// values are those of the items' first occurrences, as a column
+		// changes only when its item occurs.
+		if n := o.p.N; n <= 4*len(o.dirtyList) {
+			for len(np.seq) < n {
+				np.seq = append(np.seq, len(np.seq))
+			}
+			o.prepareKZ(np.seq[:n])
 		}
 	}
 	if o.factored && (o.pos-1)%int64(o.opt.FactorEvery) != 0 {
