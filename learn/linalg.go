@@ -127,3 +127,33 @@ func unpivotColumns(a []float64, k int, piv []int) {
 		}
 	}
 }
+
+// prefetchShare hints the CPU to fetch share k of w (k < w) of the cache
+// lines of s: for writing when write is set and the CPU has PREFETCHW, else
+// for reading. Spreading a buffer's lines over w calls lets the transfers
+// overlap with other work.
+func prefetchShare(s []float64, k, w int, write bool) {
+	const perLine = 8 // float64s per 64-byte line
+	lo, n := lineShare((len(s)+perLine-1)/perLine, k, w)
+	if n == 0 {
+		return
+	}
+	p := &s[lo*perLine]
+	if write && hasPrefetchW {
+		prefetchWrite(p, n)
+	} else {
+		prefetchRead(p, n)
+	}
+}
+
+// lineShare returns the first line and the number of lines of share k of w
+// of lines lines: the shares are consecutive, cover every line once, and
+// all but the last ones have ⌈lines/w⌉ lines.
+func lineShare(lines, k, w int) (lo, n int) {
+	per := (lines + w - 1) / w
+	lo = k * per
+	if lo >= lines {
+		return lines, 0
+	}
+	return lo, min(per, lines-lo)
+}

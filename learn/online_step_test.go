@@ -393,3 +393,37 @@ func TestAdamApplyIsAdamStep(t *testing.T) {
 		}
 	})
 }
+
+// TestPrefetchShareCoversLinesOnce checks that the shares of normPipe.warm
+// cover a buffer's lines once, and that the prefetches (hints) leave
+// memory as it was, for every length, split and share.
+func TestPrefetchShareCoversLinesOnce(t *testing.T) {
+	for lines := 0; lines <= 70; lines++ {
+		for w := 1; w <= 17; w++ {
+			next := 0
+			for k := 0; k < w; k++ {
+				lo, n := lineShare(lines, k, w)
+				if n > 0 {
+					require.Equal(t, next, lo, "lines %d, w %d, share %d", lines, w, k)
+					next += n
+				}
+			}
+			require.Equal(t, lines, next, "lines %d, w %d", lines, w)
+		}
+	}
+	for size := 0; size <= 130; size++ {
+		buf := make([]float64, size+2)
+		for i := range buf {
+			buf[i] = float64(i)
+		}
+		s := buf[1 : size+1]
+		for w := 1; w <= 5; w++ {
+			for k := 0; k <= w; k++ {
+				prefetchShare(s, k, w, k%2 == 0)
+			}
+		}
+		for i := range buf {
+			require.Equal(t, float64(i), buf[i], "size %d", size)
+		}
+	}
+}

@@ -54,6 +54,10 @@ func (w *worker) submit(f func()) {
 	w.mu.Unlock()
 }
 
+// idle reports whether the submitted jobs have finished (wait would not
+// block).
+func (w *worker) idle() bool { return w.fin.Load() == w.req.Load() }
+
 // wait returns when the submitted job has finished.
 func (w *worker) wait() {
 	for w.fin.Load() != w.req.Load() {
