@@ -42,16 +42,19 @@
 // updating only the basket's columns and C. N_t is either the paper's
 // basket-restricted log det(I + L_{S_t}) (NormBasket) or the full
 // log det(I + L) (NormExact, the default), through A = I + WG (Sylvester):
-// every FactorEvery baskets (default 100) the learner snapshots the columns
-// changed since the previous snapshot and C, and a worker goroutine brings
-// G up to date (rank-one updates of the changed columns when fewer than
-// n/4 changed, else G = ZᵀZ anew, as every RefreshEvery baskets to bound
-// drift), factors A and forms K and ∂/∂C; the result takes effect
-// FactorEvery baskets after its snapshot, at a fixed position, so the
-// parameters do not depend on scheduling (FactorEvery = 1: synchronous at
-// every basket, the exact gradient, O(d³ + |S|d²) per basket). Each item's
-// K zᵢ is computed once per result (precomputed for the changed columns
-// by a second job halfway through the lag, from their z then) and reused.
+// every FactorEvery baskets (default 100) the learner copies the columns
+// changed since the previous snapshot, and C, for a worker goroutine, which
+// keeps every column's snapshot value, brings G up to date (rank-one
+// updates of the changed columns when fewer than n/4 changed, else G = ZᵀZ
+// anew, as every RefreshEvery baskets to bound drift), factors A and forms
+// K and ∂/∂C; the result takes effect FactorEvery baskets after its
+// snapshot, at a fixed position, so the parameters do not depend on
+// scheduling (FactorEvery = 1: synchronous at every basket, the exact
+// gradient, O(d³ + |S|d²) per basket). Each item's K zᵢ is computed once
+// per result, at the item's first occurrence after it (for small catalogues
+// every item's as the result takes effect, four per pass over K: the same
+// values), and reused; the buffers the worker hands over are prefetched in
+// the baskets before.
 // Per basket the learner's goroutine then costs O(|S|²d + |S|d²): L_S
 // (with the rows bᵢᵀC, from which C uᵢ follows in O(|S|²d)) and the
 // optimiser, with ∂/∂C kept as pairs (bᵢ, wᵢ) and summed in one product
