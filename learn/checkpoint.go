@@ -119,7 +119,8 @@ func LoadOnline(r io.Reader) (*Online, error) {
 	if cp.Opt.Normalizer == NormExact {
 		m := 2 * d
 		bad = bad || len(cp.Gram) != m*m || len(cp.K) != m*m || len(cp.GC) != d*d || len(cp.Z0) != len(cp.Dirty)*m ||
-			len(cp.KZ) != n*m || len(cp.KZGen) != n || cp.Gen < 0 || (cp.SwapAt != 0 && cp.SwapAt <= cp.Pos)
+			len(cp.KZ) != n*m || len(cp.KZGen) != n || cp.Gen < 0 ||
+			(cp.SwapAt != 0 && (cp.SwapAt <= cp.Pos || cp.SwapAt > cp.Pos+int64(cp.Opt.lag())))
 		for _, i := range cp.Dirty {
 			bad = bad || i < 0 || i >= n
 		}

@@ -85,20 +85,30 @@ type OnlineOptions struct {
 	RefreshEvery int
 	// FactorEvery refactors the exact normaliser's 2d×2d matrix
 	// A = I + WG (O(d³ + nd²)) every this many baskets, from a snapshot of
-	// the parameters, on a worker goroutine; the result takes effect
-	// FactorEvery baskets after the snapshot (the learner waits for it
-	// there if need be, so results never depend on scheduling). Between
-	// results each item's normaliser gradient K zᵢ is computed once per
-	// result and reused (see online_norm.go). 1 refactors synchronously at
-	// every basket: the exact gradient, O(d³ + |S|d²) per basket. Default
-	// 100 for Adam: the worker then always finishes in time at d = 30, and
-	// on the Amazon registries the test log-likelihood is within 0.06 nats
-	// of refactoring synchronously every 100 baskets (means over three
-	// splits: apparel −9.806 against −9.787, 3-category −16.750 against
-	// −16.702). Default 25 for SGD, whose unnormalised steps make it
-	// sensitive to the lag (apparel: −10.00 at 25, −10.12 at 50, −10.99 at
-	// 100; −10.20 refactoring synchronously every 100 baskets).
+	// the parameters, on a worker goroutine; the result takes effect Lag
+	// baskets after the snapshot (the learner waits for it there if need
+	// be, so results never depend on scheduling). Between results each
+	// item's normaliser gradient K zᵢ is computed once per result and
+	// reused (see online_norm.go), so an item sees the normaliser of
+	// parameters Lag to Lag + FactorEvery baskets old. 1 refactors
+	// synchronously at every basket: the exact gradient, O(d³ + |S|d²) per
+	// basket. Default 200 for Adam, with Lag 70: a result a period costs
+	// the learner about as much as a period of baskets' normaliser work,
+	// so fewer results make the pass faster, and the short lag keeps the
+	// gradients as fresh as refactoring every 100 baskets with lag 100 did
+	// (test log-likelihood, means over three splits: apparel −9.811
+	// against −9.806, 3-category −16.787 against −16.750; the pass 6–10%
+	// and 14% faster). Default 25 for SGD, whose unnormalised steps make it
+	// sensitive to the lag (apparel, lag = FactorEvery: −10.00 at 25,
+	// −10.12 at 50, −10.99 at 100).
 	FactorEvery int
+	// Lag is the number of baskets between a refactorisation's snapshot
+	// and its result taking effect, 1 ≤ Lag ≤ FactorEvery (default
+	// min(FactorEvery, 70); 0 in a checkpoint of an earlier version means
+	// FactorEvery). The worker has that long to finish the job: at d = 30
+	// and a few hundred items it takes about as long as 40 baskets on the
+	// learner; a shorter lag makes the learner wait for it.
+	Lag int
 	// CEvery steps C every this many baskets with the mean of their
 	// gradients (default 32 for Adam, 16 for SGD): C is shared by all
 	// items, so its per-basket gradient is noisy, and its O(d²) optimiser
@@ -131,10 +141,13 @@ func (o OnlineOptions) withDefaults() OnlineOptions {
 		o.RefreshEvery = 1000
 	}
 	if o.FactorEvery == 0 {
-		o.FactorEvery = 100
+		o.FactorEvery = 200
 		if o.Optimizer == SGD {
 			o.FactorEvery = 25
 		}
+	}
+	if o.Lag == 0 && o.FactorEvery > 1 {
+		o.Lag = min(o.FactorEvery, defaultLag)
 	}
 	if o.CEvery == 0 {
 		o.CEvery = 32
@@ -145,9 +158,28 @@ func (o OnlineOptions) withDefaults() OnlineOptions {
 	return o
 }
 
+// lag returns the pipeline's lag in baskets: 0 (synchronous) for
+// FactorEvery 1, else Lag, or FactorEvery when Lag is 0 (checkpoints of
+// earlier versions).
+func (o OnlineOptions) lag() int {
+	switch {
+	case o.FactorEvery <= 1:
+		return 0
+	case o.Lag == 0:
+		return o.FactorEvery
+	}
+	return o.Lag
+}
+
+// defaultLag is the default OnlineOptions.Lag (at most FactorEvery).
+const defaultLag = 70
+
 func (o OnlineOptions) validate() error {
 	if o.D < 1 || o.N < 0 || o.RefreshEvery < 1 || o.FactorEvery < 1 || o.CEvery < 1 {
 		return fmt.Errorf("learn: invalid online options (d = %d, n = %d, refresh = %d, factor = %d)", o.D, o.N, o.RefreshEvery, o.FactorEvery)
+	}
+	if o.Lag < 0 || o.Lag > o.FactorEvery {
+		return fmt.Errorf("learn: invalid online options: lag %d outside [1, factor-every = %d]", o.Lag, o.FactorEvery)
 	}
 	if !(o.LR > 0) || math.IsInf(o.LR, 0) || !(o.Alpha >= 0) || !(o.Beta >= 0) || math.IsInf(o.Alpha+o.Beta, 0) || math.IsNaN(o.Eps) {
 		return fmt.Errorf("learn: invalid lr %v, alpha %v, beta %v or eps %v", o.LR, o.Alpha, o.Beta, o.Eps)
@@ -235,11 +267,7 @@ func (o *Online) alloc() {
 		o.pendC = make([]float64, d*d)
 	}
 	if o.opt.Normalizer == NormExact && o.np == nil {
-		lag := 0
-		if o.opt.FactorEvery > 1 {
-			lag = o.opt.FactorEvery
-		}
-		o.np = newNormPipe(d, lag)
+		o.np = newNormPipe(d, o.opt.lag())
 		o.np.setColumns(o.p)
 		o.dirty = make([]bool, o.p.N)
 	}

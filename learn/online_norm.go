@@ -20,7 +20,7 @@ package learn
 // never depend on scheduling, the number of cores or GOMAXPROCS. With
 // FactorEvery = 1 the lag is 0 and every basket sees the factorisation of
 // the parameters it starts from (the exact gradient); otherwise the lag is
-// FactorEvery, so the job has a whole period of baskets to finish in.
+// OnlineOptions.Lag, at most FactorEvery, so at most one job is in flight.
 //
 // Between two results the gradient map K is fixed, and K zᵢ is computed at
 // most once per item per result, from zᵢ when the item first occurs after
@@ -28,9 +28,10 @@ package learn
 // the item's later occurrences in the same period; when the catalogue is
 // small against the columns that change in a period, every item's K zᵢ is
 // computed as the result takes effect instead, four items per pass over K
-// (the same values: a column changes only when its item occurs). The normaliser's gradient
-// an item sees is therefore that of parameters at most 2·FactorEvery baskets
-// old. Measured costs of this lag are given with OnlineOptions.FactorEvery.
+// (the same values: a column changes only when its item occurs). The
+// normaliser's gradient an item sees is therefore that of parameters Lag to
+// Lag + FactorEvery baskets old. Measured costs of this lag are given with
+// OnlineOptions.FactorEvery.
 // (Computing K zᵢ of the changed columns on the worker instead, which
 // needs their values copied over and the results copied back, was slower on
 // two cores: what moves between the cores costs more than the products.)
@@ -307,7 +308,7 @@ func (o *Online) normStep() bool {
 		}
 		// K zᵢ of every item now, four per pass over K, when that costs
 		// less than computing those of the items that occur in the period
-		// one by one (about as many as changed in the last period). The
+		// one by one (at least as many as changed since the snapshot). The
 		// values are those of the items' first occurrences, as a column
 		// changes only when its item occurs.
 		if n := o.p.N; n <= 4*len(o.dirtyList) {

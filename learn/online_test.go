@@ -60,8 +60,13 @@ func TestOnlineCheckpointResumeIsIdentical(t *testing.T) {
 					}
 					name := fmt.Sprintf("n=%d/norm=%v/opt=%v/shared=%v", n, norm, optim, shared)
 					t.Run(name, func(t *testing.T) {
+						// A lag shorter than the period with Adam.
+						lag := 7
+						if optim == Adam {
+							lag = 3
+						}
 						testResumeIsIdentical(t, baskets, OnlineOptions{D: 4, Shared: shared, Seed: 3, Optimizer: optim,
-							Normalizer: norm, FactorEvery: 7, RefreshEvery: 40, CEvery: 3, Alpha: 0.01, Beta: 0.02})
+							Normalizer: norm, FactorEvery: 7, Lag: lag, RefreshEvery: 40, CEvery: 3, Alpha: 0.01, Beta: 0.02})
 					})
 				}
 			}
@@ -278,6 +283,17 @@ func TestOnlineGrowsAndRejectsBadBaskets(t *testing.T) {
 	require.Error(t, err)
 	_, err = NewOnline(OnlineOptions{Alpha: math.NaN()})
 	require.Error(t, err)
+	_, err = NewOnline(OnlineOptions{FactorEvery: 10, Lag: 11})
+	require.ErrorContains(t, err, "lag 11")
+	_, err = NewOnline(OnlineOptions{Lag: -1})
+	require.ErrorContains(t, err, "lag -1")
+	o, err = NewOnline(OnlineOptions{FactorEvery: 40})
+	require.NoError(t, err)
+	require.Equal(t, 40, o.Options().Lag, "the default lag is at most FactorEvery")
+	o, err = NewOnline(OnlineOptions{})
+	require.NoError(t, err)
+	require.Equal(t, 200, o.Options().FactorEvery)
+	require.Equal(t, 70, o.Options().Lag)
 	_, err = TrainOnline(SliceSource(nil), OnlineOptions{}, OnlineRun{})
 	require.Error(t, err)
 }
@@ -332,17 +348,15 @@ var _ BasketSource = (*ndpp.BasketReader)(nil)
 // the changed columns) or just before one of the baskets since the result
 // took effect (computed on demand).
 func TestOnlinePipelineTakesSnapshotFactorisation(t *testing.T) {
-	for _, tc := range []struct{ n, fe, refresh int }{{12, 5, 1000}, {60, 5, 1000}, {60, 4, 23}, {30, 1, 1000}} {
-		t.Run(fmt.Sprintf("n=%d/factor=%d/refresh=%d", tc.n, tc.fe, tc.refresh), func(t *testing.T) {
+	for _, tc := range []struct{ n, fe, lag, refresh int }{{12, 5, 5, 1000}, {60, 5, 5, 1000}, {60, 4, 4, 23},
+		{30, 1, 0, 1000}, {60, 8, 3, 1000}, {12, 6, 1, 1000}, {60, 9, 4, 23}} {
+		t.Run(fmt.Sprintf("n=%d/factor=%d/lag=%d/refresh=%d", tc.n, tc.fe, tc.lag, tc.refresh), func(t *testing.T) {
 			d, m := 4, 8
 			baskets := plantedBaskets(tc.n, 120, uint64(tc.n+tc.fe))
-			o, err := NewOnline(OnlineOptions{D: d, N: tc.n, Seed: 2, FactorEvery: tc.fe, RefreshEvery: tc.refresh,
+			o, err := NewOnline(OnlineOptions{D: d, N: tc.n, Seed: 2, FactorEvery: tc.fe, Lag: tc.lag, RefreshEvery: tc.refresh,
 				CEvery: 3, LR: 0.02, Init: InitOptions{CScale: 0.5}})
 			require.NoError(t, err)
-			lag := int64(tc.fe)
-			if tc.fe == 1 {
-				lag = 0
-			}
+			lag := int64(tc.lag)
 			fe := int64(tc.fe)
 			var before []*Params // before[q−1]: parameters before basket q
 			var src, since int64 // snapshot in effect, basket it took effect at
@@ -407,7 +421,7 @@ func TestOnlineIndependentOfScheduling(t *testing.T) {
 	var results []*Params
 	for _, procs := range []int{1, 2, 4} {
 		prev := runtime.GOMAXPROCS(procs)
-		res, err := TrainOnline(SliceSource(baskets), OnlineOptions{D: 5, Seed: 4, FactorEvery: 6}, OnlineRun{})
+		res, err := TrainOnline(SliceSource(baskets), OnlineOptions{D: 5, Seed: 4, FactorEvery: 6, Lag: 4}, OnlineRun{})
 		runtime.GOMAXPROCS(prev)
 		require.NoError(t, err)
 		results = append(results, res.Params)
@@ -440,6 +454,8 @@ func TestOnlineCheckpointRejectsInconsistentSchedule(t *testing.T) {
 	require.GreaterOrEqual(t, len(cp.Dirty), 2, "the checkpoint holds changed columns")
 	for name, tamper := range map[string]func(*checkpoint){
 		"swap in the past":      func(c *checkpoint) { c.SwapAt = c.Pos },
+		"swap past the lag":     func(c *checkpoint) { c.SwapAt = c.Pos + int64(c.Opt.Lag) + 1 },
+		"lag past the period":   func(c *checkpoint) { c.Opt.Lag = c.Opt.FactorEvery + 1 },
 		"kz generation ahead":   func(c *checkpoint) { c.KZGen[0] = c.Gen + 1 },
 		"dirty column too big":  func(c *checkpoint) { c.Dirty[0] = c.N },
 		"dirty column twice":    func(c *checkpoint) { c.Dirty[1] = c.Dirty[0] },

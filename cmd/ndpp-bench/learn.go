@@ -209,6 +209,7 @@ type learnFlags struct {
 	resume     string
 	initScale  float64
 	factorEv   int
+	lag        int
 	cEvery     int
 }
 
@@ -239,7 +240,8 @@ func runLearn(e *env, args []string) error {
 	fs.StringVar(&f.checkpoint, "checkpoint", "", "online: save the learner state to this file (atomically, every 10000 baskets and at the end)")
 	fs.StringVar(&f.resume, "resume", "", "online: resume from this checkpoint, skipping the baskets it has seen (the checkpoint's learning options apply)")
 	fs.Float64Var(&f.initScale, "init-scale", 0, "standard deviation of the initial entries of V and B (default 0.25/√d)")
-	fs.IntVar(&f.factorEv, "factor-every", 0, "online, exact normaliser: refactor every this many baskets on a worker goroutine, in effect as many baskets later; 1 = synchronously at every basket, the exact gradient (default 100 for adam, 25 for sgd)")
+	fs.IntVar(&f.factorEv, "factor-every", 0, "online, exact normaliser: refactor every this many baskets on a worker goroutine; 1 = synchronously at every basket, the exact gradient (default 200 for adam, 25 for sgd)")
+	fs.IntVar(&f.lag, "lag", 0, "online, exact normaliser: a refactorisation takes effect this many baskets after its snapshot, at most --factor-every (default min(factor-every, 70))")
 	fs.IntVar(&f.cEvery, "c-every", 0, "online: step C every this many baskets (default 32 for adam, 16 for sgd)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -352,11 +354,11 @@ func (f *learnFlags) check() error {
 	if f.alpha < 0 || f.beta < 0 || math.IsNaN(f.alpha+f.beta) || math.IsInf(f.alpha+f.beta, 0) {
 		return usagef("--alpha and --beta must be ≥ 0")
 	}
-	if f.factorEv < 0 || f.cEvery < 0 {
-		return usagef("--factor-every and --c-every must be ≥ 0")
+	if f.factorEv < 0 || f.cEvery < 0 || f.lag < 0 {
+		return usagef("--factor-every, --lag and --c-every must be ≥ 0")
 	}
-	if f.mode == "offline" && (f.factorEv != 0 || f.cEvery != 0) {
-		return usagef("--factor-every and --c-every apply to --mode online")
+	if f.mode == "offline" && (f.factorEv != 0 || f.cEvery != 0 || f.lag != 0) {
+		return usagef("--factor-every, --lag and --c-every apply to --mode online")
 	}
 	if _, ok := learn.ParseOptimizer(f.optimizer); !ok {
 		return usagef("--optimizer must be adam or sgd, not %q", f.optimizer)
@@ -396,7 +398,7 @@ func (f *learnFlags) runOnline(e *env, train, val [][]int, n int) (*learn.Result
 	} else {
 		o, err = learn.NewOnline(learn.OnlineOptions{D: f.d, N: n, Shared: f.shared, Seed: f.seed, Optimizer: optim,
 			LR: f.lr, Alpha: f.alpha, Beta: f.beta, Normalizer: norm, FixC: f.fixC, Init: learn.InitOptions{Scale: f.initScale},
-			FactorEvery: f.factorEv, CEvery: f.cEvery})
+			FactorEvery: f.factorEv, Lag: f.lag, CEvery: f.cEvery})
 		if err != nil {
 			return nil, err
 		}

@@ -93,13 +93,14 @@ func TestLearnOfflineJSON(t *testing.T) {
 	}
 }
 
-// TestLearnOnlineScheduleFlags checks that --factor-every and --c-every
-// reach the learner: the synchronous exact schedule and C stepped at every
-// basket give a different model from the defaults.
+// TestLearnOnlineScheduleFlags checks that --factor-every, --lag and
+// --c-every reach the learner: the synchronous exact schedule, a shorter
+// lag and C stepped at every basket give a different model from the
+// defaults.
 func TestLearnOnlineScheduleFlags(t *testing.T) {
 	data := smallApparel(t, 1500)
 	var lls []float64
-	for _, extra := range [][]string{nil, {"--factor-every", "1"}, {"--c-every", "1"}} {
+	for _, extra := range [][]string{nil, {"--factor-every", "1"}, {"--c-every", "1"}, {"--lag", "20"}} {
 		args := append([]string{"learn", "--data", data, "--mode", "online", "--d", "11", "--val", "100", "--test", "300", "--json", "--quiet"}, extra...)
 		code, out, errs := runLearnCmd(t, args...)
 		if code != 0 {
@@ -107,7 +108,7 @@ func TestLearnOnlineScheduleFlags(t *testing.T) {
 		}
 		lls = append(lls, decodeMetrics(t, out)["test_ll"].(float64))
 	}
-	if lls[1] == lls[0] || lls[2] == lls[0] {
+	if lls[1] == lls[0] || lls[2] == lls[0] || lls[3] == lls[0] {
 		t.Errorf("test LL %v: the schedule flags changed nothing", lls)
 	}
 }
@@ -173,6 +174,8 @@ func TestLearnAndEvalUsageErrors(t *testing.T) {
 		{"learn", "--data", data, "--mode", "online", "--factor-every", "-1"},
 		{"learn", "--data", data, "--mode", "online", "--c-every", "-2"},
 		{"learn", "--data", data, "--mode", "offline", "--factor-every", "5"},
+		{"learn", "--data", data, "--mode", "online", "--lag", "-1"},
+		{"learn", "--data", data, "--mode", "offline", "--lag", "5"},
 		{"learn", "--data", data, "extra"},
 		{"eval"},
 		{"eval", "--model", "m.npz"},
