@@ -42,12 +42,12 @@
 // updating only the basket's columns and C. N_t is either the paper's
 // basket-restricted log det(I + L_{S_t}) (NormBasket) or the full
 // log det(I + L) (NormExact, the default), through A = I + WG (Sylvester):
-// every FactorEvery baskets (default 100) the learner copies the columns
+// every FactorEvery baskets (default 200) the learner copies the columns
 // changed since the previous snapshot, and C, for a worker goroutine, which
 // keeps every column's snapshot value, brings G up to date (rank-one
 // updates of the changed columns when fewer than n/4 changed, else G = ZᵀZ
 // anew, as every RefreshEvery baskets to bound drift), factors A and forms
-// K and ∂/∂C; the result takes effect FactorEvery baskets after its
+// K and ∂/∂C; the result takes effect Lag baskets (default 70) after its
 // snapshot, at a fixed position, so the parameters do not depend on
 // scheduling (FactorEvery = 1: synchronous at every basket, the exact
 // gradient, O(d³ + |S|d²) per basket). Each item's K zᵢ is computed once
