@@ -29,13 +29,16 @@ var useAVX512 = useFMA && cpu.X86.HasAVX512F
 //go:noescape
 func vecmat4AVX512(out *float64, ldo int, x *float64, ldx int, m *float64, rows, cols, ld, incx int)
 
-// adamAVX512 is adamAVX with AVX-512 on one or two sets of entries: Adam's
-// update on n entries of x, m, v with gradient gr, then on n2 entries of x2,
-// m2, v2 with gr2 (n2 = 0: one set; the second pointers are then not
-// dereferenced), k = [β₁, 1−β₁, β₂, 1−β₂, step, ε], each entry bit for bit
-// as adamApplyGo. It returns the sum of the new x of both sets, summed in
-// another order than adamApplyGo's, so only its finiteness is exact. The
-// caller checks the bounds; n and n2 may be 0.
+// adamAVX512 is adamAVX with AVX-512 on one or two sets of entries, with
+// the gradient assembled in the kernel: Adam's update on n entries of x, m,
+// v with gradient g = gr + sc·kz (one fused multiply-add, as axpyFMA), then
+// on n2 entries of x2, m2, v2 with g = gr2 + sc·kz2 (n2 = 0: one set; the
+// second pointers are then not dereferenced), k = [β₁, 1−β₁, β₂, 1−β₂,
+// step, ε, sc], each entry bit for bit as adamApplyGo on g. With sc = 0
+// and kz = gr the gradient is gr itself (for finite gr). It returns the sum
+// of the new x of both sets, summed in another order than adamApplyGo's, so
+// only its finiteness is exact. The caller checks the bounds; n and n2 may
+// be 0.
 //
 //go:noescape
-func adamAVX512(x, m, v, gr *float64, n int, x2, m2, v2, gr2 *float64, n2 int, k *float64) (sum float64)
+func adamAVX512(x, m, v, gr, kz *float64, n int, x2, m2, v2, gr2, kz2 *float64, n2 int, k *float64) (sum float64)

@@ -266,11 +266,14 @@ done:
 	VZEROUPPER
 	RET
 
-// func adamAVX512(x, m, v, gr *float64, n int, x2, m2, v2, gr2 *float64, n2 int, k *float64) (sum float64)
+// func adamAVX512(x, m, v, gr, kz *float64, n int, x2, m2, v2, gr2, kz2 *float64, n2 int, k *float64) (sum float64)
 //
-// Adam's update (AVX-512F) on n entries of x, m, v with gradient gr, then on
-// n2 entries of x2, m2, v2 with gr2 (an item's rows of V and B; n2 = 0 for
-// one set), with k = [β₁, 1−β₁, β₂, 1−β₂, step, ε]. Eight entries per zmm
+// Adam's update (AVX-512F) on n entries of x, m, v with gradient
+// g = gr + sc·kz, then on n2 entries of x2, m2, v2 with g = gr2 + sc·kz2 (an
+// item's rows of V and B; n2 = 0 for one set), with k = [β₁, 1−β₁, β₂,
+// 1−β₂, step, ε, sc]. g is one fused multiply-add (axpyFMA's rounding);
+// with sc = 0 and kz = gr it is gr bit for bit (for finite gr; an infinite
+// one gives NaN where it gave ±∞, and a NaN x either way). Eight entries per zmm
 // register; the last 1–7 of each set under the opmask K1, so nothing past
 // entry n−1 (n2−1) is read or written. The second set goes through the same
 // loop after the first, so the square roots and divisions of both overlap,
@@ -280,20 +283,22 @@ done:
 // multiplies and adds (no fused multiply-adds: the same bits);
 // sum, the sum of the new x, is added in another order (eight strided
 // partial sums, then a tree), so only its finiteness is exact.
-TEXT ·adamAVX512(SB), NOSPLIT, $0-96
-	MOVQ         k+80(FP), R10
+TEXT ·adamAVX512(SB), NOSPLIT, $0-112
+	MOVQ         k+96(FP), R10
 	VBROADCASTSD (R10), Z10
 	VBROADCASTSD 8(R10), Z11
 	VBROADCASTSD 16(R10), Z12
 	VBROADCASTSD 24(R10), Z13
 	VBROADCASTSD 32(R10), Z14
 	VBROADCASTSD 40(R10), Z15
+	VBROADCASTSD 48(R10), Z16
 	VPXORQ       Z9, Z9, Z9
 	MOVQ         x+0(FP), DI
 	MOVQ         m+8(FP), SI
 	MOVQ         v+16(FP), R8
 	MOVQ         gr+24(FP), R9
-	MOVQ         n+32(FP), R12
+	MOVQ         kz+32(FP), R13
+	MOVQ         n+40(FP), R12
 	XORQ         R11, R11        // set: 0, then 1
 
 a7set:
@@ -305,7 +310,8 @@ a7set:
 	JE           a7tail
 
 a7loop:
-	VMOVUPD (R9)(AX*8), Z0
+	VMOVUPD     (R9)(AX*8), Z0
+	VFMADD231PD (R13)(AX*8), Z16, Z0  // g = gr + sc·kz, one rounding
 	VMULPD  (SI)(AX*8), Z10, Z1
 	VMULPD  Z0, Z11, Z2
 	VADDPD  Z2, Z1, Z1
@@ -334,6 +340,8 @@ a7tail:
 	DECL  BX
 	KMOVW BX, K1
 	VMOVUPD.Z (R9)(AX*8), K1, Z0
+	VMOVUPD.Z (R13)(AX*8), K1, Z17
+	VFMADD231PD Z17, Z16, Z0
 	VMOVUPD.Z (SI)(AX*8), K1, Z1
 	VMULPD    Z1, Z10, Z1
 	VMULPD    Z0, Z11, Z2
@@ -358,11 +366,12 @@ a7next:
 	TESTQ R11, R11
 	JNE   a7red
 	INCQ  R11
-	MOVQ  x2+40(FP), DI
-	MOVQ  m2+48(FP), SI
-	MOVQ  v2+56(FP), R8
-	MOVQ  gr2+64(FP), R9
-	MOVQ  n2+72(FP), R12
+	MOVQ  x2+48(FP), DI
+	MOVQ  m2+56(FP), SI
+	MOVQ  v2+64(FP), R8
+	MOVQ  gr2+72(FP), R9
+	MOVQ  kz2+80(FP), R13
+	MOVQ  n2+88(FP), R12
 	JMP   a7set
 
 a7red:
@@ -371,6 +380,6 @@ a7red:
 	VEXTRACTF128  $1, Y9, X8
 	VADDPD        X8, X9, X9
 	VHADDPD       X9, X9, X9
-	VMOVSD        X9, sum+88(FP)
+	VMOVSD        X9, sum+104(FP)
 	VZEROUPPER
 	RET

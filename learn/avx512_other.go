@@ -9,6 +9,6 @@ func vecmat4AVX512(out *float64, ldo int, x *float64, ldx int, m *float64, rows,
 	panic("learn: vecmat4AVX512 without assembly")
 }
 
-func adamAVX512(x, m, v, gr *float64, n int, x2, m2, v2, gr2 *float64, n2 int, k *float64) (sum float64) {
+func adamAVX512(x, m, v, gr, kz *float64, n int, x2, m2, v2, gr2, kz2 *float64, n2 int, k *float64) (sum float64) {
 	panic("learn: adamAVX512 without assembly")
 }

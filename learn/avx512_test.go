@@ -10,6 +10,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/cpu"
 )
 
@@ -174,9 +175,10 @@ func adamTestVec(rng *rand.Rand, n int, abs bool) []float64 {
 }
 
 // TestAdamAVX512TwoSets checks the kernel on two sets of entries (of
-// lengths 0..70 and others) bit for bit against adamApplyGo on each set,
-// with every array ending at an inaccessible page, and that its sum is that
-// of both sets up to rounding.
+// lengths 0..70 and others), with gradients gr + sc·kz assembled in it, bit
+// for bit against adamApplyGo on each set given the fused gr + sc·kz
+// (math.FMA), with every array ending at an inaccessible page, and that its
+// sum is that of both sets up to rounding.
 func TestAdamAVX512TwoSets(t *testing.T) {
 	if !hasAVX512() {
 		t.Skip("no AVX-512 on this CPU")
@@ -194,28 +196,43 @@ func TestAdamAVX512TwoSets(t *testing.T) {
 		for _, n2 := range []int{n, 0, (7*n + 3) % 71} {
 			step := []int64{1, 17, adamTableLen + 5}[rng.IntN(3)]
 			st, eps := adamCoef(0.01, step)
-			k := [6]float64{adamBeta1, 1 - adamBeta1, adamBeta2, 1 - adamBeta2, st, eps}
+			// The gradient is gr + sc·kz: sc 0 half the time.
+			sc := 0.0
+			if rng.IntN(2) == 0 {
+				sc = rng.NormFloat64() * math.Exp2(float64(rng.IntN(11)-5))
+			}
+			k := [7]float64{adamBeta1, 1 - adamBeta1, adamBeta2, 1 - adamBeta2, st, eps, sc}
 			lens := [2]int{n, n2}
-			var sets [2][4][]float64 // x, m, v, g per set: guarded copies
+			var sets [2][5][]float64 // x, m, v, gr, kz per set: guarded copies
 			var refs [2][3][]float64 // x, m, v after adamApplyGo
+			var inits [2][5][]float64
 			refSum := 0.0
 			for q := range sets {
-				init := [4][]float64{mk(lens[q], false), mk(lens[q], false), mk(lens[q], true), mk(lens[q], false)}
+				init := [5][]float64{mk(lens[q], false), mk(lens[q], false), mk(lens[q], true), mk(lens[q], false), mk(lens[q], false)}
 				for a := range init {
 					sets[q][a] = guarded(t, lens[q])
 					copy(sets[q][a], init[a])
 				}
+				inits[q] = init
+				g := make([]float64, lens[q])
+				for i := range g {
+					g[i] = math.FMA(sc, init[4][i], init[3][i])
+				}
 				x, m, v := append([]float64(nil), init[0]...), append([]float64(nil), init[1]...), append([]float64(nil), init[2]...)
-				refSum += adamApplyGo(x, m, v, init[3], st, eps)
+				refSum += adamApplyGo(x, m, v, g, st, eps)
 				refs[q] = [3][]float64{x, m, v}
 			}
 			a, b := sets[0], sets[1]
-			sum := adamAVX512(ptr(a[0]), ptr(a[1]), ptr(a[2]), ptr(a[3]), n, ptr(b[0]), ptr(b[1]), ptr(b[2]), ptr(b[3]), n2, &k[0])
+			sum := adamAVX512(ptr(a[0]), ptr(a[1]), ptr(a[2]), ptr(a[3]), ptr(a[4]), n,
+				ptr(b[0]), ptr(b[1]), ptr(b[2]), ptr(b[3]), ptr(b[4]), n2, &k[0])
 			for q := range sets {
 				for i, what := range []string{"x", "m", "v"} {
 					if !sameBits(sets[q][i], refs[q][i]) {
-						t.Fatalf("n=%d n2=%d t=%d set %d: %s = %v, adamApplyGo %v", n, n2, step, q, what, sets[q][i], refs[q][i])
+						t.Fatalf("n=%d n2=%d t=%d sc=%g set %d: %s = %v, adamApplyGo %v", n, n2, step, sc, q, what, sets[q][i], refs[q][i])
 					}
+				}
+				if !sameBits(sets[q][3], inits[q][3]) || !sameBits(sets[q][4], inits[q][4]) {
+					t.Fatalf("n=%d n2=%d set %d: gr or kz modified", n, n2, q)
 				}
 			}
 			mag := 0.0
@@ -270,13 +287,15 @@ func TestAdamAVX512(t *testing.T) {
 			x1, m1, v1 := append([]float64(nil), x0...), append([]float64(nil), m0...), append([]float64(nil), v0...)
 			x2, m2, v2 := append([]float64(nil), x0...), append([]float64(nil), m0...), append([]float64(nil), v0...)
 
-			k := [6]float64{adamBeta1, 1 - adamBeta1, adamBeta2, 1 - adamBeta2, st, eps}
+			// The gradient as gr + 0·gr (adamApply's call).
+			k := [7]float64{adamBeta1, 1 - adamBeta1, adamBeta2, 1 - adamBeta2, st, eps, 0}
 			var sum float64
 			if n == 0 {
 				var dummy [1]float64
-				sum = adamAVX512(&dummy[0], &dummy[0], &dummy[0], &dummy[0], 0, &dummy[0], &dummy[0], &dummy[0], &dummy[0], 0, &k[0])
+				d := &dummy[0]
+				sum = adamAVX512(d, d, d, d, d, 0, d, d, d, d, d, 0, &k[0])
 			} else {
-				sum = adamAVX512(&x[0], &m[0], &v[0], &g[0], n, &x[0], &m[0], &v[0], &g[0], 0, &k[0])
+				sum = adamAVX512(&x[0], &m[0], &v[0], &g[0], &g[0], n, &x[0], &m[0], &v[0], &g[0], &g[0], 0, &k[0])
 			}
 			sumGo := adamApplyGo(x1, m1, v1, g0, st, eps)
 			if n > 0 {
@@ -350,7 +369,7 @@ func BenchmarkAVX512(b *testing.B) {
 	}
 	for _, n := range []int{30, 900} {
 		st, eps := adamCoef(0.01, 10)
-		k := [6]float64{adamBeta1, 1 - adamBeta1, adamBeta2, 1 - adamBeta2, st, eps}
+		k := [7]float64{adamBeta1, 1 - adamBeta1, adamBeta2, 1 - adamBeta2, st, eps, 0}
 		x, m, v, g := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
 		for i := range g {
 			x[i], m[i], v[i], g[i] = rng.NormFloat64(), rng.NormFloat64(), math.Abs(rng.NormFloat64()), rng.NormFloat64()
@@ -359,7 +378,7 @@ func BenchmarkAVX512(b *testing.B) {
 			kernel := adamAVX
 			if isa == "avx512" {
 				kernel = func(x, m, v, g *float64, n int, k *float64) float64 {
-					return adamAVX512(x, m, v, g, n, x, m, v, g, 0, k)
+					return adamAVX512(x, m, v, g, g, n, x, m, v, g, g, 0, k)
 				}
 			}
 			b.Run(fmt.Sprintf("kernel=adam/n=%d/isa=%s", n, isa), func(b *testing.B) {
@@ -395,5 +414,34 @@ func BenchmarkAVX512(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// TestOnlineSameWithAVX512 trains the online learner with the AVX2 kernels
+// and with the AVX-512 ones — where, with Adam, V ≠ B, the exact
+// normaliser and no regulariser, the kernel also assembles each item's
+// gradient (adamGrad2) — and requires the same parameters bit for bit, for
+// that configuration and the ones that take the separate assembly.
+func TestOnlineSameWithAVX512(t *testing.T) {
+	if !hasAVX512() {
+		t.Skip("no AVX-512 on this CPU")
+	}
+	baskets := plantedBaskets(40, 400, 17)
+	for _, opt := range []OnlineOptions{
+		{D: 7, Seed: 5, FactorEvery: 9, Lag: 5},
+		{D: 7, Seed: 5, FactorEvery: 9, Lag: 5, Shared: true},
+		{D: 7, Seed: 5, FactorEvery: 9, Lag: 5, Alpha: 0.01, Beta: 0.02},
+		{D: 30, Seed: 6, FactorEvery: 20},
+	} {
+		var got []*Params
+		withAVX512(t, func(t *testing.T) {
+			res, err := TrainOnline(SliceSource(baskets), opt, OnlineRun{})
+			require.NoError(t, err)
+			got = append(got, res.Params)
+		})
+		require.Len(t, got, 2)
+		require.True(t, sameBits(got[0].V, got[1].V), "%+v: V", opt)
+		require.True(t, sameBits(got[0].B, got[1].B), "%+v: B", opt)
+		require.True(t, sameBits(got[0].D, got[1].D), "%+v: D", opt)
 	}
 }

@@ -118,10 +118,11 @@ var adamPow1, adamPow2 = func() (p1, p2 []float64) {
 func adamApply(x, m, v, g []float64, step, eps float64) float64 {
 	x, m, v = x[:len(g)], m[:len(g)], v[:len(g)]
 	if useFMA && len(g) > 0 {
-		k := [6]float64{adamBeta1, 1 - adamBeta1, adamBeta2, 1 - adamBeta2, step, eps}
 		if useAVX512 {
-			return adamAVX512(&x[0], &m[0], &v[0], &g[0], len(g), &x[0], &m[0], &v[0], &g[0], 0, &k[0])
+			k := [7]float64{adamBeta1, 1 - adamBeta1, adamBeta2, 1 - adamBeta2, step, eps, 0}
+			return adamAVX512(&x[0], &m[0], &v[0], &g[0], &g[0], len(g), &x[0], &m[0], &v[0], &g[0], &g[0], 0, &k[0])
 		}
+		k := [6]float64{adamBeta1, 1 - adamBeta1, adamBeta2, 1 - adamBeta2, step, eps}
 		return adamAVX(&x[0], &m[0], &v[0], &g[0], len(g), &k[0])
 	}
 	return adamApplyGo(x, m, v, g, step, eps)
@@ -137,10 +138,28 @@ func adamApply2(x, m, v, g, x2, m2, v2, g2 []float64, step, eps float64) float64
 	if useFMA && useAVX512 && n > 0 {
 		x, m, v = x[:n], m[:n], v[:n]
 		x2, m2, v2, g2 = x2[:n], m2[:n], v2[:n], g2[:n]
-		k := [6]float64{adamBeta1, 1 - adamBeta1, adamBeta2, 1 - adamBeta2, step, eps}
-		return adamAVX512(&x[0], &m[0], &v[0], &g[0], n, &x2[0], &m2[0], &v2[0], &g2[0], n, &k[0])
+		k := [7]float64{adamBeta1, 1 - adamBeta1, adamBeta2, 1 - adamBeta2, step, eps, 0}
+		return adamAVX512(&x[0], &m[0], &v[0], &g[0], &g[0], n, &x2[0], &m2[0], &v2[0], &g2[0], &g2[0], n, &k[0])
 	}
 	return adamApply(x, m, v, g, step, eps) + adamApply(x2, m2, v2, g2, step, eps)
+}
+
+// adamGrad2 is adamApply2 with gradients g = base + sc·kz and
+// g2 = base2 + sc·kz2 assembled by the AVX-512 kernel (saving the copies
+// and two calls per item), each entry one fused multiply-add as axpyF's: it
+// gives the bits of axpyF into copies of base and base2 followed by
+// adamApply2. base, kz, base2 and kz2 are only read; all have the length
+// of base (≥ 1). Only for CPUs with AVX-512 (useAVX512): it panics
+// otherwise.
+func adamGrad2(x, m, v, base, kz, x2, m2, v2, base2, kz2 []float64, sc, step, eps float64) float64 {
+	if !useAVX512 {
+		panic("learn: adamGrad2 without AVX-512")
+	}
+	n := len(base)
+	x, m, v, kz = x[:n], m[:n], v[:n], kz[:n]
+	x2, m2, v2, base2, kz2 = x2[:n], m2[:n], v2[:n], base2[:n], kz2[:n]
+	k := [7]float64{adamBeta1, 1 - adamBeta1, adamBeta2, 1 - adamBeta2, step, eps, sc}
+	return adamAVX512(&x[0], &m[0], &v[0], &base[0], &kz[0], n, &x2[0], &m2[0], &v2[0], &base2[0], &kz2[0], n, &k[0])
 }
 
 // adamApplyGo is adamApply in Go.
@@ -200,29 +219,39 @@ func (o *Online) stepItems(basket []int) bool {
 	if o.np != nil {
 		o.prepareKZ(basket)
 	}
+	// With Adam, V ≠ B, the exact normaliser and no regulariser, the
+	// AVX-512 kernel assembles each gradient itself (adamGrad2; the same
+	// bits as below).
+	fused := useAVX512 && o.np != nil && p.B != nil && o.opt.Optimizer == Adam && o.opt.Alpha == 0 && o.opt.Beta == 0
 	ok := true
 	for q, i := range basket {
 		r := i * d
 		vi, bi := p.V[r:r+d], b[r:r+d]
 		bgv, bw, _ := bk.row(q)
-		copy(gv, bgv)
 		gb := cu[q*d : (q+1)*d]
+		var kz []float64
+		var sc float64
 		if o.np != nil {
 			// The item's share of −∂ log det(I + L), weighted by t/μᵢ (see
 			// Observe).
 			m := 2 * d
-			kz, sc := o.np.kz[i*m:(i+1)*m], -float64(o.pos)/o.mu[i]
-			axpyF(sc, kz[:d], gv)
-			axpyF(sc, kz[d:], gb)
+			kz, sc = o.np.kz[i*m:(i+1)*m], -float64(o.pos)/o.mu[i]
 		}
-		if p.B == nil {
-			axpyF(1, gb, gv) // B = V: both roles' gradients act on vᵢ
-		}
-		if o.opt.Alpha != 0 {
-			axpyF(-2*o.opt.Alpha/o.mu[i], vi, gv)
-		}
-		if p.B != nil && o.opt.Beta != 0 {
-			axpyF(-2*o.opt.Beta/o.mu[i], bi, gb)
+		if !fused {
+			copy(gv, bgv)
+			if kz != nil {
+				axpyF(sc, kz[:d], gv)
+				axpyF(sc, kz[d:], gb)
+			}
+			if p.B == nil {
+				axpyF(1, gb, gv) // B = V: both roles' gradients act on vᵢ
+			}
+			if o.opt.Alpha != 0 {
+				axpyF(-2*o.opt.Alpha/o.mu[i], vi, gv)
+			}
+			if p.B != nil && o.opt.Beta != 0 {
+				axpyF(-2*o.opt.Beta/o.mu[i], bi, gb)
+			}
 		}
 		// ∂/∂C += bᵢ wᵢᵀ, kept as the pair (wᵢ, bᵢ) before bᵢ moves. A
 		// single item's term P bᵢbᵢᵀ is symmetric: it adds nothing to
@@ -246,9 +275,12 @@ func (o *Online) stepItems(basket []int) bool {
 			}
 		} else {
 			st, eps := o.adamCoef(o.t[i])
-			if p.B != nil {
+			switch {
+			case fused:
+				sum = adamGrad2(vi, o.mom.V[r:r+d], o.sq.V[r:r+d], bgv, kz[:d], bi, o.mom.B[r:r+d], o.sq.B[r:r+d], gb, kz[d:], sc, st, eps)
+			case p.B != nil:
 				sum = adamApply2(vi, o.mom.V[r:r+d], o.sq.V[r:r+d], gv, bi, o.mom.B[r:r+d], o.sq.B[r:r+d], gb, st, eps)
-			} else {
+			default:
 				sum = adamApply(vi, o.mom.V[r:r+d], o.sq.V[r:r+d], gv, st, eps)
 			}
 		}
