@@ -210,26 +210,33 @@ func testTracksGram(t *testing.T, factorEvery int) {
 		if bi%97 != 0 {
 			continue
 		}
-		// Bring G up to date and compare with a fresh Gram matrix and
-		// with ndpp's normaliser.
-		o.np.wait()
-		o.snapshot()
-		o.np.run()
-		require.True(t, o.np.job.ok)
-		fresh := newNormWork(o.p.Dim)
-		fresh.gram(o.p)
-		scale := 0.0
-		for _, x := range fresh.g {
-			scale = math.Max(scale, math.Abs(x))
-		}
-		for i := range fresh.g {
-			require.InDelta(t, fresh.g[i], o.np.nw.g[i], gramTol*scale, "basket %d entry %d", bi, i)
-		}
-		m, err := o.Model()
-		require.NoError(t, err)
-		want := m.LogNormalizer()
-		require.InDelta(t, want, o.np.nw.logDet, normLogTol*math.Max(1, math.Abs(want)))
+		requireGramTracks(t, o, fmt.Sprintf("basket %d", bi))
 	}
+}
+
+// requireGramTracks brings the exact normaliser's G up to date (a
+// snapshot and its job, run at once) and compares it with a fresh Gram
+// matrix of the parameters, and its log-determinant with ndpp's
+// normaliser.
+func requireGramTracks(t *testing.T, o *Online, where string) {
+	t.Helper()
+	o.np.wait()
+	o.snapshot()
+	o.np.run()
+	require.True(t, o.np.job.ok, where)
+	fresh := newNormWork(o.p.Dim)
+	fresh.gram(o.p)
+	scale := 0.0
+	for _, x := range fresh.g {
+		scale = math.Max(scale, math.Abs(x))
+	}
+	for i := range fresh.g {
+		require.InDelta(t, fresh.g[i], o.np.nw.g[i], gramTol*scale, "%s: G entry %d", where, i)
+	}
+	m, err := o.Model()
+	require.NoError(t, err)
+	want := m.LogNormalizer()
+	require.InDelta(t, want, o.np.nw.logDet, normLogTol*math.Max(1, math.Abs(want)), where)
 }
 
 func TestOnlineTouchesOnlyBasketColumns(t *testing.T) {
@@ -545,22 +552,6 @@ func TestOnlineLoadsEarlierCheckpoints(t *testing.T) {
 			}
 			require.Equal(t, want, o.np.gen, "%s: results in effect after basket %d", file, int(pos)+q+1)
 		}
-		o.np.wait()
-		o.snapshot()
-		o.np.run()
-		require.True(t, o.np.job.ok)
-		fresh := newNormWork(o.p.Dim)
-		fresh.gram(o.p)
-		scale := 0.0
-		for _, x := range fresh.g {
-			scale = math.Max(scale, math.Abs(x))
-		}
-		for i := range fresh.g {
-			require.InDelta(t, fresh.g[i], o.np.nw.g[i], gramTol*scale, "%s: G entry %d", file, i)
-		}
-		m, err := o.Model()
-		require.NoError(t, err)
-		want := m.LogNormalizer()
-		require.InDelta(t, want, o.np.nw.logDet, normLogTol*math.Max(1, math.Abs(want)), file)
+		requireGramTracks(t, o, file)
 	}
 }
