@@ -138,12 +138,7 @@ func prefetchShare(s []float64, k, w int, write bool) {
 	if n == 0 {
 		return
 	}
-	p := &s[lo*perLine]
-	if write && hasPrefetchW {
-		prefetchWrite(p, n)
-	} else {
-		prefetchRead(p, n)
-	}
+	prefetchLines(&s[lo*perLine], n, write && hasPrefetchW)
 }
 
 // lineShare returns the first line and the number of lines of share k of w

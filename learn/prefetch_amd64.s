@@ -1,39 +1,30 @@
 #include "textflag.h"
 
-// func prefetchRead(p *float64, lines int)
+// func prefetchLines(p *float64, lines int, write bool)
 //
-// PREFETCHT0 of the lines cache lines from p, 64 bytes apart.
-TEXT ·prefetchRead(SB), NOSPLIT, $0-16
+// Prefetches the lines cache lines from p, 64 bytes apart: PREFETCHW when
+// write is set (the caller checks that the CPU has it), else PREFETCHT0.
+TEXT ·prefetchLines(SB), NOSPLIT, $0-17
 	MOVQ p+0(FP), AX
 	MOVQ lines+8(FP), CX
+	MOVB write+16(FP), DX
 	CMPQ CX, $0
-	JLE  rdone
+	JLE  done
 
-rloop:
-	PREFETCHT0 (AX)
-	ADDQ       $64, AX
-	DECQ       CX
-	JNZ        rloop
-
-rdone:
-	RET
-
-// func prefetchWrite(p *float64, lines int)
-//
-// PREFETCHW of the lines cache lines from p, 64 bytes apart (the caller
-// checks that the CPU has PREFETCHW).
-TEXT ·prefetchWrite(SB), NOSPLIT, $0-16
-	MOVQ p+0(FP), AX
-	MOVQ lines+8(FP), CX
-	CMPQ CX, $0
-	JLE  wdone
-
-wloop:
+loop:
+	TESTB DX, DX
+	JZ    read
 	// PREFETCHW (AX): 0F 0D /1, which the assembler does not know.
 	BYTE $0x0F; BYTE $0x0D; BYTE $0x08
+	JMP  next
+
+read:
+	PREFETCHT0 (AX)
+
+next:
 	ADDQ $64, AX
 	DECQ CX
-	JNZ  wloop
+	JNZ  loop
 
-wdone:
+done:
 	RET

@@ -4,5 +4,4 @@ package learn
 
 const hasPrefetchW = false
 
-func prefetchRead(p *float64, lines int)  {}
-func prefetchWrite(p *float64, lines int) {}
+func prefetchLines(p *float64, lines int, write bool) {}
