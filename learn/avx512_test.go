@@ -435,8 +435,13 @@ func TestOnlineSameWithAVX512(t *testing.T) {
 	} {
 		var got []*Params
 		withAVX512(t, func(t *testing.T) {
-			res, err := TrainOnline(SliceSource(baskets), opt, OnlineRun{})
+			o, err := NewOnline(opt)
 			require.NoError(t, err)
+			res, err := o.Run(SliceSource(baskets), OnlineRun{})
+			require.NoError(t, err)
+			// The job in flight at the end reads the kernel switches
+			// that withAVX512 resets.
+			o.np.wait()
 			got = append(got, res.Params)
 		})
 		require.Len(t, got, 2)
