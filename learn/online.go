@@ -379,6 +379,14 @@ func (o *Online) Observe(basket []int) error {
 	return nil
 }
 
+// quiesce waits for the exact normaliser's job in flight, if any (its
+// result stays pending).
+func (o *Online) quiesce() {
+	if o.np != nil {
+		o.np.wait()
+	}
+}
+
 // markDirty records that item i's column changes, for the next snapshot.
 func (o *Online) markDirty(i int) {
 	if !o.dirty[i] {
@@ -428,8 +436,12 @@ func TrainOnline(src BasketSource, opt OnlineOptions, run OnlineRun) (*Result, e
 }
 
 // Run feeds the learner baskets from src until io.EOF (or MaxBaskets) and
-// returns the result. To resume from a checkpoint, load it (LoadOnline),
-// skip Position() baskets of the stream (SkipBaskets) and call Run.
+// returns the result. It returns when the learner's background work (the
+// exact normaliser's job on its worker goroutine) has finished, so none of
+// it runs after the call; a pending result still takes effect at its
+// position in a later Observe. To resume from a checkpoint, load it
+// (LoadOnline), skip Position() baskets of the stream (SkipBaskets) and
+// call Run.
 func (o *Online) Run(src BasketSource, run OnlineRun) (*Result, error) {
 	if run.TraceEvery == 0 {
 		run.TraceEvery = 500
@@ -440,6 +452,7 @@ func (o *Online) Run(src BasketSource, run OnlineRun) (*Result, error) {
 	if run.TraceEvery < 0 || run.CheckpointEvery < 0 || run.MaxBaskets < 0 {
 		return nil, errors.New("learn: negative run option")
 	}
+	defer o.quiesce()
 	res := &Result{ValLL: math.NaN()}
 	// Training time excludes tracing and checkpointing: the clock is read
 	// around those (every TraceEvery or CheckpointEvery baskets), not around
@@ -500,6 +513,7 @@ func (o *Online) Run(src BasketSource, run OnlineRun) (*Result, error) {
 			excluded += time.Since(t0)
 		}
 	}
+	o.quiesce() // the pass ends when its last normaliser job does
 	seconds := elapsed().Seconds()
 	if run.Progress != nil {
 		run.Progress(res.Baskets)

@@ -3,6 +3,7 @@ package learn
 import (
 	"bytes"
 	"encoding/gob"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -554,4 +555,50 @@ func TestOnlineLoadsEarlierCheckpoints(t *testing.T) {
 		}
 		requireGramTracks(t, o, file)
 	}
+}
+
+// failingSource yields n baskets, then an error.
+type failingSource struct {
+	b [][]int
+	n int
+}
+
+func (f *failingSource) Next() ([]int, error) {
+	if f.n == 0 {
+		return nil, errors.New("read failed")
+	}
+	f.n--
+	s := f.b[0]
+	f.b = f.b[1:]
+	return s, nil
+}
+
+// TestOnlineRunLeavesNoJobRunning stops Run between a snapshot and its
+// result, by MaxBaskets and by a failing source: no normaliser job may
+// still run after it returns, and the pending result takes effect at its
+// position when the learner goes on.
+func TestOnlineRunLeavesNoJobRunning(t *testing.T) {
+	baskets := plantedBaskets(30, 80, 4)
+	o, err := NewOnline(OnlineOptions{D: 4, Seed: 2, FactorEvery: 10, Lag: 8})
+	require.NoError(t, err)
+	_, err = o.Run(SliceSource(baskets), OnlineRun{MaxBaskets: 23})
+	require.NoError(t, err)
+	require.False(t, o.np.flying)
+	require.True(t, o.np.w.idle())
+	require.Equal(t, int64(29), o.np.swapAt, "a result pending")
+	_, err = o.Run(&failingSource{b: baskets[23:], n: 10}, OnlineRun{})
+	require.ErrorContains(t, err, "read failed")
+	require.False(t, o.np.flying)
+	require.True(t, o.np.w.idle())
+	require.Equal(t, int64(33), o.Position())
+	require.Equal(t, int64(39), o.np.swapAt)
+	// Going on gives what one uninterrupted run gives.
+	src := SliceSource(baskets)
+	require.NoError(t, SkipBaskets(src, 33))
+	res, err := o.Run(src, OnlineRun{})
+	require.NoError(t, err)
+	whole, err := TrainOnline(SliceSource(baskets), OnlineOptions{D: 4, Seed: 2, FactorEvery: 10, Lag: 8}, OnlineRun{})
+	require.NoError(t, err)
+	require.True(t, sameBits(whole.Params.V, res.Params.V))
+	require.True(t, sameBits(whole.Params.D, res.Params.D))
 }
