@@ -52,8 +52,8 @@
 // scheduling (FactorEvery = 1: synchronous at every basket, the exact
 // gradient, O(d³ + |S|d²) per basket). Each item's K zᵢ is computed once
 // per result, at the item's first occurrence after it (for small catalogues
-// every item's as the result takes effect, four per pass over K: the same
-// values), and reused; the buffers the worker hands over are prefetched in
+// every item's as the result takes effect, four per pass over K, from the
+// same zᵢ), and reused; the buffers the worker hands over are prefetched in
 // the baskets before.
 // Per basket the learner's goroutine then costs O(|S|²d + |S|d²): L_S
 // (with the rows bᵢᵀC, from which C uᵢ follows in O(|S|²d)) and the

@@ -28,7 +28,8 @@ package learn
 // the item's later occurrences in the same period; when the catalogue is
 // small against the columns that change in a period, every item's K zᵢ is
 // computed as the result takes effect instead, four items per pass over K
-// (the same values: a column changes only when its item occurs). The
+// (from the same zᵢ, as a column changes only when its item occurs; the
+// four-vector kernel may round differently from the one-vector one). The
 // normaliser's gradient an item sees is therefore that of parameters Lag to
 // Lag + FactorEvery baskets old. Measured costs of this lag are given with
 // OnlineOptions.FactorEvery.
@@ -308,8 +309,8 @@ func (o *Online) normStep() bool {
 		}
 		// K zᵢ of every item now, four per pass over K, when that costs
 		// less than computing those of the items that occur in the period
-		// one by one (at least as many as changed since the snapshot). The
-		// values are those of the items' first occurrences, as a column
+		// one by one (at least as many as changed since the snapshot),
+		// from the zᵢ the items' first occurrences would see, as a column
 		// changes only when its item occurs.
 		if n := o.p.N; n <= 4*len(o.dirtyList) {
 			for len(np.seq) < n {
