@@ -169,31 +169,35 @@ func (np *normPipe) takeEffect() {
 	np.swapAt = 0
 }
 
-// warmBaskets is the number of baskets before a result's position over
-// which normPipe.warm spreads its prefetches (at most half the lag).
+// warmBaskets is the number of baskets before a result's position, and
+// before a snapshot's, over which normPipe.warm spreads its prefetches (at
+// most half the lag).
 const warmBaskets = 16
 
-// warm prefetches, a share at each of the last warmBaskets baskets before
-// the pending result takes effect, the cache lines of the pipe's buffers
-// that the learner touches next and the worker touched last: the finished
-// job's K and ∂/∂C, which the learner reads from the result's position on,
-// and the snapshot buffer z1, which it writes at the next snapshot (at the
-// same position). Each such line otherwise comes over from the other core
-// when it is touched, stalling the learner (at d = 30, writing the changed
-// columns into z1 took 7.5 µs against 1.7 µs for a buffer of the learner's
-// own); fetched ahead, the transfers overlap with the baskets' arithmetic.
-// Only hints: nothing computed depends on them. Nothing is fetched while the
-// job still runs.
-func (np *normPipe) warm(pos int64) {
+// warm prefetches, a share at each basket, the cache lines of the pipe's
+// buffers that the learner touches next and the worker touched last: in the
+// last warmBaskets baskets before the pending result takes effect, the
+// finished job's K and ∂/∂C, which the learner reads from then on; in those
+// before the next snapshot (at position snap), the snapshot buffer z1,
+// which the learner then writes. Each such line otherwise comes over from
+// the other core when it is touched, stalling the learner (at d = 30,
+// writing the changed columns into z1 took 7.5 µs against 1.7 µs for a
+// buffer of the learner's own); fetched ahead, the transfers overlap with
+// the baskets' arithmetic. Only hints: nothing computed depends on them.
+// Nothing is fetched while a job runs.
+func (np *normPipe) warm(pos, snap int64) {
 	w := min(int64(warmBaskets), int64(np.lag/2))
-	left := np.swapAt - pos
-	if np.swapAt == 0 || left < 1 || left > w || !np.w.idle() {
+	if w < 1 || !np.w.idle() {
 		return
 	}
-	k, n := int(w-left), int(w)
-	prefetchShare(np.nw.k, k, n, false)
-	prefetchShare(np.nw.gc, k, n, false)
-	prefetchShare(np.job.z1[:cap(np.job.z1)], k, n, true)
+	if left := np.swapAt - pos; np.swapAt != 0 && left >= 1 && left <= w {
+		k := int(w - left)
+		prefetchShare(np.nw.k, k, int(w), false)
+		prefetchShare(np.nw.gc, k, int(w), false)
+	}
+	if left := snap - pos; left >= 1 && left <= w {
+		prefetchShare(np.job.z1[:cap(np.job.z1)], int(w-left), int(w), true)
+	}
 }
 
 // kzBatch computes K zᵢ of the active K for the nq items np.qi[:nq], whose zᵢ
@@ -319,7 +323,8 @@ func (o *Online) normStep() bool {
 			o.prepareKZ(np.seq[:n])
 		}
 	}
-	np.warm(o.pos)
+	fe := int64(o.opt.FactorEvery)
+	np.warm(o.pos, o.pos+fe-(o.pos-1)%fe) // the next snapshot after this basket's
 	if o.factored && (o.pos-1)%int64(o.opt.FactorEvery) != 0 {
 		return true
 	}
