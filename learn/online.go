@@ -92,8 +92,9 @@ type OnlineOptions struct {
 	// reused (see online_norm.go), so an item sees the normaliser of
 	// parameters Lag to Lag + FactorEvery baskets old. 1 refactors
 	// synchronously at every basket: the exact gradient, O(d³ + |S|d²) per
-	// basket. Default 200 for Adam, with Lag 70: a result a period costs
-	// the learner about as much as a period of baskets' normaliser work,
+	// basket. Default 200 for Adam, with Lag 70: each result costs the
+	// learner about the same whatever the period (copying the changed
+	// columns, every item's K zᵢ, fetching the new K from the other core),
 	// so fewer results make the pass faster, and the short lag keeps the
 	// gradients as fresh as refactoring every 100 baskets with lag 100 did
 	// (test log-likelihood, means over three splits: apparel −9.811
