@@ -502,16 +502,14 @@ func (nw *normWork) applyC(acc *accum, scale float64) {
 // fillZ writes Z (row i = [vᵢ; bᵢ]) of all items of p into nw.z (for
 // normPipe.gramAll and applyAll) and sizes nw.kz to match.
 func (nw *normWork) fillZ(p *Params) {
-	d, m, n := nw.d, 2*nw.d, p.N
+	m, n := 2*nw.d, p.N
 	if cap(nw.z) < n*m {
 		nw.z = make([]float64, n*m)
 		nw.kz = make([]float64, n*m)
 	}
 	nw.z, nw.kz = nw.z[:n*m], nw.kz[:n*m]
-	v, b := p.V, p.brows()
 	for i := 0; i < n; i++ {
-		copy(nw.z[i*m:i*m+d], v[i*d:(i+1)*d])
-		copy(nw.z[i*m+d:(i+1)*m], b[i*d:(i+1)*d])
+		zRow(nw.z[i*m:], p, i)
 	}
 }
 

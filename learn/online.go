@@ -298,7 +298,7 @@ func (o *Online) growTo(n int) {
 		np.grow(n)
 		for i := old; i < n; i++ {
 			np.nw.rank1(o.p.V[i*d:(i+1)*d], o.p.brows()[i*d:(i+1)*d], 1)
-			np.zInto(np.zs, o.p, i)
+			zRow(np.zs[2*i*d:], o.p, i)
 		}
 		np.nw.symmetrize()
 		o.dirty = append(o.dirty, make([]bool, n-old)...)

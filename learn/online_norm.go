@@ -104,17 +104,11 @@ func (np *normPipe) grow(n int) {
 func (np *normPipe) setColumns(p *Params) {
 	np.grow(p.N)
 	for i := 0; i < p.N; i++ {
-		np.zInto(np.zs, p, i)
+		zRow(np.zs[2*i*np.d:], p, i)
 	}
 	np.gramFrom(np.zs, p.N)
 }
 
-// zInto writes item i's zᵢ = [vᵢ; bᵢ] of p into row i of dst (2d wide).
-func (np *normPipe) zInto(dst []float64, p *Params, i int) {
-	d := np.d
-	copy(dst[2*i*d:(2*i+1)*d], p.V[i*d:(i+1)*d])
-	copy(dst[(2*i+1)*d:(2*i+2)*d], p.brows()[i*d:(i+1)*d])
-}
 
 // launch starts the job described by np.job (filled by the caller) on the
 // pipe's worker goroutine, or runs it on the caller's when sync is set.
@@ -383,7 +377,7 @@ func (o *Online) snapshot() {
 	}
 	j.z1 = resize(j.z1, len(j.items)*m)
 	for r, i := range j.items {
-		o.zInto(j.z1[r*m:(r+1)*m], i)
+		zRow(j.z1[r*m:], o.p, i)
 	}
 }
 
@@ -397,18 +391,18 @@ func (o *Online) snapshotAll() {
 	}
 	o.dirtyList = o.dirtyList[:0]
 	for i := 0; i < o.p.N; i++ {
-		np.zInto(np.zs, o.p, i)
+		zRow(np.zs[2*i*np.d:], o.p, i)
 	}
 	j.items = j.items[:0]
 	j.c = append(j.c[:0], o.c...)
 	j.full = true
 }
 
-// zInto writes zᵢ = [vᵢ; bᵢ] into dst (2d).
-func (o *Online) zInto(dst []float64, i int) {
-	d := o.p.Dim
-	copy(dst[:d], o.p.V[i*d:(i+1)*d])
-	copy(dst[d:2*d], o.p.brows()[i*d:(i+1)*d])
+// zRow writes item i's zᵢ = [vᵢ; bᵢ] of p into dst[:2d].
+func zRow(dst []float64, p *Params, i int) {
+	d := p.Dim
+	copy(dst[:d], p.V[i*d:(i+1)*d])
+	copy(dst[d:2*d], p.brows()[i*d:(i+1)*d])
 }
 
 // resize returns s with length n, reallocated if its capacity is short.
@@ -430,7 +424,7 @@ func (o *Online) prepareKZ(basket []int) {
 		if np.kzGen[i] == np.gen {
 			continue
 		}
-		o.zInto(np.zq[nq*m:(nq+1)*m], i)
+		zRow(np.zq[nq*m:], o.p, i)
 		np.qi[nq] = i
 		if nq++; nq == 4 {
 			np.kzBatch(nq)
