@@ -109,7 +109,6 @@ func (np *normPipe) setColumns(p *Params) {
 	np.gramFrom(np.zs, p.N)
 }
 
-
 // launch starts the job described by np.job (filled by the caller) on the
 // pipe's worker goroutine, or runs it on the caller's when sync is set.
 func (np *normPipe) launch(sync bool) {
