@@ -602,3 +602,38 @@ func TestOnlineRunLeavesNoJobRunning(t *testing.T) {
 	require.True(t, sameBits(whole.Params.V, res.Params.V))
 	require.True(t, sameBits(whole.Params.D, res.Params.D))
 }
+
+// TestOnlineRedoesFailedJob makes a finished job report a singular A (as
+// rounding drift of G could) and checks the redo at the result's position:
+// the factorisation is that of the parameters there, every column's
+// snapshot value is current and none is pending, and G keeps tracking the
+// parameters afterwards.
+func TestOnlineRedoesFailedJob(t *testing.T) {
+	baskets := plantedBaskets(60, 120, 8)
+	o, err := NewOnline(OnlineOptions{D: 4, Seed: 3, FactorEvery: 10, Lag: 6, LR: 0.02, Init: InitOptions{CScale: 0.5}})
+	require.NoError(t, err)
+	_, err = o.Run(SliceSource(baskets[:44]), OnlineRun{}) // snapshot at 41, result at 47
+	require.NoError(t, err)
+	require.Equal(t, int64(47), o.np.swapAt)
+	o.np.job.ok = false
+	_, err = o.Run(SliceSource(baskets[44:46]), OnlineRun{})
+	require.NoError(t, err)
+	before := o.Params() // the parameters basket 47 starts from
+	gen := o.np.gen
+	require.NoError(t, o.Observe(baskets[46]))
+	require.Equal(t, gen+1, o.np.gen)
+	ref := newNormWork(4)
+	ref.gram(before)
+	require.True(t, ref.factor(before.CInto(nil)))
+	require.LessOrEqual(t, maxRelDiff(ref.k, o.np.k), fastPieceTol, "K of the parameters at the redo")
+	// Only basket 47's items changed since the redo.
+	require.ElementsMatch(t, baskets[46], o.dirtyList)
+	for i := 0; i < before.N; i++ {
+		z := make([]float64, 8)
+		zRow(z, before, i)
+		require.Equal(t, z, o.np.zs[i*8:(i+1)*8], "snapshot value of column %d", i)
+	}
+	_, err = o.Run(SliceSource(baskets[47:]), OnlineRun{})
+	require.NoError(t, err)
+	requireGramTracks(t, o, "after the redo")
+}
