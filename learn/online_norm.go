@@ -75,7 +75,6 @@ type normPipe struct {
 	gen    int64     // results taken into effect so far
 	kz     []float64 // n×2d: K zᵢ of the active K, valid where kzGen[i] == gen
 	kzGen  []int64
-	seq    []int // 0, 1, 2, … (all items, for prepareKZ)
 	// Scratch of kzBatch: up to four zᵢ and their K zᵢ, and the items.
 	zq, kzq []float64
 	qi      [4]int
@@ -193,10 +192,10 @@ func (np *normPipe) warm(pos, snap int64) {
 	}
 }
 
-// kzBatch computes K zᵢ of the active K for the nq items np.qi[:nq], whose zᵢ
-// are rows of np.zq, into their rows of kz: one pass over K for up to four
-// items (the four-vector kernel where the CPU has it; a single item by
-// vecmat).
+// kzBatch computes K zᵢ of the active K for the nq ≤ 4 items np.qi[:nq]
+// (nothing for none), whose zᵢ are rows of np.zq, into their rows of kz:
+// one pass over K (the four-vector kernel where the CPU has it; a single
+// item by vecmat).
 func (np *normPipe) kzBatch(nq int) {
 	m := 2 * np.d
 	if useFMA && nq > 1 {
@@ -310,10 +309,11 @@ func (o *Online) normStep() bool {
 		// from the zᵢ the items' first occurrences would see, as a column
 		// changes only when its item occurs.
 		if n := o.p.N; n <= 4*len(o.dirtyList) {
-			for len(np.seq) < n {
-				np.seq = append(np.seq, len(np.seq))
+			nq := 0
+			for i := range n {
+				nq = o.queueKZ(i, nq)
 			}
-			o.prepareKZ(np.seq[:n])
+			np.kzBatch(nq)
 		}
 	}
 	fe := int64(o.opt.FactorEvery)
@@ -416,21 +416,27 @@ func resize(s []float64, n int) []float64 {
 // items (normPipe.kz), computing those the active result has none of yet
 // from their zᵢ now, up to four per pass over K.
 func (o *Online) prepareKZ(basket []int) {
-	np := o.np
-	m := 2 * np.d
 	nq := 0
 	for _, i := range basket {
-		if np.kzGen[i] == np.gen {
-			continue
-		}
-		zRow(np.zq[nq*m:], o.p, i)
-		np.qi[nq] = i
-		if nq++; nq == 4 {
-			np.kzBatch(nq)
-			nq = 0
-		}
+		nq = o.queueKZ(i, nq)
 	}
-	if nq > 0 {
+	o.np.kzBatch(nq)
+}
+
+// queueKZ adds item i, unless its K zᵢ is current, to the nq items queued
+// for kzBatch, running the batch when it holds four; it returns the number
+// queued.
+func (o *Online) queueKZ(i, nq int) int {
+	np := o.np
+	if np.kzGen[i] == np.gen {
+		return nq
+	}
+	m := 2 * np.d
+	zRow(np.zq[nq*m:], o.p, i)
+	np.qi[nq] = i
+	if nq++; nq == 4 {
 		np.kzBatch(nq)
+		nq = 0
 	}
+	return nq
 }
