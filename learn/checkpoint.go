@@ -7,7 +7,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/ndpp-go/ndpp/ndpp"
+	"github.com/ndpp-go/ndpp/internal/atomicfile"
 )
 
 // checkpointMagic starts every online checkpoint file.
@@ -87,7 +87,7 @@ func (o *Online) Save(w io.Writer) error {
 // SaveFile writes a checkpoint atomically: a reader (or a crash) sees the
 // previous checkpoint or the new one, never a partial file.
 func (o *Online) SaveFile(path string) error {
-	return ndpp.WriteFileAtomic(path, o.Save)
+	return atomicfile.Write(path, o.Save)
 }
 
 // LoadOnline restores a learner saved by Save. Continuing it on the rest of

@@ -24,7 +24,7 @@
 //
 // Models are NumPy .npz files (V and B n×d with a row per item, C d×d,
 // optional ids and vocab) compatible with numpy.savez and numpy.load; Save
-// is atomic (WriteFileAtomic). Baskets are streamed in one pass from
+// is atomic. Baskets are streamed in one pass from
 // one-per-line files (0/1-based ids or vocabulary tokens, gzip detected) or
 // from transaction CSVs grouped by a basket column; Split gives the papers'
 // seeded train/validation/test split.

@@ -12,6 +12,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/ndpp-go/ndpp/internal/atomicfile"
 	"github.com/sbinet/npyio/npy"
 	"gonum.org/v1/gonum/mat"
 )
@@ -65,7 +66,7 @@ func ReadNPZ(r io.ReaderAt, size int64) (*Model, error) {
 	return readNPZ("npz", r, size)
 }
 
-// Save writes m to path as an .npz file, atomically (WriteFileAtomic): on
+// Save writes m to path as an .npz file, atomically (see internal/atomicfile): on
 // failure an existing file at path is left unchanged.
 func Save(path string, m *Model) error {
 	if m == nil {
@@ -74,7 +75,7 @@ func Save(path string, m *Model) error {
 	if err := checkVocabWritable(m); err != nil {
 		return &fileError{path, err}
 	}
-	return WriteFileAtomic(path, func(w io.Writer) error { return WriteNPZ(w, m) })
+	return atomicfile.Write(path, func(w io.Writer) error { return WriteNPZ(w, m) })
 }
 
 // WriteNPZ writes m as an .npz archive (see Load for the arrays) with

@@ -730,3 +730,26 @@ func TestNPZReadableByNumpyRules(t *testing.T) {
 		}
 	}
 }
+
+// Save over an existing model keeps the old file when the new model cannot
+// be written.
+func TestSaveAtomicKeepsOld(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.npz")
+	old := Random(8, 2, 1, RandomOptions{})
+	if err := Save(path, old); err != nil {
+		t.Fatal(err)
+	}
+	voc, _ := NewVocab([]string{"ok", "bad\ntoken"})
+	bad, err := NewFromRows(2, 1, []float64{1, 2}, nil, []float64{0}, WithVocab(voc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Save(path, bad); err == nil {
+		t.Fatal("saving an unwritable vocabulary succeeded")
+	}
+	got, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameModel(t, "after failed Save", got, old)
+}

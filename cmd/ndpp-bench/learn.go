@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/ndpp-go/ndpp/internal/atomicfile"
 	"github.com/ndpp-go/ndpp/learn"
 	"github.com/ndpp-go/ndpp/ndpp"
 )
@@ -420,7 +421,7 @@ func (f *learnFlags) runOnline(e *env, train, val [][]int, n int) (*learn.Result
 }
 
 func writeTrace(path, mode string, tr []learn.TracePoint) error {
-	return ndpp.WriteFileAtomic(path, func(w io.Writer) error {
+	return atomicfile.Write(path, func(w io.Writer) error {
 		cw := csv.NewWriter(w)
 		_ = cw.Write(nllHeader)
 		for _, p := range tr {
