@@ -449,3 +449,12 @@ func BenchmarkLineReader(b *testing.B) {
 		}
 	}
 }
+
+func readTestFile(t testing.TB, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}

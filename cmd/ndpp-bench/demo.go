@@ -15,6 +15,7 @@ import (
 	"github.com/ndpp-go/ndpp/blas"
 	"github.com/ndpp-go/ndpp/learn"
 	"github.com/ndpp-go/ndpp/ndpp"
+	"github.com/ndpp-go/ndpp/ndpp/npz"
 	"github.com/ndpp-go/ndpp/stream"
 )
 
@@ -179,7 +180,7 @@ func runDemo(e *env, args []string) error {
 	if err := writeNLL(f.out, nll); err != nil {
 		return err
 	}
-	if err := ndpp.Save(filepath.Join(f.out, "model.npz"), model); err != nil {
+	if err := npz.Save(filepath.Join(f.out, "model.npz"), model); err != nil {
 		return err
 	}
 	figs, err := drawFigures(f.out)

@@ -15,6 +15,7 @@ import (
 	"github.com/ndpp-go/ndpp/internal/atomicfile"
 	"github.com/ndpp-go/ndpp/learn"
 	"github.com/ndpp-go/ndpp/ndpp"
+	"github.com/ndpp-go/ndpp/ndpp/npz"
 )
 
 func init() {
@@ -308,7 +309,7 @@ func runLearn(e *env, args []string) error {
 		zeroProbNote(e, "learn", met, model.D())
 	}
 	if f.out != "" {
-		if err := ndpp.Save(f.out, model); err != nil {
+		if err := npz.Save(f.out, model); err != nil {
 			return err
 		}
 	}

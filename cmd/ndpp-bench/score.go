@@ -14,6 +14,7 @@ import (
 
 	"github.com/ndpp-go/ndpp/blas"
 	"github.com/ndpp-go/ndpp/ndpp"
+	"github.com/ndpp-go/ndpp/ndpp/npz"
 )
 
 func init() {
@@ -60,7 +61,7 @@ func runScore(e *env, args []string) error {
 	if *recommend < 0 {
 		return usagef("--recommend must be ≥ 0")
 	}
-	m, err := ndpp.Load(*modelPath)
+	m, err := npz.Load(*modelPath)
 	if err != nil {
 		return err
 	}
