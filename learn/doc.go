@@ -32,7 +32,7 @@
 //
 // # Online learner (Online, TrainOnline)
 //
-// One pass over any BasketSource (a file is streamed by ndpp.BasketReader);
+// One pass over any BasketSource (a file is streamed by a baskets.Reader);
 // memory O(nd + d²) whatever the number of baskets; the catalogue grows when
 // new items appear. Each basket S_t takes a gradient step on
 //

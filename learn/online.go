@@ -12,7 +12,7 @@ import (
 )
 
 // BasketSource yields baskets one at a time; Next returns io.EOF at the end.
-// *ndpp.BasketReader satisfies it, so files are streamed, never loaded.
+// *baskets.Reader (package ndpp/baskets) satisfies it, so files are streamed, never loaded.
 type BasketSource interface {
 	Next() ([]int, error)
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndpp-go/ndpp/blas"
-	"github.com/ndpp-go/ndpp/ndpp"
+	"github.com/ndpp-go/ndpp/ndpp/baskets"
 )
 
 // Tolerances of the online learner's checks.
@@ -345,7 +345,7 @@ func TestOnlineLearns(t *testing.T) {
 	require.Greater(t, ll["exactsgd"], ll["basketsgd"])
 }
 
-var _ BasketSource = (*ndpp.BasketReader)(nil)
+var _ BasketSource = (*baskets.Reader)(nil)
 
 // TestOnlinePipelineTakesSnapshotFactorisation checks the exact normaliser's
 // schedule against direct computations: snapshots are taken at baskets 1,

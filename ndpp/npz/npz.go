@@ -216,15 +216,15 @@ func decode(r io.ReaderAt, size int64) (*ndpp.Model, error) {
 		return nil, err
 	}
 	if len(va.shape) != 2 {
-		return nil, fmt.Errorf("V has shape %s; want 2-D (n, d), a row per item", shapeString(va.shape))
+		return nil, fmt.Errorf("array V has shape %s; want 2-D (n, d), a row per item", shapeString(va.shape))
 	}
 	n, d := va.shape[0], va.shape[1]
 	if n == 0 || d == 0 {
-		return nil, fmt.Errorf("V is %d×%d; need n ≥ 1 items and d ≥ 1", n, d)
+		return nil, fmt.Errorf("array V is %d×%d; need n ≥ 1 items and d ≥ 1", n, d)
 	}
 	v, err := va.float64s()
 	if err != nil {
-		return nil, fmt.Errorf("V: %w", err)
+		return nil, fmt.Errorf("array V: %w", err)
 	}
 
 	var b []float64
@@ -234,10 +234,10 @@ func decode(r io.ReaderAt, size int64) (*ndpp.Model, error) {
 	}
 	if ba != nil {
 		if len(ba.shape) != 2 || ba.shape[0] != n || ba.shape[1] != d {
-			return nil, fmt.Errorf("V is %d×%d but B is %s; want equal shapes", n, d, shapeDims(ba.shape))
+			return nil, fmt.Errorf("array V is %d×%d but B is %s; want equal shapes", n, d, shapeDims(ba.shape))
 		}
 		if b, err = ba.float64s(); err != nil {
-			return nil, fmt.Errorf("B: %w", err)
+			return nil, fmt.Errorf("array B: %w", err)
 		}
 		if slices.EqualFunc(b, v, sameBits) {
 			b = nil // shared B = V (see Load)
@@ -249,11 +249,11 @@ func decode(r io.ReaderAt, size int64) (*ndpp.Model, error) {
 		return nil, err
 	}
 	if len(ca.shape) != 2 || ca.shape[0] != d || ca.shape[1] != d {
-		return nil, fmt.Errorf("C is %s but V is %d×%d; want C %d×%d", shapeDims(ca.shape), n, d, d, d)
+		return nil, fmt.Errorf("array C is %s but V is %d×%d; want C %d×%d", shapeDims(ca.shape), n, d, d, d)
 	}
 	c, err := ca.float64s()
 	if err != nil {
-		return nil, fmt.Errorf("C: %w", err)
+		return nil, fmt.Errorf("array C: %w", err)
 	}
 
 	var opts []ndpp.Option
