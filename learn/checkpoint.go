@@ -48,8 +48,8 @@ const (
 
 // MaxCheckpointBytes is the largest checkpoint LoadOnline reads: a bound
 // that keeps a wrong or endless input from exhausting memory, far above
-// the size of real checkpoints (about 8·(8nd + n + 6d²) bytes for n items
-// and rank d).
+// the size of real checkpoints (about 8·(8nd + 3n) bytes for n items and
+// rank d with the exact normaliser, plus O(d²)).
 const MaxCheckpointBytes = 64 << 30
 
 // checkpoint is the serialised state of an Online learner: everything that
