@@ -186,7 +186,7 @@ func TestInferTableAndTrajectory(t *testing.T) {
 	}
 }
 
-// TestInferModelFile runs infer on a model saved with ndpp.Save.
+// TestInferModelFile runs infer on a model saved with npz.Save.
 func TestInferModelFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "m.npz")
 	if err := npz.Save(path, ndpp.Random(120, 4, 9, ndpp.RandomOptions{})); err != nil {
