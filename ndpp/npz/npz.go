@@ -293,7 +293,8 @@ func decode(r io.ReaderAt, size int64) (*ndpp.Model, error) {
 		}
 		opts = append(opts, ndpp.WithVocab(voc))
 	}
-	return ndpp.NewFromRows(n, d, v, b, c, opts...)
+	// v, b and c are fresh arrays: the model takes them without copying.
+	return ndpp.NewFromOwnedRows(n, d, v, b, c, opts...)
 }
 
 func sameBits(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
