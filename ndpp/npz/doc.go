@@ -32,14 +32,16 @@
 //
 // # Written bytes
 //
-// Write produces the same bytes for the same model, in every version: zip
-// entries V.npy, B.npy, C.npy, then ids.npy and vocab.npy when present,
-// stored (not deflated) like numpy.savez's, with zero timestamps; NPY format
-// version 2.0 headers whose dict is padded with (12 + len(dict) + 1) mod 16
-// spaces before the '\n' (numpy pads to a multiple of 64 bytes when it
-// writes, and does not require it when it reads); values little-endian in
-// row-major order. B is written also for a shared model; a file whose B
-// equals V bit for bit loads as shared.
+// The bytes Write produces depend only on the model, and they are the bytes
+// earlier versions wrote through github.com/sbinet/npyio (the tests compare
+// with headers and files those versions wrote): zip entries V.npy, B.npy,
+// C.npy, then ids.npy and vocab.npy when present, stored (not deflated)
+// like numpy.savez's, with zero timestamps; NPY format version 2.0 headers
+// whose dict is padded with (12 + len(dict) + 1) mod 16 spaces before the
+// '\n' (numpy pads to a multiple of 64 bytes when it writes, and does not
+// require it when it reads); values little-endian in row-major order. B is
+// written also for a shared model; a file whose B equals V bit for bit
+// loads as shared.
 //
 // # References
 //
