@@ -4,7 +4,6 @@ go 1.26
 
 require (
 	github.com/google/go-cmp v0.7.0
-	github.com/sbinet/npyio v0.6.0
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/stretchr/testify v1.12.1
 	golang.org/x/sys v0.46.0

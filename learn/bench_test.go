@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ndpp-go/ndpp/ndpp"
+	"github.com/ndpp-go/ndpp/ndpp/baskets"
 )
 
 // benchBaskets draws baskets with sizes like the Amazon registries
@@ -75,7 +76,7 @@ func BenchmarkOnlineVsOffline(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	data, err := ndpp.ReadBaskets("../testdata/1_100_100_100_apparel_regs.csv", ndpp.LineOptions{Vocab: voc, Grow: true})
+	data, err := baskets.ReadFile("../testdata/1_100_100_100_apparel_regs.csv", baskets.LineOptions{Vocab: voc, Grow: true})
 	if err != nil {
 		b.Skip("apparel registries not available:", err)
 	}
@@ -83,7 +84,7 @@ func BenchmarkOnlineVsOffline(b *testing.B) {
 	var off, on float64
 	for b.Loop() {
 		for seed := uint64(1); seed <= 3; seed++ {
-			train, val, _, err := ndpp.Split(data, 300, 2000, seed)
+			train, val, _, err := baskets.Split(data, 300, 2000, seed)
 			if err != nil {
 				b.Fatal(err)
 			}

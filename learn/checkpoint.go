@@ -1,17 +1,56 @@
 package learn
 
 import (
-	"bufio"
-	"encoding/gob"
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"strings"
 
-	"github.com/ndpp-go/ndpp/ndpp"
+	"github.com/ndpp-go/ndpp/internal/atomicfile"
+	"github.com/ndpp-go/ndpp/internal/binfmt"
 )
 
-// checkpointMagic starts every online checkpoint file.
-const checkpointMagic = "ndpp-learn-online-checkpoint v2\n"
+// Online checkpoints are states of the project's binary format
+// (internal/binfmt: magic, version, body, CRC-32C). Format version 3 (the
+// first in that format) has this body, all values little-endian, slices as
+// a length and their entries:
+//
+//	options   D, Shared, Seed, Init.Scale, Init.CScale, N, Optimizer, LR,
+//	          Alpha, Beta, Eps, Normalizer, RefreshEvery, FactorEvery, Lag,
+//	          CEvery, FixC (after defaults)
+//	n, d      items and rank
+//	V B D     parameters (B empty when B = V)
+//	Mu T      occurrences and Adam step counts per item
+//	TC Pos    D's step count, baskets consumed
+//	MomV MomB MomD SqV SqB SqD   Adam moments (B's empty when B = V)
+//	PendC PendBW NormCount       C's gradient since D's last step
+//
+// and, for the exact normaliser only,
+//
+//	Gram K GC LogDet Factored    Gram matrix and the active factorisation
+//	Dirty Z0 LastRefresh         changed columns and their snapshot values
+//	Gen KZ KZGen                 results in effect, cached K zᵢ
+//	SwapAt PendOK PendK PendGC PendLogDet   the finished job's result (SwapAt 0: none)
+//
+// Versions 1 and 2 were encoding/gob streams after a text header
+// ("ndpp-learn-online-checkpoint v2\n"); they are refused with a message
+// that says so.
+const (
+	checkpointMagic   = "NDPPONLN"
+	checkpointVersion = 3
+	checkpointWhat    = "learn: online checkpoint"
+	// gobCheckpointHeader starts the checkpoints of versions 1 and 2.
+	gobCheckpointHeader = "ndpp-learn-online-checkpoint v"
+)
+
+// MaxCheckpointBytes is the largest checkpoint LoadOnline reads: a bound
+// that keeps a wrong or endless input from exhausting memory, far above
+// the size of real checkpoints (about 8·(8nd + 3n) bytes for n items and
+// rank d with the exact normaliser, plus O(d²)).
+const MaxCheckpointBytes = 64 << 30
 
 // checkpoint is the serialised state of an Online learner: everything that
 // influences future steps (float64 values are stored exactly).
@@ -28,7 +67,6 @@ type checkpoint struct {
 	SqV       []float64
 	SqB       []float64
 	SqD       []float64
-	SharedPB  bool
 	PendC     []float64 // C's gradient since D's last step (normaliser part)
 	PendBW    []float64 // the basket terms' pairs since D's last step
 	NormCount int64
@@ -43,9 +81,7 @@ type checkpoint struct {
 	KZ          []float64 // n×2d, K zᵢ where KZGen[i] == Gen
 	KZGen       []int64
 	// The finished job whose result takes effect at position SwapAt (0:
-	// none pending). (Checkpoints of earlier versions also hold KZAt,
-	// PendItems and PendKZ, for K zᵢ computed by the job; gob skips them
-	// and those K zᵢ are computed when needed.)
+	// none pending).
 	SwapAt        int64
 	PendOK        bool
 	PendK, PendGC []float64
@@ -53,23 +89,22 @@ type checkpoint struct {
 }
 
 // Save writes the learner's state (parameters, optimiser moments, counts,
-// stream position) to w. A learner that diverged (ErrDiverged) is not
-// saved: Save returns ErrDiverged and writes nothing.
+// stream position) to w, as it is encoded (the state is not copied). A
+// learner that diverged (ErrDiverged) is not saved: Save returns
+// ErrDiverged and writes nothing.
 func (o *Online) Save(w io.Writer) error {
 	if o.diverged {
 		return ErrDiverged
 	}
-	if _, err := io.WriteString(w, checkpointMagic); err != nil {
-		return err
-	}
 	cp := checkpoint{Opt: o.opt, N: o.p.N, Dim: o.p.Dim, V: o.p.V, B: o.p.B, D: o.p.D, Mu: o.mu, T: o.t,
 		TC: o.tc, Pos: o.pos, MomV: o.mom.V, MomB: o.mom.B, MomD: o.mom.D, SqV: o.sq.V, SqB: o.sq.B, SqD: o.sq.D,
-		SharedPB: o.p.B == nil, PendC: o.pendC, PendBW: o.pendBW, NormCount: o.normCount}
+		PendC: o.pendC, PendBW: o.pendBW, NormCount: o.normCount}
 	if np := o.np; np != nil {
 		np.wait() // a job in flight finishes; its result stays pending
 		d := o.p.Dim
 		cp.Gram, cp.K, cp.GC, cp.LogDet, cp.Factored = np.nw.g, np.k, np.gc, np.logDet, o.factored
 		cp.Dirty, cp.LastRefresh = o.dirtyList, o.lastRefresh
+		cp.Z0 = make([]float64, 0, len(o.dirtyList)*2*d)
 		for _, i := range o.dirtyList {
 			cp.Z0 = append(cp.Z0, np.zs[i*2*d:(i+1)*2*d]...)
 		}
@@ -81,69 +116,234 @@ func (o *Online) Save(w io.Writer) error {
 			}
 		}
 	}
-	return gob.NewEncoder(w).Encode(&cp)
+	e := binfmt.NewStreamEncoder(w, checkpointMagic, checkpointVersion)
+	cp.encode(e)
+	_, err := e.Finish()
+	return err
 }
 
-// SaveFile writes a checkpoint atomically: a reader (or a crash) sees the
-// previous checkpoint or the new one, never a partial file.
-func (o *Online) SaveFile(path string) error {
-	return ndpp.WriteFileAtomic(path, o.Save)
+func encodeOptions(e *binfmt.Encoder, o OnlineOptions) {
+	e.Int(o.D)
+	e.Bool(o.Shared)
+	e.U64(o.Seed)
+	e.F64(o.Init.Scale)
+	e.F64(o.Init.CScale)
+	e.Int(o.N)
+	e.Int(int(o.Optimizer))
+	e.F64(o.LR)
+	e.F64(o.Alpha)
+	e.F64(o.Beta)
+	e.F64(o.Eps)
+	e.Int(int(o.Normalizer))
+	e.Int(o.RefreshEvery)
+	e.Int(o.FactorEvery)
+	e.Int(o.Lag)
+	e.Int(o.CEvery)
+	e.Bool(o.FixC)
 }
 
-// LoadOnline restores a learner saved by Save. Continuing it on the rest of
-// the stream gives the same parameters as never stopping.
-func LoadOnline(r io.Reader) (*Online, error) {
-	br := bufio.NewReader(r)
-	head := make([]byte, len(checkpointMagic))
-	if _, err := io.ReadFull(br, head); err != nil || string(head) != checkpointMagic {
-		return nil, fmt.Errorf("learn: not an online checkpoint (bad header)")
+// maxCheckpointDim bounds d in a checkpoint, so that sizes derived from it
+// cannot overflow.
+const maxCheckpointDim = 1 << 20
+
+func decodeOptions(d *binfmt.Decoder) OnlineOptions {
+	var o OnlineOptions
+	o.D = d.Int("options d", 1, maxCheckpointDim)
+	o.Shared = d.Bool()
+	o.Seed = d.U64()
+	o.Init.Scale = d.F64()
+	o.Init.CScale = d.F64()
+	o.N = d.Int("options n", 0, math.MaxInt)
+	o.Optimizer = Optimizer(d.Int("optimizer", int(Adam), int(SGD)))
+	o.LR = d.F64()
+	o.Alpha = d.F64()
+	o.Beta = d.F64()
+	o.Eps = d.F64()
+	o.Normalizer = Normalizer(d.Int("normalizer", int(NormExact), int(NormBasket)))
+	o.RefreshEvery = d.Int("refresh-every", 1, math.MaxInt)
+	o.FactorEvery = d.Int("factor-every", 1, math.MaxInt)
+	o.Lag = d.Int("lag", 0, math.MaxInt)
+	o.CEvery = d.Int("c-every", 1, math.MaxInt)
+	o.FixC = d.Bool()
+	return o
+}
+
+func (cp *checkpoint) encode(e *binfmt.Encoder) {
+	encodeOptions(e, cp.Opt)
+	e.Int(cp.N)
+	e.Int(cp.Dim)
+	e.F64s(cp.V)
+	e.F64s(cp.B)
+	e.F64s(cp.D)
+	e.F64s(cp.Mu)
+	e.I64s(cp.T)
+	e.I64(cp.TC)
+	e.I64(cp.Pos)
+	for _, x := range [][]float64{cp.MomV, cp.MomB, cp.MomD, cp.SqV, cp.SqB, cp.SqD, cp.PendC, cp.PendBW} {
+		e.F64s(x)
 	}
-	var cp checkpoint
-	if err := gob.NewDecoder(br).Decode(&cp); err != nil {
-		return nil, fmt.Errorf("learn: corrupt online checkpoint: %w", err)
+	e.I64(cp.NormCount)
+	if cp.Opt.Normalizer != NormExact {
+		return
 	}
+	e.F64s(cp.Gram)
+	e.F64s(cp.K)
+	e.F64s(cp.GC)
+	e.F64(cp.LogDet)
+	e.Bool(cp.Factored)
+	e.Ints(cp.Dirty)
+	e.F64s(cp.Z0)
+	e.I64(cp.LastRefresh)
+	e.I64(cp.Gen)
+	e.F64s(cp.KZ)
+	e.I64s(cp.KZGen)
+	e.I64(cp.SwapAt)
+	e.Bool(cp.PendOK)
+	e.F64s(cp.PendK)
+	e.F64s(cp.PendGC)
+	e.F64(cp.PendLogDet)
+}
+
+// decodeCheckpoint decodes a checkpoint's bytes and checks that its sizes
+// and schedule are consistent (errors say "corrupt").
+func decodeCheckpoint(data []byte) (*checkpoint, error) {
+	if bytes.HasPrefix(data, []byte(gobCheckpointHeader)) {
+		return nil, errors.New(checkpointWhat + ": this is a checkpoint of an earlier ndpp (format version 2, encoding/gob), which this version cannot read; re-run the pass from the start, or finish it with the version that wrote the checkpoint")
+	}
+	dec, err := binfmt.NewDecoder(data, checkpointWhat, checkpointMagic, checkpointVersion, checkpointVersion)
+	if err != nil {
+		return nil, err
+	}
+	cp := &checkpoint{Opt: decodeOptions(dec)}
+	// Each item takes at least 8 bytes (its count in Mu).
+	cp.N = dec.Int("n", 0, len(data)/8)
+	cp.Dim = dec.Int("d", 1, maxCheckpointDim)
 	n, d := cp.N, cp.Dim
-	if d < 1 || n < 0 || cp.Opt.D != d {
-		return nil, fmt.Errorf("learn: corrupt online checkpoint: n = %d, d = %d", n, d)
+	nd, dd, m := n*d, d*d, 2*d
+	bLen := nd
+	if cp.Opt.Shared {
+		bLen = 0
+	}
+	cp.V = dec.F64sLen("V", nd)
+	cp.B = dec.F64sLen("B", bLen)
+	cp.D = dec.F64sLen("D", dd)
+	cp.Mu = dec.F64sLen("Mu", n)
+	cp.T = dec.I64s("T")
+	cp.TC = dec.I64()
+	cp.Pos = dec.I64()
+	cp.MomV = dec.F64sLen("MomV", nd)
+	cp.MomB = dec.F64sLen("MomB", bLen)
+	cp.MomD = dec.F64sLen("MomD", dd)
+	cp.SqV = dec.F64sLen("SqV", nd)
+	cp.SqB = dec.F64sLen("SqB", bLen)
+	cp.SqD = dec.F64sLen("SqD", dd)
+	cp.PendC = dec.F64sLen("PendC", dd)
+	cp.PendBW = dec.F64s("PendBW")
+	cp.NormCount = dec.I64()
+	if cp.Opt.Normalizer == NormExact {
+		cp.Gram = dec.F64sLen("Gram", m*m)
+		cp.K = dec.F64sLen("K", m*m)
+		cp.GC = dec.F64sLen("GC", dd)
+		cp.LogDet = dec.F64()
+		cp.Factored = dec.Bool()
+		cp.Dirty = dec.Ints("Dirty", 0, max(n-1, 0))
+		cp.Z0 = dec.F64sLen("Z0", len(cp.Dirty)*m)
+		cp.LastRefresh = dec.I64()
+		cp.Gen = dec.I64()
+		cp.KZ = dec.F64sLen("KZ", n*m)
+		cp.KZGen = dec.I64s("KZGen")
+		cp.SwapAt = dec.I64()
+		cp.PendOK = dec.Bool()
+		pendK, pendGC := 0, 0
+		if cp.SwapAt != 0 && cp.PendOK {
+			pendK, pendGC = m*m, dd
+		}
+		cp.PendK = dec.F64sLen("PendK", pendK)
+		cp.PendGC = dec.F64sLen("PendGC", pendGC)
+		cp.PendLogDet = dec.F64()
+	}
+	if err := dec.Done(); err != nil {
+		return nil, err
+	}
+	if err := cp.check(); err != nil {
+		// validate's errors carry the package prefix already.
+		return nil, fmt.Errorf("%s: corrupt: %s", checkpointWhat, strings.TrimPrefix(err.Error(), "learn: "))
+	}
+	return cp, nil
+}
+
+// check validates what the decoder cannot: the options, counts and the
+// normaliser's schedule.
+func (cp *checkpoint) check() error {
+	n, d := cp.N, cp.Dim
+	if cp.Opt.D != d {
+		return fmt.Errorf("options d = %d, arrays of d = %d", cp.Opt.D, d)
 	}
 	if err := cp.Opt.validate(); err != nil {
-		return nil, fmt.Errorf("learn: corrupt online checkpoint: %w", err)
+		return err
 	}
-	nd := n * d
-	bad := len(cp.V) != nd || len(cp.D) != d*d || len(cp.Mu) != n || len(cp.T) != n ||
-		len(cp.MomV) != nd || len(cp.SqV) != nd || len(cp.MomD) != d*d || len(cp.SqD) != d*d ||
-		cp.SharedPB != (len(cp.B) == 0) || cp.SharedPB != cp.Opt.Shared
-	if !cp.SharedPB {
-		bad = bad || len(cp.B) != nd || len(cp.MomB) != nd || len(cp.SqB) != nd
+	if cp.Opt.FactorEvery > 1 && cp.Opt.Lag == 0 {
+		return fmt.Errorf("lag 0 with factor-every %d", cp.Opt.FactorEvery)
+	}
+	if len(cp.T) != n || len(cp.PendBW)%(2*d) != 0 || cp.NormCount < 0 || cp.Pos < 0 || cp.TC < 0 {
+		return fmt.Errorf("counts do not match n = %d, d = %d", n, d)
 	}
 	if cp.Opt.Normalizer == NormExact {
-		m := 2 * d
-		bad = bad || len(cp.Gram) != m*m || len(cp.K) != m*m || len(cp.GC) != d*d || len(cp.Z0) != len(cp.Dirty)*m ||
-			len(cp.KZ) != n*m || len(cp.KZGen) != n || cp.Gen < 0 ||
-			(cp.SwapAt != 0 && (cp.SwapAt <= cp.Pos || cp.SwapAt > cp.Pos+int64(cp.Opt.lag())))
-		for _, i := range cp.Dirty {
-			bad = bad || i < 0 || i >= n
+		if len(cp.KZGen) != n || cp.Gen < 0 ||
+			(cp.SwapAt != 0 && (cp.SwapAt <= cp.Pos || cp.SwapAt > cp.Pos+int64(cp.Opt.lag()))) {
+			return fmt.Errorf("normaliser schedule (generation %d, result at %d) does not match position %d", cp.Gen, cp.SwapAt, cp.Pos)
 		}
 		for _, g := range cp.KZGen {
-			bad = bad || g < 0 || g > cp.Gen
+			if g < 0 || g > cp.Gen {
+				return fmt.Errorf("cached K zᵢ of generation %d, %d results in effect", g, cp.Gen)
+			}
 		}
-		if cp.SwapAt != 0 && cp.PendOK {
-			bad = bad || len(cp.PendK) != m*m || len(cp.PendGC) != d*d
+		seen := make(map[int]bool, len(cp.Dirty))
+		for _, i := range cp.Dirty {
+			if i < 0 || i >= n {
+				return fmt.Errorf("changed column %d of %d", i, n)
+			}
+			if seen[i] {
+				return fmt.Errorf("column %d listed twice", i)
+			}
+			seen[i] = true
 		}
 	}
-	if bad || len(cp.PendC) != d*d || len(cp.PendBW)%(2*d) != 0 || cp.NormCount < 0 || cp.Pos < 0 || cp.TC < 0 {
-		return nil, fmt.Errorf("learn: corrupt online checkpoint: array sizes do not match n = %d, d = %d", n, d)
-	}
-	p := &Params{N: n, Dim: d, V: cp.V, D: cp.D}
-	if !cp.SharedPB {
-		p.B = cp.B
+	p := &Params{N: n, Dim: d, V: cp.V, B: cp.B, D: cp.D}
+	if cp.Opt.Shared {
+		p.B = nil
 	}
 	if !p.finite() {
-		return nil, fmt.Errorf("learn: corrupt online checkpoint: non-finite parameters")
+		return errors.New("non-finite parameters")
+	}
+	return nil
+}
+
+// LoadOnline restores a learner saved by Save, reading at most
+// MaxCheckpointBytes from r. Continuing it on the rest of the stream gives
+// the same parameters as never stopping. A checkpoint that is truncated,
+// altered in any byte, inconsistent, or written by an earlier version in
+// another format is refused with an error that says which.
+func LoadOnline(r io.Reader) (*Online, error) { return loadOnline(r, MaxCheckpointBytes) }
+
+// loadOnline is LoadOnline with a size limit.
+func loadOnline(r io.Reader, limit int64) (*Online, error) {
+	data, err := binfmt.ReadAll(r, checkpointWhat, limit)
+	if err != nil {
+		return nil, err
+	}
+	cp, err := decodeCheckpoint(data)
+	if err != nil {
+		return nil, err
+	}
+	n, d := cp.N, cp.Dim
+	p := &Params{N: n, Dim: d, V: cp.V, D: cp.D}
+	if !cp.Opt.Shared {
+		p.B = cp.B
 	}
 	o := &Online{opt: cp.Opt, p: p, mu: cp.Mu, t: cp.T, tc: cp.TC, pos: cp.Pos,
 		mom: &Grad{V: cp.MomV, B: cp.MomB, D: cp.MomD}, sq: &Grad{V: cp.SqV, B: cp.SqB, D: cp.SqD}}
-	if cp.SharedPB {
+	if cp.Opt.Shared {
 		o.mom.B, o.sq.B = nil, nil
 	}
 	o.pendC, o.pendBW, o.normCount = cp.PendC, cp.PendBW, cp.NormCount
@@ -167,9 +367,6 @@ func LoadOnline(r io.Reader) (*Online, error) {
 		}
 		m := 2 * d
 		for t, i := range cp.Dirty {
-			if o.dirty[i] {
-				return nil, fmt.Errorf("learn: corrupt online checkpoint: column %d listed twice", i)
-			}
 			o.dirty[i] = true
 			o.dirtyList = append(o.dirtyList, i)
 			copy(np.zs[i*m:(i+1)*m], cp.Z0[t*m:(t+1)*m])
@@ -178,11 +375,24 @@ func LoadOnline(r io.Reader) (*Online, error) {
 	return o, nil
 }
 
-// LoadOnlineFile reads a checkpoint file.
+// SaveFile writes a checkpoint atomically: a reader (or a crash) sees the
+// previous checkpoint or the new one, never a partial file. A diverged
+// learner returns ErrDiverged and leaves the file as it was.
+func (o *Online) SaveFile(path string) error {
+	if o.diverged {
+		return ErrDiverged
+	}
+	if err := atomicfile.Write(path, o.Save); err != nil {
+		return fmt.Errorf("learn: save checkpoint: %w", err)
+	}
+	return nil
+}
+
+// LoadOnlineFile reads a checkpoint file (see LoadOnline).
 func LoadOnlineFile(path string) (*Online, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("learn: %w", err)
 	}
 	defer f.Close()
 	o, err := LoadOnline(f)

@@ -32,7 +32,7 @@
 //
 // # Online learner (Online, TrainOnline)
 //
-// One pass over any BasketSource (a file is streamed by ndpp.BasketReader);
+// One pass over any BasketSource (a file is streamed by a baskets.Reader);
 // memory O(nd + d²) whatever the number of baskets; the catalogue grows when
 // new items appear. Each basket S_t takes a gradient step on
 //
@@ -70,7 +70,11 @@
 // (Save/SaveFile, written atomically) holds everything that influences
 // later steps — parameters, moments, counts, the normaliser's state, the
 // stream position — so resuming (LoadOnline, SkipBaskets, Run) gives the
-// same parameters bit for bit as not stopping.
+// same parameters bit for bit as not stopping. Checkpoints are states of the
+// project's binary format (internal/binfmt: magic, version, CRC-32C; layout
+// in checkpoint.go), written as they are encoded; a changed byte, a
+// truncation or a checkpoint of an earlier version in another format is
+// refused with an error saying which.
 //
 // # Offline learner (TrainOffline)
 //

@@ -23,7 +23,7 @@ func baskets(count int) [][]int {
 }
 
 // One pass of the online learner over a stream of baskets (here in memory;
-// an *ndpp.BasketReader streams a file), then the paper's metrics.
+// a *baskets.Reader streams a file), then the paper's metrics.
 func ExampleTrainOnline() {
 	data := baskets(3000)
 	train, test := data[:2500], data[2500:]

@@ -12,7 +12,7 @@ import (
 )
 
 // BasketSource yields baskets one at a time; Next returns io.EOF at the end.
-// *ndpp.BasketReader satisfies it, so files are streamed, never loaded.
+// *baskets.Reader (package ndpp/baskets) satisfies it, so files are streamed, never loaded.
 type BasketSource interface {
 	Next() ([]int, error)
 }
@@ -105,10 +105,9 @@ type OnlineOptions struct {
 	FactorEvery int
 	// Lag is the number of baskets between a refactorisation's snapshot
 	// and its result taking effect, 1 ≤ Lag ≤ FactorEvery (default
-	// min(FactorEvery, 70); 0 in a checkpoint of an earlier version means
-	// FactorEvery). The worker has that long to finish the job: at d = 30
-	// and a few hundred items it takes about as long as 40 baskets on the
-	// learner; a shorter lag makes the learner wait for it.
+	// min(FactorEvery, 70)). The worker has that long to finish the job:
+	// at d = 30 and a few hundred items it takes about as long as 40
+	// baskets on the learner; a shorter lag makes the learner wait for it.
 	Lag int
 	// CEvery steps C every this many baskets with the mean of their
 	// gradients (default 32 for Adam, 16 for SGD): C is shared by all
@@ -160,14 +159,10 @@ func (o OnlineOptions) withDefaults() OnlineOptions {
 }
 
 // lag returns the pipeline's lag in baskets: 0 (synchronous) for
-// FactorEvery 1, else Lag, or FactorEvery when Lag is 0 (checkpoints of
-// earlier versions).
+// FactorEvery 1, else Lag (set by withDefaults).
 func (o OnlineOptions) lag() int {
-	switch {
-	case o.FactorEvery <= 1:
+	if o.FactorEvery <= 1 {
 		return 0
-	case o.Lag == 0:
-		return o.FactorEvery
 	}
 	return o.Lag
 }

@@ -1,5 +1,8 @@
 // Package ndpp holds the nonsymmetric DPP model: parameters, validation,
-// scoring, the normaliser, model files and basket data.
+// scoring, the normaliser, and the mapping of the model's rows to the
+// tokens that name items in data (ids, Vocab). File formats live in their
+// own packages: ndpp/npz reads and writes models, ndpp/baskets reads basket
+// data and splits it.
 //
 // # Model
 //
@@ -20,14 +23,12 @@
 // Gram matrix G = ZZᵀ: O(nd²) once, O(d³) after, and no inverse of C (the
 // Woodbury form log det(C⁻¹ + …) + log det C fails for odd d and singular C).
 //
-// # Files and data
+// # Items and tokens
 //
-// Models are NumPy .npz files (V and B n×d with a row per item, C d×d,
-// optional ids and vocab) compatible with numpy.savez and numpy.load; Save
-// is atomic (WriteFileAtomic). Baskets are streamed in one pass from
-// one-per-line files (0/1-based ids or vocabulary tokens, gzip detected) or
-// from transaction CSVs grouped by a basket column; Split gives the papers'
-// seeded train/validation/test split.
+// Items are rows 0…n−1. A model may record how data files name them:
+// distinct integer ids (WithIDs) or a vocabulary of string tokens
+// (WithVocab, Vocab); model files keep both, and TokenVocab and Token map
+// between rows and tokens for readers and writers of data.
 //
 // # Concurrency
 //

@@ -6,6 +6,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/ndpp-go/ndpp/ndpp"
+	"github.com/ndpp-go/ndpp/ndpp/npz"
 )
 
 // A model from V and C with B = V (pass nil for B), as in Gartrell et al.'s
@@ -29,7 +30,7 @@ func ExampleNew() {
 
 // Scoring a set: log det L_S and the log-likelihood under the model.
 func ExampleModel_LogDet() {
-	m, err := ndpp.Load("../testdata/small-model.npz")
+	m, err := npz.Load("../testdata/small-model.npz")
 	if err != nil {
 		panic(err)
 	}
@@ -72,7 +73,7 @@ func ExampleModel_LogDets() {
 // Next-item recommendation: the item with the largest conditional gain
 // det L_{Y+j} / det L_Y given the items Y already chosen.
 func ExampleModel_ConditionalGains() {
-	m, err := ndpp.Load("../testdata/small-model.npz")
+	m, err := npz.Load("../testdata/small-model.npz")
 	if err != nil {
 		panic(err)
 	}

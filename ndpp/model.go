@@ -125,17 +125,8 @@ func New(V, B, C mat.Matrix, opts ...Option) (*Model, error) {
 // vector, the layout of embedding tables and of model files) and a row-major
 // d×d C. bRows may be nil for B = V. The slices are copied.
 func NewFromRows(n, d int, vRows, bRows, c []float64, opts ...Option) (*Model, error) {
-	if n <= 0 || d <= 0 {
-		return nil, fmt.Errorf("ndpp: n = %d, d = %d; both must be positive", n, d)
-	}
-	if len(vRows) != n*d {
-		return nil, fmt.Errorf("ndpp: V has %d values; want n×d = %d×%d = %d", len(vRows), n, d, n*d)
-	}
-	if bRows != nil && len(bRows) != n*d {
-		return nil, fmt.Errorf("ndpp: B has %d values; want n×d = %d×%d = %d", len(bRows), n, d, n*d)
-	}
-	if len(c) != d*d {
-		return nil, fmt.Errorf("ndpp: C has %d values; want d×d = %d", len(c), d*d)
+	if err := checkRowShapes(n, d, vRows, bRows, c); err != nil {
+		return nil, err
 	}
 	v := append([]float64(nil), vRows...)
 	var b []float64
@@ -143,6 +134,34 @@ func NewFromRows(n, d int, vRows, bRows, c []float64, opts ...Option) (*Model, e
 		b = append([]float64(nil), bRows...)
 	}
 	return build(n, d, v, b, append([]float64(nil), c...), opts)
+}
+
+func checkRowShapes(n, d int, vRows, bRows, c []float64) error {
+	if n <= 0 || d <= 0 {
+		return fmt.Errorf("ndpp: n = %d, d = %d; both must be positive", n, d)
+	}
+	if len(vRows) != n*d {
+		return fmt.Errorf("ndpp: V has %d values; want n×d = %d×%d = %d", len(vRows), n, d, n*d)
+	}
+	if bRows != nil && len(bRows) != n*d {
+		return fmt.Errorf("ndpp: B has %d values; want n×d = %d×%d = %d", len(bRows), n, d, n*d)
+	}
+	if len(c) != d*d {
+		return fmt.Errorf("ndpp: C has %d values; want d×d = %d", len(c), d*d)
+	}
+	return nil
+}
+
+// NewFromOwnedRows is NewFromRows without the copies: the model takes
+// ownership of vRows, bRows and c, and the caller must neither modify nor
+// keep them after the call (the model's immutability rests on it). It is
+// for readers of model files (package npz), which decode into fresh
+// arrays, so that a large model is not held twice while it is built.
+func NewFromOwnedRows(n, d int, vRows, bRows, c []float64, opts ...Option) (*Model, error) {
+	if err := checkRowShapes(n, d, vRows, bRows, c); err != nil {
+		return nil, err
+	}
+	return build(n, d, vRows, bRows, c, opts)
 }
 
 // build takes ownership of v, b and c, validates and precomputes.

@@ -2,6 +2,7 @@ package ndpp
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -135,11 +136,43 @@ func TestNewRejectsBadInput(t *testing.T) {
 		_, err := NewFromRows(n, d, tc.v, tc.b, tc.c)
 		require.Error(t, err, tc.name)
 		require.True(t, strings.Contains(err.Error(), tc.want), "%s: %v", tc.name, err)
+		_, err = NewFromOwnedRows(n, d, tc.v, tc.b, tc.c)
+		require.ErrorContains(t, err, tc.want, "%s (owned rows)", tc.name)
 	}
 	_, err := New(mat.NewDense(3, 4, nil), mat.NewDense(2, 4, nil), mat.NewDense(3, 3, nil))
 	require.ErrorContains(t, err, "B is 2×4")
 	_, err = New(mat.NewDense(3, 4, nil), nil, Skew(mat.NewDense(3, 3, []float64{1, 2, 3, 4, 5, 6, 7, 8, 9})))
 	require.NoError(t, err)
+}
+
+// NewFromOwnedRows builds the model NewFromRows builds, on the caller's
+// arrays instead of copies.
+func TestNewFromOwnedRows(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		m := Random(9, 3, 5, RandomOptions{Shared: shared})
+		v, b, _, c := m.Rows()
+		if shared {
+			b = nil
+		}
+		voc, err := NewVocab([]string{"a", "b", "c", "d", "e", "f", "g", "h", "i"})
+		require.NoError(t, err)
+		copied, err := NewFromRows(9, 3, v, b, c, WithVocab(voc))
+		require.NoError(t, err)
+		v2, c2 := slices.Clone(v), slices.Clone(c)
+		b2 := slices.Clone(b)
+		owned, err := NewFromOwnedRows(9, 3, v2, b2, c2, WithVocab(voc))
+		require.NoError(t, err)
+		gv, gb, gbc, gc := owned.Rows()
+		wv, wb, wbc, wc := copied.Rows()
+		require.Equal(t, [][]float64{wv, wb, wbc, wc}, [][]float64{gv, gb, gbc, gc})
+		require.Equal(t, shared, owned.Shared())
+		require.Equal(t, voc.Tokens(), owned.Vocab().Tokens())
+		require.Same(t, &v2[0], &gv[0], "V was copied")
+		require.Same(t, &c2[0], &gc[0], "C was copied")
+		if !shared {
+			require.Same(t, &b2[0], &gb[0], "B was copied")
+		}
+	}
 }
 
 func TestScoringRejectsBadSets(t *testing.T) {

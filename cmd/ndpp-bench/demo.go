@@ -15,6 +15,8 @@ import (
 	"github.com/ndpp-go/ndpp/blas"
 	"github.com/ndpp-go/ndpp/learn"
 	"github.com/ndpp-go/ndpp/ndpp"
+	"github.com/ndpp-go/ndpp/ndpp/baskets"
+	"github.com/ndpp-go/ndpp/ndpp/npz"
 	"github.com/ndpp-go/ndpp/stream"
 )
 
@@ -138,25 +140,25 @@ func runDemo(e *env, args []string) error {
 	}
 
 	// Data.
-	baskets, err := ndpp.ReadBaskets(f.data, ndpp.LineOptions{Base: f.base})
+	data, err := baskets.ReadFile(f.data, baskets.LineOptions{Base: f.base})
 	if err != nil {
 		return err
 	}
-	if f.maxBaskets > 0 && f.maxBaskets < len(baskets) {
-		baskets = baskets[:f.maxBaskets]
+	if f.maxBaskets > 0 && f.maxBaskets < len(data) {
+		data = data[:f.maxBaskets]
 	}
 	n := 0
-	for _, b := range baskets {
+	for _, b := range data {
 		for _, i := range b {
 			n = max(n, i+1)
 		}
 	}
-	train, val, test, err := ndpp.Split(baskets, f.nVal, f.nTest, f.seed)
+	train, val, test, err := baskets.Split(data, f.nVal, f.nTest, f.seed)
 	if err != nil {
 		return usagef("%v", err)
 	}
 	logf("%s: %d baskets over %d items (train %d, validation %d, test %d); backend %s",
-		filepath.Base(f.data), len(baskets), n, len(train), len(val), len(test), blas.Backend())
+		filepath.Base(f.data), len(data), n, len(train), len(val), len(test), blas.Backend())
 
 	// Learning: one online pass, and the offline baseline for comparison.
 	learnRows, nll, model, err := f.learn(train, val, test, n, logf)
@@ -179,7 +181,7 @@ func runDemo(e *env, args []string) error {
 	if err := writeNLL(f.out, nll); err != nil {
 		return err
 	}
-	if err := ndpp.Save(filepath.Join(f.out, "model.npz"), model); err != nil {
+	if err := npz.Save(filepath.Join(f.out, "model.npz"), model); err != nil {
 		return err
 	}
 	figs, err := drawFigures(f.out)

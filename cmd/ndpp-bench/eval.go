@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/ndpp-go/ndpp/learn"
-	"github.com/ndpp-go/ndpp/ndpp"
+	"github.com/ndpp-go/ndpp/ndpp/npz"
 )
 
 func init() {
@@ -45,7 +45,7 @@ func runEval(e *env, args []string) error {
 	if err := f.bf.check(); err != nil {
 		return err
 	}
-	m, err := ndpp.Load(f.model)
+	m, err := npz.Load(f.model)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/ndpp-go/ndpp/blas"
 	"github.com/ndpp-go/ndpp/detcache"
 	"github.com/ndpp-go/ndpp/ndpp"
+	"github.com/ndpp-go/ndpp/ndpp/npz"
 	"github.com/ndpp-go/ndpp/stream"
 )
 
@@ -221,7 +222,7 @@ func (f *inferFlags) loadModel() (*ndpp.Model, error) {
 	if f.synthetic {
 		return ndpp.Random(f.n, f.d, f.seed, ndpp.RandomOptions{}), nil
 	}
-	m, err := ndpp.Load(f.model)
+	m, err := npz.Load(f.model)
 	if err != nil {
 		return nil, usageError{err.Error()}
 	}

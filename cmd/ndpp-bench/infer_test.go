@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ndpp-go/ndpp/ndpp"
+	"github.com/ndpp-go/ndpp/ndpp/npz"
 )
 
 func runInferArgs(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -185,10 +186,10 @@ func TestInferTableAndTrajectory(t *testing.T) {
 	}
 }
 
-// TestInferModelFile runs infer on a model saved with ndpp.Save.
+// TestInferModelFile runs infer on a model saved with npz.Save.
 func TestInferModelFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "m.npz")
-	if err := ndpp.Save(path, ndpp.Random(120, 4, 9, ndpp.RandomOptions{})); err != nil {
+	if err := npz.Save(path, ndpp.Random(120, 4, 9, ndpp.RandomOptions{})); err != nil {
 		t.Fatal(err)
 	}
 	sols := inferSolutions(t, "--model", path, "--k", "3", "--oracle", "naive")

@@ -12,8 +12,11 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/ndpp-go/ndpp/internal/atomicfile"
 	"github.com/ndpp-go/ndpp/learn"
 	"github.com/ndpp-go/ndpp/ndpp"
+	"github.com/ndpp-go/ndpp/ndpp/baskets"
+	"github.com/ndpp-go/ndpp/ndpp/npz"
 )
 
 func init() {
@@ -94,7 +97,6 @@ type basketFlags struct {
 	basketCol string
 	itemCol   string
 	comma     string
-	base      int
 	maxSize   int
 }
 
@@ -150,20 +152,20 @@ func (b *basketFlags) read(path string, voc *ndpp.Vocab, grow bool, n int) ([][]
 }
 
 // open streams a basket file in the chosen format (path "-" reads stdin).
-func (b *basketFlags) open(path string, stdin io.Reader, voc *ndpp.Vocab, grow bool, n int) (*ndpp.BasketReader, error) {
+func (b *basketFlags) open(path string, stdin io.Reader, voc *ndpp.Vocab, grow bool, n int) (*baskets.Reader, error) {
 	if b.format == "csv" {
-		opt := ndpp.CSVOptions{BasketColumn: b.basketCol, ItemColumn: b.itemCol,
+		opt := baskets.CSVOptions{BasketColumn: b.basketCol, ItemColumn: b.itemCol,
 			Vocab: voc, Grow: grow, N: n, MaxSize: b.maxSize, Comma: []rune(b.comma)[0]}
 		if path == "-" {
-			return ndpp.NewCSVReader(stdin, opt)
+			return baskets.NewCSVReader(stdin, opt)
 		}
-		return ndpp.OpenCSVBaskets(path, opt)
+		return baskets.OpenCSV(path, opt)
 	}
-	opt := ndpp.LineOptions{Vocab: voc, Grow: grow, N: n, MaxSize: b.maxSize}
+	opt := baskets.LineOptions{Vocab: voc, Grow: grow, N: n, MaxSize: b.maxSize}
 	if path == "-" {
-		return ndpp.NewLineReader(stdin, opt), nil
+		return baskets.NewLineReader(stdin, opt), nil
 	}
-	return ndpp.OpenBaskets(path, opt)
+	return baskets.Open(path, opt)
 }
 
 // sortKeys returns each row's integer item id when every token is an
@@ -256,21 +258,21 @@ func runLearn(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	baskets, err := f.bf.read(f.data, voc, true, 0)
+	data, err := f.bf.read(f.data, voc, true, 0)
 	if err != nil {
 		return err
 	}
-	if len(baskets) < f.nVal+f.nTest+1 {
-		return fmt.Errorf("%s has %d baskets; need more than %d validation + %d test baskets", f.data, len(baskets), f.nVal, f.nTest)
+	if len(data) < f.nVal+f.nTest+1 {
+		return fmt.Errorf("%s has %d baskets; need more than %d validation + %d test baskets", f.data, len(data), f.nVal, f.nTest)
 	}
-	train, val, test, err := ndpp.Split(baskets, f.nVal, f.nTest, f.seed)
+	train, val, test, err := baskets.Split(data, f.nVal, f.nTest, f.seed)
 	if err != nil {
 		return err
 	}
 	n := voc.Len()
 	if !f.g.quiet {
 		fmt.Fprintf(e.stderr, "learn: %d baskets over %d items (%d train, %d validation, %d test), mode %s, d = %d\n",
-			len(baskets), n, len(train), len(val), len(test), f.mode, f.d)
+			len(data), n, len(train), len(val), len(test), f.mode, f.d)
 	}
 	// The reading's garbage is collected before either learner's clock
 	// starts, so that neither is timed collecting it.
@@ -307,7 +309,7 @@ func runLearn(e *env, args []string) error {
 		zeroProbNote(e, "learn", met, model.D())
 	}
 	if f.out != "" {
-		if err := ndpp.Save(f.out, model); err != nil {
+		if err := npz.Save(f.out, model); err != nil {
 			return err
 		}
 	}
@@ -420,7 +422,7 @@ func (f *learnFlags) runOnline(e *env, train, val [][]int, n int) (*learn.Result
 }
 
 func writeTrace(path, mode string, tr []learn.TracePoint) error {
-	return ndpp.WriteFileAtomic(path, func(w io.Writer) error {
+	return atomicfile.Write(path, func(w io.Writer) error {
 		cw := csv.NewWriter(w)
 		_ = cw.Write(nllHeader)
 		for _, p := range tr {

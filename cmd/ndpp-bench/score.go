@@ -14,6 +14,8 @@ import (
 
 	"github.com/ndpp-go/ndpp/blas"
 	"github.com/ndpp-go/ndpp/ndpp"
+	"github.com/ndpp-go/ndpp/ndpp/baskets"
+	"github.com/ndpp-go/ndpp/ndpp/npz"
 )
 
 func init() {
@@ -60,7 +62,7 @@ func runScore(e *env, args []string) error {
 	if *recommend < 0 {
 		return usagef("--recommend must be ≥ 0")
 	}
-	m, err := ndpp.Load(*modelPath)
+	m, err := npz.Load(*modelPath)
 	if err != nil {
 		return err
 	}
@@ -91,7 +93,7 @@ func runScore(e *env, args []string) error {
 
 // scoreStream reads baskets from br, scores them on workers goroutines and
 // writes the results to w in input order. It returns the number of baskets.
-func scoreStream(br *ndpp.BasketReader, w io.Writer, m *ndpp.Model, topN, workers int, asJSON bool, bar *progress) (int, error) {
+func scoreStream(br *baskets.Reader, w io.Writer, m *ndpp.Model, topN, workers int, asJSON bool, bar *progress) (int, error) {
 	if workers < 1 {
 		workers = 1
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ndpp-go/ndpp/ndpp"
+	"github.com/ndpp-go/ndpp/ndpp/npz"
 )
 
 const smallModel = "../../testdata/small-model.npz"
@@ -30,7 +30,7 @@ func runCmd(t *testing.T, stdin string, args ...string) (code int, stdout, stder
 // TestScoreLogLikelihoodInOrder scores more baskets than one chunk on several
 // workers and compares every line with a direct LogDet, in input order.
 func TestScoreLogLikelihoodInOrder(t *testing.T) {
-	m, err := ndpp.Load(smallModel)
+	m, err := npz.Load(smallModel)
 	require.NoError(t, err)
 	var in strings.Builder
 	var baskets [][]int
@@ -68,7 +68,7 @@ func TestScoreLogLikelihoodInOrder(t *testing.T) {
 }
 
 func TestScoreRecommendMatchesBruteForce(t *testing.T) {
-	m, err := ndpp.Load(smallModel)
+	m, err := npz.Load(smallModel)
 	require.NoError(t, err)
 	queries := [][]int{{1, 2, 3}, {5}, {10, 20}}
 	var in strings.Builder

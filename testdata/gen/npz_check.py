@@ -7,7 +7,7 @@ It applies numpy.lib.format's header checks (magic string, versions 1.0-3.0,
 the header is a Python literal dict with exactly the keys 'descr',
 'fortran_order' and 'shape', shape a tuple of non-negative ints, data length
 matching the shape) and so tells whether numpy would accept a file written
-by ndpp.Save. ndpp/npz_test.go runs it when python3 is installed.
+by npz.Save. ndpp/npz/npz_test.go runs it when python3 is installed.
 
 Usage: python3 testdata/gen/npz_check.py FILE.npz
 """

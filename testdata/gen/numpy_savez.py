@@ -16,7 +16,7 @@ The only difference from a real numpy.savez call is the entries' timestamp,
 fixed here to 1980-01-01 so that the output is reproducible.
 
 The values are simple dyadic fractions (exact in float64) that
-ndpp/npz_test.go recomputes and compares bit for bit:
+ndpp/npz/npz_test.go recomputes and compares bit for bit:
 
   V[i][k] = (i - 5.5)/4 + k/8               i < 12, k < 3
   B[i][k] = ((7*i + 3*k) % 11 - 5)/16

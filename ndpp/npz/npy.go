@@ -1,315 +1,103 @@
-package ndpp
+package npz
 
 import (
 	"archive/zip"
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strings"
-
-	"github.com/sbinet/npyio/npy"
-	"gonum.org/v1/gonum/mat"
 )
 
 // maxNPYHeader bounds the NPY header length we accept (numpy itself writes
 // headers of a few hundred bytes and refuses ones above 10,000 by default).
 const maxNPYHeader = 1 << 20
 
-// Load reads a model from an .npz file. Errors name the file and the
-// problem (missing array, wrong dtype or shape, truncated or corrupt
-// archive, invalid model such as a C that is not skew-symmetric).
-//
-// Model files are NumPy .npz archives (a zip of .npy arrays), the format
-// numpy.savez writes and numpy.load reads, so that models move freely
-// between this package and PyTorch/NumPy reference code:
-//
-//	V      float64, n×d   row i is vᵢ (the embedding-table layout)
-//	B      float64, n×d   row i is bᵢ
-//	C      float64, d×d   skew-symmetric
-//	ids    int64, (n,)    optional external item ids (Model.IDs)
-//	vocab  uint8, (len,)  optional item tokens (Model.Vocab) joined by '\n'
-//
-// Reading accepts float32 as well as float64 (converted exactly), ids of any
-// integer width, little- and big-endian data, C and Fortran order, NPY
-// format versions 1.0 to 3.0, and stored or deflated zip entries
-// (numpy.savez and numpy.savez_compressed). Entries may be named "V.npy" or
-// "V"; arrays with other names are ignored.
-//
-// A file without B loads as the shared B = V model, and so does a file whose
-// B is bit-for-bit equal to V: Save always writes B, and this rule makes a
-// shared model come back shared. Model.Shared is the only observable
-// difference, as the kernels are identical.
-func Load(path string) (*Model, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("ndpp: load model: %w", err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("ndpp: load model: %w", err)
-	}
-	if st.IsDir() {
-		return nil, fmt.Errorf("ndpp: %s: is a directory, not an .npz model file", path)
-	}
-	return readNPZ(path, f, st.Size())
+// NPY arrays are read and written here rather than with a general NPY
+// library: errors must be values that name the problem (never panics on
+// malformed headers, never truncated data read as zeros), and the written
+// bytes must not change between versions.
+
+// npyOut is one array to write: its dtype, shape and the values of the
+// slice that matches the dtype ("<f8": f64, "<i8": i64, "|u1": u8), in
+// row-major order.
+type npyOut struct {
+	descr string
+	shape []int
+	f64   []float64
+	i64   []int64
+	u8    []byte
 }
 
-// ReadNPZ reads a model from an .npz archive of the given size (see Load).
-func ReadNPZ(r io.ReaderAt, size int64) (*Model, error) {
-	return readNPZ("npz", r, size)
+// npyWriteVersion is the NPY format version npz writes: 2.0, whose header
+// length is a uint32.
+const npyWriteVersion = 2
+
+// appendNPYHeader appends the NPY header of an array: the magic string,
+// format version 2.0, the header length (uint32, little-endian) and the
+// header, a Python dict literal such as
+//
+//	{'descr': '<f8', 'fortran_order': False, 'shape': (12, 3), }
+//
+// followed by p spaces and '\n', where p = (12 + len(dict) + 1) mod 16.
+// This is the layout ndpp's model files have always had (p is not numpy's
+// padding to a multiple of 64 bytes, which numpy.load does not require), so
+// the bytes of a model file depend only on the model.
+func appendNPYHeader(dst []byte, descr string, shape []int) []byte {
+	dict := "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shapeString(shape) + ", }"
+	const prefix = 12 // magic, version, header length
+	pad := (prefix + len(dict) + 1) % 16
+	dst = append(dst, npyMagic...)
+	dst = append(dst, npyWriteVersion, 0)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(dict)+pad+1))
+	dst = append(dst, dict...)
+	for range pad {
+		dst = append(dst, ' ')
+	}
+	return append(dst, '\n')
 }
 
-// Save writes m to path as an .npz file, atomically (WriteFileAtomic): on
-// failure an existing file at path is left unchanged.
-func Save(path string, m *Model) error {
-	if m == nil {
-		return errors.New("ndpp: Save of a nil model")
-	}
-	if err := checkVocabWritable(m); err != nil {
-		return &fileError{path, err}
-	}
-	return WriteFileAtomic(path, func(w io.Writer) error { return WriteNPZ(w, m) })
-}
-
-// WriteNPZ writes m as an .npz archive (see Load for the arrays) with
-// uncompressed zip entries, as numpy.savez does, and NPY 2.0 array headers
-// (readable by numpy.load). B is always written, ids and vocab when the
-// model has them. Values are written bit for bit, so ReadNPZ returns an
-// identical model. Vocabulary tokens must not contain '\n'.
-func WriteNPZ(w io.Writer, m *Model) error {
-	if m == nil {
-		return errors.New("ndpp: WriteNPZ of a nil model")
-	}
-	if err := checkVocabWritable(m); err != nil {
+// write writes the array as an NPY stream: the header, then the values
+// little-endian, in pieces of at most 64 KiB.
+func (a npyOut) write(w io.Writer) error {
+	buf := appendNPYHeader(make([]byte, 0, 1<<16), a.descr, a.shape)
+	flush := func() error {
+		_, err := w.Write(buf)
+		buf = buf[:0]
 		return err
 	}
-	vRows, bRows, _, c := m.Rows()
-	zw := zip.NewWriter(w)
-	entry := func(name string, val any) error {
-		fw, err := zw.CreateHeader(&zip.FileHeader{Name: name + ".npy", Method: zip.Store})
-		if err != nil {
-			return fmt.Errorf("ndpp: write npz entry %s: %w", name, err)
-		}
-		bw := bufio.NewWriterSize(fw, 1<<16)
-		if err := npy.Write(bw, val); err != nil {
-			return fmt.Errorf("ndpp: write npz entry %s: %w", name, err)
-		}
-		if err := bw.Flush(); err != nil {
-			return fmt.Errorf("ndpp: write npz entry %s: %w", name, err)
-		}
-		return nil
-	}
-	n, d := m.N(), m.D()
-	if err := entry("V", mat.NewDense(n, d, vRows)); err != nil {
-		return err
-	}
-	if err := entry("B", mat.NewDense(n, d, bRows)); err != nil {
-		return err
-	}
-	if err := entry("C", mat.NewDense(d, d, c)); err != nil {
-		return err
-	}
-	if ids := m.IDs(); ids != nil {
-		if err := entry("ids", ids); err != nil {
-			return err
-		}
-	}
-	if v := m.Vocab(); v != nil {
-		if err := entry("vocab", []uint8(strings.Join(v.tokens, "\n"))); err != nil {
-			return err
-		}
-	}
-	if err := zw.Close(); err != nil {
-		return fmt.Errorf("ndpp: write npz: %w", err)
-	}
-	return nil
-}
-
-func checkVocabWritable(m *Model) error {
-	v := m.Vocab()
-	if v == nil {
-		return nil
-	}
-	for i, t := range v.tokens {
-		if strings.IndexByte(t, '\n') >= 0 {
-			return fmt.Errorf("ndpp: vocabulary token %d (%q) contains a newline and cannot be saved", i, t)
-		}
-	}
-	return nil
-}
-
-// fileError prefixes an error with the file it came from, keeping a single
-// "ndpp: " prefix.
-type fileError struct {
-	file string
-	err  error
-}
-
-func (e *fileError) Error() string {
-	return "ndpp: " + e.file + ": " + strings.TrimPrefix(e.err.Error(), "ndpp: ")
-}
-
-func (e *fileError) Unwrap() error { return e.err }
-
-func readNPZ(name string, r io.ReaderAt, size int64) (*Model, error) {
-	m, err := decodeNPZ(r, size)
-	if err != nil {
-		return nil, &fileError{name, err}
-	}
-	return m, nil
-}
-
-func decodeNPZ(r io.ReaderAt, size int64) (*Model, error) {
-	if size < 0 {
-		return nil, fmt.Errorf("negative size %d", size)
-	}
-	zr, err := zip.NewReader(r, size)
-	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
-		return nil, fmt.Errorf("not a valid .npz (zip) archive: %w", err)
-	}
-	entries := make(map[string]*zip.File)
-	var names []string
-	for _, f := range zr.File {
-		key := strings.TrimSuffix(f.Name, ".npy")
-		switch key {
-		case "V", "B", "C", "ids", "vocab":
-		default:
-			continue
-		}
-		if _, dup := entries[key]; dup {
-			return nil, fmt.Errorf("array %s appears twice in the archive", key)
-		}
-		entries[key] = f
-		names = append(names, key)
-	}
-	get := func(key string) (*npyArray, error) {
-		f, ok := entries[key]
-		if !ok {
-			return nil, nil
-		}
-		a, err := readNPYEntry(f)
-		if err != nil {
-			return nil, fmt.Errorf("array %s: %w", key, err)
-		}
-		return a, nil
-	}
-	for _, key := range []string{"V", "C"} {
-		if _, ok := entries[key]; !ok {
-			have := "none"
-			if len(names) > 0 {
-				have = strings.Join(names, ", ")
+	const full = 1<<16 - 8
+	for _, x := range a.f64 {
+		if len(buf) > full {
+			if err := flush(); err != nil {
+				return err
 			}
-			return nil, fmt.Errorf("missing array %s (model arrays present: %s; want V, C and optionally B, ids, vocab)", key, have)
+		}
+		buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(x))
+	}
+	for _, x := range a.i64 {
+		if len(buf) > full {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		buf = binary.LittleEndian.AppendUint64(buf, uint64(x))
+	}
+	if len(a.u8) > 0 {
+		if err := flush(); err != nil {
+			return err
+		}
+		if _, err := w.Write(a.u8); err != nil {
+			return err
 		}
 	}
-
-	va, err := get("V")
-	if err != nil {
-		return nil, err
+	if len(buf) > 0 {
+		return flush()
 	}
-	if len(va.shape) != 2 {
-		return nil, fmt.Errorf("V has shape %s; want 2-D (n, d), a row per item", shapeString(va.shape))
-	}
-	n, d := va.shape[0], va.shape[1]
-	if n == 0 || d == 0 {
-		return nil, fmt.Errorf("V is %d×%d; need n ≥ 1 items and d ≥ 1", n, d)
-	}
-	v, err := va.float64s()
-	if err != nil {
-		return nil, fmt.Errorf("V: %w", err)
-	}
-
-	var b []float64
-	ba, err := get("B")
-	if err != nil {
-		return nil, err
-	}
-	if ba != nil {
-		if len(ba.shape) != 2 || ba.shape[0] != n || ba.shape[1] != d {
-			return nil, fmt.Errorf("V is %d×%d but B is %s; want equal shapes", n, d, shapeDims(ba.shape))
-		}
-		if b, err = ba.float64s(); err != nil {
-			return nil, fmt.Errorf("B: %w", err)
-		}
-		if bitsEqual(b, v) {
-			b = nil // shared B = V (see the file-format comment)
-		}
-	}
-
-	ca, err := get("C")
-	if err != nil {
-		return nil, err
-	}
-	if len(ca.shape) != 2 || ca.shape[0] != d || ca.shape[1] != d {
-		return nil, fmt.Errorf("C is %s but V is %d×%d; want C %d×%d", shapeDims(ca.shape), n, d, d, d)
-	}
-	c, err := ca.float64s()
-	if err != nil {
-		return nil, fmt.Errorf("C: %w", err)
-	}
-
-	var opts []Option
-	ia, err := get("ids")
-	if err != nil {
-		return nil, err
-	}
-	if ia != nil {
-		if len(ia.shape) != 1 || ia.shape[0] != n {
-			return nil, fmt.Errorf("ids has shape %s for %d items; want (%d,)", shapeString(ia.shape), n, n)
-		}
-		ids, err := ia.int64s()
-		if err != nil {
-			return nil, fmt.Errorf("ids: %w", err)
-		}
-		opts = append(opts, WithIDs(ids))
-	}
-	wa, err := get("vocab")
-	if err != nil {
-		return nil, err
-	}
-	if wa != nil {
-		if len(wa.shape) != 1 {
-			return nil, fmt.Errorf("vocab has shape %s; want 1-D bytes (tokens joined by '\\n')", shapeString(wa.shape))
-		}
-		raw, err := wa.bytes()
-		if err != nil {
-			return nil, fmt.Errorf("vocab: %w", err)
-		}
-		tokens := strings.Split(string(raw), "\n")
-		if len(tokens) != n {
-			return nil, fmt.Errorf("vocab has %d tokens for %d items", len(tokens), n)
-		}
-		voc, err := NewVocab(tokens)
-		if err != nil {
-			return nil, err // names the duplicate vocabulary token
-		}
-		opts = append(opts, WithVocab(voc))
-	}
-	// v, b and c are fresh arrays: hand them to the model without copying.
-	return build(n, d, v, b, c, opts)
+	return nil
 }
-
-func bitsEqual(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// The .npy arrays are decoded here rather than with npyio's reader, which
-// panics on malformed headers and reads truncated data as zeros; errors must
-// be values that name the problem.
 
 // npyArray is one decoded .npy array: raw element bytes plus the metadata
 // needed to convert them.
@@ -535,7 +323,7 @@ func (a *npyArray) index(k int) int {
 	}
 	if len(a.shape) != 2 {
 		// Only 1-D and 2-D arrays reach conversion.
-		panic("ndpp: internal: Fortran index of an array with more than 2 dimensions")
+		panic("npz: internal: Fortran index of an array with more than 2 dimensions")
 	}
 	r, c := a.shape[0], a.shape[1]
 	i, j := k/c, k%c

@@ -1,4 +1,4 @@
-package ndpp
+package baskets
 
 import (
 	"bytes"
@@ -9,6 +9,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ndpp-go/ndpp/ndpp"
 )
 
 var intToken = regexp.MustCompile(`^[+-]?[0-9]+$`)
@@ -17,11 +21,11 @@ type refResult struct {
 	baskets [][]int
 	lines   []int
 	errLine int // 0: no error
-	stats   ReadStats
+	stats   Stats
 }
 
 // refLineParse is a deliberately simple, independent reading of the line
-// format used to check BasketReader on arbitrary input.
+// format used to check Reader on arbitrary input.
 func refLineParse(data []byte, base, n, maxSize int) refResult {
 	var res refResult
 	lines := strings.Split(string(data), "\n")
@@ -44,7 +48,7 @@ func refLineParse(data []byte, base, n, maxSize int) refResult {
 				return res
 			}
 			v, err := strconv.ParseInt(tok, 10, 64)
-			if err != nil || v > 1<<53 || v < -(1<<53) {
+			if err != nil || v > maxRowToken || v < -maxRowToken {
 				res.errLine = i + 1
 				return res
 			}
@@ -71,15 +75,11 @@ func refLineParse(data []byte, base, n, maxSize int) refResult {
 
 func checkBasket(t *testing.T, b []int, n int) {
 	t.Helper()
+	require.NotEmpty(t, b, "empty basket returned")
 	seen := map[int]bool{}
 	for _, x := range b {
-		if x < 0 || (n > 0 && x >= n) || seen[x] {
-			t.Fatalf("basket %v: item %d out of range [0, %d) or repeated", b, x, n)
-		}
+		require.False(t, x < 0 || (n > 0 && x >= n) || seen[x], "basket %v: item %d out of range [0, %d) or repeated", b, x, n)
 		seen[x] = true
-	}
-	if len(b) == 0 {
-		t.Fatal("empty basket returned")
 	}
 }
 
@@ -105,29 +105,21 @@ func FuzzLineReader(f *testing.F) {
 				break
 			}
 			checkBasket(t, b, int(n))
-			if maxSize > 0 && len(b) > int(maxSize) {
-				t.Fatalf("basket of %d items with MaxSize %d", len(b), maxSize)
-			}
+			require.False(t, maxSize > 0 && len(b) > int(maxSize), "basket of %d items with MaxSize %d", len(b), maxSize)
 			got = append(got, b)
 			lines = append(lines, r.Line())
 		}
 		ref := refLineParse(data, base, int(n), int(maxSize))
-		if fmt.Sprint(got) != fmt.Sprint(ref.baskets) || fmt.Sprint(lines) != fmt.Sprint(ref.lines) {
-			t.Fatalf("baskets %v at lines %v; reference %v at %v", got, lines, ref.baskets, ref.lines)
-		}
+		require.Equal(t, ref.baskets, got, "baskets against the reference")
+		require.Equal(t, ref.lines, lines, "lines against the reference")
 		if ref.errLine == 0 {
-			if err != io.EOF {
-				t.Fatalf("error %v; reference reads the input", err)
-			}
-			if r.Stats() != ref.stats {
-				t.Fatalf("stats %+v; reference %+v", r.Stats(), ref.stats)
-			}
+			require.Equal(t, io.EOF, err, "the reference reads the input")
+			require.Equal(t, ref.stats, r.Stats())
 			return
 		}
-		prefix := fmt.Sprintf("ndpp: input:%d: bad item token ", ref.errLine)
-		if err == io.EOF || !strings.HasPrefix(err.Error(), prefix) {
-			t.Fatalf("error %v; want one starting %q", err, prefix)
-		}
+		prefix := fmt.Sprintf("baskets: input:%d: bad item token ", ref.errLine)
+		require.NotEqual(t, io.EOF, err, "the reference fails at line %d", ref.errLine)
+		require.True(t, strings.HasPrefix(err.Error(), prefix), "error %v; want one starting %q", err, prefix)
 	})
 }
 
@@ -213,7 +205,7 @@ func FuzzCSVReader(f *testing.F) {
 	f.Add([]byte("b,i\n1,x,extra\n"), uint8(0))
 	f.Add([]byte("b,i\n,x\n1,\n1,\"x\"\"y\"\n"), uint8(2))
 	f.Fuzz(func(t *testing.T, data []byte, maxSize uint8) {
-		voc := &Vocab{}
+		voc := &ndpp.Vocab{}
 		var got [][]int
 		var err error
 		r, err := NewCSVReader(bytes.NewReader(data), CSVOptions{BasketColumn: "b", ItemColumn: "i", Vocab: voc, Grow: true, MaxSize: int(maxSize)})
@@ -225,23 +217,17 @@ func FuzzCSVReader(f *testing.F) {
 					break
 				}
 				checkBasket(t, b, voc.Len())
-				if maxSize > 0 && len(b) > int(maxSize) {
-					t.Fatalf("basket of %d items with MaxSize %d", len(b), maxSize)
-				}
+				require.False(t, maxSize > 0 && len(b) > int(maxSize), "basket of %d items with MaxSize %d", len(b), maxSize)
 				got = append(got, b)
 			}
 		}
 		ref, ok := refCSVParse(data, int(maxSize))
-		switch {
-		case ok && err != io.EOF:
-			t.Fatalf("error %v; reference reads the input as %v", err, ref)
-		case !ok && err == io.EOF:
-			t.Fatalf("read %v; reference rejects the input", got)
-		case ok && fmt.Sprint(got) != fmt.Sprint(ref):
-			t.Fatalf("baskets %v; reference %v", got, ref)
+		if !ok {
+			require.NotEqual(t, io.EOF, err, "read %v; the reference rejects the input", got)
+			require.True(t, strings.HasPrefix(err.Error(), "baskets: input"), "error without the input name: %v", err)
+			return
 		}
-		if err != io.EOF && !strings.HasPrefix(err.Error(), "ndpp: input") {
-			t.Fatalf("error without the input name: %v", err)
-		}
+		require.Equal(t, io.EOF, err, "the reference reads the input as %v", ref)
+		require.Equal(t, ref, got, "baskets against the reference")
 	})
 }

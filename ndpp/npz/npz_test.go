@@ -1,4 +1,4 @@
-package ndpp
+package npz
 
 import (
 	"archive/zip"
@@ -15,166 +15,180 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ndpp-go/ndpp/ndpp"
 )
 
-var updateFixtures = flag.Bool("update-fixtures", false, "rewrite ../testdata/small-model.npz")
+var updateFixtures = flag.Bool("update-fixtures", false, "rewrite ../../testdata/small-model.npz")
 
-const smallModelFixture = "../testdata/small-model.npz"
+const (
+	smallModelFixture = "../../testdata/small-model.npz"
+	numpyFixtureFile  = "../../testdata/numpy-model.npz"
+)
 
 // smallModel is the model stored in testdata/small-model.npz.
-func smallModel() *Model { return Random(60, 4, 1, RandomOptions{}) }
+func smallModel() *ndpp.Model { return ndpp.Random(60, 4, 1, ndpp.RandomOptions{}) }
 
-// sameModel fails unless a and b have bit-identical parameters, the same
-// sharing, ids and vocabulary.
-func sameModel(t *testing.T, what string, got, want *Model) {
+// negZero is −0.0 (the literal -0.0 is +0 in Go).
+var negZero = math.Copysign(0, -1)
+
+// bitsEqual compares float64s bit for bit: −0 differs from +0, and NaNs
+// with the same payload are equal.
+var bitsEqual = cmp.Comparer(func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) })
+
+// modelView is what a model file determines, in comparable form.
+type modelView struct {
+	N, D        int
+	Shared      bool
+	V, B, BC, C []float64
+	IDs         []int64
+	HasVocab    bool
+	Tokens      []string
+}
+
+func view(m *ndpp.Model) modelView {
+	v, b, bc, c := m.Rows()
+	mv := modelView{N: m.N(), D: m.D(), Shared: m.Shared(), V: v, B: b, BC: bc, C: c, IDs: m.IDs()}
+	if voc := m.Vocab(); voc != nil {
+		mv.HasVocab, mv.Tokens = true, voc.Tokens()
+	}
+	return mv
+}
+
+// requireSameModel fails unless got and want have bit-identical parameters,
+// the same sharing, ids and vocabulary.
+func requireSameModel(t testing.TB, want, got *ndpp.Model, what string) {
 	t.Helper()
-	if got.N() != want.N() || got.D() != want.D() {
-		t.Fatalf("%s: got %d×%d, want %d×%d", what, got.N(), got.D(), want.N(), want.D())
-	}
-	if got.Shared() != want.Shared() {
-		t.Errorf("%s: Shared() = %v, want %v", what, got.Shared(), want.Shared())
-	}
-	gv, gb, gbc, gc := got.Rows()
-	wv, wb, wbc, wc := want.Rows()
-	for _, p := range []struct {
-		name string
-		g, w []float64
-	}{{"V", gv, wv}, {"B", gb, wb}, {"BC", gbc, wbc}, {"C", gc, wc}} {
-		if !bitsEqual(p.g, p.w) {
-			t.Errorf("%s: %s differs", what, p.name)
-		}
-	}
-	gi, wi := got.IDs(), want.IDs()
-	if (gi == nil) != (wi == nil) || fmt.Sprint(gi) != fmt.Sprint(wi) {
-		t.Errorf("%s: ids %v, want %v", what, gi, wi)
-	}
-	gw, ww := got.Vocab(), want.Vocab()
-	if (gw == nil) != (ww == nil) {
-		t.Errorf("%s: vocab presence %v, want %v", what, gw != nil, ww != nil)
-	} else if gw != nil && strings.Join(gw.Tokens(), "\x00") != strings.Join(ww.Tokens(), "\x00") {
-		t.Errorf("%s: vocab %q, want %q", what, gw.Tokens(), ww.Tokens())
+	if diff := cmp.Diff(view(want), view(got), bitsEqual); diff != "" {
+		t.Fatalf("%s: model differs (-want +got):\n%s", what, diff)
 	}
 }
 
-func encodeNPZ(t testing.TB, m *Model) []byte {
+func encode(t testing.TB, m *ndpp.Model) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := WriteNPZ(&buf, m); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, Write(&buf, m))
 	return buf.Bytes()
 }
 
-func decodeNPZBytes(data []byte) (*Model, error) {
-	return ReadNPZ(bytes.NewReader(data), int64(len(data)))
+func decodeBytes(data []byte) (*ndpp.Model, error) {
+	return Read(bytes.NewReader(data), int64(len(data)))
 }
 
-func roundTripModels(t *testing.T) map[string]*Model {
+// withMeta returns m with ids and a vocabulary of awkward tokens (an empty
+// one, separators, quotes, UTF-8).
+func withMeta(t testing.TB, m *ndpp.Model) *ndpp.Model {
 	t.Helper()
-	withMeta := func(m *Model) *Model {
-		ids := make([]int64, m.N())
-		tokens := make([]string, m.N())
-		for i := range ids {
-			ids[i] = int64(1000 - 7*i)
-			tokens[i] = fmt.Sprintf("SKU-%03d é,\t\"x\"", i)
-		}
-		if m.N() > 2 {
-			tokens[2] = "" // an empty token survives the '\n' join
-		}
-		voc, err := NewVocab(tokens)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := NewFromRows(m.N(), m.D(), m.v, unsharedRows(m), m.c, WithIDs(ids), WithVocab(voc))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
+	ids := make([]int64, m.N())
+	tokens := make([]string, m.N())
+	for i := range ids {
+		ids[i] = int64(1000 - 7*i)
+		tokens[i] = fmt.Sprintf("SKU-%03d é,\t\"x\"", i)
 	}
-	ms := map[string]*Model{
-		"n=1/d=1":          Random(1, 1, 3, RandomOptions{}),
-		"n=7/d=3/shared":   Random(7, 3, 4, RandomOptions{Shared: true}),
-		"n=50/d=8":         Random(50, 8, 5, RandomOptions{}),
-		"n=40/d=5/block":   Random(40, 5, 6, RandomOptions{BlockDiagonal: true}),
-		"n=30/d=4/meta":    withMeta(Random(30, 4, 7, RandomOptions{})),
-		"n=1/d=2/meta":     withMeta(Random(1, 2, 8, RandomOptions{})),
-		"n=9/d=3/huge-val": Random(9, 3, 9, RandomOptions{Scale: 1e300, CScale: 1e-300}),
+	if m.N() > 2 {
+		tokens[2] = "" // an empty token survives the '\n' join
 	}
-	// Extreme float64 values: denormals, negative zero, the largest finite.
-	v := []float64{math.SmallestNonzeroFloat64, -0.0, math.MaxFloat64, -math.MaxFloat64, 1, 2}
-	c := []float64{0, 5e-324, -5e-324, 0}
-	m, err := NewFromRows(3, 2, v, []float64{1, 2, 3, 4, 5, 6}, c)
-	if err != nil {
-		t.Fatal(err)
+	voc, err := ndpp.NewVocab(tokens)
+	require.NoError(t, err)
+	v, b, _, c := m.Rows()
+	if m.Shared() {
+		b = nil
 	}
-	ms["n=3/d=2/extremes"] = m
+	out, err := ndpp.NewFromRows(m.N(), m.D(), v, b, c, ndpp.WithIDs(ids), ndpp.WithVocab(voc))
+	require.NoError(t, err)
+	return out
+}
+
+func roundTripModels(t *testing.T) map[string]*ndpp.Model {
+	t.Helper()
+	ms := map[string]*ndpp.Model{
+		"n=1/d=1":          ndpp.Random(1, 1, 3, ndpp.RandomOptions{}),
+		"n=7/d=3/shared":   ndpp.Random(7, 3, 4, ndpp.RandomOptions{Shared: true}),
+		"n=50/d=8":         ndpp.Random(50, 8, 5, ndpp.RandomOptions{}),
+		"n=40/d=5/block":   ndpp.Random(40, 5, 6, ndpp.RandomOptions{BlockDiagonal: true}),
+		"n=30/d=4/meta":    withMeta(t, ndpp.Random(30, 4, 7, ndpp.RandomOptions{})),
+		"n=1/d=2/meta":     withMeta(t, ndpp.Random(1, 2, 8, ndpp.RandomOptions{})),
+		"n=9/d=3/huge-val": ndpp.Random(9, 3, 9, ndpp.RandomOptions{Scale: 1e300, CScale: 1e-300}),
+	}
+	ms["n=3/d=2/extremes"] = extremesModel(t)
 	return ms
 }
 
-func unsharedRows(m *Model) []float64 {
-	if m.Shared() {
-		return nil
-	}
-	return m.b
+// extremesModel holds extreme float64 values: denormals, negative zeros,
+// the largest finite values.
+func extremesModel(t testing.TB) *ndpp.Model {
+	v := []float64{math.SmallestNonzeroFloat64, negZero, math.MaxFloat64, -math.MaxFloat64, 1, 2}
+	b := []float64{1, 2, negZero, 4, 5, 6}
+	c := []float64{negZero, 5e-324, -5e-324, 0}
+	m, err := ndpp.NewFromRows(3, 2, v, b, c)
+	require.NoError(t, err)
+	return m
 }
 
-func TestNPZRoundTrip(t *testing.T) {
+func TestRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	for name, m := range roundTripModels(t) {
-		got, err := decodeNPZBytes(encodeNPZ(t, m))
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		sameModel(t, name+" (bytes)", got, m)
+		got, err := decodeBytes(encode(t, m))
+		require.NoError(t, err, name)
+		requireSameModel(t, m, got, name+" (bytes)")
 
 		path := filepath.Join(dir, strings.ReplaceAll(name, "/", "_")+".npz")
-		if err := Save(path, m); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, Save(path, m), name)
 		got, err = Load(path)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		sameModel(t, name+" (file)", got, m)
+		require.NoError(t, err, name)
+		requireSameModel(t, m, got, name+" (file)")
 	}
 }
 
-func TestNPZSharedRule(t *testing.T) {
-	m := Random(10, 3, 11, RandomOptions{})
+// The comparison sees the sign of zero, so a writer or reader that loses it
+// fails TestRoundTrip.
+func TestRoundTripKeepsNegativeZero(t *testing.T) {
+	m := extremesModel(t)
+	got, err := decodeBytes(encode(t, m))
+	require.NoError(t, err)
+	require.True(t, math.Signbit(got.ItemV(0)[1]), "V[0][1] = −0 came back as +0")
+	require.True(t, math.Signbit(got.ItemB(1)[0]), "B[1][0] = −0 came back as +0")
+	require.True(t, math.Signbit(got.C().At(0, 0)), "C[0][0] = −0 came back as +0")
+
+	plus, err := ndpp.NewFromRows(3, 2, []float64{math.SmallestNonzeroFloat64, 0, math.MaxFloat64, -math.MaxFloat64, 1, 2},
+		[]float64{1, 2, negZero, 4, 5, 6}, []float64{negZero, 5e-324, -5e-324, 0})
+	require.NoError(t, err)
+	require.NotEmpty(t, cmp.Diff(view(m), view(plus), bitsEqual), "the model comparison does not tell −0 from +0")
+}
+
+func TestSharedRule(t *testing.T) {
+	m := ndpp.Random(10, 3, 11, ndpp.RandomOptions{})
 	// A file without B loads as the shared model.
 	v, _, _, c := m.Rows()
-	data := makeZip(t, []zipEntry{
-		{"V.npy", npyF64(t, []int{10, 3}, v)},
-		{"C.npy", npyF64(t, []int{3, 3}, c)},
-	})
-	got, err := decodeNPZBytes(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !got.Shared() {
-		t.Error("file without B: want a shared model")
-	}
-	want, _ := NewFromRows(10, 3, v, nil, c)
-	sameModel(t, "no B", got, want)
+	got, err := decodeBytes(makeZip(t, []zipEntry{
+		{"V.npy", npyF64([]int{10, 3}, v)},
+		{"C.npy", npyF64([]int{3, 3}, c)},
+	}))
+	require.NoError(t, err)
+	require.True(t, got.Shared(), "file without B: want a shared model")
+	want, err := ndpp.NewFromRows(10, 3, v, nil, c)
+	require.NoError(t, err)
+	requireSameModel(t, want, got, "no B")
 	// B bit-identical to V: shared. One bit off: not shared.
 	b := append([]float64(nil), v...)
-	data = makeZip(t, []zipEntry{
-		{"V.npy", npyF64(t, []int{10, 3}, v)},
-		{"B.npy", npyF64(t, []int{10, 3}, b)},
-		{"C.npy", npyF64(t, []int{3, 3}, c)},
-	})
-	if got, err = decodeNPZBytes(data); err != nil || !got.Shared() {
-		t.Fatalf("B == V: shared = %v, err = %v; want shared", got != nil && got.Shared(), err)
-	}
+	got, err = decodeBytes(makeZip(t, []zipEntry{
+		{"V.npy", npyF64([]int{10, 3}, v)},
+		{"B.npy", npyF64([]int{10, 3}, b)},
+		{"C.npy", npyF64([]int{3, 3}, c)},
+	}))
+	require.NoError(t, err)
+	require.True(t, got.Shared(), "B == V: want shared")
 	b[17] = math.Nextafter(b[17], 2)
-	data = makeZip(t, []zipEntry{
-		{"V.npy", npyF64(t, []int{10, 3}, v)},
-		{"B.npy", npyF64(t, []int{10, 3}, b)},
-		{"C.npy", npyF64(t, []int{3, 3}, c)},
-	})
-	if got, err = decodeNPZBytes(data); err != nil || got.Shared() {
-		t.Fatalf("B one ulp from V: shared = %v, err = %v; want unshared", got != nil && got.Shared(), err)
-	}
+	got, err = decodeBytes(makeZip(t, []zipEntry{
+		{"V.npy", npyF64([]int{10, 3}, v)},
+		{"B.npy", npyF64([]int{10, 3}, b)},
+		{"C.npy", npyF64([]int{3, 3}, c)},
+	}))
+	require.NoError(t, err)
+	require.False(t, got.Shared(), "B one ulp from V: want unshared")
 }
 
 // numpyFixture recomputes the values documented in testdata/gen/numpy_savez.py.
@@ -191,31 +205,17 @@ func numpyFixture() (v, b, c []float64) {
 }
 
 func TestNumpySavezFile(t *testing.T) {
-	m, err := Load("../testdata/numpy-model.npz")
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, err := Load(numpyFixtureFile)
+	require.NoError(t, err)
 	v, b, c := numpyFixture()
-	want, err := NewFromRows(12, 3, v, b, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameModel(t, "numpy-model.npz", m, want)
+	want, err := ndpp.NewFromRows(12, 3, v, b, c)
+	require.NoError(t, err)
+	requireSameModel(t, want, m, "numpy-model.npz")
 	// Spot values, written out, so that a wrong formula on both sides
 	// cannot hide a layout error.
-	for _, x := range []struct {
-		got, want float64
-	}{
-		{m.ItemV(0)[0], -1.375}, {m.ItemV(0)[2], -1.125}, {m.ItemV(11)[1], 1.5},
-		{m.ItemB(1)[0], 2.0 / 16}, {m.ItemB(2)[2], 4.0 / 16}, {m.C().At(1, 2), 1.5},
-	} {
-		if x.got != x.want {
-			t.Errorf("got %v, want %v", x.got, x.want)
-		}
-	}
-	if e, want := m.Entry(0, 1), plainDot(m.ItemV(0), m.ItemV(1))+bilinearBCB(m, 0, 1); e != want {
-		t.Errorf("Entry(0,1) = %v, want %v", e, want)
-	}
+	require.Equal(t, []float64{-1.375, -1.125, 1.5, 2.0 / 16, 4.0 / 16, 1.5},
+		[]float64{m.ItemV(0)[0], m.ItemV(0)[2], m.ItemV(11)[1], m.ItemB(1)[0], m.ItemB(2)[2], m.C().At(1, 2)})
+	require.Equal(t, plainDot(m.ItemV(0), m.ItemV(1))+bilinearBCB(m, 0, 1), m.Entry(0, 1))
 }
 
 func plainDot(x, y []float64) float64 {
@@ -226,7 +226,7 @@ func plainDot(x, y []float64) float64 {
 	return s
 }
 
-func bilinearBCB(m *Model, i, j int) float64 {
+func bilinearBCB(m *ndpp.Model, i, j int) float64 {
 	c := m.C()
 	s := 0.0
 	for k := 0; k < m.D(); k++ {
@@ -239,23 +239,19 @@ func bilinearBCB(m *Model, i, j int) float64 {
 
 func TestSmallModelFixture(t *testing.T) {
 	if *updateFixtures {
-		if err := Save(smallModelFixture, smallModel()); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, Save(smallModelFixture, smallModel()))
 	}
 	m, err := Load(smallModelFixture)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameModel(t, "small-model.npz", m, smallModel())
+	require.NoError(t, err)
+	requireSameModel(t, smallModel(), m, "small-model.npz")
 }
 
 // Variants that numpy and PyTorch code produce: float32, Fortran order, big
 // endian, NPY 2.0 headers, deflated entries (numpy.savez_compressed), entry
 // names without ".npy", extra arrays.
-func TestNPZVariants(t *testing.T) {
+func TestReadVariants(t *testing.T) {
 	const n, d = 5, 3
-	m := Random(n, d, 21, RandomOptions{})
+	m := ndpp.Random(n, d, 21, ndpp.RandomOptions{})
 	v, b, _, c := m.Rows()
 	f32 := func(x []float64) []float64 {
 		out := make([]float64, len(x))
@@ -264,14 +260,14 @@ func TestNPZVariants(t *testing.T) {
 		}
 		return out
 	}
-	want32, err := NewFromRows(n, d, f32(v), f32(b), f32(c))
-	if err != nil {
-		t.Fatal(err)
-	}
+	want32, err := ndpp.NewFromRows(n, d, f32(v), f32(b), f32(c))
+	require.NoError(t, err)
+	wantMixed, err := ndpp.NewFromRows(n, d, f32(v), b, f32(c))
+	require.NoError(t, err)
 	cases := []struct {
 		name    string
 		entries []zipEntry
-		want    *Model
+		want    *ndpp.Model
 		method  uint16
 	}{
 		{"float32", []zipEntry{
@@ -288,7 +284,7 @@ func TestNPZVariants(t *testing.T) {
 			{"V.npy", npyRaw(1, ">f4", true, []int{n, d}, be32(fortranOrder(v, n, d)))},
 			{"B.npy", npyRaw(1, ">f8", false, []int{n, d}, be64(b))},
 			{"C.npy", npyRaw(1, ">f4", false, []int{d, d}, be32(c))},
-		}, mustModelRows(t, n, d, f32(v), b, f32(c)), zip.Store},
+		}, wantMixed, zip.Store},
 		{"npy-v2-and-v3", []zipEntry{
 			{"V.npy", npyRaw(2, "<f8", false, []int{n, d}, le64(v))},
 			{"B.npy", npyRaw(3, "<f8", false, []int{n, d}, le64(b))},
@@ -308,12 +304,9 @@ func TestNPZVariants(t *testing.T) {
 		}, m, zip.Store},
 	}
 	for _, tc := range cases {
-		got, err := decodeNPZBytes(makeZipMethod(t, tc.entries, tc.method))
-		if err != nil {
-			t.Errorf("%s: %v", tc.name, err)
-			continue
-		}
-		sameModel(t, tc.name, got, tc.want)
+		got, err := decodeBytes(makeZipMethod(t, tc.entries, tc.method))
+		require.NoError(t, err, tc.name)
+		requireSameModel(t, tc.want, got, tc.name)
 	}
 
 	// ids of any integer width, vocab as uint8.
@@ -334,46 +327,30 @@ func TestNPZVariants(t *testing.T) {
 				raw = append(raw, buf[:size]...)
 			}
 		}
-		got, err := decodeNPZBytes(makeZip(t, []zipEntry{
+		got, err := decodeBytes(makeZip(t, []zipEntry{
 			{"V.npy", npyRaw(1, "<f8", false, []int{n, d}, le64(v))},
 			{"C.npy", npyRaw(1, "<f8", false, []int{d, d}, le64(c))},
 			{"ids.npy", npyRaw(1, descr, false, []int{n}, raw)},
 			{"vocab.npy", npyRaw(1, "|u1", false, []int{9}, []byte("a\nb\nc\nd\ne"))},
 		}))
-		if err != nil {
-			t.Errorf("ids %s: %v", descr, err)
-			continue
-		}
-		if fmt.Sprint(got.IDs()) != fmt.Sprint(ids) {
-			t.Errorf("ids %s: got %v, want %v", descr, got.IDs(), ids)
-		}
-		if got.Vocab() == nil || strings.Join(got.Vocab().Tokens(), ",") != "a,b,c,d,e" {
-			t.Errorf("vocab: got %v", got.Vocab())
-		}
+		require.NoError(t, err, "ids %s", descr)
+		require.Equal(t, ids, got.IDs(), "ids %s", descr)
+		require.NotNil(t, got.Vocab())
+		require.Equal(t, []string{"a", "b", "c", "d", "e"}, got.Vocab().Tokens())
 	}
 	// Negative ids from a signed narrow type are sign-extended.
-	got, err := decodeNPZBytes(makeZip(t, []zipEntry{
+	got, err := decodeBytes(makeZip(t, []zipEntry{
 		{"V.npy", npyRaw(1, "<f8", false, []int{2, 1}, le64([]float64{1, 2}))},
 		{"C.npy", npyRaw(1, "<f8", false, []int{1, 1}, le64([]float64{0}))},
 		{"ids.npy", npyRaw(1, "<i2", false, []int{2}, []byte{0xff, 0xff, 0x02, 0x80})},
 	}))
-	if err != nil || fmt.Sprint(got.IDs()) != "[-1 -32766]" {
-		t.Errorf("int16 ids: %v, %v; want [-1 -32766]", got, err)
-	}
+	require.NoError(t, err)
+	require.Equal(t, []int64{-1, -32766}, got.IDs(), "int16 ids")
 }
 
-func mustModelRows(t *testing.T, n, d int, v, b, c []float64) *Model {
-	t.Helper()
-	m, err := NewFromRows(n, d, v, b, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
-func TestNPZBadInputs(t *testing.T) {
+func TestReadBadInputs(t *testing.T) {
 	const n, d = 3, 4
-	m := Random(n, d, 31, RandomOptions{})
+	m := ndpp.Random(n, d, 31, ndpp.RandomOptions{})
 	v, b, _, c := m.Rows()
 	V := func() zipEntry { return zipEntry{"V.npy", npyRaw(1, "<f8", false, []int{n, d}, le64(v))} }
 	B := func() zipEntry { return zipEntry{"B.npy", npyRaw(1, "<f8", false, []int{n, d}, le64(b))} }
@@ -441,120 +418,170 @@ func TestNPZBadInputs(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range cases {
 		data := makeZip(t, tc.entries)
-		_, err := decodeNPZBytes(data)
-		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "ndpp: npz: ") {
-			t.Errorf("%s: error %v; want one starting \"ndpp: npz: \" containing %q", tc.name, err, tc.want)
-		}
+		_, err := decodeBytes(data)
+		require.ErrorContains(t, err, tc.want, tc.name)
+		require.True(t, strings.HasPrefix(err.Error(), "npz: "), "%s: %v lacks the package prefix", tc.name, err)
 		path := filepath.Join(dir, "bad model.npz")
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(path, data, 0o644))
 		_, err = Load(path)
-		if err == nil || !strings.HasPrefix(err.Error(), "ndpp: "+path+": ") || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: Load error %v; want it to name %s", tc.name, err, path)
-		}
-		if strings.Count(fmt.Sprint(err), "ndpp:") != 1 {
-			t.Errorf("%s: repeated prefix in %v", tc.name, err)
-		}
+		require.ErrorContains(t, err, tc.want, tc.name)
+		msg, ok := strings.CutPrefix(err.Error(), "npz: "+path+": ")
+		require.True(t, ok, "%s: %v does not name the file", tc.name, err)
+		require.NotContains(t, msg, "npz:", "%s: repeated prefix", tc.name)
+		require.NotContains(t, msg, "ndpp:", "%s: repeated prefix", tc.name)
 	}
 	for _, p := range []string{filepath.Join(dir, "missing.npz"), dir} {
-		if _, err := Load(p); err == nil || !strings.Contains(err.Error(), p) {
-			t.Errorf("Load(%s): %v; want an error naming it", p, err)
-		}
+		_, err := Load(p)
+		require.ErrorContains(t, err, p)
 	}
-	if _, err := decodeNPZBytes([]byte("hello, not a zip")); err == nil || !strings.Contains(err.Error(), "not a valid .npz (zip) archive") {
-		t.Errorf("not a zip: %v", err)
-	}
+	_, err := decodeBytes([]byte("hello, not a zip"))
+	require.ErrorContains(t, err, "not a valid .npz (zip) archive")
 }
 
 // Every truncation of a valid file is an error; no byte flip panics, and a
 // flip that goes unnoticed (zip metadata such as timestamps) leaves the
 // parameters intact.
-func TestNPZTruncatedAndCorrupt(t *testing.T) {
-	ids := []int64{5, 6, 7, 8, 9, 10}
-	voc, _ := NewVocab([]string{"a", "b", "c", "d", "e", "f"})
-	m0 := Random(6, 3, 41, RandomOptions{})
-	m, err := NewFromRows(6, 3, m0.v, m0.b, m0.c, WithIDs(ids), WithVocab(voc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, data := range [][]byte{encodeNPZ(t, m), readTestFile(t, "../testdata/numpy-model.npz")} {
-		want, err := decodeNPZBytes(data)
-		if err != nil {
-			t.Fatal(err)
+func TestReadTruncatedAndCorrupt(t *testing.T) {
+	voc, err := ndpp.NewVocab([]string{"a", "b", "c", "d", "e", "f"})
+	require.NoError(t, err)
+	m0 := ndpp.Random(6, 3, 41, ndpp.RandomOptions{})
+	v, b, _, c := m0.Rows()
+	m, err := ndpp.NewFromRows(6, 3, v, b, c, ndpp.WithIDs([]int64{5, 6, 7, 8, 9, 10}), ndpp.WithVocab(voc))
+	require.NoError(t, err)
+	numpyFile, err := os.ReadFile(numpyFixtureFile)
+	require.NoError(t, err)
+	// A flip in the zip's central directory can rename B.npy unnoticed
+	// (names carry no checksum); the model then loads as shared, which is
+	// what a file without B means.
+	params := func(m *ndpp.Model, withB bool) modelView {
+		v, b, _, c := m.Rows()
+		if !withB {
+			b = nil
 		}
+		return modelView{V: v, B: b, C: c}
+	}
+	for _, data := range [][]byte{encode(t, m), numpyFile} {
+		want, err := decodeBytes(data)
+		require.NoError(t, err)
 		for k := 0; k < len(data); k++ {
-			if _, err := decodeNPZBytes(data[:k]); err == nil {
-				t.Fatalf("file cut at %d of %d bytes loaded without error", k, len(data))
-			}
+			_, err := decodeBytes(data[:k])
+			require.Error(t, err, "file cut at %d of %d bytes loaded without error", k, len(data))
 		}
 		for k := 0; k < len(data); k++ {
 			for _, x := range []byte{0x01, 0x80, 0xff} {
 				bad := append([]byte(nil), data...)
 				bad[k] ^= x
-				got, err := decodeNPZBytes(bad)
+				got, err := decodeBytes(bad)
 				if err != nil {
 					continue
 				}
-				wv, _, _, wc := want.Rows()
-				gv, _, _, gc := got.Rows()
-				if !bitsEqual(gv, wv) || !bitsEqual(gc, wc) || (!got.Shared() && !bitsEqual(got.b, want.b)) {
-					t.Fatalf("flip 0x%02x at byte %d changed the parameters without an error", x, k)
+				if diff := cmp.Diff(params(want, !got.Shared()), params(got, !got.Shared()), bitsEqual); diff != "" {
+					t.Fatalf("flip 0x%02x at byte %d changed the parameters without an error (-want +got):\n%s", x, k, diff)
 				}
 			}
 		}
 	}
 	// A truncated .npy inside a well-formed zip.
-	v, _, _, c := m.Rows()
 	full := npyRaw(1, "<f8", false, []int{6, 3}, le64(v))
 	for _, cut := range []int{0, 5, 9, 60, len(full) - 8, len(full) - 1} {
-		_, err := decodeNPZBytes(makeZip(t, []zipEntry{{"V.npy", full[:cut]}, {"C.npy", npyRaw(1, "<f8", false, []int{3, 3}, le64(c))}}))
-		if err == nil || !strings.Contains(err.Error(), "truncated") {
-			t.Errorf("V.npy cut at %d: %v; want a truncation error", cut, err)
+		_, err := decodeBytes(makeZip(t, []zipEntry{{"V.npy", full[:cut]}, {"C.npy", npyRaw(1, "<f8", false, []int{3, 3}, le64(c))}}))
+		require.ErrorContains(t, err, "truncated", "V.npy cut at %d", cut)
+	}
+}
+
+func TestWriteErrors(t *testing.T) {
+	voc, err := ndpp.NewVocab([]string{"a", "b\nc"})
+	require.NoError(t, err)
+	m, err := ndpp.NewFromRows(2, 1, []float64{1, 2}, nil, []float64{0}, ndpp.WithVocab(voc))
+	require.NoError(t, err)
+	require.ErrorContains(t, Write(io.Discard, m), "npz: vocabulary token 1 (\"b\\nc\") contains a newline")
+	path := filepath.Join(t.TempDir(), "m.npz")
+	require.ErrorContains(t, Save(path, m), "npz: "+path+": vocabulary token 1")
+	_, err = os.Stat(path)
+	require.ErrorIs(t, err, os.ErrNotExist, "a failed Save left a file")
+	require.Error(t, Write(io.Discard, nil))
+	require.Error(t, Save(path, nil))
+	// Write errors are returned, wrapped, from Write and from Save.
+	wErr := errors.New("disk full")
+	err = Write(failWriter{wErr}, ndpp.Random(3, 2, 1, ndpp.RandomOptions{}))
+	require.ErrorIs(t, err, wErr)
+	require.True(t, strings.HasPrefix(err.Error(), "npz: write "), "%v", err)
+	err = Save(filepath.Join(t.TempDir(), "no-such-dir", "m.npz"), ndpp.Random(3, 2, 1, ndpp.RandomOptions{}))
+	require.ErrorContains(t, err, "npz: write ")
+	require.ErrorIs(t, err, os.ErrNotExist)
+}
+
+type failWriter struct{ err error }
+
+func (w failWriter) Write([]byte) (int, error) { return 0, w.err }
+
+// Save over an existing model keeps the old file when the new model cannot
+// be written.
+func TestSaveKeepsOldOnFailure(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.npz")
+	old := ndpp.Random(8, 2, 1, ndpp.RandomOptions{})
+	require.NoError(t, Save(path, old))
+	voc, err := ndpp.NewVocab([]string{"ok", "bad\ntoken"})
+	require.NoError(t, err)
+	bad, err := ndpp.NewFromRows(2, 1, []float64{1, 2}, nil, []float64{0}, ndpp.WithVocab(voc))
+	require.NoError(t, err)
+	require.Error(t, Save(path, bad), "saving an unwritable vocabulary succeeded")
+	got, err := Load(path)
+	require.NoError(t, err)
+	requireSameModel(t, old, got, "after a failed Save")
+}
+
+// Files written by Save pass numpy.load's header checks and decode to the
+// same values, as read by testdata/gen/npz_check.py (standard-library
+// Python following numpy.lib.format). Skipped when python3 is missing.
+func TestReadableByNumpyRules(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not installed")
+	}
+	type array struct {
+		Shape   []int
+		Descr   string
+		Fortran bool `json:"fortran_order"`
+		Data    []float64
+	}
+	dir := t.TempDir()
+	for name, m := range roundTripModels(t) {
+		path := filepath.Join(dir, "m.npz")
+		require.NoError(t, Save(path, m))
+		out, err := exec.Command(py, "../../testdata/gen/npz_check.py", path).Output()
+		require.NoError(t, err, "%s: npz_check.py", name)
+		var arrays map[string]array
+		require.NoError(t, json.Unmarshal(out, &arrays), name)
+		v, b, _, c := m.Rows()
+		n, d := m.N(), m.D()
+		want := map[string]array{
+			"V": {Shape: []int{n, d}, Descr: "<f8", Data: v},
+			"B": {Shape: []int{n, d}, Descr: "<f8", Data: b},
+			"C": {Shape: []int{d, d}, Descr: "<f8", Data: c},
+		}
+		if ids := m.IDs(); ids != nil {
+			a := array{Shape: []int{n}, Descr: "<i8"}
+			for _, id := range ids {
+				a.Data = append(a.Data, float64(id))
+			}
+			want["ids"] = a
+		}
+		if voc := m.Vocab(); voc != nil {
+			raw := strings.Join(voc.Tokens(), "\n")
+			a := array{Shape: []int{len(raw)}, Descr: "|u1", Data: []float64{}}
+			for i := 0; i < len(raw); i++ {
+				a.Data = append(a.Data, float64(raw[i]))
+			}
+			want["vocab"] = a
+		}
+		// Python's json writes floats with repr, which round-trips: the
+		// values compare bit for bit, −0 included.
+		if diff := cmp.Diff(want, arrays, bitsEqual); diff != "" {
+			t.Fatalf("%s: arrays read by numpy's rules differ (-want +got):\n%s", name, diff)
 		}
 	}
 }
-
-func readTestFile(t testing.TB, path string) []byte {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
-}
-
-func TestNPZWriteErrors(t *testing.T) {
-	voc, _ := NewVocab([]string{"a", "b\nc"})
-	m, err := NewFromRows(2, 1, []float64{1, 2}, nil, []float64{0}, WithVocab(voc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteNPZ(io.Discard, m); err == nil || !strings.Contains(err.Error(), "contains a newline") {
-		t.Errorf("newline token: %v", err)
-	}
-	path := filepath.Join(t.TempDir(), "m.npz")
-	if err := Save(path, m); err == nil || !strings.Contains(err.Error(), path) {
-		t.Errorf("Save newline token: %v", err)
-	}
-	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("failed Save left a file: %v", err)
-	}
-	if err := WriteNPZ(io.Discard, nil); err == nil {
-		t.Error("WriteNPZ(nil) succeeded")
-	}
-	if err := Save(path, nil); err == nil {
-		t.Error("Save(nil) succeeded")
-	}
-	wErr := errors.New("disk full")
-	if err := WriteNPZ(npzFailWriter{wErr}, Random(3, 2, 1, RandomOptions{})); !errors.Is(err, wErr) {
-		t.Errorf("failing writer: %v", err)
-	}
-}
-
-type npzFailWriter struct{ err error }
-
-func (w npzFailWriter) Write([]byte) (int, error) { return 0, w.err }
 
 // ---- helpers that build .npy streams and zip archives byte by byte ----
 
@@ -572,16 +599,11 @@ func makeZipMethod(t testing.TB, entries []zipEntry, method uint16) []byte {
 	zw := zip.NewWriter(&buf)
 	for _, e := range entries {
 		w, err := zw.CreateHeader(&zip.FileHeader{Name: e.name, Method: method})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := w.Write(e.data); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
+		_, err = w.Write(e.data)
+		require.NoError(t, err)
 	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, zw.Close())
 	return buf.Bytes()
 }
 
@@ -618,9 +640,7 @@ func npyRaw(major byte, descr string, fortran bool, shape []int, data []byte) []
 	return append(append(out, h...), data...)
 }
 
-func npyF64(t testing.TB, shape []int, x []float64) []byte {
-	return npyRaw(1, "<f8", false, shape, le64(x))
-}
+func npyF64(shape []int, x []float64) []byte { return npyRaw(1, "<f8", false, shape, le64(x)) }
 
 func le64(x []float64) []byte {
 	var out []byte
@@ -656,7 +676,8 @@ func be32(x []float64) []byte {
 
 func le64i(x int64) []byte { return binary.LittleEndian.AppendUint64(nil, uint64(x)) }
 
-// transpose returns the column-major (Fortran) order of a row-major r×c array.
+// fortranOrder returns the column-major (Fortran) order of a row-major r×c
+// array.
 func fortranOrder(x []float64, r, c int) []float64 {
 	out := make([]float64, len(x))
 	for i := 0; i < r; i++ {
@@ -665,68 +686,4 @@ func fortranOrder(x []float64, r, c int) []float64 {
 		}
 	}
 	return out
-}
-
-// Files written by Save pass numpy.load's header checks and decode to the
-// same values, as read by testdata/gen/npz_check.py (standard-library
-// Python following numpy.lib.format). Skipped when python3 is missing.
-func TestNPZReadableByNumpyRules(t *testing.T) {
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 not installed")
-	}
-	dir := t.TempDir()
-	for name, m := range roundTripModels(t) {
-		path := filepath.Join(dir, "m.npz")
-		if err := Save(path, m); err != nil {
-			t.Fatal(err)
-		}
-		out, err := exec.Command(py, "../testdata/gen/npz_check.py", path).Output()
-		if err != nil {
-			t.Fatalf("%s: npz_check.py: %v", name, err)
-		}
-		var arrays map[string]struct {
-			Shape   []int
-			Descr   string
-			Fortran bool `json:"fortran_order"`
-			Data    []float64
-		}
-		if err := json.Unmarshal(out, &arrays); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		v, b, _, c := m.Rows()
-		n, d := m.N(), m.D()
-		for _, want := range []struct {
-			key   string
-			shape []int
-			descr string
-			data  []float64
-		}{{"V", []int{n, d}, "<f8", v}, {"B", []int{n, d}, "<f8", b}, {"C", []int{d, d}, "<f8", c}} {
-			a, ok := arrays[want.key]
-			if !ok || fmt.Sprint(a.Shape) != fmt.Sprint(want.shape) || a.Descr != want.descr || a.Fortran || !bitsEqual(a.Data, want.data) {
-				t.Errorf("%s: array %s read by numpy's rules as %v %s fortran=%v; want %v %s with the same bits",
-					name, want.key, a.Shape, a.Descr, a.Fortran, want.shape, want.descr)
-			}
-		}
-		if ids := m.IDs(); ids != nil {
-			a := arrays["ids"]
-			got := make([]int64, len(a.Data))
-			for i, x := range a.Data {
-				got[i] = int64(x)
-			}
-			if a.Descr != "<i8" || fmt.Sprint(got) != fmt.Sprint(ids) {
-				t.Errorf("%s: ids %s %v, want <i8 %v", name, a.Descr, got, ids)
-			}
-		}
-		if voc := m.Vocab(); voc != nil {
-			a := arrays["vocab"]
-			raw := make([]byte, len(a.Data))
-			for i, x := range a.Data {
-				raw[i] = byte(x)
-			}
-			if a.Descr != "|u1" || string(raw) != strings.Join(voc.Tokens(), "\n") {
-				t.Errorf("%s: vocab %s %q", name, a.Descr, raw)
-			}
-		}
-	}
 }

@@ -1,4 +1,4 @@
-package ndpp_test
+package npz_test
 
 import (
 	"fmt"
@@ -7,12 +7,13 @@ import (
 	"path/filepath"
 
 	"github.com/ndpp-go/ndpp/ndpp"
+	"github.com/ndpp-go/ndpp/ndpp/npz"
 )
 
 // Save writes a model atomically; Load reads it back bit for bit. The same
 // files are read and written by numpy (numpy.load, numpy.savez).
 func ExampleSave() {
-	dir, err := os.MkdirTemp("", "ndpp-example")
+	dir, err := os.MkdirTemp("", "npz-example")
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -28,10 +29,10 @@ func ExampleSave() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := ndpp.Save(path, m); err != nil {
+	if err := npz.Save(path, m); err != nil {
 		log.Fatal(err)
 	}
-	back, err := ndpp.Load(path)
+	back, err := npz.Load(path)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -42,14 +43,14 @@ func ExampleSave() {
 
 // Load reports what is wrong with a file and which file it is.
 func ExampleLoad() {
-	_, err := ndpp.Load("no/such/model.npz")
-	fmt.Println(err != nil)
-	m, err := ndpp.Load("../testdata/numpy-model.npz") // written in numpy.savez's format
+	_, err := npz.Load("no/such/model.npz")
+	fmt.Println(err)
+	m, err := npz.Load("../../testdata/numpy-model.npz") // written in numpy.savez's format
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println(m.N(), m.D(), m.Shared())
 	// Output:
-	// true
+	// npz: open no/such/model.npz: no such file or directory
 	// 12 3 false
 }

@@ -1,4 +1,4 @@
-package ndpp
+package baskets
 
 import (
 	"fmt"
@@ -18,10 +18,10 @@ const splitStream = 0x5851f42d4c957f2d
 // nVal = 300 and nTest = 2000.
 func Split(baskets [][]int, nVal, nTest int, seed uint64) (train, val, test [][]int, err error) {
 	if nVal < 0 || nTest < 0 {
-		return nil, nil, nil, fmt.Errorf("ndpp: split sizes nVal = %d, nTest = %d must be ≥ 0", nVal, nTest)
+		return nil, nil, nil, fmt.Errorf("baskets: split sizes nVal = %d, nTest = %d must be ≥ 0", nVal, nTest)
 	}
 	if n := len(baskets); nVal > n || nTest > n || nVal+nTest > n {
-		return nil, nil, nil, fmt.Errorf("ndpp: cannot split %d baskets into %d validation and %d test baskets", n, nVal, nTest)
+		return nil, nil, nil, fmt.Errorf("baskets: cannot split %d baskets into %d validation and %d test baskets", n, nVal, nTest)
 	}
 	perm := rand.New(rand.NewPCG(seed, splitStream)).Perm(len(baskets))
 	pick := func(idx []int) [][]int {

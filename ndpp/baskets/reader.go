@@ -1,4 +1,4 @@
-package ndpp
+package baskets
 
 import (
 	"bufio"
@@ -9,9 +9,11 @@ import (
 	"io"
 	"os"
 	"strconv"
+
+	"github.com/ndpp-go/ndpp/ndpp"
 )
 
-// LineOptions configures NewLineReader and OpenBaskets.
+// LineOptions configures NewLineReader and Open.
 type LineOptions struct {
 	// Base is used when Vocab is nil: tokens are integer ids and the row
 	// is token − Base. It must be 0 or 1 (the Amazon registry files are
@@ -19,7 +21,7 @@ type LineOptions struct {
 	Base int
 	// Vocab, if non-nil, maps tokens (any string without separators) to
 	// rows.
-	Vocab *Vocab
+	Vocab *ndpp.Vocab
 	// Grow adds tokens missing from Vocab instead of failing. Tokens of
 	// baskets skipped for MaxSize are not added. The reader modifies Vocab,
 	// which must not be used concurrently meanwhile.
@@ -27,12 +29,12 @@ type LineOptions struct {
 	// N, if > 0, is the number of items: rows must be < N.
 	N int
 	// MaxSize, if > 0, skips baskets with more items (after removing
-	// duplicates); they are counted in ReadStats.Skipped.
+	// duplicates); they are counted in Stats.Skipped.
 	MaxSize int
 }
 
-// ReadStats counts what a BasketReader has seen so far.
-type ReadStats struct {
+// Stats counts what a Reader has seen so far.
+type Stats struct {
 	Baskets    int // baskets returned by Next
 	Items      int // items in the returned baskets (after de-duplication)
 	Skipped    int // baskets skipped because they exceed MaxSize
@@ -44,9 +46,9 @@ type ReadStats struct {
 // likely a binary file read by mistake.
 const maxLineBytes = 64 << 20
 
-// BasketReader streams baskets (item rows) from a line-format file or a
+// Reader streams baskets (item rows) from a line-format file or a
 // transaction CSV. It is not safe for concurrent use.
-type BasketReader struct {
+type Reader struct {
 	name    string
 	br      *bufio.Reader
 	closers []io.Closer
@@ -54,11 +56,11 @@ type BasketReader struct {
 	err     error // sticky: io.EOF or the first error
 	line    int   // lines consumed (line format)
 	last    int   // line of the last basket returned
-	stats   ReadStats
+	stats   Stats
 	lineBuf []byte
 
 	// resolve state
-	vocab   *Vocab
+	vocab   *ndpp.Vocab
 	grow    bool
 	base    int
 	n       int
@@ -71,28 +73,28 @@ type BasketReader struct {
 // NewLineReader returns a reader of the line format over r. When r is an
 // *os.File its name is used in error messages, otherwise "input". Baskets
 // are read one at a time, in one pass, so files larger than memory can feed
-// online learners; ReadBaskets loads a whole file.
+// online learners; ReadFile loads a whole file.
 //
 // Line format: one basket per line; tokens are separated by any mix of
 // spaces, commas and tabs (a run counts as one separator, so "1,,2" is the
 // basket {1, 2}); '\r' counts as a separator, so CRLF files read like LF
 // files; a UTF-8 byte-order mark at the start is ignored; lines without
-// tokens are skipped (ReadStats.Empty). Duplicate items inside a basket are
-// removed, keeping the order of first occurrence (ReadStats.Duplicates). A
+// tokens are skipped (Stats.Empty). Duplicate items inside a basket are
+// removed, keeping the order of first occurrence (Stats.Duplicates). A
 // token that is not an item (not an integer when there is no vocabulary, a
 // negative row, a row ≥ N, a token missing from the vocabulary) is an error
 // naming the file, line and token:
 //
-//	ndpp: baskets.txt:17: bad item token "x7": not an integer
+//	baskets: baskets.txt:17: bad item token "x7": not an integer
 //
 // Options that make no sense (Base other than 0 or 1, negative N or
 // MaxSize, Grow without Vocab) are reported by the first call to Next.
-func NewLineReader(r io.Reader, opt LineOptions) *BasketReader {
-	br := newBasketReader(readerName(r), opt.Vocab, opt.Grow, opt.Base, opt.N, opt.MaxSize)
+func NewLineReader(r io.Reader, opt LineOptions) *Reader {
+	br := newReader(readerName(r), opt.Vocab, opt.Grow, opt.Base, opt.N, opt.MaxSize)
 	br.br = bufio.NewReaderSize(r, 1<<16)
 	br.next = br.nextLine
 	if opt.Vocab == nil && opt.Base != 0 && opt.Base != 1 {
-		br.err = fmt.Errorf("ndpp: %s: LineOptions.Base = %d; want 0 or 1", br.name, opt.Base)
+		br.err = fmt.Errorf("baskets: %s: LineOptions.Base = %d; want 0 or 1", br.name, opt.Base)
 	}
 	if err := br.checkOptions(); err != nil {
 		br.err = err
@@ -100,18 +102,18 @@ func NewLineReader(r io.Reader, opt LineOptions) *BasketReader {
 	return br
 }
 
-func newBasketReader(name string, voc *Vocab, grow bool, base, n, maxSize int) *BasketReader {
-	return &BasketReader{name: name, vocab: voc, grow: grow, base: base, n: n, maxSize: maxSize}
+func newReader(name string, voc *ndpp.Vocab, grow bool, base, n, maxSize int) *Reader {
+	return &Reader{name: name, vocab: voc, grow: grow, base: base, n: n, maxSize: maxSize}
 }
 
-func (r *BasketReader) checkOptions() error {
+func (r *Reader) checkOptions() error {
 	switch {
 	case r.n < 0:
-		return fmt.Errorf("ndpp: %s: N = %d; want N ≥ 0 (0: no limit)", r.name, r.n)
+		return fmt.Errorf("baskets: %s: N = %d; want N ≥ 0 (0: no limit)", r.name, r.n)
 	case r.maxSize < 0:
-		return fmt.Errorf("ndpp: %s: MaxSize = %d; want MaxSize ≥ 0 (0: no limit)", r.name, r.maxSize)
+		return fmt.Errorf("baskets: %s: MaxSize = %d; want MaxSize ≥ 0 (0: no limit)", r.name, r.maxSize)
 	case r.grow && r.vocab == nil:
-		return fmt.Errorf("ndpp: %s: Grow needs a Vocab (use NewVocab(nil) for an empty one)", r.name)
+		return fmt.Errorf("baskets: %s: Grow needs a Vocab (use ndpp.NewVocab(nil) for an empty one)", r.name)
 	}
 	return nil
 }
@@ -123,9 +125,9 @@ func readerName(r io.Reader) string {
 	return "input"
 }
 
-// OpenBaskets opens a line-format basket file, decompressing it when it
-// starts with the gzip magic bytes. Close the reader when done.
-func OpenBaskets(path string, opt LineOptions) (*BasketReader, error) {
+// Open opens a line-format basket file, decompressing it when it starts
+// with the gzip magic bytes. Close the reader when done.
+func Open(path string, opt LineOptions) (*Reader, error) {
 	src, closers, err := openMaybeGzip(path)
 	if err != nil {
 		return nil, err
@@ -140,9 +142,9 @@ func OpenBaskets(path string, opt LineOptions) (*BasketReader, error) {
 	return r, nil
 }
 
-// ReadBaskets reads a whole line-format file (gzip transparent).
-func ReadBaskets(path string, opt LineOptions) ([][]int, error) {
-	r, err := OpenBaskets(path, opt)
+// ReadFile reads a whole line-format file (gzip transparent).
+func ReadFile(path string, opt LineOptions) ([][]int, error) {
+	r, err := Open(path, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +152,7 @@ func ReadBaskets(path string, opt LineOptions) ([][]int, error) {
 	return readAll(r)
 }
 
-func readAll(r *BasketReader) ([][]int, error) {
+func readAll(r *Reader) ([][]int, error) {
 	var out [][]int
 	for {
 		b, err := r.Next()
@@ -169,23 +171,23 @@ func readAll(r *BasketReader) ([][]int, error) {
 func openMaybeGzip(path string) (io.Reader, []io.Closer, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("ndpp: open baskets: %w", err)
+		return nil, nil, fmt.Errorf("baskets: %w", err)
 	}
 	if st, err := f.Stat(); err == nil && st.IsDir() {
 		f.Close()
-		return nil, nil, fmt.Errorf("ndpp: %s: is a directory", path)
+		return nil, nil, fmt.Errorf("baskets: %s: is a directory", path)
 	}
 	br := bufio.NewReaderSize(f, 1<<16)
 	magic, err := br.Peek(2)
 	if err != nil && err != io.EOF {
 		f.Close()
-		return nil, nil, fmt.Errorf("ndpp: %s: %w", path, err)
+		return nil, nil, fmt.Errorf("baskets: %s: %w", path, err)
 	}
 	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			f.Close()
-			return nil, nil, fmt.Errorf("ndpp: %s: bad gzip data: %w", path, err)
+			return nil, nil, fmt.Errorf("baskets: %s: bad gzip data: %w", path, err)
 		}
 		return namedReader{zr, path}, []io.Closer{zr, f}, nil
 	}
@@ -202,7 +204,7 @@ func (n namedReader) Name() string { return n.name }
 
 // Next returns the next basket as a fresh slice of item rows, or io.EOF
 // after the last one. After an error every call returns the same error.
-func (r *BasketReader) Next() ([]int, error) {
+func (r *Reader) Next() ([]int, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
@@ -218,15 +220,15 @@ func (r *BasketReader) Next() ([]int, error) {
 
 // Line returns the line number (1-based) of the last basket returned by
 // Next; for CSV input, the line of the basket's first row.
-func (r *BasketReader) Line() int { return r.last }
+func (r *Reader) Line() int { return r.last }
 
 // Stats returns the counts so far.
-func (r *BasketReader) Stats() ReadStats { return r.stats }
+func (r *Reader) Stats() Stats { return r.stats }
 
-// Close closes the file opened by OpenBaskets or OpenCSVBaskets; for readers
-// made by NewLineReader or NewCSVReader it does nothing. Next returns an
-// error after Close.
-func (r *BasketReader) Close() error {
+// Close closes the file opened by Open or OpenCSV; for readers made by
+// NewLineReader or NewCSVReader it does nothing. Next returns an error after
+// Close.
+func (r *Reader) Close() error {
 	var first error
 	for _, c := range r.closers {
 		if err := c.Close(); err != nil && first == nil {
@@ -235,13 +237,13 @@ func (r *BasketReader) Close() error {
 	}
 	r.closers = nil
 	if r.err == nil || r.err == io.EOF {
-		r.err = fmt.Errorf("ndpp: %s: reader is closed", r.name)
+		r.err = fmt.Errorf("baskets: %s: reader is closed", r.name)
 	}
 	return first
 }
 
 // nextLine implements Next for the line format.
-func (r *BasketReader) nextLine() ([]int, error) {
+func (r *Reader) nextLine() ([]int, error) {
 	for {
 		raw, err := r.readLine()
 		if err != nil {
@@ -258,7 +260,7 @@ func (r *BasketReader) nextLine() ([]int, error) {
 		}
 		b, bad, reason := r.resolve(r.toks)
 		if reason != "" {
-			return nil, fmt.Errorf("ndpp: %s:%d: bad item token %q: %s", r.name, r.line, r.toks[bad], reason)
+			return nil, fmt.Errorf("baskets: %s:%d: bad item token %q: %s", r.name, r.line, r.toks[bad], reason)
 		}
 		if b == nil {
 			continue // too large
@@ -270,7 +272,7 @@ func (r *BasketReader) nextLine() ([]int, error) {
 
 // readLine returns the next line without its '\n' (valid until the next
 // call), or io.EOF when there is none.
-func (r *BasketReader) readLine() ([]byte, error) {
+func (r *Reader) readLine() ([]byte, error) {
 	r.lineBuf = r.lineBuf[:0]
 	for {
 		chunk, err := r.br.ReadSlice('\n')
@@ -284,7 +286,7 @@ func (r *BasketReader) readLine() ([]byte, error) {
 		case errors.Is(err, bufio.ErrBufferFull):
 			r.lineBuf = append(r.lineBuf, chunk...)
 			if len(r.lineBuf) > maxLineBytes {
-				return nil, fmt.Errorf("ndpp: %s:%d: line longer than %d bytes", r.name, r.line+1, maxLineBytes)
+				return nil, fmt.Errorf("baskets: %s:%d: line longer than %d bytes", r.name, r.line+1, maxLineBytes)
 			}
 		case err == io.EOF:
 			r.lineBuf = append(r.lineBuf, chunk...)
@@ -293,7 +295,7 @@ func (r *BasketReader) readLine() ([]byte, error) {
 			}
 			return r.lineBuf, nil
 		default:
-			return nil, fmt.Errorf("ndpp: %s:%d: read: %w", r.name, r.line+1, err)
+			return nil, fmt.Errorf("baskets: %s:%d: read: %w", r.name, r.line+1, err)
 		}
 	}
 }
@@ -324,7 +326,7 @@ func splitTokens(dst [][]byte, line []byte) [][]byte {
 // resolve maps a basket's tokens to rows, removing duplicates. It returns a
 // fresh slice, or nil when the basket is skipped for MaxSize; on a bad token
 // it returns its index and the reason.
-func (r *BasketReader) resolve(toks [][]byte) (rows []int, bad int, reason string) {
+func (r *Reader) resolve(toks [][]byte) (rows []int, bad int, reason string) {
 	if r.vocab != nil {
 		return r.resolveVocab(toks)
 	}
@@ -349,7 +351,7 @@ func (r *BasketReader) resolve(toks [][]byte) (rows []int, bad int, reason strin
 
 // dedupRows removes repeated rows from r.rows in place (first occurrence
 // kept) and returns the new length.
-func (r *BasketReader) dedupRows() int {
+func (r *Reader) dedupRows() int {
 	rows := r.rows
 	k := 0
 	if len(rows) <= 32 {
@@ -381,7 +383,7 @@ func (r *BasketReader) dedupRows() int {
 	return k
 }
 
-func (r *BasketReader) resolveVocab(toks [][]byte) ([]int, int, string) {
+func (r *Reader) resolveVocab(toks [][]byte) ([]int, int, string) {
 	// De-duplicate by token first, so that a skipped basket adds nothing
 	// to a growing vocabulary.
 	uniq := toks[:0:0]

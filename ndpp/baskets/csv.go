@@ -1,4 +1,4 @@
-package ndpp
+package baskets
 
 import (
 	"encoding/csv"
@@ -7,9 +7,11 @@ import (
 	"io"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ndpp-go/ndpp/ndpp"
 )
 
-// CSVOptions configures NewCSVReader and OpenCSVBaskets.
+// CSVOptions configures NewCSVReader and OpenCSV.
 type CSVOptions struct {
 	// BasketColumn and ItemColumn name the header columns holding the
 	// basket id (e.g. "InvoiceNo") and the item token (e.g. "StockCode").
@@ -17,7 +19,7 @@ type CSVOptions struct {
 	// Vocab, if non-nil, maps item tokens to rows (see LineOptions). If
 	// nil, item tokens must be non-negative integers used as rows directly
 	// (0-based).
-	Vocab *Vocab
+	Vocab *ndpp.Vocab
 	// Grow adds unknown tokens to Vocab (see LineOptions.Grow).
 	Grow bool
 	// N, if > 0, is the number of items: rows must be < N.
@@ -60,32 +62,32 @@ type csvState struct {
 // (quotes, embedded separators and newlines); every row must have as many
 // fields as the header. Header names, basket ids and item tokens are
 // trimmed of spaces (and a leading byte-order mark); rows where the basket
-// or item field is empty are skipped and counted in ReadStats.Empty.
+// or item field is empty are skipped and counted in Stats.Empty.
 // Duplicate items in a basket are removed as in the line format.
-func NewCSVReader(r io.Reader, opt CSVOptions) (*BasketReader, error) {
-	br := newBasketReader(readerName(r), opt.Vocab, opt.Grow, 0, opt.N, opt.MaxSize)
+func NewCSVReader(r io.Reader, opt CSVOptions) (*Reader, error) {
+	br := newReader(readerName(r), opt.Vocab, opt.Grow, 0, opt.N, opt.MaxSize)
 	if err := br.checkOptions(); err != nil {
 		return nil, err
 	}
 	if opt.BasketColumn == "" || opt.ItemColumn == "" {
-		return nil, fmt.Errorf("ndpp: %s: CSVOptions needs both BasketColumn and ItemColumn", br.name)
+		return nil, fmt.Errorf("baskets: %s: CSVOptions needs both BasketColumn and ItemColumn", br.name)
 	}
 	if opt.BasketColumn == opt.ItemColumn {
-		return nil, fmt.Errorf("ndpp: %s: BasketColumn and ItemColumn are both %q", br.name, opt.BasketColumn)
+		return nil, fmt.Errorf("baskets: %s: BasketColumn and ItemColumn are both %q", br.name, opt.BasketColumn)
 	}
 	comma := opt.Comma
 	if comma == 0 {
 		comma = ','
 	}
 	if comma == '"' || comma == '\r' || comma == '\n' || comma == utf8.RuneError || !utf8.ValidRune(comma) {
-		return nil, fmt.Errorf("ndpp: %s: invalid CSV separator %q", br.name, comma)
+		return nil, fmt.Errorf("baskets: %s: invalid CSV separator %q", br.name, comma)
 	}
 	cr := csv.NewReader(r)
 	cr.Comma = comma
 	cr.ReuseRecord = true
 	header, err := cr.Read()
 	if err == io.EOF {
-		return nil, fmt.Errorf("ndpp: %s: empty file; want a header line naming %q and %q", br.name, opt.BasketColumn, opt.ItemColumn)
+		return nil, fmt.Errorf("baskets: %s: empty file; want a header line naming %q and %q", br.name, opt.BasketColumn, opt.ItemColumn)
 	}
 	if err != nil {
 		return nil, br.csvError(err)
@@ -102,13 +104,13 @@ func NewCSVReader(r io.Reader, opt CSVOptions) (*BasketReader, error) {
 		for i, c := range cols {
 			if c == name {
 				if at >= 0 {
-					return 0, fmt.Errorf("ndpp: %s: column %q appears twice in the header %q", br.name, name, cols)
+					return 0, fmt.Errorf("baskets: %s: column %q appears twice in the header %q", br.name, name, cols)
 				}
 				at = i
 			}
 		}
 		if at < 0 {
-			return 0, fmt.Errorf("ndpp: %s: no column %q in the header %q", br.name, name, cols)
+			return 0, fmt.Errorf("baskets: %s: no column %q in the header %q", br.name, name, cols)
 		}
 		return at, nil
 	}
@@ -123,9 +125,9 @@ func NewCSVReader(r io.Reader, opt CSVOptions) (*BasketReader, error) {
 	return br, nil
 }
 
-// OpenCSVBaskets opens a transaction CSV file (gzip transparent) and reads
+// OpenCSV opens a transaction CSV file (gzip transparent) and reads
 // its header. Close the reader when done.
-func OpenCSVBaskets(path string, opt CSVOptions) (*BasketReader, error) {
+func OpenCSV(path string, opt CSVOptions) (*Reader, error) {
 	src, closers, err := openMaybeGzip(path)
 	if err != nil {
 		return nil, err
@@ -141,16 +143,16 @@ func OpenCSVBaskets(path string, opt CSVOptions) (*BasketReader, error) {
 	return r, nil
 }
 
-func (r *BasketReader) csvError(err error) error {
+func (r *Reader) csvError(err error) error {
 	var pe *csv.ParseError
 	if errors.As(err, &pe) {
-		return fmt.Errorf("ndpp: %s:%d: bad CSV: %w", r.name, pe.Line, pe.Err)
+		return fmt.Errorf("baskets: %s:%d: bad CSV: %w", r.name, pe.Line, pe.Err)
 	}
-	return fmt.Errorf("ndpp: %s: read: %w", r.name, err)
+	return fmt.Errorf("baskets: %s: read: %w", r.name, err)
 }
 
 // nextCSV implements Next for transaction CSV.
-func (r *BasketReader) nextCSV(st *csvState) ([]int, error) {
+func (r *Reader) nextCSV(st *csvState) ([]int, error) {
 	for {
 		if st.eof {
 			if !st.have {
@@ -183,7 +185,7 @@ func (r *BasketReader) nextCSV(st *csvState) ([]int, error) {
 			continue
 		}
 		if first, ok := st.done[id]; ok {
-			return nil, fmt.Errorf("ndpp: %s:%d: basket %q re-appears after other baskets (its rows began at line %d); the rows of a basket must be contiguous", r.name, line, id, first)
+			return nil, fmt.Errorf("baskets: %s:%d: basket %q re-appears after other baskets (its rows began at line %d); the rows of a basket must be contiguous", r.name, line, id, first)
 		}
 		var out []int
 		if st.have {
@@ -202,10 +204,10 @@ func (r *BasketReader) nextCSV(st *csvState) ([]int, error) {
 }
 
 // finishCSV resolves the open basket; nil, nil means it was skipped.
-func (r *BasketReader) finishCSV(st *csvState) ([]int, error) {
+func (r *Reader) finishCSV(st *csvState) ([]int, error) {
 	b, bad, reason := r.resolve(st.toks)
 	if reason != "" {
-		return nil, fmt.Errorf("ndpp: %s:%d: bad item token %q: %s", r.name, st.lines[bad], st.toks[bad], reason)
+		return nil, fmt.Errorf("baskets: %s:%d: bad item token %q: %s", r.name, st.lines[bad], st.toks[bad], reason)
 	}
 	if b != nil {
 		r.last = st.curLine

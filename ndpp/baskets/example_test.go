@@ -1,4 +1,4 @@
-package ndpp_test
+package baskets_test
 
 import (
 	"fmt"
@@ -7,13 +7,14 @@ import (
 	"strings"
 
 	"github.com/ndpp-go/ndpp/ndpp"
+	"github.com/ndpp-go/ndpp/ndpp/baskets"
 )
 
 // Baskets are streamed one at a time; 1-based ids become 0-based rows,
 // duplicates are removed and blank lines skipped.
 func ExampleNewLineReader() {
 	in := "1 2 3\r\n\r\n4,5\t5\n"
-	r := ndpp.NewLineReader(strings.NewReader(in), ndpp.LineOptions{Base: 1, N: 100})
+	r := baskets.NewLineReader(strings.NewReader(in), baskets.LineOptions{Base: 1, N: 100})
 	for {
 		b, err := r.Next()
 		if err == io.EOF {
@@ -32,15 +33,15 @@ func ExampleNewLineReader() {
 }
 
 // Bad tokens are errors naming the line.
-func ExampleBasketReader_Next() {
-	r := ndpp.NewLineReader(strings.NewReader("1 2\n3 x\n"), ndpp.LineOptions{})
+func ExampleReader_Next() {
+	r := baskets.NewLineReader(strings.NewReader("1 2\n3 x\n"), baskets.LineOptions{})
 	_, err := r.Next()
 	fmt.Println(err)
 	_, err = r.Next()
 	fmt.Println(err)
 	// Output:
 	// <nil>
-	// ndpp: input:2: bad item token "x": not an integer
+	// baskets: input:2: bad item token "x": not an integer
 }
 
 // Transaction exports group rows by invoice; a growing vocabulary maps stock
@@ -51,7 +52,7 @@ func ExampleNewCSVReader() {
 		"536365,71053,LANTERN\n" +
 		"536366,85123A,\"HEART HOLDER, WHITE\"\n"
 	voc := &ndpp.Vocab{}
-	r, err := ndpp.NewCSVReader(strings.NewReader(in), ndpp.CSVOptions{
+	r, err := baskets.NewCSVReader(strings.NewReader(in), baskets.CSVOptions{
 		BasketColumn: "InvoiceNo", ItemColumn: "StockCode", Vocab: voc, Grow: true})
 	if err != nil {
 		log.Fatal(err)
@@ -75,11 +76,11 @@ func ExampleNewCSVReader() {
 
 // The papers' evaluation split: 300 validation and 2000 test baskets.
 func ExampleSplit() {
-	baskets, err := ndpp.ReadBaskets("../testdata/1_100_100_100_apparel_regs.csv", ndpp.LineOptions{Base: 1, N: 100})
+	data, err := baskets.ReadFile("../../testdata/1_100_100_100_apparel_regs.csv", baskets.LineOptions{Base: 1, N: 100})
 	if err != nil {
 		log.Fatal(err)
 	}
-	train, val, test, err := ndpp.Split(baskets, 300, 2000, 1)
+	train, val, test, err := baskets.Split(data, 300, 2000, 1)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"maps"
+	"os"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ndpp-go/ndpp/detcache"
+	"github.com/ndpp-go/ndpp/learn"
+	"github.com/ndpp-go/ndpp/ndpp/baskets"
+	"github.com/ndpp-go/ndpp/ndpp/npz"
+	"github.com/ndpp-go/ndpp/stream"
+)
+
+// Example_readme is the README's "Using the library" snippet, so that the
+// snippet is compiled with the packages it uses (TestREADMESnippet keeps the
+// two the same). It has no Output comment and is not run: it reads files
+// relative to the repository root and writes apparel.npz.
+func Example_readme() {
+	m, err := npz.Load("testdata/small-model.npz") // an *ndpp.Model: V, B (n×d), C (d×d), optional ids
+	if err != nil {
+		panic(err)
+	}
+	ld, sign, err := m.LogDet([]int{3, 17, 42}) // log det L_S; sign 0 means det L_S = 0
+	if err != nil {
+		panic(err) // empty set, duplicate or out-of-range item
+	}
+	fmt.Println(ld, sign, ld-m.LogNormalizer()) // log-likelihood of the set
+
+	// Online MAP over a stream of the model's items.
+	o, _ := detcache.NewFast(m, 8)
+	s, _ := stream.NewOnlineLSS(o, 8, stream.Options{Alpha: 1.1})
+	res, _ := stream.Run(s, stream.RandomOrder(m.N(), 1), stream.RunOptions{})
+	fmt.Println(res.Solution, res.Value.Log, res.Evals)
+
+	// One-pass online learning from a basket file, streamed.
+	br, _ := baskets.Open("testdata/1_100_100_100_apparel_regs.csv", baskets.LineOptions{Base: 1})
+	defer br.Close()
+	lr, _ := learn.TrainOnline(br, learn.OnlineOptions{D: 30, N: 100}, learn.OnlineRun{})
+	_ = npz.Save("apparel.npz", lr.Model) // atomic; readable by numpy.load
+}
+
+// TestREADMESnippet checks that the README's "Using the library" code is
+// Example_readme: the same body as its func main, and imports of exactly
+// the packages that body uses.
+func TestREADMESnippet(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	_, section, ok := strings.Cut(string(readme), "## Using the library\n")
+	require.True(t, ok, "README has no \"Using the library\" section")
+	_, code, ok := strings.Cut(section, "```go\n")
+	require.True(t, ok, "no Go block in the section")
+	code, _, ok = strings.Cut(code, "```\n")
+	require.True(t, ok, "unterminated Go block")
+	snippetSrc := []byte("package main\n\n" + code)
+	snippet, snippetBody := parseFunc(t, "README.md", snippetSrc, "main")
+
+	src, err := os.ReadFile("readme_test.go")
+	require.NoError(t, err)
+	self, exampleBody := parseFunc(t, "readme_test.go", src, "Example_readme")
+	require.Equal(t, exampleBody.text, snippetBody.text, "the README's func main and Example_readme differ")
+
+	// The packages the body uses (resolved through this file's imports)
+	// are the ones the snippet imports.
+	byName := map[string]string{}
+	for _, is := range self.Imports {
+		p, _ := strconv.Unquote(is.Path.Value)
+		byName[path.Base(p)] = p
+	}
+	used := map[string]bool{}
+	ast.Inspect(exampleBody.node, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok {
+			if id, ok := sel.X.(*ast.Ident); ok && byName[id.Name] != "" {
+				used[byName[id.Name]] = true
+			}
+		}
+		return true
+	})
+	var imported []string
+	for _, is := range snippet.Imports {
+		p, _ := strconv.Unquote(is.Path.Value)
+		imported = append(imported, p)
+	}
+	require.ElementsMatch(t, slices.Collect(maps.Keys(used)), imported, "the README's imports against the packages its code uses")
+}
+
+type funcBody struct {
+	node *ast.BlockStmt
+	text string
+}
+
+// parseFunc parses a Go file and returns it and the body of the named
+// function.
+func parseFunc(t *testing.T, name string, src []byte, fn string) (*ast.File, funcBody) {
+	t.Helper()
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, name, src, parser.ParseComments)
+	require.NoError(t, err, "%s does not parse", name)
+	for _, d := range f.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Name.Name == fn {
+			b := fd.Body
+			return f, funcBody{b, string(src[fset.Position(b.Lbrace).Offset+1 : fset.Position(b.Rbrace).Offset])}
+		}
+	}
+	t.Fatalf("%s has no func %s", name, fn)
+	return nil, funcBody{}
+}

@@ -1,0 +1,49 @@
+// Package baskets reads basket data — sets of items bought, registered or
+// chosen together — in one streaming pass, and splits it the way the NDPP
+// papers evaluate. A basket is a slice of distinct item rows (0-based model
+// rows).
+//
+// # Formats
+//
+// The line format has one basket per line, tokens separated by spaces,
+// commas or tabs (NewLineReader, Open, ReadFile). Tokens are integer ids
+// (0- or 1-based, LineOptions.Base) or, with a vocabulary, any string
+// without separators. This is the format of the Amazon Baby Registry files
+// used by Gartrell et al. and Reddy et al. (1-based ids, one registry per
+// line).
+//
+// A transaction CSV has a header and one row per (basket, item) pair, the
+// rows of a basket contiguous, as in invoice exports (NewCSVReader,
+// OpenCSV); the basket and item columns are named by their headers.
+//
+// Files may be gzip-compressed (detected by their magic bytes). Duplicate
+// items in a basket are removed, lines or rows without items are skipped,
+// and both are counted (Stats); a token that is not an item is an error
+// naming the file, the line and the token. A Reader yields one basket at a
+// time, so files larger than memory can feed an online learner (it
+// satisfies learn.BasketSource).
+//
+// # Vocabularies
+//
+// Tokens that are not integer rows are mapped through an *ndpp.Vocab: the
+// model records it (ndpp.WithVocab, saved in its .npz file by package npz),
+// so that the same tokens map to the same rows when the model is used on
+// other files. With Grow, the reader adds unseen tokens in order of first
+// appearance, which is how a vocabulary is built from training data.
+//
+// # Split
+//
+// Split holds out validation and test baskets by a seeded permutation; the
+// papers use 300 validation and 2000 test baskets.
+//
+// # References
+//
+//   - J. Gillenwater, A. Kulesza, E. Fox, B. Taskar. Expectation-Maximization
+//     for Learning Determinantal Point Processes. NIPS 2014 (the Amazon Baby
+//     Registry data).
+//   - M. Gartrell, I. Han, E. Dohmatob, J. Gillenwater, V.-E. Brunel.
+//     Scalable Learning and MAP Inference for Nonsymmetric Determinantal
+//     Point Processes. ICLR 2021 (the files and the evaluation split).
+//   - RFC 4180, Common Format and MIME Type for Comma-Separated Values
+//     (CSV) Files (read with encoding/csv).
+package baskets
