@@ -34,7 +34,7 @@ func (m *Model) ConditionalGains(y []int, dst []float64) error {
 	}
 	dst = dst[:m.n]
 	for j := range dst {
-		dst[j] = blas.Dot(m.ItemV(j), m.ItemV(j))
+		dst[j] = blas.Dot(m.ItemV(j), m.ItemV(j)) + m.ItemDiag(j) // bⱼᵀCbⱼ = 0
 	}
 	if len(y) == 0 {
 		return nil

@@ -10,11 +10,18 @@ import (
 const gainTol = 1e-8 // relative to max(1, |s_j|)
 
 func TestConditionalGainsMatchDeterminantRatios(t *testing.T) {
-	for seed := uint64(1); seed <= 40; seed++ {
+	for seed := uint64(1); seed <= 60; seed++ {
 		d := 2 + int(seed%6)
 		n := 4*d + 3
-		m := Random(n, d, seed, RandomOptions{Shared: seed%4 == 0})
+		diag := 0.0
+		if seed > 40 {
+			diag = 0.1 // with a diagonal, Y may be larger than 2d
+		}
+		m := Random(n, d, seed, RandomOptions{Shared: seed%4 == 0, Diag: diag})
 		k := int(seed) % (2 * d) // 0..2d−1
+		if diag > 0 {
+			k = int(seed) % (n - 1)
+		}
 		y := make([]int, k)
 		for i := range y {
 			y[i] = (i*5 + int(seed)) % n

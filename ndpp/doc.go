@@ -17,11 +17,30 @@
 // |S| > 2d (rank L ≤ 2d). Determinants are handled as log|det| with a sign
 // that is 1 or 0 under a documented numerical zero rule (ZeroRcondFactor).
 //
+// A model may add a nonnegative diagonal (WithDiag):
+//
+//	L = D + VᵀV + BᵀCB,  D = diag(δ₁ … δₙ), δᵢ ≥ 0.
+//
+// Only the diagonal entries change, L_ii = δᵢ + ‖vᵢ‖², so every identity
+// below keeps its form; sets larger than 2d can then have det L_S > 0
+// (MaxRank), and each item's inclusion rate is no longer tied to its
+// embeddings: with V = B = 0 the model is the independent-items model,
+// P(i ∈ Y) = δᵢ/(1 + δᵢ).
+//
+// LogDetEps gives log det(L_S + εI), the regularised basket term of the
+// learners and of the evaluation convention (ε = 1e-5, Gartrell et al.'s):
+// finite for every set.
+//
 // # Normaliser
 //
 // Sylvester's identity gives det(I_n + L) = det(I_2d + WG) with the 2d×2d
 // Gram matrix G = ZZᵀ: O(nd²) once, O(d³) after, and no inverse of C (the
 // Woodbury form log det(C⁻¹ + …) + log det C fails for odd d and singular C).
+// With a diagonal,
+//
+//	log det(I + L) = Σᵢ log(1 + δᵢ) + log det(I_2d + W G_δ),  G_δ = Σᵢ zᵢzᵢᵀ/(1 + δᵢ),
+//
+// the same cost.
 //
 // # Items and tokens
 //

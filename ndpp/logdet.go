@@ -17,8 +17,8 @@ import (
 // submatrix L_S, equilibrated by the item norms ‖zᵢ‖ = ‖[vᵢ; bᵢ]‖, whose
 // estimated reciprocal 1-norm condition number is below
 // ZeroRcondFactor·|S|·ε (ε = 2⁻⁵²) has a determinant indistinguishable from
-// zero in float64: LogDet reports it as zero. So does any set with |S| > 2d
-// (rank L ≤ 2d) or containing an item with zᵢ = 0, and any computed
+// zero in float64: LogDet reports it as zero. So does any set larger than
+// MaxRank (2d without a diagonal: rank L ≤ 2d), and any computed
 // determinant with a negative sign (det L_S ≥ 0 in exact arithmetic, so a
 // negative value is rounding noise around zero).
 const ZeroRcondFactor = 64
@@ -40,25 +40,48 @@ func (m *Model) LogDet(items []int) (logDet, sign float64, err error) {
 		return 0, 0, err
 	}
 	k := len(items)
-	if k > 2*m.d {
+	if k > m.MaxRank() {
 		return math.Inf(-1), 0, nil
 	}
 	buf := make([]float64, k*k+k)
-	ld, s := m.logDetInto(buf, items)
+	ld, s := m.logDetInto(buf, items, 0)
 	return ld, s, nil
 }
 
-// logDetInto computes LogDet for validated items using buf (≥ k²+k).
-func (m *Model) logDetInto(buf []float64, items []int) (float64, float64) {
+// LogDetEps returns log det(L_S + εI) and its sign, for ε ≥ 0: the
+// regularised basket term of the NDPP learners and of the evaluation
+// convention (ε = 1e-5, as in Gartrell et al.'s code). With ε > 0 the
+// symmetric part of L_S + εI is at least εI, so the value is finite for
+// every set, also for sets larger than the kernel's rank.
+func (m *Model) LogDetEps(items []int, eps float64) (logDet, sign float64, err error) {
+	if err := m.CheckItems(items); err != nil {
+		return 0, 0, err
+	}
+	if !(eps >= 0) || math.IsInf(eps, 0) {
+		return 0, 0, fmt.Errorf("ndpp: ε = %v; want finite and ≥ 0", eps)
+	}
 	k := len(items)
-	if k > 2*m.d {
+	if eps == 0 && k > m.MaxRank() {
+		return math.Inf(-1), 0, nil
+	}
+	buf := make([]float64, k*k+k)
+	ld, s := m.logDetInto(buf, items, eps)
+	return ld, s, nil
+}
+
+// logDetInto computes log det(L_S + εI) for validated items using buf
+// (≥ k²+k).
+func (m *Model) logDetInto(buf []float64, items []int, eps float64) (float64, float64) {
+	k := len(items)
+	if eps == 0 && k > m.MaxRank() {
 		return math.Inf(-1), 0
 	}
 	a, scale := buf[:k*k], buf[k*k:k*k+k]
 	m.KernelInto(a, items)
 	logScale := 0.0
 	for p, it := range items {
-		z := math.Sqrt(blas.Dot(m.ItemV(it), m.ItemV(it)) + blas.Dot(m.ItemB(it), m.ItemB(it)))
+		a[p*k+p] += eps
+		z := math.Sqrt(blas.Dot(m.ItemV(it), m.ItemV(it)) + blas.Dot(m.ItemB(it), m.ItemB(it)) + m.ItemDiag(it) + eps)
 		if z == 0 {
 			return math.Inf(-1), 0
 		}
@@ -92,11 +115,11 @@ func LogDetRaw(a []float64, k int, offset float64) (logDet, sign float64) {
 
 // LogNormalizer returns log det(L + I_n), computed through Sylvester's
 // identity det(I_n + ZᵀWZ) = det(I_2d + WG) with G = ZZᵀ the 2d×2d Gram
-// matrix of the stacked item vectors zᵢ = [vᵢ; bᵢ] and W = blockdiag(I, C):
-// O(n·d²) for G plus O(d³), and no inverse of C. The value is computed once
-// per model and cached.
+// matrix of the stacked item vectors zᵢ = [vᵢ; bᵢ] and W = blockdiag(I, C)
+// (with a diagonal, see LogNormalizerDiag): O(n·d²) for G plus O(d³), and
+// no inverse of C. The value is computed once per model and cached.
 func (m *Model) LogNormalizer() float64 {
-	m.normOnce.Do(func() { m.logNorm = LogNormalizerRows(m.n, m.d, m.v, m.b, m.c) })
+	m.normOnce.Do(func() { m.logNorm = LogNormalizerDiag(m.n, m.d, m.v, m.b, m.c, m.diag) })
 	return m.logNorm
 }
 
@@ -110,13 +133,52 @@ func LogNormalizerRows(n, d int, vRows, bRows, c []float64) float64 {
 	return ld
 }
 
+// LogNormalizerDiag is LogNormalizerRows for the kernel D + VᵀV + BᵀCB with
+// D = diag(δ) (nil: D = 0), through
+//
+//	log det(I + L) = Σᵢ log(1 + δᵢ) + log det(I_2d + W Z (I + D)⁻¹ Zᵀ):
+//
+// the Gram matrix is weighted by 1/(1 + δᵢ), still O(n·d²).
+func LogNormalizerDiag(n, d int, vRows, bRows, c, diag []float64) float64 {
+	if diag == nil {
+		return LogNormalizerRows(n, d, vRows, bRows, c)
+	}
+	w := make([]float64, n)
+	sum := 0.0
+	for i, x := range diag {
+		w[i] = 1 / (1 + x)
+		sum += math.Log1p(x)
+	}
+	a := NormalizerMatrix(gramRows(n, d, vRows, bRows, w), d, c)
+	var lu mat.LU
+	lu.Factorize(a)
+	ld, _ := lu.LogDet()
+	return ld + sum
+}
+
 // GramRows returns G = ZZᵀ (2d×2d, symmetric, stored full) for
 // zᵢ = [vᵢ; bᵢ], computed with one BLAS-3 call.
 func GramRows(n, d int, vRows, bRows []float64) *mat.Dense {
+	return gramRows(n, d, vRows, bRows, nil)
+}
+
+// gramRows is GramRows of the rows zᵢ·√wᵢ (w nil: all weights 1), that is
+// Σᵢ wᵢ zᵢzᵢᵀ. bRows nil means B = V.
+func gramRows(n, d int, vRows, bRows, w []float64) *mat.Dense {
+	if bRows == nil {
+		bRows = vRows
+	}
 	z := make([]float64, n*2*d)
 	for i := 0; i < n; i++ {
-		copy(z[i*2*d:], vRows[i*d:(i+1)*d])
-		copy(z[i*2*d+d:], bRows[i*d:(i+1)*d])
+		zi := z[i*2*d : (i+1)*2*d]
+		copy(zi, vRows[i*d:(i+1)*d])
+		copy(zi[d:], bRows[i*d:(i+1)*d])
+		if w != nil {
+			s := math.Sqrt(w[i])
+			for k := range zi {
+				zi[k] *= s
+			}
+		}
 	}
 	g := make([]float64, 4*d*d)
 	blas64.Implementation().Dgemm(gblas.Trans, gblas.NoTrans, 2*d, 2*d, n, 1, z, 2*d, z, 2*d, 0, g, 2*d)
@@ -162,6 +224,14 @@ func (m *Model) LogLikelihood(baskets [][]int) (float64, error) {
 // read-only between the workers. An invalid basket stops the batch with an
 // error naming its index.
 func (m *Model) LogDets(baskets [][]int, workers int) ([]float64, error) {
+	return m.LogDetsEps(baskets, workers, 0)
+}
+
+// LogDetsEps is LogDets of log det(L_S + εI) (see LogDetEps).
+func (m *Model) LogDetsEps(baskets [][]int, workers int, eps float64) ([]float64, error) {
+	if !(eps >= 0) || math.IsInf(eps, 0) {
+		return nil, fmt.Errorf("ndpp: ε = %v; want finite and ≥ 0", eps)
+	}
 	out := make([]float64, len(baskets))
 	for i, s := range baskets {
 		if err := m.CheckItems(s); err != nil {
@@ -188,7 +258,7 @@ func (m *Model) LogDets(baskets [][]int, workers int) ([]float64, error) {
 				if need := k*k + k; cap(buf) < need {
 					buf = make([]float64, need)
 				}
-				out[i], _ = m.logDetInto(buf[:k*k+k], baskets[i])
+				out[i], _ = m.logDetInto(buf[:k*k+k], baskets[i], eps)
 			}
 		}(lo, hi)
 	}

@@ -12,8 +12,8 @@ import (
 )
 
 // Model is a low-rank nonsymmetric DPP kernel L = VᵀV + BᵀCB over n items with
-// rank parameter d. V and B are d×n (item i is column i), C is d×d and
-// skew-symmetric.
+// rank parameter d, optionally plus a nonnegative diagonal D (WithDiag). V
+// and B are d×n (item i is column i), C is d×d and skew-symmetric.
 //
 // A Model is immutable once built and safe for concurrent use by many
 // goroutines. Internally each item's vectors are stored contiguously (the
@@ -28,6 +28,7 @@ type Model struct {
 	bc     []float64 // n×d, row i = bᵢᵀC
 	c      []float64 // d×d row-major
 	shared bool
+	diag   []float64 // δᵢ ≥ 0 of L = D + VᵀV + BᵀCB, or nil (D = 0)
 	ids    []int64
 	vocab  *Vocab
 
@@ -68,6 +69,34 @@ func WithVocab(v *Vocab) Option {
 			return fmt.Errorf("ndpp: vocabulary of %d tokens for %d items", v.Len(), m.n)
 		}
 		m.vocab = v.Clone()
+		return nil
+	}
+}
+
+// WithDiag adds a nonnegative diagonal D = diag(δ) to the kernel:
+// L = D + VᵀV + BᵀCB. A rank-2d kernel gives probability zero to any set of
+// more than 2d items and ties each item's inclusion rate to its
+// embeddings; D frees both (with V = B = 0 it is the independent-items
+// model, P(i ∈ Y) = δᵢ/(1 + δᵢ)). The slice is copied; nil or all zeros
+// means no diagonal.
+func WithDiag(delta []float64) Option {
+	return func(m *Model) error {
+		if delta == nil {
+			return nil
+		}
+		if len(delta) != m.n {
+			return fmt.Errorf("ndpp: diagonal of %d entries for %d items", len(delta), m.n)
+		}
+		any := false
+		for i, x := range delta {
+			if !(x >= 0) || math.IsInf(x, 0) {
+				return fmt.Errorf("ndpp: diagonal entry %d is %v; want finite and ≥ 0", i, x)
+			}
+			any = any || x != 0
+		}
+		if any {
+			m.diag = append([]float64(nil), delta...)
+		}
 		return nil
 	}
 }
@@ -267,6 +296,35 @@ func (m *Model) IDs() []int64 {
 	return append([]int64(nil), m.ids...)
 }
 
+// Diag returns a copy of the diagonal δ of L = D + VᵀV + BᵀCB, or nil when
+// the model has none.
+func (m *Model) Diag() []float64 {
+	if m.diag == nil {
+		return nil
+	}
+	return append([]float64(nil), m.diag...)
+}
+
+// HasDiag reports whether the model has a diagonal term.
+func (m *Model) HasDiag() bool { return m.diag != nil }
+
+// ItemDiag returns δᵢ (0 without a diagonal).
+func (m *Model) ItemDiag(i int) float64 {
+	if m.diag == nil {
+		return 0
+	}
+	return m.diag[i]
+}
+
+// MaxRank returns the largest size of a set that can have det L_S > 0:
+// 2d for the low-rank kernel, n with a diagonal.
+func (m *Model) MaxRank() int {
+	if m.diag != nil {
+		return m.n
+	}
+	return min(m.n, 2*m.d)
+}
+
 // Vocab returns the model's vocabulary, or nil. The returned value must not
 // be modified.
 func (m *Model) Vocab() *Vocab { return m.vocab }
@@ -305,9 +363,14 @@ func (m *Model) ItemB(i int) []float64 { return m.b[i*m.d : (i+1)*m.d : (i+1)*m.
 // ItemBC returns bᵢᵀC (read-only view).
 func (m *Model) ItemBC(i int) []float64 { return m.bc[i*m.d : (i+1)*m.d : (i+1)*m.d] }
 
-// Entry returns L_ij = vᵢ·vⱼ + bᵢᵀCbⱼ. It panics for out-of-range indices.
+// Entry returns L_ij = [i = j]δᵢ + vᵢ·vⱼ + bᵢᵀCbⱼ. It panics for
+// out-of-range indices.
 func (m *Model) Entry(i, j int) float64 {
-	return blas.Dot(m.ItemV(i), m.ItemV(j)) + blas.Dot(m.ItemBC(i), m.ItemB(j))
+	e := blas.Dot(m.ItemV(i), m.ItemV(j)) + blas.Dot(m.ItemBC(i), m.ItemB(j))
+	if i == j && m.diag != nil {
+		e += m.diag[i]
+	}
+	return e
 }
 
 // CheckItems validates a set of item indices: non-empty, in range, no
@@ -353,6 +416,9 @@ func (m *Model) KernelInto(dst []float64, items []int) {
 		row := dst[a*k : (a+1)*k]
 		for b, j := range items {
 			row[b] = blas.Dot(vi, m.ItemV(j)) + blas.Dot(bci, m.ItemB(j))
+		}
+		if m.diag != nil {
+			row[a] += m.diag[i]
 		}
 	}
 }

@@ -18,9 +18,15 @@ const (
 )
 
 // directLogDet is the brute-force reference: the k×k kernel built entry by
-// entry from V, B, C with gonum's mat, its determinant by mat.Det.
+// entry from V, B, C and the diagonal with gonum's mat, its determinant by
+// mat.Det.
 func directLogDet(m *Model, items []int) float64 {
-	V, B, C := m.V(), m.B(), m.C()
+	return directLogDetEps(m, items, 0)
+}
+
+// directLogDetEps is directLogDet of L_S + εI.
+func directLogDetEps(m *Model, items []int, eps float64) float64 {
+	V, B, C, D := m.V(), m.B(), m.C(), m.Diag()
 	k := len(items)
 	L := mat.NewDense(k, k, nil)
 	for a, i := range items {
@@ -28,6 +34,10 @@ func directLogDet(m *Model, items []int) float64 {
 			var cb mat.VecDense
 			cb.MulVec(C, B.ColView(j))
 			L.Set(a, b, mat.Dot(V.ColView(i), V.ColView(j))+mat.Dot(B.ColView(i), &cb))
+		}
+		L.Set(a, a, L.At(a, a)+eps)
+		if D != nil {
+			L.Set(a, a, L.At(a, a)+D[i])
 		}
 	}
 	return math.Log(mat.Det(L))
@@ -96,10 +106,14 @@ func TestLogDetZeroBeyondRankAndNearSingular(t *testing.T) {
 }
 
 func TestLogNormalizerMatchesDense(t *testing.T) {
-	for seed := uint64(1); seed <= 20; seed++ {
+	for seed := uint64(1); seed <= 40; seed++ {
 		d := 1 + int(seed%6)
 		n := 5 + int(seed%17)
-		m := Random(n, d, seed, RandomOptions{Shared: seed%2 == 0})
+		diag := 0.0
+		if seed > 20 {
+			diag = 0.5
+		}
+		m := Random(n, d, seed, RandomOptions{Shared: seed%2 == 0, Diag: diag})
 		items := make([]int, n)
 		for i := range items {
 			items[i] = i
@@ -242,4 +256,100 @@ func TestBackendsAgree(t *testing.T) {
 			require.InEpsilon(t, ref.lds[i], r.lds[i], 1e-10, "backend %s set %d", name, i)
 		}
 	}
+}
+
+func TestDiagonalModelMatchesDirect(t *testing.T) {
+	for seed := uint64(1); seed <= 40; seed++ {
+		d := 1 + int(seed%5)
+		n := 4*d + 2
+		// From δ ≈ 1e-4 (a nearly low-rank kernel) to δ ≈ 1 (nearly diagonal).
+		scale := math.Pow(10, -4+float64(seed%5))
+		m := Random(n, d, seed, RandomOptions{Shared: seed%3 == 0, Diag: scale})
+		require.True(t, m.HasDiag())
+		require.Equal(t, n, m.MaxRank())
+		for k := 1; k <= n; k++ { // beyond 2d: a diagonal keeps det L_S > 0
+			items := make([]int, k)
+			for i := range items {
+				items[i] = (i*3 + int(seed)) % n
+			}
+			if m.CheckItems(items) != nil {
+				continue
+			}
+			want := directLogDet(m, items)
+			got, sign, err := m.LogDet(items)
+			require.NoError(t, err)
+			require.Equal(t, 1.0, sign, "seed %d k %d", seed, k)
+			require.InDelta(t, want, got, logDetTol*math.Max(1, math.Abs(want)), "seed %d k %d", seed, k)
+			for _, eps := range []float64{1e-5, 0.3} {
+				want := directLogDetEps(m, items, eps)
+				got, sign, err := m.LogDetEps(items, eps)
+				require.NoError(t, err)
+				require.Equal(t, 1.0, sign)
+				require.InDelta(t, want, got, logDetTol*math.Max(1, math.Abs(want)), "seed %d k %d eps %g", seed, k, eps)
+			}
+		}
+	}
+}
+
+func TestLogDetEpsKeepsLargeSetsFinite(t *testing.T) {
+	// Without a diagonal a set larger than 2d has det L_S = 0, but
+	// det(L_S + εI) > 0: the ε convention of the learners and evaluation.
+	m := Random(30, 2, 3, RandomOptions{})
+	items := []int{0, 1, 2, 3, 4, 5, 6}
+	ld, sign, err := m.LogDet(items)
+	require.NoError(t, err)
+	require.Zero(t, sign)
+	require.True(t, math.IsInf(ld, -1))
+	for _, eps := range []float64{1e-5, 1e-2} {
+		ld, sign, err = m.LogDetEps(items, eps)
+		require.NoError(t, err)
+		require.Equal(t, 1.0, sign)
+		want := directLogDetEps(m, items, eps)
+		require.InDelta(t, want, ld, 1e-6*math.Abs(want))
+		// Three eigenvalues of L_S + εI are ε: the value is about 3 log ε.
+		require.Less(t, ld, 2*math.Log(eps))
+	}
+	lds, err := m.LogDetsEps([][]int{items, {0}}, 1, 1e-5)
+	require.NoError(t, err)
+	want, _, _ := m.LogDetEps(items, 1e-5)
+	require.Equal(t, want, lds[0])
+	for _, eps := range []float64{-1, math.NaN(), math.Inf(1)} {
+		_, _, err = m.LogDetEps(items, eps)
+		require.ErrorContains(t, err, "ε")
+		_, err = m.LogDetsEps([][]int{items}, 1, eps)
+		require.ErrorContains(t, err, "ε")
+	}
+}
+
+func TestWithDiagValidates(t *testing.T) {
+	n, d := 4, 2
+	v := make([]float64, n*d)
+	c := make([]float64, d*d)
+	for _, tc := range []struct {
+		delta []float64
+		msg   string
+	}{
+		{[]float64{1, 2, 3}, "diagonal of 3 entries for 4 items"},
+		{[]float64{1, -1e-300, 3, 4}, "diagonal entry 1"},
+		{[]float64{1, 2, math.NaN(), 4}, "diagonal entry 2"},
+		{[]float64{1, 2, 3, math.Inf(1)}, "diagonal entry 3"},
+	} {
+		_, err := NewFromRows(n, d, v, nil, c, WithDiag(tc.delta))
+		require.ErrorContains(t, err, tc.msg)
+	}
+	// All zeros and nil mean no diagonal: the model is the low-rank one.
+	for _, delta := range [][]float64{nil, make([]float64, n)} {
+		m, err := NewFromRows(n, d, v, nil, c, WithDiag(delta))
+		require.NoError(t, err)
+		require.False(t, m.HasDiag())
+		require.Nil(t, m.Diag())
+		require.Equal(t, min(n, 2*d), m.MaxRank())
+	}
+	delta := []float64{0, 1, 2, 3}
+	m, err := NewFromRows(n, d, v, nil, c, WithDiag(delta))
+	require.NoError(t, err)
+	delta[1] = 7 // the model keeps its own copy
+	require.Equal(t, []float64{0, 1, 2, 3}, m.Diag())
+	require.Equal(t, 2.0, m.ItemDiag(2))
+	require.Equal(t, 3.0, m.Entry(3, 3))
 }

@@ -18,6 +18,10 @@ type RandomOptions struct {
 	// BlockDiagonal uses Gartrell et al.'s C: 2×2 blocks [[0, σ], [−σ, 0]]
 	// with σ ~ |N(0, CScale²)| (a trailing odd row/column is zero).
 	BlockDiagonal bool
+	// Diag, when positive, adds a diagonal D with δᵢ = Diag·e^{N(0,1)}
+	// (see WithDiag). It is drawn after V, B and C, so those keep the values
+	// they have without it.
+	Diag float64
 }
 
 // Random returns a model with Gaussian parameters drawn from a PCG stream
@@ -59,7 +63,15 @@ func Random(n, d int, seed uint64, opt RandomOptions) *Model {
 			}
 		}
 	}
-	m, err := build(n, d, v, b, c, nil)
+	var opts []Option
+	if opt.Diag > 0 {
+		delta := make([]float64, n)
+		for i := range delta {
+			delta[i] = opt.Diag * math.Exp(rng.NormFloat64())
+		}
+		opts = append(opts, WithDiag(delta))
+	}
+	m, err := build(n, d, v, b, c, opts)
 	if err != nil {
 		panic("ndpp: Random built an invalid model: " + err.Error())
 	}

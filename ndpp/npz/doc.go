@@ -11,6 +11,7 @@
 //	V      float64, n×d   row i is vᵢ (the embedding-table layout)
 //	B      float64, n×d   row i is bᵢ (optional when reading: absent means B = V)
 //	C      float64, d×d   skew-symmetric
+//	D      float64, (n,)  optional diagonal δ ≥ 0 of L = D + VᵀV + BᵀCB (absent: D = 0)
 //	ids    int64, (n,)    optional external item ids (ndpp.Model.IDs)
 //	vocab  uint8, (len,)  optional item tokens (ndpp.Model.Vocab) joined by '\n'
 //
@@ -35,7 +36,7 @@
 // The bytes Write produces depend only on the model, and they are the bytes
 // earlier versions wrote through github.com/sbinet/npyio (the tests compare
 // with headers and files those versions wrote): zip entries V.npy, B.npy,
-// C.npy, then ids.npy and vocab.npy when present, stored (not deflated)
+// C.npy, then D.npy, ids.npy and vocab.npy when present, stored (not deflated)
 // like numpy.savez's, with zero timestamps; NPY format version 2.0 headers
 // whose dict is padded with (12 + len(dict) + 1) mod 16 spaces before the
 // '\n' (numpy pads to a multiple of 64 bytes when it writes, and does not

@@ -117,6 +117,11 @@ func write(w io.Writer, m *ndpp.Model) error {
 	if err := entry("C", npyOut{descr: "<f8", shape: []int{d, d}, f64: c}); err != nil {
 		return err
 	}
+	if diag := m.Diag(); diag != nil {
+		if err := entry("D", npyOut{descr: "<f8", shape: []int{n}, f64: diag}); err != nil {
+			return err
+		}
+	}
 	if ids := m.IDs(); ids != nil {
 		if err := entry("ids", npyOut{descr: "<i8", shape: []int{n}, i64: ids}); err != nil {
 			return err
@@ -180,7 +185,7 @@ func decode(r io.ReaderAt, size int64) (*ndpp.Model, error) {
 	for _, f := range zr.File {
 		key := strings.TrimSuffix(f.Name, ".npy")
 		switch key {
-		case "V", "B", "C", "ids", "vocab":
+		case "V", "B", "C", "D", "ids", "vocab":
 		default:
 			continue
 		}
@@ -207,7 +212,7 @@ func decode(r io.ReaderAt, size int64) (*ndpp.Model, error) {
 			if len(names) > 0 {
 				have = strings.Join(names, ", ")
 			}
-			return nil, fmt.Errorf("missing array %s (model arrays present: %s; want V, C and optionally B, ids, vocab)", key, have)
+			return nil, fmt.Errorf("missing array %s (model arrays present: %s; want V, C and optionally B, D, ids, vocab)", key, have)
 		}
 	}
 
@@ -257,6 +262,20 @@ func decode(r io.ReaderAt, size int64) (*ndpp.Model, error) {
 	}
 
 	var opts []ndpp.Option
+	da, err := get("D")
+	if err != nil {
+		return nil, err
+	}
+	if da != nil {
+		if len(da.shape) != 1 || da.shape[0] != n {
+			return nil, fmt.Errorf("array D has shape %s for %d items; want (%d,), the diagonal δ", shapeString(da.shape), n, n)
+		}
+		diag, err := da.float64s()
+		if err != nil {
+			return nil, fmt.Errorf("array D: %w", err)
+		}
+		opts = append(opts, ndpp.WithDiag(diag))
+	}
 	ia, err := get("ids")
 	if err != nil {
 		return nil, err

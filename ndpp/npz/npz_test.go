@@ -44,6 +44,7 @@ type modelView struct {
 	N, D        int
 	Shared      bool
 	V, B, BC, C []float64
+	Diag        []float64
 	IDs         []int64
 	HasVocab    bool
 	Tokens      []string
@@ -51,7 +52,7 @@ type modelView struct {
 
 func view(m *ndpp.Model) modelView {
 	v, b, bc, c := m.Rows()
-	mv := modelView{N: m.N(), D: m.D(), Shared: m.Shared(), V: v, B: b, BC: bc, C: c, IDs: m.IDs()}
+	mv := modelView{N: m.N(), D: m.D(), Shared: m.Shared(), V: v, B: b, BC: bc, C: c, Diag: m.Diag(), IDs: m.IDs()}
 	if voc := m.Vocab(); voc != nil {
 		mv.HasVocab, mv.Tokens = true, voc.Tokens()
 	}
@@ -105,13 +106,15 @@ func withMeta(t testing.TB, m *ndpp.Model) *ndpp.Model {
 func roundTripModels(t *testing.T) map[string]*ndpp.Model {
 	t.Helper()
 	ms := map[string]*ndpp.Model{
-		"n=1/d=1":          ndpp.Random(1, 1, 3, ndpp.RandomOptions{}),
-		"n=7/d=3/shared":   ndpp.Random(7, 3, 4, ndpp.RandomOptions{Shared: true}),
-		"n=50/d=8":         ndpp.Random(50, 8, 5, ndpp.RandomOptions{}),
-		"n=40/d=5/block":   ndpp.Random(40, 5, 6, ndpp.RandomOptions{BlockDiagonal: true}),
-		"n=30/d=4/meta":    withMeta(t, ndpp.Random(30, 4, 7, ndpp.RandomOptions{})),
-		"n=1/d=2/meta":     withMeta(t, ndpp.Random(1, 2, 8, ndpp.RandomOptions{})),
-		"n=9/d=3/huge-val": ndpp.Random(9, 3, 9, ndpp.RandomOptions{Scale: 1e300, CScale: 1e-300}),
+		"n=1/d=1":           ndpp.Random(1, 1, 3, ndpp.RandomOptions{}),
+		"n=7/d=3/shared":    ndpp.Random(7, 3, 4, ndpp.RandomOptions{Shared: true}),
+		"n=50/d=8":          ndpp.Random(50, 8, 5, ndpp.RandomOptions{}),
+		"n=40/d=5/block":    ndpp.Random(40, 5, 6, ndpp.RandomOptions{BlockDiagonal: true}),
+		"n=30/d=4/meta":     withMeta(t, ndpp.Random(30, 4, 7, ndpp.RandomOptions{})),
+		"n=1/d=2/meta":      withMeta(t, ndpp.Random(1, 2, 8, ndpp.RandomOptions{})),
+		"n=9/d=3/huge-val":  ndpp.Random(9, 3, 9, ndpp.RandomOptions{Scale: 1e300, CScale: 1e-300}),
+		"n=20/d=3/diag":     ndpp.Random(20, 3, 10, ndpp.RandomOptions{Diag: 0.01}),
+		"n=6/d=2/diag/meta": withMeta(t, ndpp.Random(6, 2, 11, ndpp.RandomOptions{Shared: true, Diag: 1e-200})),
 	}
 	ms["n=3/d=2/extremes"] = extremesModel(t)
 	return ms
@@ -374,6 +377,10 @@ func TestReadBadInputs(t *testing.T) {
 		want    string
 	}{
 		{"missing V", []zipEntry{B(), C()}, "missing array V (model arrays present: B, C"},
+		{"D wrong length", []zipEntry{V(), B(), C(), with("D", []int{n + 1}, "<f8", le64(make([]float64, n+1)))}, "array D has shape (4,) for 3 items"},
+		{"D 2-D", []zipEntry{V(), B(), C(), with("D", []int{n, 1}, "<f8", le64(make([]float64, n)))}, "array D has shape (3, 1)"},
+		{"D negative", []zipEntry{V(), B(), C(), with("D", []int{n}, "<f8", le64([]float64{0, -1, 0}))}, "diagonal entry 1 is -1"},
+		{"D NaN", []zipEntry{V(), B(), C(), with("D", []int{n}, "<f8", le64([]float64{0, 0, math.NaN()}))}, "diagonal entry 2 is NaN"},
 		{"missing C", []zipEntry{V(), B()}, "missing array C"},
 		{"empty archive", nil, "missing array V (model arrays present: none"},
 		{"V int", []zipEntry{with("V", []int{n, d}, "<i8", make([]byte, 8*n*d)), C()}, "V: dtype <i8 is not a float array"},
@@ -559,6 +566,9 @@ func TestReadableByNumpyRules(t *testing.T) {
 			"V": {Shape: []int{n, d}, Descr: "<f8", Data: v},
 			"B": {Shape: []int{n, d}, Descr: "<f8", Data: b},
 			"C": {Shape: []int{d, d}, Descr: "<f8", Data: c},
+		}
+		if diag := m.Diag(); diag != nil {
+			want["D"] = array{Shape: []int{n}, Descr: "<f8", Data: diag}
 		}
 		if ids := m.IDs(); ids != nil {
 			a := array{Shape: []int{n}, Descr: "<i8"}
