@@ -20,6 +20,30 @@ type EvalOptions struct {
 	Key []int64
 	// Workers scores baskets in parallel (≤ 0: GOMAXPROCS).
 	Workers int
+	// Eps is ε of the basket term log det(L_S + εI) of the test
+	// log-likelihood and the AUC: 0 means DefaultEps, negative means none
+	// (the model's own log-likelihood, −Inf for a basket of probability 0).
+	Eps float64
+}
+
+// DefaultEps is the ε of the regularised basket term log det(L_S + εI)
+// that the learners maximise and Evaluate reports (Gartrell et al.'s code
+// uses the same value in training, validation, the test log-likelihood and
+// the AUC). It makes the term finite for every basket, also for baskets
+// larger than a low-rank kernel's rank 2d, whose probability under the
+// model itself is 0; for other baskets it changes the value by O(ε).
+const DefaultEps = 1e-5
+
+// resolveEps applies the Eps convention of EvalOptions and the learners'
+// options: 0 means DefaultEps, negative means 0.
+func resolveEps(e float64) float64 {
+	switch {
+	case e == 0:
+		return DefaultEps
+	case e < 0:
+		return 0
+	}
+	return e
 }
 
 // Metrics are the evaluation figures of a model on test baskets. The
@@ -27,19 +51,26 @@ type EvalOptions struct {
 // Micro fields are plain means over the test baskets. MPR and Prec@k are in
 // percent, AUC in [0, 1].
 type Metrics struct {
-	TestLL                                      float64 // mean log det L_S − log det(L + I)
+	// TestLL is the mean of log det(L_S + εI) − log det(L + I) over the
+	// test baskets (ε = Eps).
+	TestLL                                      float64
 	MPR                                         float64
 	AUC                                         float64
 	Prec5                                       float64
 	Prec10                                      float64
 	MPRMicro, AUCMicro, Prec5Micro, Prec10Micro float64
 
-	Baskets   int // test baskets scored (LL, AUC)
-	Predicted int // baskets with ≥ 2 items used for MPR and Prec@k
-	Skipped   int // baskets whose conditioning set had a zero determinant
-	// ZeroProb counts the test baskets of probability 0 under the model
-	// (det L_S = 0: more than rank L ≤ 2d items, or linearly dependent
-	// ones); any makes TestLL −Inf.
+	Eps       float64 // ε of TestLL and of the AUC's basket scores
+	Baskets   int     // test baskets scored (LL, AUC)
+	Predicted int     // baskets with ≥ 2 items used for MPR and Prec@k
+	Skipped   int     // baskets whose conditioning set had a zero determinant
+	// BeyondRank counts the test baskets with more items than the model's
+	// MaxRank (2d for a kernel without a diagonal): their probability under
+	// the model is 0, and their term in TestLL is finite only through ε.
+	BeyondRank int
+	// ZeroProb counts the test baskets whose term det(L_S + εI) is zero
+	// (only possible with Eps < 0: linearly dependent items or more than
+	// MaxRank of them); any makes TestLL −Inf.
 	ZeroProb int
 }
 
@@ -56,7 +87,12 @@ type Metrics struct {
 // metric is the unweighted mean over three size buckets: log10 of the size
 // cut into 3 equal-width bins (right-closed) over the test baskets, using the
 // size after removing the held-out item for MPR and Prec@k and the full
-// size for the AUC. Micro figures are the plain means over all baskets.
+// size for the AUC; the bins are cut from every test basket before any is
+// scored (a basket skipped for a singular conditioning set does not move
+// them). Micro figures are the plain means over all baskets.
+//
+// The test log-likelihood and the AUC score a basket by log det(L_S + εI)
+// (opt.Eps: DefaultEps unless set), the convention of the learners.
 func Evaluate(m *ndpp.Model, test [][]int, opt EvalOptions) (*Metrics, error) {
 	if len(test) == 0 {
 		return nil, fmt.Errorf("learn: no test baskets")
@@ -85,12 +121,27 @@ func Evaluate(m *ndpp.Model, test [][]int, opt EvalOptions) (*Metrics, error) {
 		slices.SortFunc(u, func(a, b int) int { return cmpInt64(key(a), key(b)) })
 		baskets[bi] = slices.Compact(u)
 	}
-	met := &Metrics{Baskets: len(baskets)}
-	ll, err := m.LogLikelihood(baskets)
+	eps := resolveEps(opt.Eps)
+	met := &Metrics{Baskets: len(baskets), Eps: eps}
+	pos, err := m.LogDetsEps(baskets, opt.Workers, eps)
 	if err != nil {
 		return nil, err
 	}
-	met.TestLL = ll
+	sizes := make([]int, len(baskets))
+	var prAll []int // the sizes MPR's bins are cut from: every basket that can be predicted
+	for i, s := range baskets {
+		sizes[i] = len(s)
+		if len(s) > m.MaxRank() {
+			met.BeyondRank++
+		}
+		if len(s) >= 2 {
+			prAll = append(prAll, len(s)-1)
+		}
+		if math.IsInf(pos[i], -1) {
+			met.ZeroProb++
+		}
+	}
+	met.TestLL = mean(pos) - m.LogNormalizer()
 
 	// Next-item prediction.
 	gains := make([]float64, n)
@@ -132,7 +183,7 @@ func Evaluate(m *ndpp.Model, test [][]int, opt EvalOptions) (*Metrics, error) {
 	}
 	met.Predicted = len(pr)
 	if len(pr) > 0 {
-		bk := sizeBuckets(prSizes)
+		bk := sizeBucketsIn(prSizes, prAll)
 		met.MPR, met.MPRMicro = 100*bucketMean(pr, bk), 100*mean(pr)
 		met.Prec5, met.Prec5Micro = 100*bucketMean(p5, bk), 100*mean(p5)
 		met.Prec10, met.Prec10Micro = 100*bucketMean(p10, bk), 100*mean(p10)
@@ -143,27 +194,15 @@ func Evaluate(m *ndpp.Model, test [][]int, opt EvalOptions) (*Metrics, error) {
 	// AUC against random baskets of the same sizes.
 	rng := rand.New(rand.NewPCG(opt.Seed, 0xa0c))
 	neg := make([][]int, len(baskets))
-	sizes := make([]int, len(baskets))
 	for i, s := range baskets {
-		k := min(len(s), n)
-		neg[i] = sampleDistinct(rng, n, k)
-		sizes[i] = len(s)
+		neg[i] = sampleDistinct(rng, n, min(len(s), n))
 	}
-	pos, err := m.LogDets(baskets, opt.Workers)
-	if err != nil {
-		return nil, err
-	}
-	for _, x := range pos {
-		if math.IsInf(x, -1) {
-			met.ZeroProb++
-		}
-	}
-	negs, err := m.LogDets(neg, opt.Workers)
+	negs, err := m.LogDetsEps(neg, opt.Workers, eps)
 	if err != nil {
 		return nil, err
 	}
 	met.AUCMicro = auc(pos, negs)
-	bk := sizeBuckets(sizes)
+	bk := sizeBucketsIn(sizes, sizes)
 	sum, cnt := 0.0, 0
 	for b := 0; b < 3; b++ {
 		var pb, nb []float64
@@ -211,16 +250,17 @@ func mean(x []float64) float64 {
 	return s / float64(len(x))
 }
 
-// sizeBuckets assigns each size to one of 3 equal-width, right-closed bins
-// of log10(size) over [min, max] (the first bin also holds the minimum).
-func sizeBuckets(sizes []int) []int {
+// sizeBucketsIn assigns each of sizes to one of 3 equal-width, right-closed
+// bins of log10(size) cut over [min, max] of the sizes in edges (the first
+// bin also holds the minimum; sizes outside the range go to the end bins).
+func sizeBucketsIn(sizes, edges []int) []int {
 	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, s := range sizes {
+	for _, s := range edges {
 		x := math.Log10(float64(s))
 		lo, hi = math.Min(lo, x), math.Max(hi, x)
 	}
 	out := make([]int, len(sizes))
-	if hi == lo {
+	if !(hi > lo) {
 		return out
 	}
 	w := (hi - lo) / 3

@@ -46,7 +46,9 @@ func TestEvaluateMatchesBruteForce(t *testing.T) {
 			}
 			test = append(test, s)
 		}
-		got, err := Evaluate(m, test, EvalOptions{Seed: 4})
+		got, err := Evaluate(m, test, EvalOptions{Seed: 4, Eps: -1})
+		require.NoError(t, err)
+		withEps, err := Evaluate(m, test, EvalOptions{Seed: 4, Eps: 0.01})
 		require.NoError(t, err)
 
 		all := make([]int, n)
@@ -54,7 +56,7 @@ func TestEvaluateMatchesBruteForce(t *testing.T) {
 			all[i] = i
 		}
 		logNorm := directLogDet(directKernel(p, all, 1))
-		var ll float64
+		var ll, llEps float64
 		type rec struct {
 			size        int
 			pr, p5, p10 float64
@@ -65,6 +67,7 @@ func TestEvaluateMatchesBruteForce(t *testing.T) {
 			sort.Ints(u)
 			u = slices.Compact(u)
 			ll += directLogDet(directKernel(p, u, 0)) - logNorm
+			llEps += directLogDet(directKernel(p, u, 0.01)) - logNorm
 			if len(u) < 2 {
 				continue
 			}
@@ -92,6 +95,10 @@ func TestEvaluateMatchesBruteForce(t *testing.T) {
 			recs = append(recs, rec{len(y), 1 - float64(ge)/float64(nz), b2f(gt < 5), b2f(gt < 10)})
 		}
 		require.InDelta(t, ll/float64(len(test)), got.TestLL, 1e-8)
+		require.InDelta(t, llEps/float64(len(test)), withEps.TestLL, 1e-8)
+		require.Equal(t, 0.0, got.Eps)
+		require.Equal(t, 0.01, withEps.Eps)
+		require.Equal(t, got.MPR, withEps.MPR) // ε is not part of the conditional gains
 		require.Equal(t, len(recs), got.Predicted)
 		lo, hi := math.Inf(1), math.Inf(-1)
 		for _, r := range recs {
@@ -127,7 +134,7 @@ func TestEvaluateMatchesBruteForce(t *testing.T) {
 		require.InDelta(t, 100*p10/nb, got.Prec10, metricTol)
 		require.InDelta(t, 100*m10/nr, got.Prec10Micro, metricTol)
 		// AUC: reproducible for a seed, in [0, 1].
-		again, err := Evaluate(m, test, EvalOptions{Seed: 4})
+		again, err := Evaluate(m, test, EvalOptions{Seed: 4, Eps: -1})
 		require.NoError(t, err)
 		require.Equal(t, got.AUC, again.AUC)
 		require.Equal(t, got.AUCMicro, again.AUCMicro)
@@ -174,11 +181,14 @@ func TestAUCMatchesPairCounting(t *testing.T) {
 func TestSizeBuckets(t *testing.T) {
 	sizes := []int{1, 2, 3, 5, 8, 13, 21, 1}
 	lo, hi := 0.0, math.Log10(21)
-	got := sizeBuckets(sizes)
+	got := sizeBucketsIn(sizes, sizes)
 	for i, s := range sizes {
 		require.Equal(t, bruteBucket(math.Log10(float64(s)), lo, hi), got[i], "size %d", s)
 	}
-	require.Equal(t, []int{0, 0}, sizeBuckets([]int{4, 4}))
+	require.Equal(t, []int{0, 0}, sizeBucketsIn([]int{4, 4}, []int{4, 4}))
+	// Edges from another set: sizes outside its range go to the end bins.
+	require.Equal(t, []int{0, 0, 1, 2, 2}, sizeBucketsIn([]int{1, 2, 4, 8, 100}, []int{2, 4, 8}))
+	require.Equal(t, []int{0, 0}, sizeBucketsIn([]int{3, 5}, nil))
 }
 
 func TestEvaluateSortKeyAndErrors(t *testing.T) {
@@ -227,12 +237,75 @@ func TestEvaluateSortKeyAndErrors(t *testing.T) {
 func TestEvaluateCountsZeroProbabilityBaskets(t *testing.T) {
 	m := ndpp.Random(8, 1, 3, ndpp.RandomOptions{})
 	test := [][]int{{0, 1}, {2, 3, 4}, {5}, {1, 6, 7}, {0, 2}, {3}}
-	met, err := Evaluate(m, test, EvalOptions{Seed: 1})
+	met, err := Evaluate(m, test, EvalOptions{Seed: 1, Eps: -1})
 	require.NoError(t, err)
 	require.Equal(t, 4, met.ZeroProb)
+	require.Equal(t, 2, met.BeyondRank) // three items, rank 2d = 2
 	require.True(t, math.IsInf(met.TestLL, -1))
-	met, err = Evaluate(m, [][]int{{0}, {5}}, EvalOptions{Seed: 1})
+	met, err = Evaluate(m, [][]int{{0}, {5}}, EvalOptions{Seed: 1, Eps: -1})
 	require.NoError(t, err)
 	require.Zero(t, met.ZeroProb)
 	require.False(t, math.IsInf(met.TestLL, 0))
+}
+
+// TestEvaluateEpsKeepsLikelihoodFinite: with the default ε every basket,
+// also one beyond the rank, has a finite term, equal to the direct
+// log det(L_S + εI); the counts still say which baskets exceed the rank.
+func TestEvaluateEpsKeepsLikelihoodFinite(t *testing.T) {
+	m := ndpp.Random(8, 1, 3, ndpp.RandomOptions{})
+	p := ParamsFromModel(m)
+	test := [][]int{{0, 1}, {2, 3, 4}, {5}, {1, 6, 7}, {0, 2}, {3}}
+	met, err := Evaluate(m, test, EvalOptions{Seed: 1})
+	require.NoError(t, err)
+	require.Equal(t, DefaultEps, met.Eps)
+	require.Zero(t, met.ZeroProb)
+	require.Equal(t, 2, met.BeyondRank)
+	all := []int{0, 1, 2, 3, 4, 5, 6, 7}
+	want := 0.0
+	for _, s := range test {
+		want += directLogDet(directKernel(p, s, DefaultEps))
+	}
+	want = want/float64(len(test)) - directLogDet(directKernel(p, all, 1))
+	require.InDelta(t, want, met.TestLL, 1e-6*math.Abs(want))
+}
+
+// TestEvaluateBinsIgnoreSkippedBaskets: the paper protocol's size bins are
+// cut from every test basket, so a basket whose conditioning set is
+// singular (skipped) does not move the other baskets' bins.
+func TestEvaluateBinsIgnoreSkippedBaskets(t *testing.T) {
+	m := ndpp.Random(30, 2, 5, ndpp.RandomOptions{})
+	big := make([]int, 27) // with d = 2 its 26-item conditioning set is singular
+	for i := range big {
+		big[i] = 3 + i
+	}
+	test := [][]int{{0, 1}, {2, 3, 4}, {5, 6, 7, 8}, big}
+	met, err := Evaluate(m, test, EvalOptions{Seed: 1})
+	require.NoError(t, err)
+	require.Equal(t, 1, met.Skipped)
+	require.Equal(t, 3, met.Predicted)
+	// Cut over sizes 1…26 (after the hold-out), sizes 1 and 2 share the
+	// first bin and 3 is in the second; cut over the predicted sizes 1…3
+	// alone, each would have a bin of its own (another mean).
+	edges := []int{1, 2, 3, 26}
+	require.Equal(t, []int{0, 0, 1}, sizeBucketsIn([]int{1, 2, 3}, edges))
+	gains := make([]float64, 30)
+	var pr [3][]float64
+	for _, s := range test[:3] {
+		y, t0 := s[:len(s)-1], s[len(s)-1]
+		require.NoError(t, m.ConditionalGains(y, gains))
+		ge, nz := 0, 0
+		for _, g := range gains {
+			if g >= gains[t0] {
+				ge++
+			}
+			if g != 0 {
+				nz++
+			}
+		}
+		b := sizeBucketsIn([]int{len(y)}, edges)[0]
+		pr[b] = append(pr[b], 1-float64(ge)/float64(nz))
+	}
+	want := 100 * (mean(pr[0]) + mean(pr[1])) / 2
+	require.InDelta(t, want, met.MPR, metricTol)
+	require.NotEqual(t, 100*(pr[0][0]+pr[0][1]+pr[1][0])/3, met.MPR)
 }
