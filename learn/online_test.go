@@ -311,11 +311,11 @@ func TestOnlineLearns(t *testing.T) {
 			require.NoError(t, err)
 			m0, err := o.Model()
 			require.NoError(t, err)
-			e0, err := Evaluate(m0, test, EvalOptions{})
+			e0, err := Evaluate(m0, test, EvalOptions{Eps: -1})
 			require.NoError(t, err)
 			res, err := o.Run(SliceSource(train), OnlineRun{TraceSet: test, TraceEvery: 1200})
 			require.NoError(t, err)
-			e1, err := Evaluate(res.Model, test, EvalOptions{})
+			e1, err := Evaluate(res.Model, test, EvalOptions{Eps: -1}) // the trace's exact LL
 			require.NoError(t, err)
 			name := fmt.Sprintf("norm=%v opt=%v", norm, optim)
 			if norm == NormExact {

@@ -18,7 +18,7 @@ import (
 // estimated reciprocal 1-norm condition number is below
 // ZeroRcondFactor·|S|·ε (ε = 2⁻⁵²) has a determinant indistinguishable from
 // zero in float64: LogDet reports it as zero. So does any set larger than
-// MaxRank (2d without a diagonal: rank L ≤ 2d), and any computed
+// MaxRank (the rank bound: 2d, or d when B = V), and any computed
 // determinant with a negative sign (det L_S ≥ 0 in exact arithmetic, so a
 // negative value is rounding noise around zero).
 const ZeroRcondFactor = 64

@@ -316,11 +316,15 @@ func (m *Model) ItemDiag(i int) float64 {
 	return m.diag[i]
 }
 
-// MaxRank returns the largest size of a set that can have det L_S > 0:
-// 2d for the low-rank kernel, n with a diagonal.
+// MaxRank returns the largest size of a set that can have det L_S > 0: the
+// rank bound of the low-rank kernel, 2d (d when B = V, as then
+// L = Vᵀ(I + C)V), or n with a diagonal.
 func (m *Model) MaxRank() int {
-	if m.diag != nil {
+	switch {
+	case m.diag != nil:
 		return m.n
+	case m.shared:
+		return min(m.n, m.d)
 	}
 	return min(m.n, 2*m.d)
 }

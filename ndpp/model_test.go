@@ -343,8 +343,16 @@ func TestWithDiagValidates(t *testing.T) {
 		require.NoError(t, err)
 		require.False(t, m.HasDiag())
 		require.Nil(t, m.Diag())
-		require.Equal(t, min(n, 2*d), m.MaxRank())
+		require.Equal(t, min(n, d), m.MaxRank()) // shared (B = V): rank ≤ d
 	}
+	// B = V: L = Vᵀ(I + C)V has rank ≤ d.
+	sh := Random(10, 3, 2, RandomOptions{Shared: true})
+	require.Equal(t, 3, sh.MaxRank())
+	ld, sign, err := sh.LogDet([]int{0, 1, 2, 3})
+	require.NoError(t, err)
+	require.Zero(t, sign)
+	require.True(t, math.IsInf(ld, -1))
+	require.Less(t, directLogDet(sh, []int{0, 1, 2, 3}), -20.0) // the dense determinant is rounding noise
 	delta := []float64{0, 1, 2, 3}
 	m, err := NewFromRows(n, d, v, nil, c, WithDiag(delta))
 	require.NoError(t, err)

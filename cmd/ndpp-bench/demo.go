@@ -218,6 +218,10 @@ func (f *demoFlags) learn(train, val, test [][]int, n int, logf func(string, ...
 		return nil, nil, nil, fmt.Errorf("offline learning: %w", err)
 	}
 	logf("offline learning: %.1f passes in %.2fs", off.Passes, off.Seconds)
+	base, err := learn.Baselines(train, test, n, learn.EvalOptions{Seed: f.seed})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("evaluating the baselines: %w", err)
+	}
 	for _, r := range []struct {
 		mode string
 		res  *learn.Result
@@ -226,7 +230,7 @@ func (f *demoFlags) learn(train, val, test [][]int, n int, logf func(string, ...
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("evaluating the %s model: %w", r.mode, err)
 		}
-		rows = append(rows, toMetricsJSON(r.mode, f.d, met, r.res.Seconds, r.res.Passes, r.res.Baskets))
+		rows = append(rows, toMetricsJSON(r.mode, f.d, met, base, r.res.Seconds, r.res.Passes, r.res.Baskets))
 		for _, p := range r.res.Trace {
 			nll = append(nll, nllRow{mode: r.mode, seconds: p.Seconds, baskets: p.Baskets, nll: p.NLL})
 		}
@@ -313,11 +317,17 @@ func (f *demoFlags) infer(m *ndpp.Model, logf func(string, ...any)) ([]demoInfer
 }
 
 func printDemoTables(w io.Writer, f demoFlags, learnRows []metricsJSON, inferRows []demoInferRow) {
-	fmt.Fprintf(w, "Learning (d = %d; test metrics, paper protocol)\n", f.d)
+	fmt.Fprintf(w, "Learning (d = %d; test metrics, paper protocol; baseline: independent items' LL, popularity's ranking)\n", f.d)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "mode\tseconds\ttest LL\tMPR\tAUC\tPrec@5\t")
 	for _, r := range learnRows {
 		fmt.Fprintf(tw, "%s\t%.2f\t%s\t%s\t%s\t%s\t\n", r.Mode, r.Seconds, fmtNum(r.TestLL, 3), fmtNum(r.MPR, 2), fmtNum(r.AUC, 3), fmtNum(r.Prec5, 2))
+	}
+	if len(learnRows) > 0 && learnRows[0].BaselineIndependentLL != nil {
+		// The baselines: the independent-items model's LL, popularity's ranking.
+		r := learnRows[0]
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", "baseline", "-", fmtNum(r.BaselineIndependentLL, 3), fmtNum(r.BaselinePopularityMPR, 2),
+			fmtNum(r.BaselinePopularityAUC, 3), fmtNum(r.BaselinePopularityPrec5, 2))
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\nMAP inference on the online model (k = %d, α = %g; ratios f(S)/f(greedy), random orders: %d)\n", f.k, f.alpha, f.orders)

@@ -21,6 +21,7 @@ type evalFlags struct {
 	g     globals
 	model string
 	test  string
+	train string
 	bf    basketFlags
 	seed  uint64
 }
@@ -31,6 +32,7 @@ func runEval(e *env, args []string) error {
 		"ndpp-bench eval --model apparel.npz --test testdata/1_100_100_100_apparel_regs.csv --json", &f.g)
 	fs.StringVar(&f.model, "model", "", "model file (.npz, required)")
 	fs.StringVar(&f.test, "test", "", "test basket file (required)")
+	fs.StringVar(&f.train, "train", "", "training basket file: adds the baselines (popularity ranking and the independent-items model, counted on it)")
 	f.bf.register(fs)
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the AUC's random baskets")
 	if err := parseFlags(fs, args); err != nil {
@@ -63,12 +65,22 @@ func runEval(e *env, args []string) error {
 		return err
 	}
 	secs := time.Since(start).Seconds()
+	var base *learn.Metrics
+	if f.train != "" {
+		train, err := f.bf.read(f.train, voc, false, m.N())
+		if err != nil {
+			return err
+		}
+		if base, err = learn.Baselines(train, baskets, m.N(), learn.EvalOptions{Seed: f.seed, Key: sortKeys(voc), Workers: f.g.threads}); err != nil {
+			return err
+		}
+	}
 	if !f.g.quiet && met.Skipped > 0 {
 		fmt.Fprintf(e.stderr, "eval: %d baskets skipped for MPR/Prec@k (conditioning set with zero determinant)\n", met.Skipped)
 	}
 	if !f.g.quiet {
-		zeroProbNote(e, "eval", met, m.D())
+		rankNote(e, "eval", met, m)
 	}
 	extra := [][2]string{{"items", strconv.Itoa(m.N())}, {"predicted baskets", strconv.Itoa(met.Predicted)}}
-	return writeMetrics(e, &f.g, toMetricsJSON("eval", m.D(), met, secs, 0, len(baskets)), extra)
+	return writeMetrics(e, &f.g, toMetricsJSON("eval", m.D(), met, base, secs, 0, len(baskets)), extra)
 }

@@ -44,6 +44,21 @@ type metricsJSON struct {
 	Seconds     float64  `json:"seconds"`
 	Passes      float64  `json:"passes"`
 	Baskets     int      `json:"baskets"`
+	// Eps is ε of test_ll and the AUC: log det(L_S + εI) − log det(I + L).
+	Eps float64 `json:"eps"`
+	// BeyondRank counts the test baskets with more items than the model's
+	// rank (2d, or d when B = V, without a diagonal): probability 0 under
+	// the model, finite in test_ll only through ε.
+	BeyondRank int `json:"test_baskets_beyond_rank"`
+	// The baselines on the same split (absent when there is no training
+	// data to count items in): ranking by training count, and the
+	// independent-items model's test log-likelihood.
+	BaselinePopularityMPR      *float64 `json:"baseline_popularity_mpr,omitempty"`
+	BaselinePopularityMPRMicro *float64 `json:"baseline_popularity_mpr_micro,omitempty"`
+	BaselinePopularityAUC      *float64 `json:"baseline_popularity_auc,omitempty"`
+	BaselinePopularityPrec5    *float64 `json:"baseline_popularity_prec5,omitempty"`
+	BaselinePopularityPrec10   *float64 `json:"baseline_popularity_prec10,omitempty"`
+	BaselineIndependentLL      *float64 `json:"baseline_independent_ll,omitempty"`
 }
 
 // num maps non-finite values (a zero-determinant basket makes LL −Inf) to
@@ -55,10 +70,19 @@ func num(x float64) *float64 {
 	return &x
 }
 
-func toMetricsJSON(mode string, d int, m *learn.Metrics, seconds, passes float64, baskets int) metricsJSON {
-	return metricsJSON{Mode: mode, D: d, TestLL: num(m.TestLL), MPR: num(m.MPR), AUC: num(m.AUC),
+// toMetricsJSON puts a model's metrics and, when base is not nil, the
+// baselines' (Baselines on the same split) into the output record.
+func toMetricsJSON(mode string, d int, m, base *learn.Metrics, seconds, passes float64, baskets int) metricsJSON {
+	r := metricsJSON{Mode: mode, D: d, TestLL: num(m.TestLL), MPR: num(m.MPR), AUC: num(m.AUC),
 		Prec5: num(m.Prec5), Prec10: num(m.Prec10), MPRMicro: num(m.MPRMicro), AUCMicro: num(m.AUCMicro),
-		Prec5Micro: num(m.Prec5Micro), Prec10Micro: num(m.Prec10Micro), Seconds: seconds, Passes: passes, Baskets: baskets}
+		Prec5Micro: num(m.Prec5Micro), Prec10Micro: num(m.Prec10Micro), Seconds: seconds, Passes: passes, Baskets: baskets,
+		Eps: m.Eps, BeyondRank: m.BeyondRank}
+	if base != nil {
+		r.BaselinePopularityMPR, r.BaselinePopularityMPRMicro = num(base.MPR), num(base.MPRMicro)
+		r.BaselinePopularityAUC, r.BaselinePopularityPrec5, r.BaselinePopularityPrec10 = num(base.AUC), num(base.Prec5), num(base.Prec10)
+		r.BaselineIndependentLL = num(base.TestLL)
+	}
+	return r
 }
 
 func writeMetrics(e *env, g *globals, r metricsJSON, extra [][2]string) error {
@@ -79,12 +103,28 @@ func writeMetrics(e *env, g *globals, r metricsJSON, extra [][2]string) error {
 	for _, kv := range extra {
 		fmt.Fprintf(tw, "%s\t%s\n", kv[0], kv[1])
 	}
-	fmt.Fprintf(tw, "test log-likelihood\t%s\n", f(r.TestLL, "%.4f"))
-	fmt.Fprintf(tw, "\tpaper\tmicro\n")
-	fmt.Fprintf(tw, "MPR\t%s\t%s\n", f(r.MPR, "%.2f"), f(r.MPRMicro, "%.2f"))
-	fmt.Fprintf(tw, "AUC\t%s\t%s\n", f(r.AUC, "%.4f"), f(r.AUCMicro, "%.4f"))
-	fmt.Fprintf(tw, "Prec@5\t%s\t%s\n", f(r.Prec5, "%.2f"), f(r.Prec5Micro, "%.2f"))
-	fmt.Fprintf(tw, "Prec@10\t%s\t%s\n", f(r.Prec10, "%.2f"), f(r.Prec10Micro, "%.2f"))
+	base := r.BaselineIndependentLL != nil
+	fmt.Fprintf(tw, "test log-likelihood (ε = %g)\t%s", r.Eps, f(r.TestLL, "%.4f"))
+	if base {
+		fmt.Fprintf(tw, "\t\tindependent items %s", f(r.BaselineIndependentLL, "%.4f"))
+	}
+	fmt.Fprintln(tw)
+	if base {
+		fmt.Fprintf(tw, "\tpaper\tmicro\tpopularity (paper)\n")
+		fmt.Fprintf(tw, "MPR\t%s\t%s\t%s\n", f(r.MPR, "%.2f"), f(r.MPRMicro, "%.2f"), f(r.BaselinePopularityMPR, "%.2f"))
+		fmt.Fprintf(tw, "AUC\t%s\t%s\t%s\n", f(r.AUC, "%.4f"), f(r.AUCMicro, "%.4f"), f(r.BaselinePopularityAUC, "%.4f"))
+		fmt.Fprintf(tw, "Prec@5\t%s\t%s\t%s\n", f(r.Prec5, "%.2f"), f(r.Prec5Micro, "%.2f"), f(r.BaselinePopularityPrec5, "%.2f"))
+		fmt.Fprintf(tw, "Prec@10\t%s\t%s\t%s\n", f(r.Prec10, "%.2f"), f(r.Prec10Micro, "%.2f"), f(r.BaselinePopularityPrec10, "%.2f"))
+	} else {
+		fmt.Fprintf(tw, "\tpaper\tmicro\n")
+		fmt.Fprintf(tw, "MPR\t%s\t%s\n", f(r.MPR, "%.2f"), f(r.MPRMicro, "%.2f"))
+		fmt.Fprintf(tw, "AUC\t%s\t%s\n", f(r.AUC, "%.4f"), f(r.AUCMicro, "%.4f"))
+		fmt.Fprintf(tw, "Prec@5\t%s\t%s\n", f(r.Prec5, "%.2f"), f(r.Prec5Micro, "%.2f"))
+		fmt.Fprintf(tw, "Prec@10\t%s\t%s\n", f(r.Prec10, "%.2f"), f(r.Prec10Micro, "%.2f"))
+	}
+	if r.BeyondRank > 0 {
+		fmt.Fprintf(tw, "test baskets beyond the rank\t%d\n", r.BeyondRank)
+	}
 	fmt.Fprintf(tw, "seconds\t%.3f\n", r.Seconds)
 	fmt.Fprintf(tw, "passes\t%.2f\n", r.Passes)
 	fmt.Fprintf(tw, "baskets\t%d\n", r.Baskets)
@@ -301,12 +341,17 @@ func runLearn(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	met, err := learn.Evaluate(model, test, learn.EvalOptions{Seed: f.seed, Key: sortKeys(voc), Workers: f.g.threads})
+	evalOpt := learn.EvalOptions{Seed: f.seed, Key: sortKeys(voc), Workers: f.g.threads}
+	met, err := learn.Evaluate(model, test, evalOpt)
+	if err != nil {
+		return err
+	}
+	base, err := learn.Baselines(train, test, n, evalOpt)
 	if err != nil {
 		return err
 	}
 	if !f.g.quiet {
-		zeroProbNote(e, "learn", met, model.D())
+		rankNote(e, "learn", met, model)
 	}
 	if f.out != "" {
 		if err := npz.Save(f.out, model); err != nil {
@@ -319,15 +364,23 @@ func runLearn(e *env, args []string) error {
 		}
 	}
 	extra := [][2]string{{"items", strconv.Itoa(n)}, {"validation LL", fmt.Sprintf("%.4f", res.ValLL)}}
-	return writeMetrics(e, &f.g, toMetricsJSON(f.mode, model.D(), met, res.Seconds, res.Passes, res.Baskets), extra)
+	return writeMetrics(e, &f.g, toMetricsJSON(f.mode, model.D(), met, base, res.Seconds, res.Passes, res.Baskets), extra)
 }
 
-// zeroProbNote says on stderr why the test log-likelihood is −Inf, if it
-// is: baskets the model gives probability 0.
-func zeroProbNote(e *env, cmd string, met *learn.Metrics, d int) {
+// rankNote says on stderr how many test baskets exceed the model's rank
+// (probability 0 under the model itself, finite only through ε), and why
+// the test log-likelihood is −Inf if it is.
+func rankNote(e *env, cmd string, met *learn.Metrics, m *ndpp.Model) {
+	if met.BeyondRank > 0 {
+		bound := "2d"
+		if m.Shared() {
+			bound = "d (B = V)"
+		}
+		fmt.Fprintf(e.stderr, "%s: %d of %d test baskets have more items than the model's rank %s = %d: probability 0 under the model, finite in the test log-likelihood only through ε = %g\n",
+			cmd, met.BeyondRank, met.Baskets, bound, m.MaxRank(), met.Eps)
+	}
 	if met.ZeroProb > 0 {
-		fmt.Fprintf(e.stderr, "%s: %d of %d test baskets have probability 0 under the model (more than 2d = %d items, or linearly dependent ones), so the test log-likelihood is -Inf\n",
-			cmd, met.ZeroProb, met.Baskets, 2*d)
+		fmt.Fprintf(e.stderr, "%s: %d of %d test baskets have det(L_S + εI) = 0, so the test log-likelihood is -Inf\n", cmd, met.ZeroProb, met.Baskets)
 	}
 }
 

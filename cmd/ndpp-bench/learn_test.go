@@ -10,11 +10,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ndpp-go/ndpp/learn"
 )
 
 // learnJSONKeys are the fields of learn --json and eval --json.
-var learnJSONKeys = []string{"auc", "auc_micro", "baskets", "d", "mode", "mpr", "mpr_micro", "passes",
-	"prec10", "prec10_micro", "prec5", "prec5_micro", "seconds", "test_ll"}
+var learnJSONKeys = []string{"auc", "auc_micro", "baseline_independent_ll", "baseline_popularity_auc", "baseline_popularity_mpr",
+	"baseline_popularity_mpr_micro", "baseline_popularity_prec10", "baseline_popularity_prec5", "baskets", "d", "eps", "mode",
+	"mpr", "mpr_micro", "passes", "prec10", "prec10_micro", "prec5", "prec5_micro", "seconds", "test_baskets_beyond_rank", "test_ll"}
 
 func runLearnCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
@@ -55,8 +58,12 @@ func decodeMetrics(t *testing.T, out string) map[string]any {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	if !slices.Equal(keys, learnJSONKeys) {
-		t.Fatalf("keys %v, want %v", keys, learnJSONKeys)
+	want := learnJSONKeys
+	if _, ok := raw["baseline_independent_ll"]; !ok { // eval without --train: no baselines
+		want = slices.DeleteFunc(slices.Clone(want), func(k string) bool { return strings.HasPrefix(k, "baseline_") })
+	}
+	if !slices.Equal(keys, want) {
+		t.Fatalf("keys %v, want %v", keys, want)
 	}
 	for _, k := range []string{"mpr", "mpr_micro", "prec5", "prec10", "prec5_micro", "prec10_micro"} {
 		if v, ok := raw[k].(float64); !ok || v < 0 || v > 100 {
@@ -132,7 +139,7 @@ func TestLearnOnlineThenEval(t *testing.T) {
 	}
 	// Evaluating the saved model on the whole file: its tokens are the
 	// model's vocabulary.
-	code, out, errs = runLearnCmd(t, "eval", "--model", model, "--test", data, "--json")
+	code, out, errs = runLearnCmd(t, "eval", "--model", model, "--test", data, "--train", data, "--json")
 	if code != 0 {
 		t.Fatalf("eval exit %d: %s", code, errs)
 	}
@@ -142,8 +149,17 @@ func TestLearnOnlineThenEval(t *testing.T) {
 	}
 	// Human output.
 	code, out, _ = runLearnCmd(t, "eval", "--model", model, "--test", data, "--quiet")
-	if code != 0 || !strings.Contains(out, "MPR") || !strings.Contains(out, "paper") {
+	if code != 0 || !strings.Contains(out, "MPR") || !strings.Contains(out, "paper") || strings.Contains(out, "popularity") {
 		t.Errorf("eval table (exit %d):\n%s", code, out)
+	}
+	// Without --train eval has no counts for the baselines: no baseline fields.
+	code, out, _ = runLearnCmd(t, "eval", "--model", model, "--test", data, "--json", "--quiet")
+	if ev := decodeMetrics(t, out); code != 0 || ev["baseline_popularity_mpr"] != nil {
+		t.Errorf("eval without --train (exit %d): %s", code, out)
+	}
+	code, out, _ = runLearnCmd(t, "eval", "--model", model, "--test", data, "--train", data, "--quiet")
+	if code != 0 || !strings.Contains(out, "popularity (paper)") || !strings.Contains(out, "independent items") {
+		t.Errorf("eval table with baselines (exit %d):\n%s", code, out)
 	}
 	// Resuming from the final checkpoint skips every basket and gives the
 	// same model and metrics.
@@ -218,16 +234,27 @@ func TestLearnCSVFormat(t *testing.T) {
 	}
 }
 
-// TestLearnSaysWhyTestLLIsInfinite: with d = 1 (C = 0, L of rank 1) every
-// test basket of two or more items has probability 0; learn says so on
-// stderr instead of printing a bare "-".
-func TestLearnSaysWhyTestLLIsInfinite(t *testing.T) {
+// TestLearnReportsBasketsBeyondTheRank: with d = 1 (C = 0, L of rank 1)
+// every test basket of two or more items has probability 0 under the model;
+// learn says so on stderr, counts them in the JSON, and the test
+// log-likelihood is finite through ε, beside the baselines.
+func TestLearnReportsBasketsBeyondTheRank(t *testing.T) {
 	data := smallApparel(t, 600)
-	code, _, errs := runLearnCmd(t, "learn", "--data", data, "--mode", "online", "--d", "1", "--val", "50", "--test", "100")
+	code, out, errs := runLearnCmd(t, "learn", "--data", data, "--mode", "online", "--d", "1", "--val", "50", "--test", "100", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	if !strings.Contains(errs, "have probability 0 under the model") {
-		t.Errorf("no zero-probability note on stderr: %q", errs)
+	if !strings.Contains(errs, "test baskets have more items than the model's rank 2d = 2") {
+		t.Errorf("no rank note on stderr: %q", errs)
+	}
+	var r metricsJSON
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.TestLL == nil || r.BeyondRank == 0 || r.Eps != learn.DefaultEps {
+		t.Errorf("test_ll %v, beyond rank %d, eps %g: want a finite LL, a positive count, ε = %g", r.TestLL, r.BeyondRank, r.Eps, learn.DefaultEps)
+	}
+	if r.BaselineIndependentLL == nil || r.BaselinePopularityMPR == nil || r.BaselinePopularityMPRMicro == nil {
+		t.Errorf("baselines missing: %s", out)
 	}
 }
