@@ -31,13 +31,21 @@
 // other files. With Grow, the reader adds unseen tokens in order of first
 // appearance, which is how a vocabulary is built from training data.
 //
-// # Split
+// # Held-out baskets
 //
-// Split holds out validation and test baskets by a seeded permutation; the
-// papers use 300 validation and 2000 test baskets.
+// HoldOut holds out validation and test baskets of fixed sizes as a stream
+// is read, by seeded reservoir sampling (Vitter's algorithm R): one pass,
+// memory for the held-out baskets only, a uniformly random split, and every
+// other basket passed on once, so a one-pass learner can read a file larger
+// than memory or a pipe. HoldOutSlice gives the same split of in-memory
+// baskets, so online and offline learners are evaluated on the same
+// baskets. Split holds out by a seeded permutation of a slice. The papers
+// use 300 validation and 2000 test baskets.
 //
 // # References
 //
+//   - J. S. Vitter. Random Sampling with a Reservoir. ACM Transactions on
+//     Mathematical Software 11(1), 1985.
 //   - J. Gillenwater, A. Kulesza, E. Fox, B. Taskar. Expectation-Maximization
 //     for Learning Determinantal Point Processes. NIPS 2014 (the Amazon Baby
 //     Registry data).
