@@ -28,12 +28,12 @@
 //
 // Inverse overwrites a small k×k matrix with its inverse (Gauss–Jordan
 // elimination with partial pivoting) and returns log|det| and its sign;
-// InverseSign does the same without the logarithm. From BlockedMin on,
-// where the assembly kernels run, the elimination is blocked (panels of
-// four columns, the other columns updated by one rank-4 pass per panel);
-// below, and without the kernels, it goes one column at a time. Both
-// choose the same pivots, so log|det| and sign agree with an LU's; the
-// inverse agrees up to rounding.
+// InverseSign does the same without the logarithm. From BlockedMin on the
+// elimination is blocked (panels of four columns, the other columns
+// updated by one rank-4 pass per panel); below, it goes one column at a
+// time. Both choose the same pivots, so log|det| and sign agree with an
+// LU's; the inverse agrees up to rounding. Which one runs depends only on
+// the order.
 //
 // # Selection
 //

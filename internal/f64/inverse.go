@@ -3,9 +3,7 @@ package f64
 import "math"
 
 // BlockedMin is the smallest order k that Inverse and InverseSign invert by
-// the blocked elimination, where the assembly kernels run; smaller
-// matrices, and every matrix in builds without them, go through the
-// unblocked one.
+// the blocked elimination; smaller matrices go through the unblocked one.
 const BlockedMin = 24
 
 // panel is the width of the blocked elimination's panels: the number of
@@ -15,7 +13,7 @@ const panel = 4
 
 // blocked reports whether a k×k matrix is inverted by the blocked
 // elimination.
-func blocked(k int) bool { return useAsm && k >= BlockedMin }
+func blocked(k int) bool { return k >= BlockedMin }
 
 // InverseWork returns the number of scratch entries Inverse and
 // InverseSign need for a k×k matrix (0 when they need none).
@@ -40,12 +38,11 @@ func blockedWork(k int) int { return 2 * panel * k }
 // non-finite entries in the inverse. piv (k entries) and work
 // (InverseWork(k) entries) are scratch.
 //
-// From BlockedMin on, with the assembly kernels, the elimination is
-// blocked (invertBlocked): the same pivots, the same results up to the
-// order of rounding, several times faster. Below, and in builds without
-// the kernels, it is one step at a time (invertUnblocked), with each
-// multiply and add rounded on its own and log|det a| the sum of the
-// pivots' logarithms.
+// From BlockedMin on the elimination is blocked (invertBlocked): the same
+// pivots, the same results up to the order of rounding, several times
+// faster with the assembly kernels. Below, it is one step at a time
+// (invertUnblocked), with each multiply and add rounded on its own and
+// log|det a| the sum of the pivots' logarithms.
 func Inverse(a []float64, k, lda int, piv []int, work []float64) (logAbsDet, sign float64) {
 	checkInverse("Inverse", a, k, lda, piv, work)
 	if blocked(k) {

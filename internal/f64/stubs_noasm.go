@@ -2,8 +2,7 @@
 
 package f64
 
-// useAsm is false: this build has no assembly kernels.
-const useAsm = false
+// This build has no assembly kernels: the Go twins run.
 
 func axpyUnitary(alpha float64, x, y []float64) { axpyUnitaryGo(alpha, x, y) }
 
