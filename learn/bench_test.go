@@ -71,15 +71,7 @@ func BenchmarkOfflineStep(b *testing.B) {
 // training seconds and the ratio of the means (the bar: ≤ 0.1). Run it with
 // -benchtime=3x or more; single runs vary by up to 1.5×.
 func BenchmarkOnlineVsOffline(b *testing.B) {
-	voc, err := ndpp.NewVocab(nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	data, err := ndpp.ReadBaskets("../testdata/1_100_100_100_apparel_regs.csv", ndpp.LineOptions{Vocab: voc, Grow: true})
-	if err != nil {
-		b.Skip("apparel registries not available:", err)
-	}
-	n := voc.Len()
+	data, n := apparel(b)
 	var off, on float64
 	for b.Loop() {
 		for seed := uint64(1); seed <= 3; seed++ {
@@ -116,19 +108,12 @@ func BenchmarkOnlineVsOffline(b *testing.B) {
 // previous one's garbage collected.
 func BenchmarkOnlinePass(b *testing.B) {
 	b.Run("data=apparel/d=30", func(b *testing.B) {
-		voc, err := ndpp.NewVocab(nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		data, err := ndpp.ReadBaskets("../testdata/1_100_100_100_apparel_regs.csv", ndpp.LineOptions{Vocab: voc, Grow: true})
-		if err != nil {
-			b.Skip("apparel registries not available:", err)
-		}
+		data, n := apparel(b)
 		train, _, _, err := ndpp.Split(data, 300, 2000, 1)
 		if err != nil {
 			b.Fatal(err)
 		}
-		benchPass(b, train, voc.Len())
+		benchPass(b, train, n)
 	})
 	synthetic := benchBaskets(2000, 20000, 3)
 	b.Run("data=synthetic/n=2000/d=30", func(b *testing.B) {
@@ -146,4 +131,18 @@ func benchPass(b *testing.B, baskets [][]int, n int) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// apparel reads the Amazon apparel registries in testdata/ and returns the
+// baskets and the number of items (it skips the benchmark without them).
+func apparel(b *testing.B) ([][]int, int) {
+	voc, err := ndpp.NewVocab(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	data, err := ndpp.ReadBaskets("../testdata/1_100_100_100_apparel_regs.csv", ndpp.LineOptions{Vocab: voc, Grow: true})
+	if err != nil {
+		b.Skip("apparel registries not available:", err)
+	}
+	return data, voc.Len()
 }

@@ -108,22 +108,14 @@ func inverse2(a []float64, lda int) (sign float64) {
 func invertUnblocked(a []float64, k, lda int, piv []int, wantLog bool) (logAbsDet, sign float64) {
 	sign = 1
 	for c := range k {
-		p, best := c, math.Abs(a[c*lda+c])
-		for r := c + 1; r < k; r++ {
-			if v := math.Abs(a[r*lda+c]); v > best {
-				p, best = r, v
-			}
-		}
-		if best == 0 || math.IsNaN(best) || math.IsInf(best, 0) {
+		p, best := pivotSearch(a, k, lda, c)
+		if badPivot(best) {
 			return math.Inf(-1), 0
 		}
 		piv[c] = p
 		rowc := a[c*lda : c*lda+k]
 		if p != c {
-			rp := a[p*lda : p*lda+k]
-			for j := range rowc {
-				rowc[j], rp[j] = rp[j], rowc[j]
-			}
+			swapRows(rowc, a[p*lda:p*lda+k])
 			sign = -sign
 		}
 		pv := rowc[c]
@@ -215,27 +207,16 @@ func invertBlocked(a []float64, k, lda int, piv []int, work []float64, wantLog b
 		for s := range w {
 			c := c0 + s
 			if s == 0 || !full {
-				p, best = c, math.Abs(a[c*lda+c])
-				for r := c + 1; r < k; r++ {
-					if v := math.Abs(a[r*lda+c]); v > best {
-						p, best = r, v
-					}
-				}
+				p, best = pivotSearch(a, k, lda, c)
 			}
-			if best == 0 || math.IsNaN(best) || math.IsInf(best, 0) {
+			if badPivot(best) {
 				return math.Inf(-1), 0
 			}
 			piv[c] = p
 			rowc := a[c*lda : c*lda+k]
 			if p != c {
-				rp := a[p*lda : p*lda+k]
-				for j := range rowc {
-					rowc[j], rp[j] = rp[j], rowc[j]
-				}
-				xc, xp := x[c*nb:c*nb+s], x[p*nb:p*nb+s]
-				for t := range xc {
-					xc[t], xp[t] = xp[t], xc[t]
-				}
+				swapRows(rowc, a[p*lda:p*lda+k])
+				swapRows(x[c*nb:c*nb+s], x[p*nb:p*nb+s])
 				sign = -sign
 			}
 			// Bring the pivot row up to date outside the panel (y_t is zero
@@ -296,6 +277,30 @@ func invertBlocked(a []float64, k, lda int, piv []int, work []float64, wantLog b
 		return 0, sign
 	}
 	return math.Log(detMant) + float64(detExp)*math.Ln2, sign
+}
+
+// pivotSearch returns the pivot row of column c of the k×k a: the first
+// row r ≥ c with the largest |a[r][c]|, and that magnitude (a NaN is never
+// larger; a NaN at row c stays the best).
+func pivotSearch(a []float64, k, lda, c int) (p int, best float64) {
+	p, best = c, math.Abs(a[c*lda+c])
+	for r := c + 1; r < k; r++ {
+		if v := math.Abs(a[r*lda+c]); v > best {
+			p, best = r, v
+		}
+	}
+	return p, best
+}
+
+// badPivot reports a pivot magnitude that is zero or not finite.
+func badPivot(best float64) bool { return best == 0 || math.IsNaN(best) || math.IsInf(best, 0) }
+
+// swapRows exchanges the entries of x and y (len(y) ≥ len(x)).
+func swapRows(x, y []float64) {
+	y = y[:len(x)]
+	for j := range x {
+		x[j], y[j] = y[j], x[j]
+	}
 }
 
 // unpivotRows undoes the interchanges of invertBlocked on its columns. The

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -374,10 +373,6 @@ func TestInverse2(t *testing.T) {
 func TestInversePanics(t *testing.T) {
 	a := make([]float64, 16)
 	piv := make([]int, 4)
-	type panicCase struct {
-		name string
-		f    func()
-	}
 	cases := []panicCase{
 		{"Inverse", func() { Inverse(a, 4, 3, piv, nil) }},
 		{"Inverse", func() { Inverse(a[:15], 4, 4, piv, nil) }},
@@ -387,18 +382,7 @@ func TestInversePanics(t *testing.T) {
 	if w := InverseWork(30); w > 0 {
 		cases = append(cases, panicCase{"Inverse", func() { Inverse(make([]float64, 30*30), 30, 30, make([]int, 30), make([]float64, w-1)) }})
 	}
-	for _, tc := range cases {
-		func() {
-			defer func() {
-				r := recover()
-				s, ok := r.(string)
-				if !ok || !strings.HasPrefix(s, "f64: "+tc.name+": ") {
-					t.Errorf("%s: panic %v, want one starting with %q", tc.name, r, "f64: "+tc.name+": ")
-				}
-			}()
-			tc.f()
-		}()
-	}
+	expectPanics(t, cases)
 }
 
 // TestGer4 checks the rank-4 update this build runs against the plain loop.

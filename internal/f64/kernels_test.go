@@ -271,16 +271,37 @@ func TestAdam(t *testing.T) {
 	}
 }
 
+// panicCase is a call that must panic with a message starting with
+// "f64: " and the name of the routine.
+type panicCase struct {
+	name string
+	f    func()
+}
+
+// expectPanics runs the cases.
+func expectPanics(t *testing.T, cases []panicCase) {
+	t.Helper()
+	for _, tc := range cases {
+		func() {
+			defer func() {
+				r := recover()
+				s, ok := r.(string)
+				if !ok || !strings.HasPrefix(s, "f64: "+tc.name+": ") {
+					t.Errorf("%s: panic %v, want one starting with %q", tc.name, r, "f64: "+tc.name+": ")
+				}
+			}()
+			tc.f()
+		}()
+	}
+}
+
 // TestKernelPanics checks that the exported kernels refuse short slices
 // and bad strides with a panic naming the kernel.
 func TestKernelPanics(t *testing.T) {
 	a, x, y := make([]float64, 40), make([]float64, 10), make([]float64, 40)
 	var y4 [4]float64
 	c := testAdamCoef(0.01, 1)
-	for _, tc := range []struct {
-		name string
-		f    func()
-	}{
+	expectPanics(t, []panicCase{
 		{"AxpyUnitary", func() { AxpyUnitary(1, x, y[:9]) }},
 		{"GemvN4", func() { GemvN4(a, 9, x, &y4) }},
 		{"GemvN4", func() { GemvN4(a[:39], 10, x, &y4) }},
@@ -293,16 +314,5 @@ func TestKernelPanics(t *testing.T) {
 		{"GemvT4", func() { GemvT4(2, 4, a, 4, x, 2, 1, y[:15], 4) }},
 		{"GemvT4", func() { GemvT4(11, 4, a, 4, x, 0, 1, y, 4) }},
 		{"Adam", func() { Adam(x[:3], y, y, x, &c) }},
-	} {
-		func() {
-			defer func() {
-				r := recover()
-				s, ok := r.(string)
-				if !ok || !strings.HasPrefix(s, "f64: "+tc.name+": ") {
-					t.Errorf("%s: panic %v, want one starting with %q", tc.name, r, "f64: "+tc.name+": ")
-				}
-			}()
-			tc.f()
-		}()
-	}
+	})
 }
