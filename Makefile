@@ -3,7 +3,7 @@ GO ?= go
 PKGS := ./...
 HAVE_OPENBLAS := $(shell pkg-config --exists openblas lapacke 2>/dev/null && echo yes)
 
-.PHONY: build build-openblas test test-gonum test-openblas test-race bench lint demo
+.PHONY: build build-openblas test test-gonum test-openblas test-noasm test-race bench lint demo
 
 build:
 	$(GO) build -o bin/ndpp-bench ./cmd/ndpp-bench
@@ -29,6 +29,11 @@ else
 endif
 endif
 
+# The Go twins of internal/f64's assembly kernels (as on CPUs without
+# AVX2/FMA and on other architectures).
+test-noasm:
+	$(GO) test -tags noasm $(PKGS)
+
 test-race:
 	$(GO) test -race $(PKGS)
 
@@ -38,10 +43,19 @@ ifeq ($(HAVE_OPENBLAS),yes)
 	$(GO) test -tags openblas -run '^$$' -bench . -benchmem $(PKGS)
 endif
 
+# staticcheck 2026.2.2 (module version v0.8.2):
+# go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+# (.ci/run installs it when missing).
+STATICCHECK ?= $(shell command -v staticcheck 2>/dev/null || echo $$($(GO) env GOPATH)/bin/staticcheck)
+STATICCHECK_VERSION := v0.8.2
+
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags openblas $(PKGS)
+	$(GO) vet -tags noasm $(PKGS)
+	$(STATICCHECK) $(PKGS)
+	$(STATICCHECK) -tags openblas $(PKGS)
 
 demo:
 	$(GO) run ./cmd/ndpp-bench demo

@@ -5,9 +5,10 @@ import "gonum.org/v1/gonum/blas/gonum"
 // Short-vector kernels for the per-item and per-basket hot loops of ndpp
 // (vectors of length d or k, usually below a few hundred). They never go
 // through cgo, whatever the backend: a cgo call costs more than the whole
-// operation at these lengths. From VecAsmMin on they use gonum's level-1
-// kernels, which are SIMD assembly on amd64 (about 2× faster than a Go loop
-// from length ~30, measured); below it, an unrolled Go loop.
+// operation at these lengths. From VecAsmMin on, Dot and Axpy use gonum's
+// level-1 kernels, which are SIMD assembly on amd64 (about 2× faster than a
+// Go loop from length ~30, measured); below it, an unrolled Go loop. Ger is
+// gonum's Dger at every size.
 
 // VecAsmMin is the length from which Dot and Axpy call gonum's assembly
 // kernels.
@@ -55,4 +56,13 @@ func Axpy(a float64, x, y []float64) {
 	for ; i < n; i++ {
 		y[i] += a * x[i]
 	}
+}
+
+// Ger sets a[i·lda+j] += alpha·x[i]·y[j] for i < len(x), j < len(y): the
+// rank-one update of the len(x)×len(y) row-major matrix a (row stride lda
+// ≥ max(1, len(y))), by gonum's Dger (assembly on amd64), never through
+// cgo.
+// alpha = 0 leaves a unchanged.
+func Ger(alpha float64, x, y, a []float64, lda int) {
+	vecAsm.Dger(len(x), len(y), alpha, x, 1, y, 1, a, lda)
 }

@@ -34,6 +34,34 @@ func TestVecKernels(t *testing.T) {
 	}
 }
 
+// TestGer checks Ger against the plain double loop, with a padded row
+// stride whose padding must stay untouched, and alpha = 0.
+func TestGer(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	for _, m := range []int{0, 1, 2, 5, 30, 60} {
+		for _, n := range []int{0, 1, 3, 4, 7, 30, 61} {
+			for _, alpha := range []float64{-1, 0.5, 0} {
+				lda := max(1, n) + rng.IntN(3)
+				x, y := randSlice(rng, m), randSlice(rng, n)
+				a := randSlice(rng, m*lda)
+				got := append([]float64(nil), a...)
+				Ger(alpha, x, y, got, lda)
+				for i := range m {
+					for j := range lda {
+						w := a[i*lda+j]
+						if j < n {
+							w += alpha * x[i] * y[j]
+						}
+						if math.Abs(got[i*lda+j]-w) > 1e-15*(1+math.Abs(w)) {
+							t.Fatalf("Ger m=%d n=%d alpha=%g: a[%d][%d] = %v, want %v", m, n, alpha, i, j, got[i*lda+j], w)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 func BenchmarkDot(b *testing.B) {
 	rng := rand.New(rand.NewPCG(8, 8))
 	for _, n := range []int{8, 16, 32, 64, 128} {

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/ndpp-go/ndpp/blas"
+	"github.com/ndpp-go/ndpp/internal/f64"
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
@@ -328,7 +329,7 @@ func (o *Fast) directSet() Value {
 		return ZeroValue
 	}
 	o.stats.Fallbacks++
-	a, lu, inv, z := o.da[:k*k], o.dlu[:k*k], o.dinv[:k*k], o.dz[:k]
+	a, inv, z := o.da[:k*k], o.dinv[:k*k], o.dz[:k]
 	logScale := 0.0
 	for i, it := range set {
 		v, b := o.itemV(it), o.itemB(it)
@@ -345,12 +346,11 @@ func (o *Fast) directSet() Value {
 			row[j] = o.entry(it, jt) * z[i] * z[j]
 		}
 	}
-	copy(lu, a)
-	logAbs, sign := luFactor(lu, k, k, o.dpiv)
+	copy(inv, a)
+	logAbs, sign := f64.Inverse(inv, k, k, o.dpiv, o.dlu) // dlu: the inverse's scratch
 	if sign <= 0 || !isFinite(logAbs) {
 		return ZeroValue
 	}
-	luInverse(lu, k, k, o.dpiv, inv, z)
 	if ndpp.IsZeroRcond(exactRcond(a, inv, k), k) {
 		return ZeroValue
 	}
@@ -802,14 +802,13 @@ func (o *Fast) refactor(measure bool) {
 	}
 	o.stats.Refactors++
 	for i := 0; i < k; i++ {
-		copy(o.lu[i*ld:i*ld+k], o.mk[i*ld:i*ld+k])
+		copy(o.tmp[i*ld:i*ld+k], o.mk[i*ld:i*ld+k])
 	}
-	logAbs, sign := luFactor(o.lu, k, ld, o.piv)
+	logAbs, sign := f64.Inverse(o.tmp, k, ld, o.piv, o.lu) // lu: the inverse's scratch
 	if sign <= 0 || !isFinite(logAbs) {
 		o.enterDirect()
 		return
 	}
-	luInverse(o.lu, k, ld, o.piv, o.tmp, o.col)
 	if kappa, einv := o.cond(o.tmp); o.setCond(kappa, einv, true) {
 		o.enterDirect()
 		return

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndpp-go/ndpp/blas"
+	"github.com/ndpp-go/ndpp/internal/f64"
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
@@ -125,14 +126,10 @@ func setRcond(m *ndpp.Model, set []int) float64 {
 			a[i*k+j] /= z[i] * z[j]
 		}
 	}
-	lu := append([]float64(nil), a...)
-	piv := make([]int, k)
-	_, sign := luFactor(lu, k, k, piv)
-	if sign == 0 {
+	inv := append([]float64(nil), a...)
+	if _, sign := f64.Inverse(inv, k, k, make([]int, k), make([]float64, f64.InverseWork(k))); sign == 0 {
 		return 0
 	}
-	inv := make([]float64, k*k)
-	luInverse(lu, k, k, piv, inv, make([]float64, k))
 	return exactRcond(a, inv, k)
 }
 

@@ -48,7 +48,7 @@ func adamStep(x, m, v, g []float64, lr float64, t int) {
 	c2 := 1 - math.Pow(adamBeta2, float64(t))
 	step := lr * math.Sqrt(c2) / c1
 	for i, gi := range g {
-		// Explicit conversions: no fused multiply-adds (see adamApplyGo).
+		// Explicit conversions: no fused multiply-adds (as f64.Adam).
 		mi := float64(adamBeta1*m[i]) + float64((1-adamBeta1)*gi)
 		vi := float64(adamBeta2*v[i]) + float64((1-adamBeta2)*gi*gi)
 		m[i], v[i] = mi, vi

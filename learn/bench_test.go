@@ -72,15 +72,7 @@ func BenchmarkOfflineStep(b *testing.B) {
 // training seconds and the ratio of the means (the bar: ≤ 0.1). Run it with
 // -benchtime=3x or more; single runs vary by up to 1.5×.
 func BenchmarkOnlineVsOffline(b *testing.B) {
-	voc, err := ndpp.NewVocab(nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	data, err := baskets.ReadFile("../testdata/1_100_100_100_apparel_regs.csv", baskets.LineOptions{Vocab: voc, Grow: true})
-	if err != nil {
-		b.Skip("apparel registries not available:", err)
-	}
-	n := voc.Len()
+	data, n := apparel(b)
 	var off, on float64
 	for b.Loop() {
 		for seed := uint64(1); seed <= 3; seed++ {
@@ -108,4 +100,50 @@ func BenchmarkOnlineVsOffline(b *testing.B) {
 	b.ReportMetric(off/runs, "offline-s")
 	b.ReportMetric(on/runs, "online-s")
 	b.ReportMetric(on/off, "online/offline")
+}
+
+// BenchmarkOnlinePass times one online pass (default options, d = 30) on
+// the Amazon apparel registries (100 items; the training part of seed 1's
+// split, as ndpp-bench learn) and on a synthetic catalogue of 2,000 items
+// (20,000 baskets of registry-like sizes). Each pass starts with the
+// previous one's garbage collected.
+func BenchmarkOnlinePass(b *testing.B) {
+	b.Run("data=apparel/d=30", func(b *testing.B) {
+		data, n := apparel(b)
+		train, _, _, err := baskets.Split(data, 300, 2000, 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchPass(b, train, n)
+	})
+	synthetic := benchBaskets(2000, 20000, 3)
+	b.Run("data=synthetic/n=2000/d=30", func(b *testing.B) {
+		benchPass(b, synthetic, 2000)
+	})
+}
+
+func benchPass(b *testing.B, baskets [][]int, n int) {
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		runtime.GC()
+		b.StartTimer()
+		if _, err := TrainOnline(SliceSource(baskets), OnlineOptions{D: 30, N: n, Seed: 1}, OnlineRun{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// apparel reads the Amazon apparel registries in testdata/ and returns the
+// baskets and the number of items (it skips the benchmark without them).
+func apparel(b *testing.B) ([][]int, int) {
+	voc, err := ndpp.NewVocab(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	data, err := baskets.ReadFile("../testdata/1_100_100_100_apparel_regs.csv", baskets.LineOptions{Vocab: voc, Grow: true})
+	if err != nil {
+		b.Skip("apparel registries not available:", err)
+	}
+	return data, voc.Len()
 }

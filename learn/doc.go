@@ -53,12 +53,11 @@
 // gradient, O(d³ + |S|d²) per basket). Each item's K zᵢ is computed once
 // per result, at the item's first occurrence after it (for small catalogues
 // every item's as the result takes effect, four per pass over K, from the
-// same zᵢ), and reused; the buffers the worker hands over are prefetched in
-// the baskets before.
+// same zᵢ), and reused.
 // Per basket the learner's goroutine then costs O(|S|²d + |S|d²): L_S
 // (with the rows bᵢᵀC, from which C uᵢ follows in O(|S|²d)) and the
 // optimiser, with ∂/∂C kept as pairs (bᵢ, wᵢ) and summed in one product
-// per C step, on AVX2/FMA kernels where the CPU has them. The normaliser's gradient on column i is
+// per C step. The normaliser's gradient on column i is
 // weighted by t/μᵢ: item i is updated on a fraction μᵢ/t of the steps while
 // the full normaliser acts on every column at every step, so the weight makes
 // the expected update the full objective's gradient. The basket-restricted
@@ -84,11 +83,21 @@
 // matrix is invertible and the term finite even for a rank-deficient
 // basket. Minibatch baskets are scored in parallel (one accumulator per
 // worker, merged after) by the online learner's basket computation
-// (basketWork.pieces); the normaliser (G = ZᵀZ, the blocked 2d×2d inverse)
-// is computed concurrently, and ZK, C uᵢ and Σ bᵢwᵢᵀ over the touched items
-// go through the same four-vector kernels. C is learned (the reference's scalable
+// (basketWork.pieces); the normaliser (G = ZᵀZ, the 2d×2d inverse) is
+// computed concurrently, and ZK, C uᵢ and Σ bᵢwᵢᵀ over the touched items
+// go through the same four-vector products. C is learned (the reference's scalable
 // code never trains it). The validation likelihood is checked once per pass
 // and the best model returned after Patience passes without improvement.
+//
+// # Kernels
+//
+// The small dense products (four vectors times a matrix, four dot
+// products, xᵀM, y += αx), Adam's update and the inverses with log|det| and
+// sign (Gauss–Jordan, blocked for the 2d×2d normaliser) are internal/f64's
+// kernels; vectors go through blas's short-vector kernels (Dot, Axpy,
+// Ger). The four-vector and one-vector products sum in different orders;
+// which of them computes a row is fixed by the shapes, so the results do
+// not depend on scheduling.
 //
 // # Evaluation (Evaluate)
 //

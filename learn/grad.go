@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/ndpp-go/ndpp/blas"
+	"github.com/ndpp-go/ndpp/internal/f64"
 )
 
 // Grad holds a gradient in the shape of Params: V and B (N×Dim rows; B nil
@@ -150,6 +151,7 @@ func (a *accum) finish(p *Params, c []float64, g *Grad, projectD bool) {
 type basketWork struct {
 	a, a2  []float64
 	piv    []int
+	work   []float64 // the inverse's scratch (f64.InverseWork)
 	zl, zr []float64 // rows [vᵢ; bᵢᵀC] and [vᵢ; bᵢ] (zr at least 4 rows)
 	xs     []float64 // 3|S|×|S| coefficient rows
 	// The pieces, rows by basket position: gv (|S|×d), wu (2|S|×d: the wᵢ,
@@ -164,6 +166,7 @@ func (w *basketWork) ensure(k, d int) {
 		w.piv = make([]int, k)
 	}
 	w.a, w.a2, w.piv = w.a[:k*k], w.a2[:k*k], w.piv[:k]
+	w.work = resize(w.work, f64.InverseWork(k))
 	// gv, cu and xs have room for the four vectors vecmatRoom computes
 	// when the basket has two or three items.
 	kr := max(k, 4)
@@ -231,7 +234,7 @@ func (w *basketWork) pieces(p *Params, items []int, bcS, c []float64, eps float6
 		}
 		return val, true
 	}
-	kr := max(k, 4) // zl and zr have at least 4 rows (dot4FMA, vecmatRoom)
+	kr := max(k, 4) // zl and zr have at least 4 rows (f64.GemvN4, vecmatRoom)
 	w.zl = resize(w.zl, kr*2*d)
 	w.zr = resize(w.zr, kr*2*d)
 	zl, zr := w.zl, w.zr
@@ -250,10 +253,10 @@ func (w *basketWork) pieces(p *Params, items []int, bcS, c []float64, eps float6
 	a := w.a
 	for r := 0; r < k; r++ {
 		zi := zl[2*r*d : 2*(r+1)*d]
-		if useFMA && k < 4 {
+		if k < 4 {
 			// Rows k..3 of zr are scratch; their products are dropped.
 			var q [4]float64
-			dot4FMA(&zr[0], 2*d, &zi[0], 2*d, &q[0])
+			f64.GemvN4(zr, 2*d, zi, &q)
 			copy(a[r*k:(r+1)*k], q[:k])
 		} else {
 			gemv(a[r*k:(r+1)*k], zr, k, 2*d, zi, 1)
@@ -268,13 +271,13 @@ func (w *basketWork) pieces(p *Params, items []int, bcS, c []float64, eps float6
 	for r := 0; r < k; r++ {
 		a[r*k+r] += eps
 	}
-	val, ok := invertValue(a, k, w.piv, value)
+	val, ok := invertValue(a, k, w.piv, w.work, value)
 	if !ok {
 		return w.fail()
 	}
 	pm := a
 	if restricted {
-		val2, ok2 := invertValue(w.a2, k, w.piv, value)
+		val2, ok2 := invertValue(w.a2, k, w.piv, w.work, value)
 		if !ok2 {
 			return w.fail()
 		}
@@ -310,19 +313,14 @@ func (w *basketWork) fail() (float64, bool) {
 
 // invertValue inverts the k×k matrix a in place and reports whether its
 // determinant was positive (else a is unspecified), returning log det a
-// when value is set (else 0). Without the value no logarithms are taken,
-// and baskets of two items invert in closed form (no pivoting).
-func invertValue(a []float64, k int, piv []int, value bool) (float64, bool) {
-	if k == 2 && !value {
-		det := a[0]*a[3] - a[1]*a[2]
-		if !(det > 0) || math.IsInf(det, 0) {
-			return 0, false
-		}
-		inv := 1 / det
-		a[0], a[1], a[2], a[3] = a[3]*inv, -a[1]*inv, -a[2]*inv, a[0]*inv
-		return 0, true
+// when value is set (f64.Inverse), else 0 (f64.InverseSign: no logarithms
+// are taken, and baskets of two items invert in closed form). piv and work
+// are the inverse's scratch.
+func invertValue(a []float64, k int, piv []int, work []float64, value bool) (float64, bool) {
+	if !value {
+		return 0, f64.InverseSign(a, k, k, piv, work) > 0
 	}
-	ld, sg := invertLog(a, k, piv, value)
+	ld, sg := f64.Inverse(a, k, k, piv, work)
 	if sg <= 0 {
 		return 0, false
 	}
@@ -345,10 +343,10 @@ func (w *basketWork) basketTerm(p *Params, bcS []float64, items []int, eps float
 		acc.touch(i)
 		o := i * d
 		gv, wi, u := w.row(q)
-		axpyF(scale, gv, acc.gv[o:o+d])
-		axpyF(scale, wi, acc.w[o:o+d])
+		f64.AxpyUnitary(scale, gv, acc.gv[o:o+d])
+		f64.AxpyUnitary(scale, wi, acc.w[o:o+d])
 		if len(items) > 1 {
-			axpyF(scale, u, acc.u[o:o+d])
+			f64.AxpyUnitary(scale, u, acc.u[o:o+d])
 		}
 	}
 	acc.value += scale * val
@@ -368,6 +366,7 @@ type normWork struct {
 	k      []float64 // K
 	gc     []float64 // ∂/∂C
 	piv    []int
+	work   []float64 // the inverse's scratch (f64.InverseWork)
 	tmp    []float64
 	z, kz  []float64 // n×2d item matrix and its image under K (fillZ, applyAll)
 	logDet float64
@@ -376,7 +375,7 @@ type normWork struct {
 func newNormWork(d int) *normWork {
 	m := 2 * d
 	return &normWork{d: d, g: make([]float64, m*m), a: make([]float64, m*m), k: make([]float64, m*m),
-		gc: make([]float64, d*d), piv: make([]int, m), tmp: make([]float64, m)}
+		gc: make([]float64, d*d), piv: make([]int, m), work: make([]float64, f64.InverseWork(m)), tmp: make([]float64, m)}
 }
 
 // gram recomputes G from all items of p.
@@ -439,7 +438,7 @@ func (nw *normWork) factor(c []float64) bool {
 	for r := 0; r < m; r++ {
 		a[r*m+r]++
 	}
-	ld, sg := invert(a, m, nw.piv)
+	ld, sg := f64.Inverse(a, m, m, nw.piv, nw.work)
 	if sg <= 0 {
 		return false
 	}

@@ -1,5 +1,10 @@
 package learn
 
+import (
+	"github.com/ndpp-go/ndpp/blas"
+	"github.com/ndpp-go/ndpp/internal/f64"
+)
+
 // The online learner's exact normaliser, refactored in a pipeline.
 //
 // Every FactorEvery baskets (at positions 1, F+1, 2F+1, …) the learner takes
@@ -54,14 +59,14 @@ type normJob struct {
 }
 
 // normPipe is the exact normaliser's state. While a job is in flight its
-// goroutine owns nw (G and the next K, ∂/∂C), zs, col, y and zbuf; the
+// goroutine owns nw (G and the next K, ∂/∂C), zs, y and zbuf; the
 // learner owns the active fields and touches the others only after wait.
 type normPipe struct {
 	d, lag int
 
 	nw     *normWork // G, and the next K, ∂/∂C, log det
 	zs     []float64 // n×2d: row i = zᵢ at the last snapshot (G = Σ zᵢzᵢᵀ over the rows)
-	col, y []float64 // factor scratch (invertBlocked's work, Y)
+	y      []float64 // factor scratch (Y)
 	zbuf   []float64 // Zᵀ for the full Gram matrix
 	job    normJob
 	w      worker
@@ -82,7 +87,7 @@ type normPipe struct {
 
 func newNormPipe(d, lag int) *normPipe {
 	m := 2 * d
-	np := &normPipe{d: d, lag: lag, nw: newNormWork(d), col: make([]float64, invBlockedWork(m)), y: make([]float64, d*d),
+	np := &normPipe{d: d, lag: lag, nw: newNormWork(d), y: make([]float64, d*d),
 		k: make([]float64, m*m), gc: make([]float64, d*d), zq: make([]float64, 4*m), kzq: make([]float64, 4*m)}
 	np.runFn = np.run
 	return np
@@ -139,8 +144,8 @@ func (np *normPipe) run() {
 		if !j.full {
 			// G += zᵢzᵢᵀ − zsᵢzsᵢᵀ on both triangles (products
 			// commute, so G stays exactly symmetric).
-			asm.Dger(m, m, -1, zs, 1, zs, 1, nw.g, m)
-			asm.Dger(m, m, 1, z1, 1, z1, 1, nw.g, m)
+			blas.Ger(-1, zs, zs, nw.g, m)
+			blas.Ger(1, z1, z1, nw.g, m)
 		}
 		copy(zs, z1)
 	}
@@ -161,46 +166,14 @@ func (np *normPipe) takeEffect() {
 	np.swapAt = 0
 }
 
-// warmBaskets is the number of baskets before a result's position, and
-// before a snapshot's, over which normPipe.warm spreads its prefetches (at
-// most half the lag).
-const warmBaskets = 16
-
-// warm prefetches, a share at each basket, the cache lines of the pipe's
-// buffers that the learner touches next and the worker touched last: in the
-// last warmBaskets baskets before the pending result takes effect, the
-// finished job's K and ∂/∂C, which the learner reads from then on; in those
-// before the next snapshot (at position snap), the snapshot buffer z1,
-// which the learner then writes. Each such line otherwise comes over from
-// the other core when it is touched, stalling the learner (at d = 30,
-// writing the changed columns into z1 took 7.5 µs against 1.7 µs for a
-// buffer of the learner's own); fetched ahead, the transfers overlap with
-// the baskets' arithmetic. Only hints: nothing computed depends on them.
-// Nothing is fetched while a job runs.
-func (np *normPipe) warm(pos, snap int64) {
-	w := min(int64(warmBaskets), int64(np.lag/2))
-	if w < 1 || !np.w.idle() {
-		return
-	}
-	if left := np.swapAt - pos; np.swapAt != 0 && left >= 1 && left <= w {
-		k := int(w - left)
-		prefetchShare(np.nw.k, k, int(w), false)
-		prefetchShare(np.nw.gc, k, int(w), false)
-	}
-	if left := snap - pos; left >= 1 && left <= w {
-		prefetchShare(np.job.z1[:cap(np.job.z1)], int(w-left), int(w), true)
-	}
-}
-
 // kzBatch computes K zᵢ of the active K for the nq ≤ 4 items np.qi[:nq]
 // (nothing for none), whose zᵢ are rows of np.zq, into their rows of kz:
-// one pass over K (the four-vector kernel where the CPU has it; a single
-// item by vecmat).
+// one pass over K (f64.GemvT4; a single item by vecmat).
 func (np *normPipe) kzBatch(nq int) {
 	m := 2 * np.d
-	if useFMA && nq > 1 {
+	if nq > 1 {
 		// Rows of zq past nq hold stale values; their products are dropped.
-		vecmat4(&np.kzq[0], m, &np.zq[0], m, &np.k[0], m, m, m, 1)
+		f64.GemvT4(m, m, np.k, m, np.zq, m, 1, np.kzq, m)
 	} else {
 		for q := range nq {
 			vecmat(np.kzq[q*m:(q+1)*m], np.k, m, m, np.zq[q*m:(q+1)*m], 1) // K is symmetric
@@ -267,7 +240,7 @@ func (np *normPipe) factor(c []float64) bool {
 	for r := 0; r < m; r++ {
 		a[r*m+r]++
 	}
-	ld, sg := invertBlocked(a, m, nw.piv, np.col)
+	ld, sg := f64.Inverse(a, m, m, nw.piv, nw.work)
 	if sg <= 0 {
 		return false
 	}
@@ -316,8 +289,6 @@ func (o *Online) normStep() bool {
 			np.kzBatch(nq)
 		}
 	}
-	fe := int64(o.opt.FactorEvery)
-	np.warm(o.pos, o.pos+fe-(o.pos-1)%fe) // the next snapshot after this basket's
 	if o.factored && (o.pos-1)%int64(o.opt.FactorEvery) != 0 {
 		return true
 	}

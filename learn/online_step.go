@@ -3,15 +3,14 @@ package learn
 import (
 	"math"
 
-	gblas "gonum.org/v1/gonum/blas"
-
 	"github.com/ndpp-go/ndpp/blas"
+	"github.com/ndpp-go/ndpp/internal/f64"
 )
 
 // The per-basket step of the online learner. Each basket item's gradient is
 // assembled and applied in one pass over the item (no n-sized gradient
-// buffers are touched), with the d×d and 2d×2d products done by assembly
-// kernels (AVX2/FMA where the CPU has it, else gonum's SSE2 GEMV/GER):
+// buffers are touched), with the d×d and 2d×2d products done by the
+// kernels of internal/f64:
 //
 //	C uᵢ      = −Σⱼ (P_ji − P_ij)(bⱼᵀC)ᵀ       (C is skew; see basketTerm)
 //	∂/∂vᵢ     = gvᵢ + s·(K zᵢ)[:d] − 2α vᵢ/μᵢ
@@ -22,51 +21,33 @@ import (
 // of the exact normaliser's gradient and K its gradient map (normWork).
 
 // gemv computes out = alpha·M x for a row-major rows×cols M: four rows at
-// a time by the AVX2/FMA kernel when the CPU has it (the remaining rows
-// by dot), else by gonum's GEMV.
+// a time by f64.GemvN4 (rows past the last multiple of four as the block
+// ending at the last row), fewer than four rows by dot products.
 func gemv(out, m []float64, rows, cols int, x []float64, alpha float64) {
 	if rows == 0 {
-		return
-	}
-	if !useFMA || cols == 0 {
-		asm.Dgemv(gblas.NoTrans, rows, cols, alpha, m, cols, x, 1, 0, out, 1)
 		return
 	}
 	if len(m) < (rows-1)*cols+cols || len(x) < cols || len(out) < rows {
 		panic("learn: gemv: slice too short")
 	}
+	x = x[:cols]
 	var q [4]float64
 	r := 0
 	for ; r+4 <= rows; r += 4 {
-		dot4FMA(&m[r*cols], cols, &x[0], cols, &q[0])
+		f64.GemvN4(m[r*cols:], cols, x, &q)
 		out[r], out[r+1], out[r+2], out[r+3] = alpha*q[0], alpha*q[1], alpha*q[2], alpha*q[3]
 	}
 	if r < rows && rows >= 4 {
 		// The last rows as the block ending at the last row (recomputing
 		// rows already done gives the same values).
 		r = rows - 4
-		dot4FMA(&m[r*cols], cols, &x[0], cols, &q[0])
+		f64.GemvN4(m[r*cols:], cols, x, &q)
 		out[r], out[r+1], out[r+2], out[r+3] = alpha*q[0], alpha*q[1], alpha*q[2], alpha*q[3]
 		return
 	}
 	for ; r < rows; r++ {
-		out[r] = alpha * blas.Dot(m[r*cols:(r+1)*cols], x[:cols])
+		out[r] = alpha * blas.Dot(m[r*cols:(r+1)*cols], x)
 	}
-}
-
-// axpyF computes y += alpha·x with the AVX2/FMA kernel when the CPU has it
-// (no call overhead beyond the assembly's, which matters at length d),
-// else with axpy.
-func axpyF(alpha float64, x, y []float64) {
-	n := len(x)
-	if !useFMA || n == 0 {
-		blas.Axpy(alpha, x, y)
-		return
-	}
-	if len(y) < n {
-		panic("learn: axpyF: y too short")
-	}
-	axpyFMA(alpha, &x[0], &y[0], n)
 }
 
 // adamCoef returns the bias-corrected step size and denominator ε of
@@ -111,72 +92,13 @@ var adamPow1, adamPow2 = func() (p1, p2 []float64) {
 	return p1, p2
 }()
 
-// adamApply is adamStep with precomputed coefficients (adamCoef), by the
-// AVX kernel where the CPU has it (the same operations, so the same
-// results). It returns the sum of the new x, which is finite exactly when no entry overflowed
-// or became NaN (up to overflow of the sum itself, itself a divergence).
+// adamApply is adamStep with precomputed coefficients (adamCoef), by
+// f64.Adam (the same operations, so the same results). It returns the sum
+// of the new x, which is finite exactly when no entry overflowed or became
+// NaN (up to overflow of the sum itself, itself a divergence).
 func adamApply(x, m, v, g []float64, step, eps float64) float64 {
-	x, m, v = x[:len(g)], m[:len(g)], v[:len(g)]
-	if useFMA && len(g) > 0 {
-		if useAVX512 {
-			k := [7]float64{adamBeta1, 1 - adamBeta1, adamBeta2, 1 - adamBeta2, step, eps, 0}
-			return adamAVX512(&x[0], &m[0], &v[0], &g[0], &g[0], len(g), &x[0], &m[0], &v[0], &g[0], &g[0], 0, &k[0])
-		}
-		k := [6]float64{adamBeta1, 1 - adamBeta1, adamBeta2, 1 - adamBeta2, step, eps}
-		return adamAVX(&x[0], &m[0], &v[0], &g[0], len(g), &k[0])
-	}
-	return adamApplyGo(x, m, v, g, step, eps)
-}
-
-// adamApply2 is adamApply on two sets of entries of the same length with
-// the same coefficients (an item's rows of V and B): one call of the
-// AVX-512 kernel on both where the CPU has it (the divisions of both sets
-// overlap), else two adamApply. The same bits either way; it returns the sum of both
-// sets' new x.
-func adamApply2(x, m, v, g, x2, m2, v2, g2 []float64, step, eps float64) float64 {
-	n := len(g)
-	if useFMA && useAVX512 && n > 0 {
-		x, m, v = x[:n], m[:n], v[:n]
-		x2, m2, v2, g2 = x2[:n], m2[:n], v2[:n], g2[:n]
-		k := [7]float64{adamBeta1, 1 - adamBeta1, adamBeta2, 1 - adamBeta2, step, eps, 0}
-		return adamAVX512(&x[0], &m[0], &v[0], &g[0], &g[0], n, &x2[0], &m2[0], &v2[0], &g2[0], &g2[0], n, &k[0])
-	}
-	return adamApply(x, m, v, g, step, eps) + adamApply(x2, m2, v2, g2, step, eps)
-}
-
-// adamGrad2 is adamApply2 with gradients g = base + sc·kz and
-// g2 = base2 + sc·kz2 assembled by the AVX-512 kernel (saving the copies
-// and two calls per item), each entry one fused multiply-add as axpyF's: it
-// gives the bits of axpyF into copies of base and base2 followed by
-// adamApply2. base, kz, base2 and kz2 are only read; all have the length
-// of base (≥ 1). Only for CPUs with AVX-512 (useAVX512): it panics
-// otherwise.
-func adamGrad2(x, m, v, base, kz, x2, m2, v2, base2, kz2 []float64, sc, step, eps float64) float64 {
-	if !useAVX512 {
-		panic("learn: adamGrad2 without AVX-512")
-	}
-	n := len(base)
-	x, m, v, kz = x[:n], m[:n], v[:n], kz[:n]
-	x2, m2, v2, base2, kz2 = x2[:n], m2[:n], v2[:n], base2[:n], kz2[:n]
-	k := [7]float64{adamBeta1, 1 - adamBeta1, adamBeta2, 1 - adamBeta2, step, eps, sc}
-	return adamAVX512(&x[0], &m[0], &v[0], &base[0], &kz[0], n, &x2[0], &m2[0], &v2[0], &base2[0], &kz2[0], n, &k[0])
-}
-
-// adamApplyGo is adamApply in Go.
-func adamApplyGo(x, m, v, g []float64, step, eps float64) float64 {
-	s := 0.0
-	for i, gi := range g {
-		// The explicit conversions keep the compiler from fusing
-		// multiply-adds (it may, from GOAMD64=v3), so that the kernels'
-		// separate multiplies and adds give the same bits.
-		mi := float64(adamBeta1*m[i]) + float64((1-adamBeta1)*gi)
-		vi := float64(adamBeta2*v[i]) + float64((1-adamBeta2)*gi*gi)
-		m[i], v[i] = mi, vi
-		xi := x[i] + float64(step*mi)/(math.Sqrt(vi)+eps)
-		x[i] = xi
-		s += xi
-	}
-	return s
+	c := f64.AdamCoef{Beta1: adamBeta1, Beta1c: 1 - adamBeta1, Beta2: adamBeta2, Beta2c: 1 - adamBeta2, Step: step, Eps: eps}
+	return f64.Adam(x, m, v, g, &c)
 }
 
 // sgdApply performs x += lr·g and returns the sum of the new x (see
@@ -185,7 +107,7 @@ func sgdApply(x, g []float64, lr float64) float64 {
 	x = x[:len(g)]
 	s := 0.0
 	for i, gi := range g {
-		xi := x[i] + float64(lr*gi) // not fused (see adamApplyGo)
+		xi := x[i] + float64(lr*gi) // not fused, as f64.Adam
 		x[i] = xi
 		s += xi
 	}
@@ -219,10 +141,6 @@ func (o *Online) stepItems(basket []int) bool {
 	if o.np != nil {
 		o.prepareKZ(basket)
 	}
-	// With Adam, V ≠ B, the exact normaliser and no regulariser, the
-	// AVX-512 kernel assembles each gradient itself (adamGrad2; the same
-	// bits as below).
-	fused := useAVX512 && o.np != nil && p.B != nil && o.opt.Optimizer == Adam && o.opt.Alpha == 0 && o.opt.Beta == 0
 	ok := true
 	for q, i := range basket {
 		r := i * d
@@ -237,21 +155,19 @@ func (o *Online) stepItems(basket []int) bool {
 			m := 2 * d
 			kz, sc = o.np.kz[i*m:(i+1)*m], -float64(o.pos)/o.mu[i]
 		}
-		if !fused {
-			copy(gv, bgv)
-			if kz != nil {
-				axpyF(sc, kz[:d], gv)
-				axpyF(sc, kz[d:], gb)
-			}
-			if p.B == nil {
-				axpyF(1, gb, gv) // B = V: both roles' gradients act on vᵢ
-			}
-			if o.opt.Alpha != 0 {
-				axpyF(-2*o.opt.Alpha/o.mu[i], vi, gv)
-			}
-			if p.B != nil && o.opt.Beta != 0 {
-				axpyF(-2*o.opt.Beta/o.mu[i], bi, gb)
-			}
+		copy(gv, bgv)
+		if kz != nil {
+			f64.AxpyUnitary(sc, kz[:d], gv)
+			f64.AxpyUnitary(sc, kz[d:], gb)
+		}
+		if p.B == nil {
+			f64.AxpyUnitary(1, gb, gv) // B = V: both roles' gradients act on vᵢ
+		}
+		if o.opt.Alpha != 0 {
+			f64.AxpyUnitary(-2*o.opt.Alpha/o.mu[i], vi, gv)
+		}
+		if p.B != nil && o.opt.Beta != 0 {
+			f64.AxpyUnitary(-2*o.opt.Beta/o.mu[i], bi, gb)
 		}
 		// ∂/∂C += bᵢ wᵢᵀ, kept as the pair (wᵢ, bᵢ) before bᵢ moves. A
 		// single item's term P bᵢbᵢᵀ is symmetric: it adds nothing to
@@ -275,13 +191,9 @@ func (o *Online) stepItems(basket []int) bool {
 			}
 		} else {
 			st, eps := o.adamCoef(o.t[i])
-			switch {
-			case fused:
-				sum = adamGrad2(vi, o.mom.V[r:r+d], o.sq.V[r:r+d], bgv, kz[:d], bi, o.mom.B[r:r+d], o.sq.B[r:r+d], gb, kz[d:], sc, st, eps)
-			case p.B != nil:
-				sum = adamApply2(vi, o.mom.V[r:r+d], o.sq.V[r:r+d], gv, bi, o.mom.B[r:r+d], o.sq.B[r:r+d], gb, st, eps)
-			default:
-				sum = adamApply(vi, o.mom.V[r:r+d], o.sq.V[r:r+d], gv, st, eps)
+			sum = adamApply(vi, o.mom.V[r:r+d], o.sq.V[r:r+d], gv, st, eps)
+			if p.B != nil {
+				sum += adamApply(bi, o.mom.B[r:r+d], o.sq.B[r:r+d], gb, st, eps)
 			}
 		}
 		ok = ok && finite(sum)
@@ -306,10 +218,10 @@ type cStepScratch struct {
 }
 
 // pendProduct returns Σₜ bₜwₜᵀ (d×d) over the pairs of pendBW. Row r is
-// xᵣᵀ W with W the rows wₜ and xᵣ = (b₁[r], b₂[r], …): with the AVX2/FMA
-// kernels, four rows at a time read straight from the pairs (the entries
-// of xᵣ are 2d apart, the four rows' entries adjacent), the sums kept in
-// registers; otherwise the xᵣ are gathered into rows first, for vecmatN.
+// xᵣᵀ W with W the rows wₜ and xᵣ = (b₁[r], b₂[r], …): four rows at a time
+// by f64.GemvT4 read straight from the pairs (the entries of xᵣ are 2d
+// apart, the four rows' entries adjacent); for d < 4 the xᵣ are gathered
+// into rows first, for vecmatN.
 func (o *Online) pendProduct() []float64 {
 	d := o.p.Dim
 	cs := &o.cstep
@@ -320,12 +232,12 @@ func (o *Online) pendProduct() []float64 {
 		return cs.prod
 	}
 	y := o.pendBW[:2*d*k]
-	if useFMA && d >= 4 {
+	if d >= 4 {
 		for r := 0; r < d; r += 4 {
 			// The last group ends at row d−1 (rows it recomputes get
 			// the same bits).
 			r0 := min(r, d-4)
-			vecmat4(&cs.prod[r0*d], d, &y[d+r0], 1, &y[0], k, d, 2*d, 2*d)
+			f64.GemvT4(k, d, y, 2*d, y[d+r0:], 1, 2*d, cs.prod[r0*d:], d)
 		}
 		return cs.prod
 	}
@@ -344,7 +256,7 @@ func (o *Online) pendProduct() []float64 {
 // stepD steps C = D − Dᵀ every CEvery baskets with the mean of the pending
 // gradients (∂/∂D = G_C − G_Cᵀ, G_C = pendC + the pairs' sum) and reports
 // whether D stayed finite. The element-wise optimiser step runs on the
-// whole d×d D by adamApply's kernel; as ∂/∂D is skew, the update of entry
+// whole d×d D by adamApply; as ∂/∂D is skew, the update of entry
 // (s, r) is exactly the negative of that of (r, s) (negation commutes with
 // rounding), the moments keep m skew and v symmetric, the diagonal never
 // moves, and C = D − Dᵀ stays exactly skew.
@@ -407,30 +319,22 @@ func (o *Online) basketTerm(items []int) bool {
 }
 
 // vecmat computes out = alpha·xᵀM for a row-major rows×cols M (out_j =
-// alpha·Σ_l x_l M_lj): the AVX2/FMA kernel keeps a chunk of out in
-// registers while it streams M's rows, which at these sizes is about twice
-// as fast as four-row dot products (gemv). For symmetric M it is M x; for
-// skew C, xᵀC = −(C x)ᵀ.
+// alpha·Σ_l x_l M_lj) by f64.GemvT, which keeps a chunk of out in
+// registers while it streams M's rows. For symmetric M it is M x; for skew
+// C, xᵀC = −(C x)ᵀ.
 func vecmat(out, m []float64, rows, cols int, x []float64, alpha float64) {
 	vecmatLD(out, m, rows, cols, cols, x, alpha)
 }
 
 // vecmatLD is vecmat for a matrix with row stride ld ≥ cols.
 func vecmatLD(out, m []float64, rows, cols, ld int, x []float64, alpha float64) {
-	if rows == 0 || cols == 0 {
-		clear(out[:cols])
-		return
-	}
-	if !useFMA {
-		asm.Dgemv(gblas.Trans, rows, cols, alpha, m, ld, x, 1, 0, out, 1)
-		return
-	}
-	if len(m) < (rows-1)*ld+cols || len(x) < rows || len(out) < cols {
+	if len(x) < rows || len(out) < cols {
 		panic("learn: vecmat: slice too short")
 	}
-	vecmatFMA(&out[0], &x[0], &m[0], rows, cols, ld)
+	out = out[:cols]
+	f64.GemvT(m, ld, x[:rows], out)
 	if alpha != 1 {
-		for j := range out[:cols] {
+		for j := range out {
 			out[j] *= alpha
 		}
 	}

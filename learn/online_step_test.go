@@ -160,46 +160,44 @@ func TestOnlineCStepIsElementwiseStep(t *testing.T) {
 // for stepD (and folded into pendC when many) give the step of their
 // rank-1 sum Σ bₜwₜᵀ added to pendC.
 func TestOnlineCStepPairsMatchRankOne(t *testing.T) {
-	withKernels(t, func(t *testing.T) {
-		for seed := uint64(1); seed <= 8; seed++ {
-			rng := rand.New(rand.NewPCG(seed, 31))
-			d := []int{1, 2, 5, 30}[seed%4]
-			pairs := []int{0, 1, 3, 17, maxPendPairs + 5}[seed%5]
-			for _, optz := range []Optimizer{Adam, SGD} {
-				a, err := NewOnline(OnlineOptions{D: d, N: 3, Optimizer: optz, CEvery: 1, Seed: seed})
-				require.NoError(t, err)
-				b, err := NewOnline(OnlineOptions{D: d, N: 3, Optimizer: optz, CEvery: 1, Seed: seed})
-				require.NoError(t, err)
-				for i := range a.pendC {
-					a.pendC[i] = rng.NormFloat64()
+	for seed := uint64(1); seed <= 8; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 31))
+		d := []int{1, 2, 5, 30}[seed%4]
+		pairs := []int{0, 1, 3, 17, maxPendPairs + 5}[seed%5]
+		for _, optz := range []Optimizer{Adam, SGD} {
+			a, err := NewOnline(OnlineOptions{D: d, N: 3, Optimizer: optz, CEvery: 1, Seed: seed})
+			require.NoError(t, err)
+			b, err := NewOnline(OnlineOptions{D: d, N: 3, Optimizer: optz, CEvery: 1, Seed: seed})
+			require.NoError(t, err)
+			for i := range a.pendC {
+				a.pendC[i] = rng.NormFloat64()
+			}
+			copy(b.pendC, a.pendC)
+			for q := 0; q < pairs; q++ {
+				bt, wt := make([]float64, d), make([]float64, d)
+				for r := range bt {
+					bt[r], wt[r] = rng.NormFloat64(), rng.NormFloat64()
 				}
-				copy(b.pendC, a.pendC)
-				for q := 0; q < pairs; q++ {
-					bt, wt := make([]float64, d), make([]float64, d)
-					for r := range bt {
-						bt[r], wt[r] = rng.NormFloat64(), rng.NormFloat64()
-					}
-					for r := range bt {
-						for c := range wt {
-							b.pendC[r*d+c] += bt[r] * wt[c]
-						}
-					}
-					a.pendBW = append(a.pendBW, wt...)
-					a.pendBW = append(a.pendBW, bt...)
-					if len(a.pendBW) >= 2*d*maxPendPairs {
-						a.foldPairs()
+				for r := range bt {
+					for c := range wt {
+						b.pendC[r*d+c] += bt[r] * wt[c]
 					}
 				}
-				a.pos, b.pos = 1, 1
-				require.True(t, a.stepD())
-				require.True(t, b.stepD())
-				require.Empty(t, a.pendBW)
-				for i := range a.p.D {
-					require.InDelta(t, b.p.D[i], a.p.D[i], pairStepTol, "seed %d %v entry %d", seed, optz, i)
+				a.pendBW = append(a.pendBW, wt...)
+				a.pendBW = append(a.pendBW, bt...)
+				if len(a.pendBW) >= 2*d*maxPendPairs {
+					a.foldPairs()
 				}
 			}
+			a.pos, b.pos = 1, 1
+			require.True(t, a.stepD())
+			require.True(t, b.stepD())
+			require.Empty(t, a.pendBW)
+			for i := range a.p.D {
+				require.InDelta(t, b.p.D[i], a.p.D[i], pairStepTol, "seed %d %v entry %d", seed, optz, i)
+			}
 		}
-	})
+	}
 }
 
 // TestOnlinePendProductMatchesNaive compares the pairs' product Σₜ bₜwₜᵀ
@@ -207,33 +205,31 @@ func TestOnlineCStepPairsMatchRankOne(t *testing.T) {
 // vecmatN) with the plain triple loop, for d on both sides of the kernel's
 // four-row groups.
 func TestOnlinePendProductMatchesNaive(t *testing.T) {
-	withKernels(t, func(t *testing.T) {
-		rng := rand.New(rand.NewPCG(7, 8))
-		for _, d := range []int{1, 2, 3, 4, 5, 7, 8, 30, 33} {
-			for _, k := range []int{0, 1, 2, 5, 58} {
-				o, err := NewOnline(OnlineOptions{D: d, N: 1})
-				require.NoError(t, err)
-				for q := 0; q < k; q++ {
-					for r := 0; r < 2*d; r++ {
-						o.pendBW = append(o.pendBW, rng.NormFloat64()*math.Exp2(float64(rng.IntN(7)-3)))
-					}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, d := range []int{1, 2, 3, 4, 5, 7, 8, 30, 33} {
+		for _, k := range []int{0, 1, 2, 5, 58} {
+			o, err := NewOnline(OnlineOptions{D: d, N: 1})
+			require.NoError(t, err)
+			for q := 0; q < k; q++ {
+				for r := 0; r < 2*d; r++ {
+					o.pendBW = append(o.pendBW, rng.NormFloat64()*math.Exp2(float64(rng.IntN(7)-3)))
 				}
-				got := o.pendProduct()
-				require.Len(t, got, d*d)
-				for r := 0; r < d; r++ {
-					for c := 0; c < d; c++ {
-						want, mag := 0.0, 0.0
-						for q := 0; q < k; q++ {
-							p := o.pendBW[(2*q+1)*d+r] * o.pendBW[2*q*d+c]
-							want += p
-							mag += math.Abs(p)
-						}
-						require.InDelta(t, want, got[r*d+c], float64(k+1)*vecmatNUlp*mag+1e-300, "d %d k %d entry (%d,%d)", d, k, r, c)
+			}
+			got := o.pendProduct()
+			require.Len(t, got, d*d)
+			for r := 0; r < d; r++ {
+				for c := 0; c < d; c++ {
+					want, mag := 0.0, 0.0
+					for q := 0; q < k; q++ {
+						p := o.pendBW[(2*q+1)*d+r] * o.pendBW[2*q*d+c]
+						want += p
+						mag += math.Abs(p)
 					}
+					require.InDelta(t, want, got[r*d+c], float64(k+1)*vecmatNUlp*mag+1e-300, "d %d k %d entry (%d,%d)", d, k, r, c)
 				}
 			}
 		}
-	})
+	}
 }
 
 // pairStepTol bounds the difference of one C step computed from pairs and
@@ -278,152 +274,93 @@ func BenchmarkOnlineRefactor(b *testing.B) {
 }
 
 func TestGemvMatchesNaive(t *testing.T) {
-	withKernels(t, func(t *testing.T) {
-		rng := rand.New(rand.NewPCG(10, 11))
-		for rows := 0; rows <= 13; rows++ {
-			for _, cols := range []int{1, 2, 3, 4, 5, 7, 8, 9, 12, 16, 17, 30, 31, 60, 100} {
-				m := make([]float64, rows*cols)
-				for i := range m {
-					m[i] = rng.NormFloat64()
-				}
-				x := make([]float64, cols)
-				for i := range x {
-					x[i] = rng.NormFloat64()
-				}
-				out := make([]float64, rows+1)
-				out[rows] = 42 // past the end: untouched
-				gemv(out[:rows], m, rows, cols, x, -0.5)
-				for r := 0; r < rows; r++ {
-					want, scale := 0.0, 0.0
-					for c := 0; c < cols; c++ {
-						want += m[r*cols+c] * x[c]
-						scale += math.Abs(m[r*cols+c] * x[c])
-					}
-					require.InDelta(t, -0.5*want, out[r], 1e-14*scale, "rows %d cols %d row %d", rows, cols, r)
-				}
-				require.Equal(t, 42.0, out[rows])
+	rng := rand.New(rand.NewPCG(10, 11))
+	for rows := 0; rows <= 13; rows++ {
+		for _, cols := range []int{1, 2, 3, 4, 5, 7, 8, 9, 12, 16, 17, 30, 31, 60, 100} {
+			m := make([]float64, rows*cols)
+			for i := range m {
+				m[i] = rng.NormFloat64()
 			}
-		}
-	})
-}
-
-func TestAxpyFMatchesNaive(t *testing.T) {
-	withKernels(t, func(t *testing.T) {
-		rng := rand.New(rand.NewPCG(12, 13))
-		for n := 0; n <= 70; n++ {
-			x, y := make([]float64, n), make([]float64, n+1)
+			x := make([]float64, cols)
 			for i := range x {
-				x[i], y[i] = rng.NormFloat64(), rng.NormFloat64()
+				x[i] = rng.NormFloat64()
 			}
-			y[n] = 42
-			want := append([]float64(nil), y...)
-			for i := range x {
-				want[i] += 0.75 * x[i]
+			out := make([]float64, rows+1)
+			out[rows] = 42 // past the end: untouched
+			gemv(out[:rows], m, rows, cols, x, -0.5)
+			for r := 0; r < rows; r++ {
+				want, scale := 0.0, 0.0
+				for c := 0; c < cols; c++ {
+					want += m[r*cols+c] * x[c]
+					scale += math.Abs(m[r*cols+c] * x[c])
+				}
+				require.InDelta(t, -0.5*want, out[r], 1e-14*scale, "rows %d cols %d row %d", rows, cols, r)
 			}
-			axpyF(0.75, x, y)
-			for i := range want {
-				require.InDelta(t, want[i], y[i], 1e-15*(1+math.Abs(want[i])), "n %d i %d", n, i)
-			}
+			require.Equal(t, 42.0, out[rows])
 		}
-	})
+	}
 }
 
 func TestVecmatMatchesNaive(t *testing.T) {
-	withKernels(t, func(t *testing.T) {
-		rng := rand.New(rand.NewPCG(14, 15))
-		for _, rows := range []int{0, 1, 2, 3, 4, 5, 7, 30, 31, 60} {
-			for _, cols := range []int{0, 1, 2, 3, 4, 5, 7, 15, 16, 17, 20, 21, 30, 33, 60, 61} {
-				m := make([]float64, rows*cols)
-				for i := range m {
-					m[i] = rng.NormFloat64()
-				}
-				x := make([]float64, rows)
-				for i := range x {
-					x[i] = rng.NormFloat64()
-				}
-				out := make([]float64, cols+1)
-				out[cols] = 42
-				for j := range out[:cols] {
-					out[j] = math.NaN() // overwritten, not accumulated
-				}
-				vecmat(out[:cols], m, rows, cols, x, -2)
-				for j := 0; j < cols; j++ {
-					want, scale := 0.0, 0.0
-					for l := 0; l < rows; l++ {
-						want += x[l] * m[l*cols+j]
-						scale += math.Abs(x[l] * m[l*cols+j])
-					}
-					require.InDelta(t, -2*want, out[j], 1e-14*scale, "rows %d cols %d col %d", rows, cols, j)
-				}
-				require.Equal(t, 42.0, out[cols])
+	rng := rand.New(rand.NewPCG(14, 15))
+	for _, rows := range []int{0, 1, 2, 3, 4, 5, 7, 30, 31, 60} {
+		for _, cols := range []int{0, 1, 2, 3, 4, 5, 7, 15, 16, 17, 20, 21, 30, 33, 60, 61} {
+			m := make([]float64, rows*cols)
+			for i := range m {
+				m[i] = rng.NormFloat64()
 			}
+			x := make([]float64, rows)
+			for i := range x {
+				x[i] = rng.NormFloat64()
+			}
+			out := make([]float64, cols+1)
+			out[cols] = 42
+			for j := range out[:cols] {
+				out[j] = math.NaN() // overwritten, not accumulated
+			}
+			vecmat(out[:cols], m, rows, cols, x, -2)
+			for j := 0; j < cols; j++ {
+				want, scale := 0.0, 0.0
+				for l := 0; l < rows; l++ {
+					want += x[l] * m[l*cols+j]
+					scale += math.Abs(x[l] * m[l*cols+j])
+				}
+				require.InDelta(t, -2*want, out[j], 1e-14*scale, "rows %d cols %d col %d", rows, cols, j)
+			}
+			require.Equal(t, 42.0, out[cols])
 		}
-	})
+	}
 }
 
 func TestAdamApplyIsAdamStep(t *testing.T) {
-	withKernels(t, func(t *testing.T) {
-		rng := rand.New(rand.NewPCG(16, 17))
-		for n := 1; n <= 37; n++ {
-			for tt := 1; tt <= 3; tt++ {
-				mk := func() []float64 {
-					s := make([]float64, n)
-					for i := range s {
-						s[i] = rng.NormFloat64()
-					}
-					return s
+	rng := rand.New(rand.NewPCG(16, 17))
+	for n := 1; n <= 37; n++ {
+		for tt := 1; tt <= 3; tt++ {
+			mk := func() []float64 {
+				s := make([]float64, n)
+				for i := range s {
+					s[i] = rng.NormFloat64()
 				}
-				x, m, g := mk(), mk(), mk()
-				v := make([]float64, n)
-				for i := range v {
-					v[i] = math.Abs(rng.NormFloat64())
-				}
-				x2, m2, v2 := append([]float64(nil), x...), append([]float64(nil), m...), append([]float64(nil), v...)
-				x3, m3, v3 := append([]float64(nil), x...), append([]float64(nil), m...), append([]float64(nil), v...)
-				adamStep(x2, m2, v2, g, 0.01, tt)
-				st, eps := adamCoef(0.01, int64(tt))
-				sum := adamApply(x, m, v, g, st, eps)
-				sumGo := adamApplyGo(x3, m3, v3, g, st, eps)
-				require.Equal(t, x2, x, "n %d", n)
-				require.Equal(t, m2, m)
-				require.Equal(t, v2, v)
-				require.Equal(t, x2, x3)
-				require.InDelta(t, sumGo, sum, 1e-12*float64(n+1))
+				return s
 			}
-		}
-	})
-}
-
-// TestPrefetchShareCoversLinesOnce checks that the shares of normPipe.warm
-// cover a buffer's lines once, and that the prefetches (hints) leave
-// memory as it was, for every length, split and share.
-func TestPrefetchShareCoversLinesOnce(t *testing.T) {
-	for lines := 0; lines <= 70; lines++ {
-		for w := 1; w <= 17; w++ {
-			next := 0
-			for k := 0; k < w; k++ {
-				lo, n := lineShare(lines, k, w)
-				if n > 0 {
-					require.Equal(t, next, lo, "lines %d, w %d, share %d", lines, w, k)
-					next += n
-				}
+			x, m, g := mk(), mk(), mk()
+			v := make([]float64, n)
+			for i := range v {
+				v[i] = math.Abs(rng.NormFloat64())
 			}
-			require.Equal(t, lines, next, "lines %d, w %d", lines, w)
-		}
-	}
-	for size := 0; size <= 130; size++ {
-		buf := make([]float64, size+2)
-		for i := range buf {
-			buf[i] = float64(i)
-		}
-		s := buf[1 : size+1]
-		for w := 1; w <= 5; w++ {
-			for k := 0; k <= w; k++ {
-				prefetchShare(s, k, w, k%2 == 0)
+			x2, m2, v2 := append([]float64(nil), x...), append([]float64(nil), m...), append([]float64(nil), v...)
+			adamStep(x2, m2, v2, g, 0.01, tt)
+			st, eps := adamCoef(0.01, int64(tt))
+			sum := adamApply(x, m, v, g, st, eps)
+			require.Equal(t, x2, x, "n %d", n)
+			require.Equal(t, m2, m)
+			require.Equal(t, v2, v)
+			want, mag := 0.0, 0.0
+			for _, xi := range x2 {
+				want += xi
+				mag += math.Abs(xi)
 			}
-		}
-		for i := range buf {
-			require.Equal(t, float64(i), buf[i], "size %d", size)
+			require.InDelta(t, want, sum, float64(n+1)*0x1p-52*mag)
 		}
 	}
 }

@@ -1,5 +1,7 @@
 package learn
 
+import "github.com/ndpp-go/ndpp/internal/f64"
+
 // vecmatPadRows and vecmatPadCols bound the sizes for which vecmatN pads
 // two or three vectors to a group of four (on the stack).
 const (
@@ -13,19 +15,15 @@ const (
 // into nv output rows stored ldo apart in out. The out rows are
 // overwritten; no other entry of out is touched.
 //
-// With the AVX2/FMA kernels (useFMA) the vectors go four at a time through
-// vecmat4FMA, which reads m once per group of four instead of once per
-// vector. Three vectors left over after at least one group go through one
-// more group that overlaps the previous one (cheaper than three single
-// passes: the overlapped vector is recomputed bit for bit); one or two
-// left over go through vecmatLD one by one; nv = 2 or 3 (at most
-// vecmatPadRows×vecmatPadCols) is padded to four with zero vectors. Without
-// them each vector is one vecmatLD (gonum's GEMV). The four-vector kernel
-// sums in the same order as a plain loop over l with fused multiply-adds,
-// so its results differ from vecmatLD's only by rounding.
-//
-// With useAVX512 the four-vector groups go through vecmat4AVX512 instead,
-// which sums in the same order, so the results are the same bits.
+// The vectors go four at a time through f64.GemvT4, which reads m once per
+// group of four instead of once per vector. Three vectors left over after
+// at least one group go through one more group that overlaps the previous
+// one (cheaper than three single passes: the overlapped vector is
+// recomputed bit for bit); one or two left over go through vecmatLD
+// (f64.GemvT) one by one; nv = 2 or 3 (at most
+// vecmatPadRows×vecmatPadCols) is padded to four with zero vectors. The
+// four-vector kernel sums each entry in row order, the one-vector kernel
+// even and odd rows apart, so the two differ by rounding.
 //
 // out must not overlap x or m. Shapes are the caller's responsibility: negative sizes, strides below
 // the row lengths, or slices too short panic.
@@ -57,7 +55,7 @@ func vecmatN(out []float64, ldo int, x []float64, ldx, nv int, m []float64, rows
 		panic("learn: vecmatN: m too short")
 	}
 	v := 0
-	if useFMA && nv >= 2 && nv < 4 && rows <= vecmatPadRows && cols <= vecmatPadCols {
+	if nv >= 2 && nv < 4 && rows <= vecmatPadRows && cols <= vecmatPadCols {
 		// Two or three vectors: one pass of the four-vector kernel over
 		// copies padded with zero vectors (at 30×30 about twice as fast as
 		// single passes).
@@ -66,28 +64,26 @@ func vecmatN(out []float64, ldo int, x []float64, ldx, nv int, m []float64, rows
 		for w := range nv {
 			copy(xs[w*rows:(w+1)*rows], x[w*ldx:w*ldx+rows])
 		}
-		vecmat4(&os[0], cols, &xs[0], rows, &m[0], rows, cols, ld, 1)
+		f64.GemvT4(rows, cols, m, ld, xs[:], rows, 1, os[:], cols)
 		for w := range nv {
 			copy(out[w*ldo:w*ldo+cols], os[w*cols:(w+1)*cols])
 		}
 		scaleRows(out, ldo, nv, cols, alpha)
 		return
 	}
-	if useFMA {
-		for ; v+4 <= nv; v += 4 {
-			vecmat4(&out[v*ldo], ldo, &x[v*ldx], ldx, &m[0], rows, cols, ld, 1)
-		}
-		if nv-v == 3 && nv > 4 {
-			// One more group of four ending at the last vector costs less
-			// than three single passes; it recomputes vector v−1 with the
-			// same operations in the same order, so its row is rewritten
-			// with the same bits.
-			w := nv - 4
-			vecmat4(&out[w*ldo], ldo, &x[w*ldx], ldx, &m[0], rows, cols, ld, 1)
-			v = nv
-		}
-		scaleRows(out, ldo, v, cols, alpha)
+	for ; v+4 <= nv; v += 4 {
+		f64.GemvT4(rows, cols, m, ld, x[v*ldx:], ldx, 1, out[v*ldo:], ldo)
 	}
+	if nv-v == 3 && nv > 4 {
+		// One more group of four ending at the last vector costs less than
+		// three single passes; it recomputes vector v−1 with the same
+		// operations in the same order, so its row is rewritten with the
+		// same bits.
+		w := nv - 4
+		f64.GemvT4(rows, cols, m, ld, x[w*ldx:], ldx, 1, out[w*ldo:], ldo)
+		v = nv
+	}
+	scaleRows(out, ldo, v, cols, alpha)
 	for ; v < nv; v++ {
 		vecmatLD(out[v*ldo:v*ldo+cols], m, rows, cols, ld, x[v*ldx:v*ldx+rows], alpha)
 	}
@@ -101,7 +97,7 @@ func vecmatN(out []float64, ldo int, x []float64, ldx, nv int, m []float64, rows
 // overwritten with values of no meaning. The nv rows wanted are the bits
 // vecmatN gives.
 func vecmatRoom(out []float64, ldo int, x []float64, ldx, nv int, m []float64, rows, cols, ld int, alpha float64) {
-	if !useFMA || nv < 2 || nv >= 4 || rows <= 0 || cols <= 0 || rows > vecmatPadRows || cols > vecmatPadCols {
+	if nv < 2 || nv >= 4 || rows <= 0 || cols <= 0 || rows > vecmatPadRows || cols > vecmatPadCols {
 		vecmatN(out, ldo, x, ldx, nv, m, rows, cols, ld, alpha)
 		return
 	}
@@ -113,7 +109,7 @@ func vecmatRoom(out []float64, ldo int, x []float64, ldx, nv int, m []float64, r
 	case len(m) < (rows-1)*ld+cols:
 		panic("learn: vecmatRoom: m too short")
 	}
-	vecmat4(&out[0], ldo, &x[0], ldx, &m[0], rows, cols, ld, 1)
+	f64.GemvT4(rows, cols, m, ld, x, ldx, 1, out, ldo)
 	scaleRows(out, ldo, nv, cols, alpha)
 }
 
@@ -129,15 +125,4 @@ func scaleRows(out []float64, ldo, nv, cols int, alpha float64) {
 			row[j] *= alpha
 		}
 	}
-}
-
-// vecmat4 is the four-vector kernel of vecmatN: vecmat4AVX512 where the CPU
-// has AVX-512 (useAVX512), otherwise vecmat4FMA. Both have the same
-// contract and the same summation order.
-func vecmat4(out *float64, ldo int, x *float64, ldx int, m *float64, rows, cols, ld, incx int) {
-	if useAVX512 {
-		vecmat4AVX512(out, ldo, x, ldx, m, rows, cols, ld, incx)
-		return
-	}
-	vecmat4FMA(out, ldo, x, ldx, m, rows, cols, ld, incx)
 }

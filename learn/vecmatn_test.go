@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ndpp-go/ndpp/internal/f64"
 )
 
 // vecmatNUlp is the unit roundoff bound per term: a sum of rows products
@@ -40,32 +42,30 @@ func naiveVecmatN(x []float64, ldx, nv int, m []float64, rows, cols, ld int, alp
 }
 
 func TestVecmatN(t *testing.T) {
-	withKernels(t, func(t *testing.T) {
-		rng := rand.New(rand.NewPCG(11, 12))
-		nvs := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
-		rowss := []int{0, 1, 2, 3, 4, 5, 7, 30, 31, 60}
-		colss := []int{0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 30, 33, 60, 61}
-		checked := 0
-		for _, nv := range nvs {
-			for _, rows := range rowss {
-				for _, cols := range colss {
-					// Padding of ld, ldo and ldx and alpha vary with the case.
-					padM := rng.IntN(3) * rng.IntN(5)
-					padO := rng.IntN(2) * (1 + rng.IntN(4))
-					padX := rng.IntN(2) * (1 + rng.IntN(4))
-					alpha := 1.0
-					if rng.IntN(2) == 1 {
-						alpha = -2
-					}
-					checkVecmatN(t, rng, nv, rows, cols, cols+padM, cols+padO, rows+padX, alpha)
-					checked++
+	rng := rand.New(rand.NewPCG(11, 12))
+	nvs := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
+	rowss := []int{0, 1, 2, 3, 4, 5, 7, 30, 31, 60}
+	colss := []int{0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 30, 33, 60, 61}
+	checked := 0
+	for _, nv := range nvs {
+		for _, rows := range rowss {
+			for _, cols := range colss {
+				// Padding of ld, ldo and ldx and alpha vary with the case.
+				padM := rng.IntN(3) * rng.IntN(5)
+				padO := rng.IntN(2) * (1 + rng.IntN(4))
+				padX := rng.IntN(2) * (1 + rng.IntN(4))
+				alpha := 1.0
+				if rng.IntN(2) == 1 {
+					alpha = -2
 				}
+				checkVecmatN(t, rng, nv, rows, cols, cols+padM, cols+padO, rows+padX, alpha)
+				checked++
 			}
 		}
-		if checked != len(nvs)*len(rowss)*len(colss) {
-			t.Fatalf("checked %d cases", checked)
-		}
-	})
+	}
+	if checked != len(nvs)*len(rowss)*len(colss) {
+		t.Fatalf("checked %d cases", checked)
+	}
 }
 
 // checkVecmatN runs vecmatN on one random instance and compares it with the
@@ -165,45 +165,56 @@ func sameBits(a, b []float64) bool {
 	return true
 }
 
-// TestVecmatNKernelOrder checks the four-vector kernel against the same
-// sum taken in the kernel's order (row by row with fused multiply-adds):
-// the results must be bitwise equal, for every column position of a
-// chunk, for the masked tail, and (nv = 7) for the overlapping last group.
-func TestVecmatNKernelOrder(t *testing.T) {
-	withKernels(t, func(t *testing.T) {
-		if !useFMA {
-			t.Skip("portable path: no kernel order to check")
-		}
-		rng := rand.New(rand.NewPCG(21, 22))
-		for _, nv := range []int{4, 7} {
-			for _, rows := range []int{1, 2, 5, 17} {
-				for cols := 1; cols <= 41; cols++ {
-					ld, ldo, ldx := cols+rng.IntN(3), cols+rng.IntN(2), rows+rng.IntN(2)
-					m := make([]float64, (rows-1)*ld+cols)
-					for i := range m {
-						m[i] = rng.NormFloat64()
+// TestVecmatNKernels checks which kernel computes each of vecmatN's rows,
+// bit for bit: the four-vector kernel (f64.GemvT4, whose entries depend
+// only on their own vector) for the vectors of groups of four, for the
+// overlapping last group when three are left, and for two or three
+// vectors padded to four; the one-vector kernel (f64.GemvT) for the one or
+// two left and for a single vector; then scaled by alpha.
+func TestVecmatNKernels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for nv := 1; nv <= 9; nv++ {
+		for _, rows := range []int{1, 2, 5, 17, 33} {
+			for _, cols := range []int{1, 3, 4, 7, 12, 13, 30, 33, 41} {
+				ld, ldo, ldx := cols+rng.IntN(3), cols+rng.IntN(2), rows+rng.IntN(2)
+				alpha := []float64{1, -0.5}[rng.IntN(2)]
+				m := make([]float64, (rows-1)*ld+cols)
+				for i := range m {
+					m[i] = rng.NormFloat64()
+				}
+				x := make([]float64, (nv-1)*ldx+rows)
+				for i := range x {
+					x[i] = rng.NormFloat64()
+				}
+				out := make([]float64, (nv-1)*ldo+cols)
+				vecmatN(out, ldo, x, ldx, nv, m, rows, cols, ld, alpha)
+				grouped := nv - nv%4
+				switch {
+				case nv%4 == 3 && nv > 4, nv < 4 && nv > 1 && rows <= vecmatPadRows && cols <= vecmatPadCols:
+					grouped = nv
+				}
+				for v := range nv {
+					want := make([]float64, 4*cols)
+					if v < grouped {
+						xs := make([]float64, 4*rows)
+						copy(xs, x[v*ldx:v*ldx+rows])
+						f64.GemvT4(rows, cols, m, ld, xs, rows, 1, want, cols)
+					} else {
+						f64.GemvT(m, ld, x[v*ldx:v*ldx+rows], want[:cols])
 					}
-					x := make([]float64, (nv-1)*ldx+rows)
-					for i := range x {
-						x[i] = rng.NormFloat64()
-					}
-					out := make([]float64, (nv-1)*ldo+cols)
-					vecmatN(out, ldo, x, ldx, nv, m, rows, cols, ld, 1)
-					for v := range nv {
-						for j := range cols {
-							var s float64
-							for l := range rows {
-								s = math.FMA(x[v*ldx+l], m[l*ld+j], s)
-							}
-							if got := out[v*ldo+j]; math.Float64bits(got) != math.Float64bits(s) {
-								t.Fatalf("nv=%d rows=%d cols=%d: out[%d][%d] = %v, want %v", nv, rows, cols, v, j, got, s)
-							}
+					for j := range cols {
+						w := want[j]
+						if alpha != 1 {
+							w *= alpha
+						}
+						if got := out[v*ldo+j]; math.Float64bits(got) != math.Float64bits(w) {
+							t.Fatalf("nv=%d rows=%d cols=%d: out[%d][%d] = %v, want %v (grouped %v)", nv, rows, cols, v, j, got, w, v < grouped)
 						}
 					}
 				}
 			}
 		}
-	})
+	}
 }
 
 func TestVecmatNPanics(t *testing.T) {
@@ -273,46 +284,42 @@ func BenchmarkVecmatN(b *testing.B) {
 // wanted (with the portable and the assembly kernels), leaves out alone past
 // the fourth row, and refuses buffers without room for four vectors.
 func TestVecmatRoom(t *testing.T) {
-	withKernels(t, func(t *testing.T) {
-		rng := rand.New(rand.NewPCG(5, 6))
-		for _, rows := range []int{1, 2, 3, 7, 30} {
-			for _, cols := range []int{1, 5, 30, 33} {
-				for nv := 1; nv <= 5; nv++ {
-					ld, ldx, ldo := cols+rng.IntN(3), rows+rng.IntN(3), cols+rng.IntN(3)
-					room := max(nv, 4)
-					m := make([]float64, (rows-1)*ld+cols)
-					x := make([]float64, (room-1)*ldx+rows)
-					for i := range m {
-						m[i] = rng.NormFloat64()
-					}
-					for i := range x {
-						x[i] = rng.NormFloat64()
-					}
-					alpha := []float64{1, -1, 0.5}[rng.IntN(3)]
-					want := make([]float64, (nv-1)*ldo+cols)
-					vecmatN(want, ldo, x, ldx, nv, m, rows, cols, ld, alpha)
-					got := make([]float64, room*ldo+1)
-					for i := range got {
-						got[i] = vecmatNSentinel
-					}
-					vecmatRoom(got, ldo, x, ldx, nv, m, rows, cols, ld, alpha)
-					for v := range nv {
-						for j := range cols {
-							if g, w := got[v*ldo+j], want[v*ldo+j]; math.Float64bits(g) != math.Float64bits(w) {
-								t.Fatalf("rows %d cols %d nv %d: out[%d][%d] = %v, vecmatN %v", rows, cols, nv, v, j, g, w)
-							}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, rows := range []int{1, 2, 3, 7, 30} {
+		for _, cols := range []int{1, 5, 30, 33} {
+			for nv := 1; nv <= 5; nv++ {
+				ld, ldx, ldo := cols+rng.IntN(3), rows+rng.IntN(3), cols+rng.IntN(3)
+				room := max(nv, 4)
+				m := make([]float64, (rows-1)*ld+cols)
+				x := make([]float64, (room-1)*ldx+rows)
+				for i := range m {
+					m[i] = rng.NormFloat64()
+				}
+				for i := range x {
+					x[i] = rng.NormFloat64()
+				}
+				alpha := []float64{1, -1, 0.5}[rng.IntN(3)]
+				want := make([]float64, (nv-1)*ldo+cols)
+				vecmatN(want, ldo, x, ldx, nv, m, rows, cols, ld, alpha)
+				got := make([]float64, room*ldo+1)
+				for i := range got {
+					got[i] = vecmatNSentinel
+				}
+				vecmatRoom(got, ldo, x, ldx, nv, m, rows, cols, ld, alpha)
+				for v := range nv {
+					for j := range cols {
+						if g, w := got[v*ldo+j], want[v*ldo+j]; math.Float64bits(g) != math.Float64bits(w) {
+							t.Fatalf("rows %d cols %d nv %d: out[%d][%d] = %v, vecmatN %v", rows, cols, nv, v, j, g, w)
 						}
 					}
-					if got[len(got)-1] != vecmatNSentinel {
-						t.Fatalf("rows %d cols %d nv %d: entry past the fourth row written", rows, cols, nv)
-					}
+				}
+				if got[len(got)-1] != vecmatNSentinel {
+					t.Fatalf("rows %d cols %d nv %d: entry past the fourth row written", rows, cols, nv)
 				}
 			}
 		}
-		if useFMA {
-			m, x := make([]float64, 30*30), make([]float64, 30*4)
-			require.Panics(t, func() { vecmatRoom(make([]float64, 2*30), 30, x, 30, 2, m, 30, 30, 30, 1) }, "out without room")
-			require.Panics(t, func() { vecmatRoom(make([]float64, 4*30), 30, x[:2*30], 30, 2, m, 30, 30, 30, 1) }, "x without room")
-		}
-	})
+	}
+	m, x := make([]float64, 30*30), make([]float64, 30*4)
+	require.Panics(t, func() { vecmatRoom(make([]float64, 2*30), 30, x, 30, 2, m, 30, 30, 30, 1) }, "out without room")
+	require.Panics(t, func() { vecmatRoom(make([]float64, 4*30), 30, x[:2*30], 30, 2, m, 30, 30, 30, 1) }, "x without room")
 }

@@ -1,6 +1,8 @@
+//go:build !noasm
+
 #include "textflag.h"
 
-// func rank4FMA(a *float64, lda int, x *float64, m int, y *float64, ldy int, n int)
+// func ger4AVX2(a *float64, lda int, x *float64, m int, y *float64, ldy int, n int)
 //
 // a[i·lda + j] += x[4i]·y[j] + x[4i+1]·y[ldy+j] + x[4i+2]·y[2ldy+j] +
 // x[4i+3]·y[3ldy+j] for i < m, j < n (AVX2 + FMA), summed in that order.
@@ -8,7 +10,7 @@
 // 4-column chunk of the four y rows is loaded once for both rows (6 loads
 // per 8 FMAs); then 1 column at a time. A last odd row goes 8, 4, then 1
 // columns at a time, the y rows read straight from memory.
-TEXT ·rank4FMA(SB), NOSPLIT, $0-56
+TEXT ·ger4AVX2(SB), NOSPLIT, $0-56
 	MOVQ a+0(FP), DI
 	MOVQ lda+8(FP), DX
 	SHLQ $3, DX
@@ -181,14 +183,14 @@ DATA lanemask<>+112(SB)/8, $0
 DATA lanemask<>+120(SB)/8, $0xffffffffffffffff
 GLOBL lanemask<>(SB), RODATA|NOPTR, $128
 
-// func gjPanelFMA(p *float64, lda int, m int, s int, skip int, x *float64, pc *float64, inv float64, from int) (next int, best float64)
+// func gjPanel4AVX2(p *float64, lda int, m int, s int, skip int, x *float64, pc *float64, inv float64, from int) (next int, best float64)
 //
 // For r < m, r ≠ skip, with q = p + r·lda: f = 0 − q[s]; x[4r] = f;
 // q[0..3] = q[0..3] + f·pc[0..3] with lane s replaced by f·inv (one FMA and
 // a blend, one store). For r ≥ from it also tracks the first largest
 // |q[s+1]| of the updated rows: next and best (next = −1 when from ≥ m);
-// a NaN is never larger, as in pivotStep.
-TEXT ·gjPanelFMA(SB), NOSPLIT, $0-88
+// a NaN is never larger, as in the unblocked pivot search.
+TEXT ·gjPanel4AVX2(SB), NOSPLIT, $0-88
 	MOVQ         p+0(FP), DI
 	MOVQ         lda+8(FP), DX
 	SHLQ         $3, DX

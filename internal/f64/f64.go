@@ -1,0 +1,133 @@
+package f64
+
+// The exported kernels check their arguments (a violation is a programmer
+// error and panics with the kernel's name) and call the implementation
+// selected for the build and CPU (stubs_amd64.go, stubs_noasm.go).
+
+// AxpyUnitary is
+//
+//	for i, v := range x {
+//		y[i] += alpha * v
+//	}
+//
+// with each entry one fused multiply-add in the assembly kernel. y must be
+// at least as long as x; alpha = 0 is not skipped (a NaN or Inf in x
+// reaches y).
+func AxpyUnitary(alpha float64, x, y []float64) {
+	if len(y) < len(x) {
+		panic("f64: AxpyUnitary: y shorter than x")
+	}
+	if len(x) == 0 {
+		return
+	}
+	axpyUnitary(alpha, x, y[:len(x)])
+}
+
+// GemvN4 sets y[q] = Σ_{j<n} a[q·lda+j]·x[j] for q = 0..3, n = len(x): the
+// product of the 4×n row-major matrix at a (row stride lda ≥ n) with x.
+// Each row is summed in eight interleaved partial sums (entries j mod 8 of
+// the leading multiple of 8), folded to four, then one more group of four,
+// the four reduced as (s₀+s₂)+(s₁+s₃), then the last n mod 4 entries in
+// order; fused multiply-adds in the assembly kernel.
+func GemvN4(a []float64, lda int, x []float64, y *[4]float64) {
+	n := len(x)
+	switch {
+	case lda < n:
+		panic("f64: GemvN4: lda below len(x)")
+	case n > 0 && len(a) < 3*lda+n:
+		panic("f64: GemvN4: a shorter than four rows")
+	}
+	if n == 0 {
+		*y = [4]float64{}
+		return
+	}
+	gemvN4(a, lda, x, y)
+}
+
+// GemvT sets y[j] = Σ_{i<m} x[i]·a[i·lda+j] for j < n, m = len(x), n =
+// len(y): xᵀ times the m×n row-major matrix at a (row stride lda ≥ n), or A
+// x for a symmetric A. Every y[j] is the sum of the even rows' terms plus
+// the sum of the odd rows' terms (the last row of an odd m in the even
+// sum), each accumulated in row order; fused multiply-adds in the assembly
+// kernel. y is overwritten (zero for m = 0).
+func GemvT(a []float64, lda int, x, y []float64) {
+	m, n := len(x), len(y)
+	switch {
+	case lda < n:
+		panic("f64: GemvT: lda below len(y)")
+	case m > 0 && n > 0 && len(a) < (m-1)*lda+n:
+		panic("f64: GemvT: a shorter than len(x) rows")
+	}
+	if m == 0 || n == 0 {
+		clear(y)
+		return
+	}
+	gemvT(a, lda, x, y)
+}
+
+// GemvT4 sets y[v·ldy+j] = Σ_{i<m} x[v·ldx+i·incx]·a[i·lda+j] for v < 4,
+// j < n: four vectors of length m, whose entries are incx apart and whose
+// starts are ldx apart, times the m×n row-major matrix at a (row stride
+// lda ≥ n), in one pass over a. Every entry is summed in row order (fused
+// multiply-adds in the assembly kernel). Only the 4 output rows' first n
+// entries are written, and only the entries named are read (ldx may be
+// below m·incx: interleaved vectors). m, n ≥ 0, ldx ≥ 0, incx ≥ 1,
+// ldy ≥ n.
+func GemvT4(m, n int, a []float64, lda int, x []float64, ldx, incx int, y []float64, ldy int) {
+	switch {
+	case m < 0 || n < 0 || ldx < 0 || incx < 1:
+		panic("f64: GemvT4: negative size or stride, or incx below 1")
+	case lda < n || ldy < n:
+		panic("f64: GemvT4: lda or ldy below n")
+	case n > 0 && len(y) < 3*ldy+n:
+		panic("f64: GemvT4: y shorter than four rows")
+	case m > 0 && len(x) < 3*ldx+(m-1)*incx+1:
+		panic("f64: GemvT4: x too short")
+	case m > 0 && n > 0 && len(a) < (m-1)*lda+n:
+		panic("f64: GemvT4: a shorter than m rows")
+	}
+	if n == 0 {
+		return
+	}
+	if m == 0 {
+		for v := range 4 {
+			clear(y[v*ldy : v*ldy+n])
+		}
+		return
+	}
+	gemvT4(m, n, a, lda, x, ldx, incx, y, ldy)
+}
+
+// AdamCoef holds the coefficients of Adam's update, in the order the
+// assembly kernel reads them. Beta1c and Beta2c are passed rather than
+// computed (normally 1 − β₁ and 1 − β₂ rounded once, as constant
+// expressions are).
+type AdamCoef struct {
+	Beta1, Beta1c float64 // β₁ and 1 − β₁
+	Beta2, Beta2c float64 // β₂ and 1 − β₂
+	Step, Eps     float64 // the bias-corrected step size and denominator ε
+}
+
+// Adam applies Adam's update to the len(g) entries of x, m and v with
+// gradient g:
+//
+//	m[i] = Beta1·m[i] + Beta1c·g[i]
+//	v[i] = Beta2·v[i] + (Beta2c·g[i])·g[i]
+//	x[i] += Step·m[i] / (√v[i] + Eps)
+//
+// every operation rounded on its own (no fused multiply-adds, in any build,
+// so the assembly kernel and the Go twin give the same bits). It returns
+// the sum of the new x in four interleaved partial sums (entries i mod 4 of
+// the leading multiple of 4) reduced as (s₀+s₂)+(s₁+s₃), then the rest in
+// order: finite exactly when every new x is, unless the sum itself
+// overflows. x, m and v must be at least as long as g.
+func Adam(x, m, v, g []float64, c *AdamCoef) (sum float64) {
+	n := len(g)
+	if len(x) < n || len(m) < n || len(v) < n {
+		panic("f64: Adam: x, m or v shorter than g")
+	}
+	if n == 0 {
+		return 0
+	}
+	return adam(x[:n], m[:n], v[:n], g, c)
+}

@@ -1,0 +1,175 @@
+package f64
+
+import "math"
+
+// The Go twins of the assembly kernels: the same contracts and summation
+// orders, with separate multiplies and adds where the assembly fuses them
+// (the compiler may still fuse them on targets where it does so). They are
+// the kernels of builds without the assembly and references for its tests.
+// Arguments are checked by the callers.
+
+// axpyUnitaryGo is AxpyUnitary; len(y) = len(x).
+func axpyUnitaryGo(alpha float64, x, y []float64) {
+	y = y[:len(x)]
+	for i, v := range x {
+		y[i] += alpha * v
+	}
+}
+
+// gemvN4Go is GemvN4 for len(x) ≥ 1.
+func gemvN4Go(a []float64, lda int, x []float64, y *[4]float64) {
+	n := len(x)
+	for q := range 4 {
+		row := a[q*lda : q*lda+n]
+		var s [8]float64
+		j := 0
+		for ; j+8 <= n; j += 8 {
+			r, xs := row[j:j+8:j+8], x[j:j+8:j+8]
+			for l := range 8 {
+				s[l] += r[l] * xs[l]
+			}
+		}
+		for l := range 4 {
+			s[l] += s[4+l]
+		}
+		if j+4 <= n {
+			for l := range 4 {
+				s[l] += row[j+l] * x[j+l]
+			}
+			j += 4
+		}
+		sum := (s[0] + s[2]) + (s[1] + s[3])
+		for ; j < n; j++ {
+			sum += row[j] * x[j]
+		}
+		y[q] = sum
+	}
+}
+
+// gemvTChunk is the number of columns gemvTGo sums at a time (the odd
+// rows' sums are kept on the stack).
+const gemvTChunk = 64
+
+// gemvTGo is GemvT for len(x), len(y) ≥ 1.
+func gemvTGo(a []float64, lda int, x, y []float64) {
+	m, n := len(x), len(y)
+	even := m &^ 1
+	for j0 := 0; j0 < n; j0 += gemvTChunk {
+		j1 := min(j0+gemvTChunk, n)
+		ye := y[j0:j1]
+		var odd [gemvTChunk]float64
+		yo := odd[:j1-j0]
+		clear(ye)
+		i := 0
+		for ; i < even; i += 2 {
+			r0, r1 := a[i*lda+j0:i*lda+j1], a[(i+1)*lda+j0:(i+1)*lda+j1]
+			x0, x1 := x[i], x[i+1]
+			for j := range ye {
+				ye[j] += x0 * r0[j]
+				yo[j] += x1 * r1[j]
+			}
+		}
+		if i < m {
+			r0, x0 := a[i*lda+j0:i*lda+j1], x[i]
+			for j := range ye {
+				ye[j] += x0 * r0[j]
+			}
+		}
+		for j := range ye {
+			ye[j] += yo[j]
+		}
+	}
+}
+
+// gemvT4Go is GemvT4 for m, n ≥ 1.
+func gemvT4Go(m, n int, a []float64, lda int, x []float64, ldx, incx int, y []float64, ldy int) {
+	y0, y1, y2, y3 := y[:n], y[ldy:ldy+n], y[2*ldy:2*ldy+n], y[3*ldy:3*ldy+n]
+	clear(y0)
+	clear(y1)
+	clear(y2)
+	clear(y3)
+	for i := range m {
+		row := a[i*lda : i*lda+n]
+		o := i * incx
+		x0, x1, x2, x3 := x[o], x[ldx+o], x[2*ldx+o], x[3*ldx+o]
+		for j, v := range row {
+			y0[j] += x0 * v
+			y1[j] += x1 * v
+			y2[j] += x2 * v
+			y3[j] += x3 * v
+		}
+	}
+}
+
+// ger4Go is ger4: a[i·lda+j] += x[4i]·y[j] + x[4i+1]·y[ldy+j] +
+// x[4i+2]·y[2·ldy+j] + x[4i+3]·y[3·ldy+j], added to a[i·lda+j] one term at
+// a time in that order, for i < m, j < n (m, n ≥ 1).
+func ger4Go(m, n int, x, y []float64, ldy int, a []float64, lda int) {
+	y0, y1, y2, y3 := y[:n], y[ldy:ldy+n], y[2*ldy:2*ldy+n], y[3*ldy:3*ldy+n]
+	for i := range m {
+		row := a[i*lda : i*lda+n]
+		xr := x[4*i : 4*i+4]
+		x0, x1, x2, x3 := xr[0], xr[1], xr[2], xr[3]
+		for j, v := range row {
+			v += x0 * y0[j]
+			v += x1 * y1[j]
+			v += x2 * y2[j]
+			v += x3 * y3[j]
+			row[j] = v
+		}
+	}
+}
+
+// gjPanel4Go is gjPanel4.
+func gjPanel4Go(p []float64, lda, m, s, skip int, x []float64, pc *[4]float64, inv float64, from int) (next int, best float64) {
+	next = -1
+	for r := range m {
+		if r == skip {
+			continue
+		}
+		q := p[r*lda : r*lda+4]
+		f := 0 - q[s]
+		x[4*r] = f
+		for l := range 4 {
+			if l == s {
+				q[l] = f * inv
+			} else {
+				q[l] += f * pc[l]
+			}
+		}
+		if r >= from {
+			if v := math.Abs(q[s+1]); r == from || v > best {
+				next, best = r, v
+			}
+		}
+	}
+	return next, best
+}
+
+// adamGo is Adam for len(g) ≥ 1 (x, m, v as long as g). The explicit
+// conversions keep the compiler from fusing multiply-adds.
+func adamGo(x, m, v, g []float64, c *AdamCoef) float64 {
+	n := len(g)
+	x, m, v = x[:n], m[:n], v[:n]
+	entry := func(i int) float64 {
+		gi := g[i]
+		mi := float64(c.Beta1*m[i]) + float64(c.Beta1c*gi)
+		vi := float64(c.Beta2*v[i]) + float64(float64(c.Beta2c*gi)*gi)
+		m[i], v[i] = mi, vi
+		xi := x[i] + float64(c.Step*mi)/(math.Sqrt(vi)+c.Eps)
+		x[i] = xi
+		return xi
+	}
+	var s [4]float64
+	i := 0
+	for ; i+4 <= n; i += 4 {
+		for l := range 4 {
+			s[l] += entry(i + l)
+		}
+	}
+	sum := (s[0] + s[2]) + (s[1] + s[3])
+	for ; i < n; i++ {
+		sum += entry(i)
+	}
+	return sum
+}

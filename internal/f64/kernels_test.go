@@ -1,0 +1,318 @@
+package f64
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// The exported kernels against plain loops, in every build (with the
+// assembly kernels where this build and CPU run them, else the Go twins).
+
+// unitRound is 2u (u = 2⁻⁵³): a sum of t products computed in any order,
+// with or without fused multiply-adds, is within t·u·Σ|terms| of the exact
+// value, so two such computations differ by at most t·2u·Σ|terms|.
+const unitRound = 0x1p-52
+
+// sentinel marks entries a kernel must not touch.
+const sentinel = -7.25
+
+// entry draws a value of mixed sign and magnitude, so that sums cancel.
+func entry(rng *rand.Rand) float64 { return rng.NormFloat64() * math.Exp2(float64(rng.IntN(9)-4)) }
+
+// randSlice returns n entries drawn by entry.
+func randSlice(rng *rand.Rand, n int) []float64 {
+	s := make([]float64, n)
+	for i := range s {
+		s[i] = entry(rng)
+	}
+	return s
+}
+
+// filled returns n entries of fill.
+func filled(n int, fill float64) []float64 {
+	s := make([]float64, n)
+	for i := range s {
+		s[i] = fill
+	}
+	return s
+}
+
+func sameBits(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// withinSum reports whether got is within (terms+1)·2u·mag of want.
+func withinSum(got, want, mag float64, terms int) bool {
+	return !math.IsNaN(got) && math.Abs(got-want) <= float64(terms+1)*unitRound*mag
+}
+
+func TestAxpyUnitary(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 13))
+	for n := 0; n <= 70; n++ {
+		alpha := entry(rng)
+		x, y := make([]float64, n), make([]float64, n+1)
+		for i := range x {
+			x[i], y[i] = entry(rng), entry(rng)
+		}
+		y[n] = sentinel
+		want := append([]float64(nil), y...)
+		AxpyUnitary(alpha, x, y)
+		for i := range x {
+			if w, mag := want[i]+alpha*x[i], math.Abs(want[i])+math.Abs(alpha*x[i]); !withinSum(y[i], w, mag, 1) {
+				t.Fatalf("n=%d: y[%d] = %v, want %v", n, i, y[i], w)
+			}
+		}
+		if y[n] != sentinel {
+			t.Fatalf("n=%d: entry past x's length changed", n)
+		}
+	}
+}
+
+func TestGemvN4(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 11))
+	for n := 0; n <= 70; n++ {
+		lda := n + rng.IntN(2)*(1+rng.IntN(5))
+		a := filled(3*lda+n, math.NaN()) // padding NaN: reading it shows
+		for q := range 4 {
+			for j := range n {
+				a[q*lda+j] = entry(rng)
+			}
+		}
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = entry(rng)
+		}
+		y := [4]float64{math.NaN(), math.NaN(), math.NaN(), math.NaN()}
+		GemvN4(a, lda, x, &y)
+		for q := range 4 {
+			var want, mag float64
+			for j := range n {
+				p := a[q*lda+j] * x[j]
+				want += p
+				mag += math.Abs(p)
+			}
+			if !withinSum(y[q], want, mag, n) {
+				t.Fatalf("n=%d lda=%d: y[%d] = %v, want %v", n, lda, q, y[q], want)
+			}
+		}
+	}
+}
+
+func TestGemvT(t *testing.T) {
+	rng := rand.New(rand.NewPCG(14, 15))
+	for _, m := range []int{0, 1, 2, 3, 4, 5, 7, 30, 31, 60} {
+		for _, n := range []int{0, 1, 2, 3, 4, 5, 7, 15, 16, 17, 20, 21, 30, 33, 60, 61, 64, 65, 130} {
+			lda := n + rng.IntN(2)*(1+rng.IntN(5))
+			a := filled(max(0, (m-1)*lda+n), math.NaN())
+			for i := range m {
+				for j := range n {
+					a[i*lda+j] = entry(rng)
+				}
+			}
+			x := make([]float64, m)
+			for i := range x {
+				x[i] = entry(rng)
+			}
+			y := filled(n+1, math.NaN()) // overwritten, not accumulated
+			y[n] = sentinel
+			GemvT(a, lda, x, y[:n])
+			for j := range n {
+				var want, mag float64
+				for i := range m {
+					p := x[i] * a[i*lda+j]
+					want += p
+					mag += math.Abs(p)
+				}
+				if !withinSum(y[j], want, mag, m) {
+					t.Fatalf("m=%d n=%d lda=%d: y[%d] = %v, want %v", m, n, lda, j, y[j], want)
+				}
+			}
+			if y[n] != sentinel {
+				t.Fatalf("m=%d n=%d: entry past y changed", m, n)
+			}
+		}
+	}
+}
+
+// gemvT4Layout draws the strides of GemvT4's four vectors of length m: one
+// after the other, with strided entries, or interleaved (ldx < incx).
+func gemvT4Layout(rng *rand.Rand, m int) (ldx, incx int) {
+	switch rng.IntN(3) {
+	case 0:
+		return m + rng.IntN(2)*(1+rng.IntN(3)), 1
+	case 1:
+		incx = 2 + rng.IntN(3)
+		return max(0, (m-1)*incx) + 1 + rng.IntN(3), incx
+	default:
+		ldx = 1 + rng.IntN(2)
+		return ldx, 4*ldx + rng.IntN(5)
+	}
+}
+
+func TestGemvT4(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	for _, m := range []int{0, 1, 2, 3, 5, 17, 30, 60} {
+		for n := 0; n <= 70; n++ {
+			lda := n + rng.IntN(2)*(1+rng.IntN(9))
+			ldy := n + rng.IntN(2)*(1+rng.IntN(9))
+			ldx, incx := gemvT4Layout(rng, m)
+			name := fmt.Sprintf("m=%d/n=%d/lda=%d/ldy=%d/ldx=%d/incx=%d", m, n, lda, ldy, ldx, incx)
+			a := filled(max(0, (m-1)*lda+n), math.NaN())
+			for i := range m {
+				for j := range n {
+					a[i*lda+j] = entry(rng)
+				}
+			}
+			x := filled(3*ldx+max(0, (m-1)*incx)+1, math.NaN())
+			for v := range 4 {
+				for i := range m {
+					x[v*ldx+i*incx] = entry(rng)
+				}
+			}
+			ybuf := filled(1+3*ldy+n+1, sentinel)
+			y := ybuf[1 : 1+3*ldy+n]
+			for v := range 4 {
+				for j := range n {
+					y[v*ldy+j] = math.NaN()
+				}
+			}
+			GemvT4(m, n, a, lda, x, ldx, incx, y, ldy)
+			for v := range 4 {
+				for j := range n {
+					var want, mag float64
+					for i := range m {
+						p := x[v*ldx+i*incx] * a[i*lda+j]
+						want += p
+						mag += math.Abs(p)
+					}
+					if got := y[v*ldy+j]; !withinSum(got, want, mag, m) {
+						t.Fatalf("%s: y[%d][%d] = %v, want %v", name, v, j, got, want)
+					}
+				}
+			}
+			for i, o := range ybuf {
+				if r := i - 1; r >= 0 && r < 3*ldy+n && r%ldy < n {
+					continue
+				}
+				if o != sentinel {
+					t.Fatalf("%s: entry %d outside the output rows changed to %v", name, i-1, o)
+				}
+			}
+		}
+	}
+}
+
+// adamTestVec draws n entries spread over 2⁻¹⁰…2¹⁰ in magnitude (all
+// non-negative when abs is set, as second moments are).
+func adamTestVec(rng *rand.Rand, n int, abs bool) []float64 {
+	s := make([]float64, n)
+	for i := range s {
+		s[i] = rng.NormFloat64() * math.Exp2(float64(rng.IntN(21)-10))
+		if abs {
+			s[i] = math.Abs(s[i])
+		}
+	}
+	return s
+}
+
+// testAdamCoef returns Adam's coefficients at step t with learning rate lr
+// (β₁ = 0.9, β₂ = 0.999, ε = 1e-8, bias-corrected).
+func testAdamCoef(lr float64, t int) AdamCoef {
+	c1 := 1 - math.Pow(0.9, float64(t))
+	sc2 := math.Sqrt(1 - math.Pow(0.999, float64(t)))
+	return AdamCoef{Beta1: 0.9, Beta1c: 1 - 0.9, Beta2: 0.999, Beta2c: 1 - 0.999, Step: lr * sc2 / c1, Eps: 1e-8 * sc2}
+}
+
+// TestAdam checks Adam bit for bit against the update written out entry by
+// entry, in every build (no fused multiply-adds anywhere), and its sum
+// against the plain sum of the new x.
+func TestAdam(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	for n := 0; n <= 70; n++ {
+		for _, step := range []int{1, 2, 17, 5000} {
+			c := testAdamCoef([]float64{0.01, 0.1, 3e-4}[rng.IntN(3)], step)
+			x, m, v, g := adamTestVec(rng, n, false), adamTestVec(rng, n, false), adamTestVec(rng, n, true), adamTestVec(rng, n, false)
+			if n > 0 && step == 1 {
+				v[0], g[0] = 0, 0 // the denominator's ε alone
+			}
+			wx, wm, wv := append([]float64(nil), x...), append([]float64(nil), m...), append([]float64(nil), v...)
+			var want, mag float64
+			for i, gi := range g {
+				wm[i] = float64(c.Beta1*wm[i]) + float64(c.Beta1c*gi)
+				wv[i] = float64(c.Beta2*wv[i]) + float64(float64(c.Beta2c*gi)*gi)
+				wx[i] += float64(c.Step*wm[i]) / (math.Sqrt(wv[i]) + c.Eps)
+				want += wx[i]
+				mag += math.Abs(wx[i])
+			}
+			g0 := append([]float64(nil), g...)
+			sum := Adam(x, m, v, g, &c)
+			name := fmt.Sprintf("n=%d t=%d", n, step)
+			if !sameBits(x, wx) || !sameBits(m, wm) || !sameBits(v, wv) {
+				t.Fatalf("%s: x, m or v differ from the update entry by entry", name)
+			}
+			if !sameBits(g, g0) {
+				t.Fatalf("%s: g modified", name)
+			}
+			if !withinSum(sum, want, mag, n) {
+				t.Fatalf("%s: sum %v, want %v", name, sum, want)
+			}
+		}
+	}
+}
+
+// panicCase is a call that must panic with a message starting with
+// "f64: " and the name of the routine.
+type panicCase struct {
+	name string
+	f    func()
+}
+
+// expectPanics runs the cases.
+func expectPanics(t *testing.T, cases []panicCase) {
+	t.Helper()
+	for _, tc := range cases {
+		func() {
+			defer func() {
+				r := recover()
+				s, ok := r.(string)
+				if !ok || !strings.HasPrefix(s, "f64: "+tc.name+": ") {
+					t.Errorf("%s: panic %v, want one starting with %q", tc.name, r, "f64: "+tc.name+": ")
+				}
+			}()
+			tc.f()
+		}()
+	}
+}
+
+// TestKernelPanics checks that the exported kernels refuse short slices
+// and bad strides with a panic naming the kernel.
+func TestKernelPanics(t *testing.T) {
+	a, x, y := make([]float64, 40), make([]float64, 10), make([]float64, 40)
+	var y4 [4]float64
+	c := testAdamCoef(0.01, 1)
+	expectPanics(t, []panicCase{
+		{"AxpyUnitary", func() { AxpyUnitary(1, x, y[:9]) }},
+		{"GemvN4", func() { GemvN4(a, 9, x, &y4) }},
+		{"GemvN4", func() { GemvN4(a[:39], 10, x, &y4) }},
+		{"GemvT", func() { GemvT(a, 3, x[:2], y[:4]) }},
+		{"GemvT", func() { GemvT(a[:35], 4, x, y[:4]) }},
+		{"GemvT4", func() { GemvT4(2, 4, a, 3, x, 2, 1, y, 4) }},
+		{"GemvT4", func() { GemvT4(2, 4, a, 4, x, 2, 0, y, 4) }},
+		{"GemvT4", func() { GemvT4(2, 4, a, 4, x, 2, 1, y, 3) }},
+		{"GemvT4", func() { GemvT4(2, 4, a, 4, x[:7], 2, 1, y, 4) }},
+		{"GemvT4", func() { GemvT4(2, 4, a, 4, x, 2, 1, y[:15], 4) }},
+		{"GemvT4", func() { GemvT4(11, 4, a, 4, x, 0, 1, y, 4) }},
+		{"Adam", func() { Adam(x[:3], y, y, x, &c) }},
+	})
+}

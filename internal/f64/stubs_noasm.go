@@ -1,0 +1,23 @@
+//go:build noasm || !amd64
+
+package f64
+
+// This build has no assembly kernels: the Go twins run.
+
+func axpyUnitary(alpha float64, x, y []float64) { axpyUnitaryGo(alpha, x, y) }
+
+func gemvN4(a []float64, lda int, x []float64, y *[4]float64) { gemvN4Go(a, lda, x, y) }
+
+func gemvT(a []float64, lda int, x, y []float64) { gemvTGo(a, lda, x, y) }
+
+func gemvT4(m, n int, a []float64, lda int, x []float64, ldx, incx int, y []float64, ldy int) {
+	gemvT4Go(m, n, a, lda, x, ldx, incx, y, ldy)
+}
+
+func ger4(m, n int, x, y []float64, ldy int, a []float64, lda int) { ger4Go(m, n, x, y, ldy, a, lda) }
+
+func gjPanel4(p []float64, lda, m, s, skip int, x []float64, pc *[4]float64, inv float64, from int) (next int, best float64) {
+	return gjPanel4Go(p, lda, m, s, skip, x, pc, inv, from)
+}
+
+func adam(x, m, v, g []float64, c *AdamCoef) float64 { return adamGo(x, m, v, g, c) }
