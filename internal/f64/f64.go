@@ -131,3 +131,9 @@ func Adam(x, m, v, g []float64, c *AdamCoef) (sum float64) {
 	}
 	return adam(x[:n], m[:n], v[:n], g, c)
 }
+
+// Assembly reports whether the assembly kernels run in this process (a
+// choice made once at start-up from the build and the CPU). Results depend
+// on it in their last bits, so tests that compare with bits written by
+// another process use it.
+func Assembly() bool { return useAsm }

@@ -21,3 +21,6 @@ func gjPanel4(p []float64, lda, m, s, skip int, x []float64, pc *[4]float64, inv
 }
 
 func adam(x, m, v, g []float64, c *AdamCoef) float64 { return adamGo(x, m, v, g, c) }
+
+// useAsm is false: this build has no assembly.
+const useAsm = false
