@@ -31,7 +31,13 @@ func Independent(train [][]int, n int) (*ndpp.Model, error) {
 			counts[i]++
 		}
 	}
-	m := float64(len(train))
+	return independentModel(counts, float64(len(train)))
+}
+
+// independentModel is the independent-items model of item counts in m
+// baskets.
+func independentModel(counts []float64, m float64) (*ndpp.Model, error) {
+	n := len(counts)
 	delta := make([]float64, n)
 	for i, c := range counts {
 		delta[i] = (c + 1) / (m - c + 1) // pᵢ/(1 − pᵢ) with pᵢ = (c+1)/(m+2)

@@ -14,15 +14,18 @@ import (
 )
 
 // Online checkpoints are states of the project's binary format
-// (internal/binfmt: magic, version, body, CRC-32C). Format version 3 (the
-// first in that format) has this body, all values little-endian, slices as
-// a length and their entries:
+// (internal/binfmt: magic, version, body, CRC-32C). Format version 4 has
+// this body, all values little-endian, slices as a length and their
+// entries:
 //
-//	options   D, Shared, Seed, Init.Scale, Init.CScale, N, Optimizer, LR,
-//	          Alpha, Beta, Eps, Normalizer, RefreshEvery, FactorEvery, Lag,
-//	          CEvery, FixC (after defaults)
-//	n, d      items and rank
+//	options   D, Shared, LowRank, Seed, Init.Scale, Init.CScale, Init.Share,
+//	          N, Optimizer, LR, DiagLR, Alpha, Beta, Eps, Normalizer,
+//	          RefreshEvery, FactorEvery, Lag, CEvery, FixC (after defaults)
+//	n, d      items (rows) and rank
+//	IDs       the item id of each row
 //	V B D     parameters (B empty when B = V)
+//	Phi PhiM PhiV   the diagonal's corrections and their Adam moments
+//	                (empty without a diagonal)
 //	Mu T      occurrences and Adam step counts per item
 //	TC Pos    D's step count, baskets consumed
 //	MomV MomB MomD SqV SqB SqD   Adam moments (B's empty when B = V)
@@ -36,11 +39,12 @@ import (
 //	SwapAt PendOK PendK PendGC PendLogDet   the finished job's result (SwapAt 0: none)
 //
 // Versions 1 and 2 were encoding/gob streams after a text header
-// ("ndpp-learn-online-checkpoint v2\n"); they are refused with a message
-// that says so.
+// ("ndpp-learn-online-checkpoint v2\n"), version 3 the format above without
+// the diagonal, the ids and the options added with them; they are refused
+// with a message that says so.
 const (
 	checkpointMagic   = "NDPPONLN"
-	checkpointVersion = 3
+	checkpointVersion = 4
 	checkpointWhat    = "learn: online checkpoint"
 	// gobCheckpointHeader starts the checkpoints of versions 1 and 2.
 	gobCheckpointHeader = "ndpp-learn-online-checkpoint v"
@@ -55,21 +59,23 @@ const MaxCheckpointBytes = 64 << 30
 // checkpoint is the serialised state of an Online learner: everything that
 // influences future steps (float64 values are stored exactly).
 type checkpoint struct {
-	Opt       OnlineOptions
-	N, Dim    int
-	V, B, D   []float64
-	Mu        []float64
-	T         []int64
-	TC, Pos   int64
-	MomV      []float64
-	MomB      []float64
-	MomD      []float64
-	SqV       []float64
-	SqB       []float64
-	SqD       []float64
-	PendC     []float64 // C's gradient since D's last step (normaliser part)
-	PendBW    []float64 // the basket terms' pairs since D's last step
-	NormCount int64
+	Opt             OnlineOptions
+	N, Dim          int
+	IDs             []int
+	V, B, D         []float64
+	Phi, PhiM, PhiV []float64
+	Mu              []float64
+	T               []int64
+	TC, Pos         int64
+	MomV            []float64
+	MomB            []float64
+	MomD            []float64
+	SqV             []float64
+	SqB             []float64
+	SqD             []float64
+	PendC           []float64 // C's gradient since D's last step (normaliser part)
+	PendBW          []float64 // the basket terms' pairs since D's last step
+	NormCount       int64
 	// Exact normaliser: Gram matrix, active factorisation, dirty columns.
 	Gram, K, GC []float64
 	LogDet      float64
@@ -96,7 +102,8 @@ func (o *Online) Save(w io.Writer) error {
 	if o.diverged {
 		return ErrDiverged
 	}
-	cp := checkpoint{Opt: o.opt, N: o.p.N, Dim: o.p.Dim, V: o.p.V, B: o.p.B, D: o.p.D, Mu: o.mu, T: o.t,
+	cp := checkpoint{Opt: o.opt, N: o.p.N, Dim: o.p.Dim, IDs: o.ids, V: o.p.V, B: o.p.B, D: o.p.D,
+		Phi: o.phi, PhiM: o.phiM, PhiV: o.phiV, Mu: o.mu, T: o.t,
 		TC: o.tc, Pos: o.pos, MomV: o.mom.V, MomB: o.mom.B, MomD: o.mom.D, SqV: o.sq.V, SqB: o.sq.B, SqD: o.sq.D,
 		PendC: o.pendC, PendBW: o.pendBW, NormCount: o.normCount}
 	if np := o.np; np != nil {
@@ -125,12 +132,15 @@ func (o *Online) Save(w io.Writer) error {
 func encodeOptions(e *binfmt.Encoder, o OnlineOptions) {
 	e.Int(o.D)
 	e.Bool(o.Shared)
+	e.Bool(o.LowRank)
 	e.U64(o.Seed)
 	e.F64(o.Init.Scale)
 	e.F64(o.Init.CScale)
+	e.F64(o.Init.Share)
 	e.Int(o.N)
 	e.Int(int(o.Optimizer))
 	e.F64(o.LR)
+	e.F64(o.DiagLR)
 	e.F64(o.Alpha)
 	e.F64(o.Beta)
 	e.F64(o.Eps)
@@ -150,12 +160,15 @@ func decodeOptions(d *binfmt.Decoder) OnlineOptions {
 	var o OnlineOptions
 	o.D = d.Int("options d", 1, maxCheckpointDim)
 	o.Shared = d.Bool()
+	o.LowRank = d.Bool()
 	o.Seed = d.U64()
 	o.Init.Scale = d.F64()
 	o.Init.CScale = d.F64()
+	o.Init.Share = d.F64()
 	o.N = d.Int("options n", 0, math.MaxInt)
 	o.Optimizer = Optimizer(d.Int("optimizer", int(Adam), int(SGD)))
 	o.LR = d.F64()
+	o.DiagLR = d.F64()
 	o.Alpha = d.F64()
 	o.Beta = d.F64()
 	o.Eps = d.F64()
@@ -172,9 +185,13 @@ func (cp *checkpoint) encode(e *binfmt.Encoder) {
 	encodeOptions(e, cp.Opt)
 	e.Int(cp.N)
 	e.Int(cp.Dim)
+	e.Ints(cp.IDs)
 	e.F64s(cp.V)
 	e.F64s(cp.B)
 	e.F64s(cp.D)
+	e.F64s(cp.Phi)
+	e.F64s(cp.PhiM)
+	e.F64s(cp.PhiV)
 	e.F64s(cp.Mu)
 	e.I64s(cp.T)
 	e.I64(cp.TC)
@@ -210,9 +227,12 @@ func decodeCheckpoint(data []byte) (*checkpoint, error) {
 	if bytes.HasPrefix(data, []byte(gobCheckpointHeader)) {
 		return nil, errors.New(checkpointWhat + ": this is a checkpoint of an earlier ndpp (format version 2, encoding/gob), which this version cannot read; re-run the pass from the start, or finish it with the version that wrote the checkpoint")
 	}
-	dec, err := binfmt.NewDecoder(data, checkpointWhat, checkpointMagic, checkpointVersion, checkpointVersion)
+	dec, err := binfmt.NewDecoder(data, checkpointWhat, checkpointMagic, 3, checkpointVersion)
 	if err != nil {
 		return nil, err
+	}
+	if dec.Version() < checkpointVersion {
+		return nil, fmt.Errorf("%s: format version %d, of an earlier ndpp without the learned diagonal, which this version cannot resume; re-run the pass from the start, or finish it with the version that wrote the checkpoint", checkpointWhat, dec.Version())
 	}
 	cp := &checkpoint{Opt: decodeOptions(dec)}
 	// Each item takes at least 8 bytes (its count in Mu).
@@ -220,13 +240,20 @@ func decodeCheckpoint(data []byte) (*checkpoint, error) {
 	cp.Dim = dec.Int("d", 1, maxCheckpointDim)
 	n, d := cp.N, cp.Dim
 	nd, dd, m := n*d, d*d, 2*d
-	bLen := nd
+	bLen, dLen := nd, n
 	if cp.Opt.Shared {
 		bLen = 0
 	}
+	if cp.Opt.LowRank {
+		dLen = 0
+	}
+	cp.IDs = dec.Ints("IDs", 0, math.MaxInt)
 	cp.V = dec.F64sLen("V", nd)
 	cp.B = dec.F64sLen("B", bLen)
 	cp.D = dec.F64sLen("D", dd)
+	cp.Phi = dec.F64sLen("Phi", dLen)
+	cp.PhiM = dec.F64sLen("PhiM", dLen)
+	cp.PhiV = dec.F64sLen("PhiV", dLen)
 	cp.Mu = dec.F64sLen("Mu", n)
 	cp.T = dec.I64s("T")
 	cp.TC = dec.I64()
@@ -285,8 +312,20 @@ func (cp *checkpoint) check() error {
 	if cp.Opt.FactorEvery > 1 && cp.Opt.Lag == 0 {
 		return fmt.Errorf("lag 0 with factor-every %d", cp.Opt.FactorEvery)
 	}
-	if len(cp.T) != n || len(cp.PendBW)%(2*d) != 0 || cp.NormCount < 0 || cp.Pos < 0 || cp.TC < 0 {
+	if len(cp.T) != n || len(cp.IDs) != n || len(cp.PendBW)%(2*d) != 0 || cp.NormCount < 0 || cp.Pos < 0 || cp.TC < 0 {
 		return fmt.Errorf("counts do not match n = %d, d = %d", n, d)
+	}
+	seenID := make(map[int]bool, n)
+	for r, id := range cp.IDs {
+		if seenID[id] || (r < cp.Opt.N && id != r) {
+			return fmt.Errorf("item id %d of row %d (reserved rows %d)", id, r, cp.Opt.N)
+		}
+		seenID[id] = true
+	}
+	for _, x := range cp.Phi {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return errors.New("non-finite diagonal corrections")
+		}
 	}
 	if cp.Opt.Normalizer == NormExact {
 		if len(cp.KZGen) != n || cp.Gen < 0 ||
@@ -342,10 +381,16 @@ func loadOnline(r io.Reader, limit int64) (*Online, error) {
 		p.B = cp.B
 	}
 	o := &Online{opt: cp.Opt, p: p, mu: cp.Mu, t: cp.T, tc: cp.TC, pos: cp.Pos,
-		mom: &Grad{V: cp.MomV, B: cp.MomB, D: cp.MomD}, sq: &Grad{V: cp.SqV, B: cp.SqB, D: cp.SqD}}
+		mom: &Grad{V: cp.MomV, B: cp.MomB, D: cp.MomD}, sq: &Grad{V: cp.SqV, B: cp.SqB, D: cp.SqD},
+		ids: cp.IDs, rowOf: map[int]int{}}
 	if cp.Opt.Shared {
 		o.mom.B, o.sq.B = nil, nil
 	}
+	if !cp.Opt.LowRank {
+		p.Theta = make([]float64, n)
+		o.phi, o.phiM, o.phiV = cp.Phi, cp.PhiM, cp.PhiV
+	}
+	o.setIDs()
 	o.pendC, o.pendBW, o.normCount = cp.PendC, cp.PendBW, cp.NormCount
 	o.alloc()
 	if np := o.np; np != nil {

@@ -19,7 +19,7 @@ import (
 	"github.com/ndpp-go/ndpp/internal/binfmt"
 )
 
-var updateCheckpoints = flag.Bool("update-checkpoints", false, "rewrite testdata/online-v3-*.ckpt")
+var updateCheckpoints = flag.Bool("update-checkpoints", false, "rewrite testdata/online-v4-*.ckpt")
 
 // checkpointFixtures are the committed checkpoints: a learner with opt on
 // fixtureBaskets, saved after pos baskets. Snapshots are taken after
@@ -34,8 +34,9 @@ var checkpointFixtures = []struct {
 	swapAt     int64 // the pending result's position (0: none)
 	nextResult int64 // the position where the next result takes effect
 }{
-	{"online-v3-pending-result.ckpt", OnlineOptions{D: 3, Seed: 1, FactorEvery: 10}, 27, 31, 31},
-	{"online-v3-no-pending.ckpt", OnlineOptions{D: 3, Seed: 1, FactorEvery: 10, Lag: 4}, 27, 0, 35},
+	{"online-v4-pending-result.ckpt", OnlineOptions{D: 3, Seed: 1, FactorEvery: 10}, 27, 31, 31},
+	{"online-v4-no-pending.ckpt", OnlineOptions{D: 3, Seed: 1, FactorEvery: 10, Lag: 4}, 27, 0, 35},
+	{"online-v4-lowrank.ckpt", OnlineOptions{D: 3, Seed: 1, FactorEvery: 10, LowRank: true}, 27, 31, 31},
 }
 
 func fixtureBaskets() [][]int { return plantedBaskets(200, 60, 3) }
@@ -58,7 +59,7 @@ func saveBytes(t *testing.T, o *Online) []byte {
 }
 
 // TestOnlineCheckpointFixtures loads the committed checkpoints (format
-// version 3) and resumes them: the pending result takes effect at its
+// version 4) and resumes them: the pending result takes effect at its
 // position, the Gram matrix kept from the checkpoint's columns tracks the
 // parameters, and the pass ends with the parameters of a pass never
 // interrupted. Saving the same learner today writes the same bytes, so the
@@ -155,7 +156,15 @@ func TestOnlineCheckpointRefusesOtherInput(t *testing.T) {
 	later := bytes.Clone(data)
 	later[binfmt.MagicLen] = checkpointVersion + 1
 	_, err = LoadOnline(bytes.NewReader(later))
-	require.ErrorContains(t, err, "format version 4; this build reads versions 3 to 3")
+	require.ErrorContains(t, err, "format version 5; this build reads versions 3 to 4")
+	// Version 3 (before the diagonal) says what it is and what to do.
+	v3 := binfmt.NewEncoder(checkpointMagic, 3)
+	v3.Int(1)
+	v3data, err := v3.Finish()
+	require.NoError(t, err)
+	_, err = LoadOnline(bytes.NewReader(v3data))
+	require.ErrorContains(t, err, "format version 3, of an earlier ndpp without the learned diagonal")
+	require.ErrorContains(t, err, "re-run the pass")
 	_, err = LoadOnlineFile(filepath.Join(t.TempDir(), "missing.ckpt"))
 	require.ErrorIs(t, err, os.ErrNotExist)
 }

@@ -220,6 +220,26 @@ func Evaluate(m *ndpp.Model, test [][]int, opt EvalOptions) (*Metrics, error) {
 	return met, nil
 }
 
+// LogLikelihood returns the mean over baskets of log det(L_S + εI) −
+// log det(I + L), the learners' objective and Evaluate's TestLL, with the
+// Eps convention of EvalOptions (0: DefaultEps, negative: none).
+func LogLikelihood(m *ndpp.Model, baskets [][]int, eps float64) (float64, error) {
+	return meanLogLikelihood(m, baskets, resolveEps(eps), 0)
+}
+
+// meanLogLikelihood is the mean of log det(L_S + εI) − log det(I + L) over
+// baskets, for a resolved ε ≥ 0 (the learners' options after defaults).
+func meanLogLikelihood(m *ndpp.Model, baskets [][]int, eps float64, workers int) (float64, error) {
+	if len(baskets) == 0 {
+		return 0, fmt.Errorf("learn: no baskets to score")
+	}
+	lds, err := m.LogDetsEps(baskets, workers, eps)
+	if err != nil {
+		return 0, err
+	}
+	return mean(lds) - m.LogNormalizer(), nil
+}
+
 func nan6() (a, b, c, d, e, f float64) {
 	x := math.NaN()
 	return x, x, x, x, x, x

@@ -8,10 +8,10 @@ import (
 )
 
 // Grad holds a gradient in the shape of Params: V and B (N×Dim rows; B nil
-// for shared parameters, whose whole gradient is in V) and D (the generator
-// of C).
+// for shared parameters, whose whole gradient is in V), D (the generator
+// of C) and T (θ, nil without a diagonal).
 type Grad struct {
-	V, B, D []float64
+	V, B, D, T []float64
 }
 
 // NewGrad returns a zero gradient shaped like p.
@@ -19,6 +19,9 @@ func NewGrad(p *Params) *Grad {
 	g := &Grad{V: make([]float64, len(p.V)), D: make([]float64, len(p.D))}
 	if p.B != nil {
 		g.B = make([]float64, len(p.B))
+	}
+	if p.Theta != nil {
+		g.T = make([]float64, len(p.Theta))
 	}
 	return g
 }
@@ -30,11 +33,14 @@ func NewGrad(p *Params) *Grad {
 //	∂/∂bₐ  = C · Σ_b (P_ba − P_ab) b_b       (C·u, applied once per item in finish)
 //	∂/∂C  += Σₐ bₐ (Σ_b P_ba b_b)ᵀ           (Σᵢ bᵢ wᵢᵀ, applied once in finish)
 //
-// gb and gc take direct contributions (the full normaliser).
+// gb and gc take direct contributions (the full normaliser); gt collects
+// ∂/∂θᵢ. With a diagonal all pieces are with respect to the rows held
+// (see Params): basketTerm scales each item's pieces by sᵢ.
 type accum struct {
 	n, d        int
 	gv, gb      []float64 // n×d
 	u, w        []float64 // n×d
+	gt          []float64 // n
 	gc          []float64 // d×d gradient w.r.t. C
 	touched     []bool
 	touchedList []int
@@ -59,6 +65,7 @@ func (a *accum) resize(n, d int) {
 	}
 	a.n, a.d = n, d
 	a.gv, a.gb, a.u, a.w = grow(a.gv, n*d), grow(a.gb, n*d), grow(a.u, n*d), grow(a.w, n*d)
+	a.gt = grow(a.gt, n)
 	a.gc = grow(a.gc, d*d)
 	for len(a.touched) < n {
 		a.touched = append(a.touched, false)
@@ -80,6 +87,7 @@ func (a *accum) reset() {
 		clear(a.gb[i*d : (i+1)*d])
 		clear(a.u[i*d : (i+1)*d])
 		clear(a.w[i*d : (i+1)*d])
+		a.gt[i] = 0
 		a.touched[i] = false
 	}
 	a.touchedList = a.touchedList[:0]
@@ -97,6 +105,7 @@ func (a *accum) merge(o *accum) {
 		blas.Axpy(1, o.gb[r:r+d], a.gb[r:r+d])
 		blas.Axpy(1, o.u[r:r+d], a.u[r:r+d])
 		blas.Axpy(1, o.w[r:r+d], a.w[r:r+d])
+		a.gt[i] += o.gt[i]
 	}
 	blas.Axpy(1, o.gc, a.gc)
 	a.value += o.value
@@ -134,6 +143,9 @@ func (a *accum) finish(p *Params, c []float64, g *Grad, projectD bool) {
 		blas.Axpy(1, a.fcu[q*d:(q+1)*d], gbi)
 		blas.Axpy(1, a.gb[r:r+d], gbi)
 		blas.Axpy(1, a.gv[r:r+d], g.V[r:r+d])
+		if g.T != nil {
+			g.T[i] += a.gt[i]
+		}
 	}
 	if !projectD {
 		return
@@ -155,8 +167,10 @@ type basketWork struct {
 	zl, zr []float64 // rows [vᵢ; bᵢᵀC] and [vᵢ; bᵢ] (zr at least 4 rows)
 	xs     []float64 // 3|S|×|S| coefficient rows
 	// The pieces, rows by basket position: gv (|S|×d), wu (2|S|×d: the wᵢ,
-	// then the uᵢ) and cu (|S|×d, C uᵢ).
+	// then the uᵢ) and cu (|S|×d, C uᵢ); with a diagonal, dd (|S|: ∂t/∂δᵢ)
+	// and the items' sᵢ = √(1 + δᵢ) and δᵢ.
 	gv, wu, cu []float64
+	dd, ss, ds []float64
 	k, d       int
 }
 
@@ -172,6 +186,7 @@ func (w *basketWork) ensure(k, d int) {
 	kr := max(k, 4)
 	w.gv, w.wu, w.cu = resize(w.gv, kr*d)[:k*d], resize(w.wu, 2*k*d), resize(w.cu, kr*d)[:k*d]
 	w.xs = resize(w.xs, 3*k*k+4*k)[:3*k*k]
+	w.dd, w.ss, w.ds = resize(w.dd, k), resize(w.ss, k), resize(w.ds, k)
 	w.k, w.d = k, d
 }
 
@@ -202,14 +217,36 @@ func (w *basketWork) row(q int) (gv, wi, u []float64) {
 // (else 0, and baskets of two items invert in closed form). It returns
 // false, with zero pieces, when a determinant is not positive (only
 // possible with ε = 0).
+//
+// With a diagonal (p.Theta), L_S = Δ_S + S_S Z̃_SᵀWZ̃_S S_S for the rows held
+// (see Params): the pieces are built from the item vectors sᵢz̃ᵢ and are
+// the gradient with respect to them, and dd holds the total derivative with
+// respect to δᵢ (through Δ and sᵢ, the rows held fixed),
+//
+//	∂t/∂δᵢ = (1 + (1 − ε)(A⁻¹)ᵢᵢ)/(1 + δᵢ)   [− 1/(1 + δᵢ) restricted]:
+//
+// d log det(Δ + SMS + εI)/dsᵢ = ((A⁻¹L̂)ᵢᵢ + (L̂A⁻¹)ᵢᵢ)/sᵢ with L̂ = SMS =
+// A − Δ − εI, and dsᵢ/dδᵢ = 1/(2sᵢ); the restricted normaliser is the same
+// with ε = 1.
 func (w *basketWork) pieces(p *Params, items []int, bcS, c []float64, eps float64, restricted, value, withCU bool) (float64, bool) {
 	d, k := p.Dim, len(items)
 	w.ensure(k, d)
 	v, b := p.V, p.brows()
+	diag := p.Theta != nil
+	if diag {
+		for r, i := range items {
+			w.ds[r], w.ss[r] = p.diag(i)
+		}
+	}
 	if k == 1 {
 		i := items[0]
 		vi, bi := v[i*d:(i+1)*d], b[i*d:(i+1)*d]
 		l := blas.Dot(vi, vi)
+		sc := 1.0
+		if diag {
+			sc = w.ss[0]
+			l = sc*sc*l + w.ds[0]
+		}
 		a := l + eps
 		if !(a > 0) || math.IsInf(a, 0) {
 			return w.fail()
@@ -220,6 +257,13 @@ func (w *basketWork) pieces(p *Params, items []int, bcS, c []float64, eps float6
 		if value {
 			val = math.Log(a)
 		}
+		if diag {
+			w.dd[0] = 1 + (1-eps)*pm
+			if restricted {
+				w.dd[0] = (1 - eps) * pm
+			}
+			w.dd[0] /= 1 + w.ds[0]
+		}
 		if restricted {
 			pm -= 1 / (1 + l)
 			if value {
@@ -227,10 +271,10 @@ func (w *basketWork) pieces(p *Params, items []int, bcS, c []float64, eps float6
 			}
 		}
 		for j, x := range vi {
-			w.gv[j] = 2 * pm * x
+			w.gv[j] = 2 * pm * (sc * x)
 		}
 		for j, x := range bi {
-			w.wu[j] = pm * x
+			w.wu[j] = pm * (sc * x)
 		}
 		return val, true
 	}
@@ -242,10 +286,17 @@ func (w *basketWork) pieces(p *Params, items []int, bcS, c []float64, eps float6
 		copy(zl[2*r*d:], v[i*d:(i+1)*d])
 		copy(zr[2*r*d:], v[i*d:(i+1)*d])
 		copy(zr[(2*r+1)*d:], b[i*d:(i+1)*d])
+		if diag {
+			scaleVec(w.ss[r], zl[2*r*d:(2*r+1)*d])
+			scaleVec(w.ss[r], zr[2*r*d:2*(r+1)*d])
+		}
 	}
 	if bcS != nil {
 		for r := range items {
 			copy(zl[(2*r+1)*d:], bcS[r*d:(r+1)*d])
+			if diag {
+				scaleVec(w.ss[r], zl[(2*r+1)*d:2*(r+1)*d])
+			}
 		}
 	} else {
 		vecmatRoom(zl[d:], 2*d, zr[d:], 2*d, k, c, d, d, d, 1) // rows bᵢᵀC
@@ -262,6 +313,11 @@ func (w *basketWork) pieces(p *Params, items []int, bcS, c []float64, eps float6
 			gemv(a[r*k:(r+1)*k], zr, k, 2*d, zi, 1)
 		}
 	}
+	if diag {
+		for r := 0; r < k; r++ {
+			a[r*k+r] += w.ds[r]
+		}
+	}
 	if restricted {
 		copy(w.a2, a)
 		for r := 0; r < k; r++ {
@@ -274,6 +330,15 @@ func (w *basketWork) pieces(p *Params, items []int, bcS, c []float64, eps float6
 	val, ok := invertValue(a, k, w.piv, w.work, value)
 	if !ok {
 		return w.fail()
+	}
+	if diag {
+		for r := 0; r < k; r++ {
+			x := 1 + (1-eps)*a[r*k+r]
+			if restricted {
+				x = (1 - eps) * a[r*k+r]
+			}
+			w.dd[r] = x / (1 + w.ds[r])
+		}
 	}
 	pm := a
 	if restricted {
@@ -308,7 +373,15 @@ func (w *basketWork) fail() (float64, bool) {
 	clear(w.gv)
 	clear(w.wu)
 	clear(w.cu)
+	clear(w.dd)
 	return math.Inf(-1), false
+}
+
+// scaleVec multiplies x by s.
+func scaleVec(s float64, x []float64) {
+	for j := range x {
+		x[j] *= s
+	}
 }
 
 // invertValue inverts the k×k matrix a in place and reports whether its
@@ -343,14 +416,31 @@ func (w *basketWork) basketTerm(p *Params, bcS []float64, items []int, eps float
 		acc.touch(i)
 		o := i * d
 		gv, wi, u := w.row(q)
-		f64.AxpyUnitary(scale, gv, acc.gv[o:o+d])
-		f64.AxpyUnitary(scale, wi, acc.w[o:o+d])
+		sc := scale
+		if p.Theta != nil {
+			// The pieces are with respect to sᵢz̃ᵢ; the rows held are z̃ᵢ.
+			sc *= w.ss[q]
+			acc.gt[i] += scale * w.ds[q] * w.dd[q] // ∂/∂θᵢ = δᵢ ∂/∂δᵢ
+		}
+		f64.AxpyUnitary(sc, gv, acc.gv[o:o+d])
+		f64.AxpyUnitary(sc, wi, acc.w[o:o+d])
 		if len(items) > 1 {
-			f64.AxpyUnitary(scale, u, acc.u[o:o+d])
+			f64.AxpyUnitary(sc, u, acc.u[o:o+d])
 		}
 	}
 	acc.value += scale * val
 	return val, true
+}
+
+// diagNorm returns item i's term log(1 + δᵢ) of the full normaliser (see
+// Params) and its derivative with respect to θᵢ, δᵢ/(1 + δᵢ); 0 and 0
+// without a diagonal.
+func diagNorm(p *Params, i int) (value, dtheta float64) {
+	if p.Theta == nil {
+		return 0, 0
+	}
+	delta, _ := p.diag(i)
+	return math.Log1p(delta), delta / (1 + delta)
 }
 
 // normWork evaluates the full normaliser log det(I + L) = log det(I_2d + WG)

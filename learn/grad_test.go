@@ -55,6 +55,12 @@ func directKernel(p *Params, items []int, shift float64) *mat.Dense {
 			var cb mat.VecDense
 			cb.MulVec(C, bj)
 			x := mat.Dot(vi, vj) + mat.Dot(bi, &cb)
+			if p.Theta != nil { // the rows held are the item vectors over √(1 + δ)
+				x *= math.Sqrt(1+math.Exp(p.Theta[i])) * math.Sqrt(1+math.Exp(p.Theta[j]))
+				if r == s {
+					x += math.Exp(p.Theta[i])
+				}
+			}
 			if r == s {
 				x += shift
 			}
@@ -109,6 +115,9 @@ func analyticGrad(t *testing.T, p *Params, baskets [][]int, o objSpec) (float64,
 		require.True(t, nw.factor(c))
 		for i := 0; i < p.N; i++ {
 			nw.applyItem(p, i, acc, -1)
+			v, dt := diagNorm(p, i)
+			acc.value -= v
+			acc.gt[i] -= dt
 		}
 		nw.applyC(acc, -1)
 		acc.value -= nw.logDet
@@ -153,9 +162,10 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 		{eps: 0, full: true},
 		{eps: 1e-5, restricted: true, full: true},
 	}
-	for seed := uint64(1); seed <= 8; seed++ {
+	for seed := uint64(1); seed <= 16; seed++ {
 		for si, o := range specs {
 			shared := seed%2 == 0
+			diag := seed > 8
 			rng := rand.New(rand.NewPCG(seed, uint64(si)))
 			d := 2 + rng.IntN(4)
 			n := 6 + rng.IntN(5)
@@ -165,8 +175,16 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 			if shared {
 				maxK = d // rank L <= d when B = V
 			}
+			if diag {
+				// δ from 0.01 to 10, and baskets beyond the rank bound.
+				p.Theta = make([]float64, n)
+				for i := range p.Theta {
+					p.Theta[i] = math.Log(0.01) + rng.Float64()*math.Log(1000)
+				}
+				maxK = n - 1
+			}
 			baskets := randomBaskets(rng, n, 3, maxK)
-			name := fmt.Sprintf("seed=%d/spec=%d/shared=%v", seed, si, shared)
+			name := fmt.Sprintf("seed=%d/spec=%d/shared=%v/diag=%v", seed, si, shared, diag)
 			t.Run(name, func(t *testing.T) {
 				val, g := analyticGrad(t, p, baskets, o)
 				require.InDelta(t, directObjective(p, baskets, o), val, valueTol*math.Max(1, math.Abs(val)))
@@ -175,6 +193,9 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 					fdCheck(t, "B", p, p.B, g.B, baskets, o, fdRelTol)
 				}
 				fdCheck(t, "D", p, p.D, g.D, baskets, o, fdRelTol)
+				if diag {
+					fdCheck(t, "Theta", p, p.Theta, g.T, baskets, o, fdRelTol)
+				}
 			})
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/ndpp-go/ndpp/blas"
@@ -63,15 +64,32 @@ func (k Normalizer) String() string {
 type OnlineOptions struct {
 	D      int  // rank (default 30)
 	Shared bool // B = V
-	Seed   uint64
-	Init   InitOptions
-	// N is the initial number of items; the catalogue grows when a basket
-	// holds a larger row (new items are initialised from the seed and their
-	// row, so the result does not depend on when they appear).
+	// LowRank learns Gartrell et al.'s kernel L = VᵀV + BᵀCB. By default
+	// the kernel has a diagonal, L = Δ + VᵀV + BᵀCB (see Params), with
+	//
+	//	δᵢ(t) = rᵢ(t)·exp(φᵢ),  rᵢ(t) = (μᵢ + 1)/(t − μᵢ + 1),
+	//
+	// rᵢ the odds of the item's running frequency μᵢ/t (the
+	// independent-items model of the baskets so far, known exactly at every
+	// step) and φᵢ a learned correction: the diagonal tracks each item's rate
+	// from the first basket, and the gradient only has to learn how the
+	// embeddings share it.
+	LowRank bool
+	Seed    uint64
+	Init    InitOptions
+	// N reserves rows 0…N−1 for the item ids 0…N−1. Other items get rows
+	// in order of first appearance: the catalogue grows with the distinct
+	// items seen, not with the largest id. Each item is initialised from
+	// the seed and its id, so the result does not depend on when it
+	// appears.
 	N         int
 	Optimizer Optimizer
-	// LR is the learning rate (default 0.002 for Adam, 0.005 for SGD).
+	// LR is the learning rate of the embeddings and C (default, Adam:
+	// 0.003 with a diagonal, 0.002 without; SGD: 0.005).
 	LR float64
+	// DiagLR is the learning rate of the diagonal's corrections φᵢ
+	// (default 0.01).
+	DiagLR float64
 	// Alpha, Beta weight R(V_S, B_S) = α Σ‖vᵢ‖²/μᵢ + β Σ‖bᵢ‖²/μᵢ over the
 	// basket, μᵢ the occurrences of item i so far (for B = V only α).
 	Alpha, Beta float64
@@ -92,22 +110,13 @@ type OnlineOptions struct {
 	// reused (see online_norm.go), so an item sees the normaliser of
 	// parameters Lag to Lag + FactorEvery baskets old. 1 refactors
 	// synchronously at every basket: the exact gradient, O(d³ + |S|d²) per
-	// basket. Default 200 for Adam, with Lag 70: each result costs the
-	// learner about the same whatever the period (copying the changed
-	// columns, every item's K zᵢ, fetching the new K from the other core),
-	// so fewer results make the pass faster, and the short lag keeps the
-	// gradients as fresh as refactoring every 100 baskets with lag 100 did
-	// (test log-likelihood, means over three splits: apparel −9.811
-	// against −9.806, 3-category −16.787 against −16.750; the pass 6–10%
-	// and 14% faster). Default 25 for SGD, whose unnormalised steps make it
-	// sensitive to the lag (apparel, lag = FactorEvery: −10.00 at 25,
-	// −10.12 at 50, −10.99 at 100).
+	// basket. Default 25: on real catalogues the normaliser's gradient must
+	// be fresh (RESULTS.md measures the cost of staler ones).
 	FactorEvery int
 	// Lag is the number of baskets between a refactorisation's snapshot
 	// and its result taking effect, 1 ≤ Lag ≤ FactorEvery (default
-	// min(FactorEvery, 70)). The worker has that long to finish the job:
-	// at d = 30 and a few hundred items it takes about as long as 40
-	// baskets on the learner; a shorter lag makes the learner wait for it.
+	// min(FactorEvery, 70)). The worker has that long to finish the job; a
+	// shorter lag makes the learner wait for it.
 	Lag int
 	// CEvery steps C every this many baskets with the mean of their
 	// gradients (default 32 for Adam, 16 for SGD): C is shared by all
@@ -128,10 +137,22 @@ func (o OnlineOptions) withDefaults() OnlineOptions {
 	}
 	if o.LR == 0 {
 		o.LR = 0.002
+		if !o.LowRank {
+			o.LR = 0.003
+		}
 		if o.Optimizer == SGD {
 			o.LR = 0.005
 		}
 	}
+	if o.DiagLR == 0 {
+		o.DiagLR = 0.01
+	}
+	if o.Init.Share == 0 && !o.LowRank {
+		// An item's first δᵢ is a rate from one occurrence, 2/t (large for
+		// the first baskets): its embeddings start at a small share of it.
+		o.Init.Share = 0.01
+	}
+	o.Init = o.Init.withDefaultsFor(o.D, !o.LowRank)
 	if o.Eps == 0 {
 		o.Eps = 1e-5
 	} else if o.Eps < 0 {
@@ -141,10 +162,7 @@ func (o OnlineOptions) withDefaults() OnlineOptions {
 		o.RefreshEvery = 1000
 	}
 	if o.FactorEvery == 0 {
-		o.FactorEvery = 200
-		if o.Optimizer == SGD {
-			o.FactorEvery = 25
-		}
+		o.FactorEvery = 25
 	}
 	if o.Lag == 0 && o.FactorEvery > 1 {
 		o.Lag = min(o.FactorEvery, defaultLag)
@@ -180,6 +198,12 @@ func (o OnlineOptions) validate() error {
 	if !(o.LR > 0) || math.IsInf(o.LR, 0) || !(o.Alpha >= 0) || !(o.Beta >= 0) || math.IsInf(o.Alpha+o.Beta, 0) || math.IsNaN(o.Eps) {
 		return fmt.Errorf("learn: invalid lr %v, alpha %v, beta %v or eps %v", o.LR, o.Alpha, o.Beta, o.Eps)
 	}
+	if !(o.DiagLR > 0) || math.IsInf(o.DiagLR, 0) {
+		return fmt.Errorf("learn: invalid diagonal lr %v", o.DiagLR)
+	}
+	if !(o.Init.Scale > 0) || math.IsInf(o.Init.Scale, 0) || !(o.Init.CScale >= 0) || math.IsInf(o.Init.CScale, 0) || math.IsNaN(o.Init.Share) || math.IsInf(o.Init.Share, 0) {
+		return fmt.Errorf("learn: invalid initialisation scales %v, %v, share %v", o.Init.Scale, o.Init.CScale, o.Init.Share)
+	}
 	if o.Optimizer != Adam && o.Optimizer != SGD {
 		return fmt.Errorf("learn: unknown optimizer %d", o.Optimizer)
 	}
@@ -203,14 +227,26 @@ type Online struct {
 	p   *Params
 	mu  []float64 // occurrences so far
 	t   []int64   // per-item Adam step counts (lazy: advanced only when touched)
-	tc  int64     // step count of D
-	pos int64     // baskets consumed
-	mom *Grad     // first moments (Adam)
-	sq  *Grad     // second moments (Adam)
-	ss  stepScratch
-	c   []float64
-	w   basketWork
-	np  *normPipe // NormExact only
+	// ids[r] is the item id of row r. The first prefix rows hold ids equal
+	// to the row (at least the N reserved ones); rowOf maps the ids of the
+	// others.
+	ids    []int
+	prefix int
+	rowOf  map[int]int
+	// With a diagonal: φ (the learned corrections of δᵢ = rᵢ(t)·exp(φᵢ))
+	// and their Adam moments; p.Theta holds log δᵢ of the rows of the
+	// basket being learned from (refreshed for all rows by Params and
+	// Model).
+	phi, phiM, phiV []float64
+	rows            []int // the current basket's rows
+	tc              int64 // step count of D
+	pos             int64 // baskets consumed
+	mom             *Grad // first moments (Adam)
+	sq              *Grad // second moments (Adam)
+	ss              stepScratch
+	c               []float64
+	w               basketWork
+	np              *normPipe // NormExact only
 	// factored reports that np holds a factorisation (it is redone every
 	// FactorEvery baskets, counted by position so that resuming from a
 	// checkpoint refactors at the same steps).
@@ -243,11 +279,11 @@ func NewOnline(opt OnlineOptions) (*Online, error) {
 	if err := opt.validate(); err != nil {
 		return nil, err
 	}
-	p, err := NewParams(0, opt.D, opt.Shared, opt.Seed, opt.Init)
+	p, err := newParams(0, opt.D, opt.Shared, !opt.LowRank, opt.Seed, opt.Init)
 	if err != nil {
 		return nil, err
 	}
-	o := &Online{opt: opt, p: p}
+	o := &Online{opt: opt, p: p, rowOf: map[int]int{}}
 	o.alloc()
 	o.growTo(opt.N)
 	return o, nil
@@ -269,14 +305,45 @@ func (o *Online) alloc() {
 	}
 }
 
-// growTo extends the catalogue to n items.
+// growTo extends the catalogue to n rows, for the ids that follow the last
+// row's (ids equal to the rows while the catalogue is N rows or fewer; see
+// rowFor). With a diagonal the new rows are zero until the item's first
+// basket (firstSight); without one they are drawn now.
 func (o *Online) growTo(n int) {
+	o.growIDs(n, nil)
+}
+
+// growIDs is growTo with the ids of the new rows (nil: the rows
+// themselves).
+func (o *Online) growIDs(n int, ids []int) {
 	old := o.p.N
 	if n <= old {
 		return
 	}
 	d := o.p.Dim
-	o.p.grow(n, o.opt.Seed, o.opt.Init.withDefaults(d))
+	for r := old; r < n; r++ {
+		id := r
+		if ids != nil {
+			id = ids[r-old]
+		}
+		o.ids = append(o.ids, id)
+		if id == r && o.prefix == r {
+			o.prefix++
+		}
+	}
+	if o.p.Theta != nil {
+		o.p.V = append(o.p.V, make([]float64, (n-old)*d)...)
+		if o.p.B != nil {
+			o.p.B = append(o.p.B, make([]float64, (n-old)*d)...)
+		}
+		o.p.Theta = append(o.p.Theta, make([]float64, n-old)...)
+		o.p.N = n
+		o.phi = append(o.phi, make([]float64, n-old)...)
+		o.phiM = append(o.phiM, make([]float64, n-old)...)
+		o.phiV = append(o.phiV, make([]float64, n-old)...)
+	} else {
+		o.p.growIDs(old, o.ids[old:n], o.opt.Seed, o.opt.Init)
+	}
 	extra := (n - old) * d
 	o.mu = append(o.mu, make([]float64, n-old)...)
 	o.t = append(o.t, make([]int64, n-old)...)
@@ -303,14 +370,182 @@ func (o *Online) growTo(n int) {
 // Position returns the number of baskets consumed.
 func (o *Online) Position() int64 { return o.pos }
 
-// N returns the current number of items.
+// N returns the current number of items (rows).
 func (o *Online) N() int { return o.p.N }
 
-// Params returns a copy of the current parameters.
-func (o *Online) Params() *Params { return o.p.Clone() }
+// IDs returns the item id of each row.
+func (o *Online) IDs() []int { return append([]int(nil), o.ids...) }
 
-// Model returns the current model.
-func (o *Online) Model(opts ...ndpp.Option) (*ndpp.Model, error) { return o.p.Model(opts...) }
+// identityIDs reports whether every row's id is the row.
+func (o *Online) identityIDs() bool { return o.prefix == o.p.N }
+
+// rowFor returns the row of item id, adding one for an id not seen
+// before; ok is false for a negative id.
+func (o *Online) rowFor(id int) (int, bool) {
+	if id < 0 {
+		return 0, false
+	}
+	if id < o.prefix {
+		return id, true
+	}
+	if r, found := o.rowOf[id]; found {
+		return r, true
+	}
+	r := o.p.N
+	if id == r && o.identityIDs() {
+		o.growTo(r + 1) // ids keep matching rows
+		return r, true
+	}
+	o.growIDs(r+1, []int{id})
+	o.rowOf[id] = r
+	return r, true
+}
+
+// setIDs rebuilds prefix and rowOf from ids.
+func (o *Online) setIDs() {
+	o.prefix = len(o.ids)
+	for r, id := range o.ids {
+		if id != r {
+			o.prefix = r
+			break
+		}
+	}
+	o.rowOf = make(map[int]int, len(o.ids)-o.prefix)
+	for r := o.prefix; r < len(o.ids); r++ {
+		o.rowOf[o.ids[r]] = r
+	}
+}
+
+// odds returns rᵢ(t) = (μᵢ + 1)/(t − μᵢ + 1) of row i at the current
+// position.
+func (o *Online) odds(i int) float64 {
+	t := float64(o.pos)
+	return (o.mu[i] + 1) / (t - o.mu[i] + 1)
+}
+
+// setTheta writes log δᵢ = log rᵢ(t) + φᵢ into p.Theta for rows.
+func (o *Online) setTheta(rows []int) {
+	for _, i := range rows {
+		o.p.Theta[i] = math.Log(o.odds(i)) + o.phi[i]
+	}
+}
+
+// refreshTheta sets p.Theta of every row (see setTheta).
+func (o *Online) refreshTheta() {
+	if o.p.Theta == nil {
+		return
+	}
+	for i := range o.p.Theta {
+		o.p.Theta[i] = math.Log(o.odds(i)) + o.phi[i]
+	}
+}
+
+// firstSight draws row i's vectors at its first basket (diagonal only):
+// Gaussian, from the seed and the item's id as NewParams draws them, scaled
+// so that E‖ṽᵢ‖² = E‖b̃ᵢ‖² = Init.Share·δᵢ⁰ for the current δᵢ⁰ (Share < 0:
+// as drawn).
+func (o *Online) firstSight(i int) {
+	p, d := o.p, o.p.Dim
+	drawRows(p.V[i*d:(i+1)*d], p.B, i, o.ids[i], o.opt.Seed, o.opt.Init)
+	if sh := o.opt.Init.Share; sh > 0 {
+		delta := o.odds(i) * math.Exp(o.phi[i])
+		f := math.Sqrt(sh*delta/float64(d)) / o.opt.Init.Scale
+		scaleVec(f, p.V[i*d:(i+1)*d])
+		if p.B != nil {
+			scaleVec(f, p.B[i*d:(i+1)*d])
+		}
+	}
+}
+
+// Params returns a copy of the current parameters (rows in the learner's
+// order, see IDs).
+func (o *Online) Params() *Params {
+	o.refreshTheta()
+	return o.p.Clone()
+}
+
+// Model returns the current model, its rows in the learner's order: when
+// a row's id differs from the row, the model records the ids (WithIDs).
+func (o *Online) Model(opts ...ndpp.Option) (*ndpp.Model, error) {
+	o.refreshTheta()
+	if !o.identityIDs() {
+		ids := make([]int64, len(o.ids))
+		for r, id := range o.ids {
+			ids[r] = int64(id)
+		}
+		opts = append([]ndpp.Option{ndpp.WithIDs(ids)}, opts...)
+	}
+	return o.p.Model(opts...)
+}
+
+// Independent returns the independent-items model of the baskets seen so
+// far (learn.Independent of them) over the item ids 0…n−1: the baseline
+// beside the learned model, from the learner's running counts.
+func (o *Online) Independent(n int) (*ndpp.Model, error) {
+	if n <= 0 {
+		return nil, fmt.Errorf("learn: Independent(%d): need n ≥ 1", n)
+	}
+	counts := make([]float64, n)
+	for r, id := range o.ids {
+		if id >= n {
+			return nil, fmt.Errorf("learn: Independent(%d): item ids up to %d were seen", n, slices.Max(o.ids))
+		}
+		counts[id] = o.mu[r]
+	}
+	return independentModel(counts, float64(o.pos))
+}
+
+// ModelOver returns the current model over the item ids 0…n−1, row i for
+// id i (for callers whose ids are rows of their own catalogue, such as a
+// vocabulary). Items not seen in training get zero vectors and, with a
+// diagonal, δᵢ = rᵢ(t) with μᵢ = 0: the independent-items model's rate of
+// an unseen item. It is an error if an id n or larger was seen.
+func (o *Online) ModelOver(n int, opts ...ndpp.Option) (*ndpp.Model, error) {
+	p := o.paramsOver(n)
+	if p == nil {
+		return nil, fmt.Errorf("learn: ModelOver(%d): item ids up to %d were seen", n, slices.Max(o.ids))
+	}
+	return p.Model(opts...)
+}
+
+// paramsOver returns the parameters over ids 0…n−1 (nil if an id ≥ n was
+// seen).
+func (o *Online) paramsOver(n int) *Params {
+	if n <= 0 {
+		return nil
+	}
+	for _, id := range o.ids {
+		if id >= n {
+			return nil
+		}
+	}
+	o.refreshTheta()
+	src, d := o.p, o.p.Dim
+	p := &Params{N: n, Dim: d, V: make([]float64, n*d), D: slices.Clone(src.D)}
+	if src.B != nil {
+		p.B = make([]float64, n*d)
+	}
+	if src.Theta != nil {
+		p.Theta = make([]float64, n)
+		unseen := math.Log(1 / (float64(o.pos) + 1))
+		for i := range p.Theta {
+			p.Theta[i] = unseen
+		}
+	}
+	for r, id := range o.ids {
+		if o.mu[r] == 0 && src.Theta != nil {
+			continue // reserved (N) but never seen: as unseen
+		}
+		copy(p.V[id*d:(id+1)*d], src.V[r*d:(r+1)*d])
+		if p.B != nil {
+			copy(p.B[id*d:(id+1)*d], src.B[r*d:(r+1)*d])
+		}
+		if p.Theta != nil {
+			p.Theta[id] = src.Theta[r]
+		}
+	}
+	return p
+}
 
 // Options returns the learner's options (defaults filled in).
 func (o *Online) Options() OnlineOptions { return o.opt }
@@ -332,7 +567,6 @@ func (o *Online) Observe(basket []int) error {
 	if len(basket) == 0 {
 		return fmt.Errorf("learn: basket %d is empty", o.pos)
 	}
-	mx := -1
 	for p, it := range basket {
 		if it < 0 {
 			return fmt.Errorf("learn: basket %d: negative item %d", o.pos, it)
@@ -342,13 +576,14 @@ func (o *Online) Observe(basket []int) error {
 				return fmt.Errorf("learn: basket %d: duplicate item %d", o.pos, it)
 			}
 		}
-		mx = max(mx, it)
 	}
-	o.growTo(mx + 1)
-	o.pos++
-	for _, i := range basket {
-		o.mu[i]++
+	o.rows = o.rows[:0]
+	for _, it := range basket {
+		r, _ := o.rowFor(it)
+		o.rows = append(o.rows, r)
 	}
+	basket = o.rows
+	o.beginBasket(basket)
 	if !o.basketTerm(basket) && o.opt.Eps > 0 {
 		o.diverged = true
 		return ErrDiverged
@@ -373,6 +608,29 @@ func (o *Online) Observe(basket []int) error {
 		return ErrDiverged
 	}
 	return nil
+}
+
+// beginBasket advances the position and the counts for a basket of rows
+// and, with a diagonal, draws the rows of items seen for the first time
+// and sets log δ of the basket's rows at the new position: the state at
+// which the basket's gradient is taken.
+func (o *Online) beginBasket(rows []int) {
+	o.pos++
+	for _, i := range rows {
+		o.mu[i]++
+	}
+	if o.p.Theta == nil {
+		return
+	}
+	for _, i := range rows {
+		if o.mu[i] == 1 {
+			o.firstSight(i)
+			if o.np != nil {
+				o.markDirty(i)
+			}
+		}
+	}
+	o.setTheta(rows)
 }
 
 // quiesce waits for the exact normaliser's job in flight, if any (its
@@ -408,6 +666,10 @@ type OnlineRun struct {
 	// TraceEvery baskets (default 500) and at the end.
 	TraceSet   [][]int
 	TraceEvery int
+	// TraceSource, when TraceSet is nil and TraceSource is not, gives the
+	// trace's baskets at each point, for held-out sets that fill as a
+	// stream is read (baskets.HoldOut.Validation).
+	TraceSource func() [][]int
 	// Checkpoint, when non-empty, saves the learner atomically to this
 	// path every CheckpointEvery baskets (default 10000) and at the end.
 	Checkpoint      string
@@ -457,24 +719,32 @@ func (o *Online) Run(src BasketSource, run OnlineRun) (*Result, error) {
 	var excluded time.Duration
 	elapsed := func() time.Duration { return time.Since(begin) - excluded }
 	trace := func() error {
-		if run.TraceSet == nil {
+		set := run.TraceSet
+		if set == nil && run.TraceSource != nil {
+			set = run.TraceSource()
+		}
+		if len(set) == 0 {
 			return nil
 		}
 		t0 := time.Now()
 		defer func() { excluded += time.Since(t0) }()
 		now := elapsed()
-		m, err := o.Model()
+		n := 0
+		for _, s := range set {
+			for _, it := range s {
+				n = max(n, it+1)
+			}
+		}
+		for _, id := range o.ids {
+			n = max(n, id+1)
+		}
+		// Over the ids, so that trace baskets may hold items not seen yet;
+		// scored as the objective's basket term, log det(L_S + εI).
+		m, err := o.ModelOver(n)
 		if err != nil {
 			return err
 		}
-		for bi, s := range run.TraceSet {
-			for _, it := range s {
-				if it >= m.N() {
-					return fmt.Errorf("learn: trace basket %d: item %d not seen in training", bi, it)
-				}
-			}
-		}
-		ll, err := m.LogLikelihood(run.TraceSet)
+		ll, err := meanLogLikelihood(m, set, o.opt.Eps, 0)
 		if err != nil {
 			return err
 		}

@@ -142,6 +142,7 @@ func (o *Online) stepItems(basket []int) bool {
 		o.prepareKZ(basket)
 	}
 	ok := true
+	diag := p.Theta != nil
 	for q, i := range basket {
 		r := i * d
 		vi, bi := p.V[r:r+d], b[r:r+d]
@@ -156,6 +157,13 @@ func (o *Online) stepItems(basket []int) bool {
 			kz, sc = o.np.kz[i*m:(i+1)*m], -float64(o.pos)/o.mu[i]
 		}
 		copy(gv, bgv)
+		if diag {
+			// The basket term's pieces are with respect to sᵢz̃ᵢ; the rows
+			// held are z̃ᵢ (see Params). The normaliser's K z̃ᵢ is already
+			// with respect to them.
+			scaleVec(bk.ss[q], gv)
+			scaleVec(bk.ss[q], gb)
+		}
 		if kz != nil {
 			f64.AxpyUnitary(sc, kz[:d], gv)
 			f64.AxpyUnitary(sc, kz[d:], gb)
@@ -174,11 +182,15 @@ func (o *Online) stepItems(basket []int) bool {
 		// ∂/∂D = G_C − G_Cᵀ.
 		if len(basket) > 1 {
 			o.pendBW = append(o.pendBW, bw...)
+			if diag { // bᵢwᵢᵀ = b̃ᵢ(sᵢwᵢ)ᵀ
+				scaleVec(bk.ss[q], o.pendBW[len(o.pendBW)-d:])
+			}
 			o.pendBW = append(o.pendBW, bi...)
 			if len(o.pendBW) >= 2*d*maxPendPairs {
 				o.foldPairs()
 			}
 		}
+
 		if o.np != nil {
 			o.markDirty(i)
 		}
@@ -197,8 +209,37 @@ func (o *Online) stepItems(basket []int) bool {
 			}
 		}
 		ok = ok && finite(sum)
+		if diag {
+			ok = o.stepPhi(q, i) && ok
+		}
 	}
 	return ok
+}
+
+// stepPhi steps the diagonal's correction φᵢ of basket item q (row i):
+// ∂ψ/∂φᵢ = δᵢ ∂ψ/∂δᵢ, from the basket term (basketWork.dd) and, for the
+// exact normaliser, its term log(1 + δᵢ) weighted by t/μᵢ as the rows'
+// share (see Observe). The optimiser is the rows' (Adam with the item's
+// step count, or SGD) at the rate DiagLR. It reports whether φᵢ stays
+// finite.
+func (o *Online) stepPhi(q, i int) bool {
+	bk := &o.w
+	delta := bk.ds[q]
+	g := delta * bk.dd[q]
+	if o.np != nil {
+		g -= float64(o.pos) / o.mu[i] * delta / (1 + delta)
+	}
+	lr := o.opt.DiagLR
+	if o.opt.Optimizer == SGD {
+		o.phi[i] += lr * g
+	} else {
+		st, eps := adamCoef(lr, o.t[i])
+		m := float64(adamBeta1*o.phiM[i]) + float64((1-adamBeta1)*g)
+		v := float64(adamBeta2*o.phiV[i]) + float64((1-adamBeta2)*g*g)
+		o.phiM[i], o.phiV[i] = m, v
+		o.phi[i] += float64(st*m) / (math.Sqrt(v) + eps)
+	}
+	return finite(o.phi[i]) && math.Log(o.odds(i))+o.phi[i] <= maxTheta
 }
 
 // maxPendPairs bounds the pairs kept between two steps of D (CEvery

@@ -35,7 +35,7 @@ func TestOnlineFactorMatchesNormWork(t *testing.T) {
 	for seed := uint64(1); seed <= 12; seed++ {
 		d := []int{1, 2, 3, 5, 8, 30}[seed%6]
 		n := []int{1, 7, 40, 100}[seed%4]
-		o, err := NewOnline(OnlineOptions{D: d, N: n, Seed: seed, Init: InitOptions{Scale: 0.2 * float64(seed), CScale: 0.3 * float64(seed%4)}})
+		o, err := NewOnline(OnlineOptions{D: d, N: n, Seed: seed, LowRank: true, Init: InitOptions{Scale: 0.2 * float64(seed), CScale: 0.3 * float64(seed%4)}})
 		require.NoError(t, err)
 		nw := o.np.nw
 		o.np.setColumns(o.p)
@@ -69,7 +69,7 @@ func TestOnlineBasketTermMatchesBasketWork(t *testing.T) {
 		if seed%2 == 0 {
 			norm = NormBasket
 		}
-		o, err := NewOnline(OnlineOptions{D: d, N: n, Seed: seed, Normalizer: norm, Shared: seed%3 == 0,
+		o, err := NewOnline(OnlineOptions{D: d, N: n, Seed: seed, Normalizer: norm, Shared: seed%3 == 0, LowRank: true,
 			Init: InitOptions{Scale: 0.5, CScale: 0.5}})
 		require.NoError(t, err)
 		k := 1 + rng.IntN(min(n, 2*d))

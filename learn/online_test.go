@@ -104,31 +104,43 @@ func testResumeIsIdentical(t *testing.T, baskets [][]int, opt OnlineOptions) {
 // one (refactored at every step) the columns of item i get the full
 // normaliser's gradient weighted by t/μᵢ and C gets it unweighted.
 func TestOnlineSGDStepIsTheGradient(t *testing.T) {
-	for seed := uint64(1); seed <= 8; seed++ {
+	for seed := uint64(1); seed <= 16; seed++ {
 		shared := seed%2 == 0
 		norm := NormBasket
-		if seed > 4 {
+		if seed%8 > 4 || seed%8 == 0 {
 			norm = NormExact
 		}
-		const lr = 1e-3
+		diag := seed > 8
+		const lr, diagLR = 1e-3, 3e-3
 		const alpha, beta = 0.3, 0.7
 		opt := OnlineOptions{D: 3, N: 7, Shared: shared, Seed: seed, Optimizer: SGD, LR: lr, CEvery: 1, FactorEvery: 1,
-			Alpha: alpha, Beta: beta, Init: InitOptions{Scale: 0.5, CScale: 0.5}, Normalizer: norm}
+			Alpha: alpha, Beta: beta, Init: InitOptions{Scale: 0.5, CScale: 0.5, Share: -1}, Normalizer: norm, LowRank: !diag, DiagLR: diagLR}
 		o, err := NewOnline(opt)
 		require.NoError(t, err)
 		// Warm up so that counts μᵢ differ.
 		for _, s := range [][]int{{0, 1}, {1}, {2, 1, 5}} {
 			require.NoError(t, o.Observe(s))
 		}
-		before := o.Params()
 		mu := append([]float64(nil), o.mu...)
 		basket := []int{1, 4, 2}
 		for _, i := range basket {
 			mu[i]++
 		}
 		pos := float64(o.Position() + 1)
+		// The parameters the step is taken at: a copy of the learner with
+		// the basket begun (counts, first sight of item 4, log δ now).
+		var ck bytes.Buffer
+		require.NoError(t, o.Save(&ck))
+		at, err := LoadOnline(&ck)
+		require.NoError(t, err)
+		at.beginBasket(basket)
+		before := at.p.Clone()
+		var phi0 []float64
+		if diag {
+			phi0 = slices.Clone(at.phi)
+		}
 		require.NoError(t, o.Observe(basket))
-		after := o.Params()
+		after := o.p.Clone()
 		eps := opt.withDefaults().Eps
 		// local: basket term and regulariser; full: − log det(I + L).
 		local := func(p *Params) float64 {
@@ -177,6 +189,20 @@ func TestOnlineSGDStepIsTheGradient(t *testing.T) {
 			check("B", before.B, after.B, row)
 		}
 		check("D", before.D, after.D, func(int) float64 { return 1 })
+		if diag {
+			// φᵢ moves by DiagLR times the derivative in θᵢ = log rᵢ + φᵢ.
+			maxErr, scale := 0.0, 1e-12
+			for i := range before.Theta {
+				want := 0.0
+				if slices.Contains(basket, i) {
+					want = deriv(before.Theta, i, local) + pos/mu[i]*deriv(before.Theta, i, full)
+				}
+				got := (o.phi[i] - phi0[i]) / diagLR
+				maxErr = math.Max(maxErr, math.Abs(got-want))
+				scale = math.Max(scale, math.Abs(want))
+			}
+			require.LessOrEqual(t, maxErr/scale, stepTol, "seed %d Theta", seed)
+		}
 	}
 }
 
@@ -184,13 +210,15 @@ func TestOnlineExactNormalizerTracksGram(t *testing.T) {
 	// FactorEvery 1 updates G by rank-1 steps of the few changed columns;
 	// 20 changes enough columns between factorisations to recompute G.
 	for _, fe := range []int{1, 20} {
-		testTracksGram(t, fe)
+		for _, lowRank := range []bool{false, true} {
+			testTracksGram(t, fe, lowRank)
+		}
 	}
 }
 
-func testTracksGram(t *testing.T, factorEvery int) {
+func testTracksGram(t *testing.T, factorEvery int, lowRank bool) {
 	baskets := plantedBaskets(40, 400, 9)
-	o, err := NewOnline(OnlineOptions{D: 5, Normalizer: NormExact, FactorEvery: factorEvery, RefreshEvery: 1 << 30, LR: 0.02})
+	o, err := NewOnline(OnlineOptions{D: 5, Normalizer: NormExact, FactorEvery: factorEvery, RefreshEvery: 1 << 30, LR: 0.02, LowRank: lowRank})
 	require.NoError(t, err)
 	for bi, s := range baskets {
 		require.NoError(t, o.Observe(s))
@@ -222,7 +250,12 @@ func requireGramTracks(t *testing.T, o *Online, where string) {
 	}
 	m, err := o.Model()
 	require.NoError(t, err)
+	// The Gram matrix's share of log det(I + L): the diagonal's terms
+	// log(1 + δᵢ) are separate (see Params).
 	want := m.LogNormalizer()
+	for i := range m.N() {
+		want -= math.Log1p(m.ItemDiag(i))
+	}
 	require.InDelta(t, want, o.np.nw.logDet, normLogTol*math.Max(1, math.Abs(want)), where)
 }
 
@@ -257,17 +290,47 @@ func TestOnlineTouchesOnlyBasketColumns(t *testing.T) {
 }
 
 func TestOnlineGrowsAndRejectsBadBaskets(t *testing.T) {
-	o, err := NewOnline(OnlineOptions{D: 3})
+	o, err := NewOnline(OnlineOptions{D: 3, LowRank: true})
 	require.NoError(t, err)
 	_, err = o.Model()
 	require.Error(t, err, "no items yet")
+	// The catalogue grows with the distinct items seen, in order of first
+	// appearance, not with the largest id.
 	require.NoError(t, o.Observe([]int{4, 1}))
-	require.Equal(t, 5, o.N())
-	// A grown item starts where a learner created with N = 5 starts it.
-	fresh, err := NewOnline(OnlineOptions{D: 3, N: 9})
+	require.NoError(t, o.Observe([]int{1_000_000_000, 4}))
+	require.Equal(t, 3, o.N())
+	require.Equal(t, []int{4, 1, 1_000_000_000}, o.IDs())
+	m, err := o.Model()
 	require.NoError(t, err)
-	require.NoError(t, o.Observe([]int{8}))
-	require.Equal(t, fresh.p.V[6*3:7*3], o.p.V[6*3:7*3])
+	require.Equal(t, []int64{4, 1, 1_000_000_000}, m.IDs(), "the model records its rows' ids")
+	_, err = o.ModelOver(10)
+	require.ErrorContains(t, err, "item ids up to 1000000000 were seen")
+	// An item starts where a learner that reserved its row starts it: its
+	// vectors come from the seed and its id.
+	fresh, err := NewOnline(OnlineOptions{D: 3, N: 9, LowRank: true})
+	require.NoError(t, err)
+	r, ok := o.rowFor(8) // the row, before any step on it
+	require.True(t, ok)
+	require.Equal(t, 3, r)
+	require.Equal(t, fresh.p.V[8*3:9*3], o.p.V[3*3:4*3])
+	// Ids that follow the rows keep rows equal to ids, and the model
+	// records no ids then.
+	dense, err := NewOnline(OnlineOptions{D: 3})
+	require.NoError(t, err)
+	for _, s := range [][]int{{0}, {1, 2}, {3, 0}} {
+		require.NoError(t, dense.Observe(s))
+	}
+	m, err = dense.Model()
+	require.NoError(t, err)
+	require.Nil(t, m.IDs())
+	// ModelOver: the ids as rows, an unseen item with zero vectors and the
+	// independent-items model's rate of an unseen item.
+	over, err := dense.ModelOver(6)
+	require.NoError(t, err)
+	require.Equal(t, 6, over.N())
+	require.Equal(t, make([]float64, 3), over.ItemV(5))
+	require.InDelta(t, 1/float64(dense.Position()+1), over.ItemDiag(5), 1e-15)
+	require.Equal(t, m.ItemV(2), over.ItemV(2))
 	for _, bad := range [][]int{{}, {1, 1}, {-1}, {2, 3, 2}} {
 		pos := o.Position()
 		require.Error(t, o.Observe(bad), "%v", bad)
@@ -286,8 +349,8 @@ func TestOnlineGrowsAndRejectsBadBaskets(t *testing.T) {
 	require.Equal(t, 40, o.Options().Lag, "the default lag is at most FactorEvery")
 	o, err = NewOnline(OnlineOptions{})
 	require.NoError(t, err)
-	require.Equal(t, 200, o.Options().FactorEvery)
-	require.Equal(t, 70, o.Options().Lag)
+	require.Equal(t, 25, o.Options().FactorEvery)
+	require.Equal(t, 25, o.Options().Lag)
 	_, err = TrainOnline(SliceSource(nil), OnlineOptions{}, OnlineRun{})
 	require.Error(t, err)
 }
@@ -303,7 +366,7 @@ func TestOnlineLearns(t *testing.T) {
 	const minMPRGain = 5.0 // percentile points
 	data := plantedBaskets(40, 4000, 21)
 	train, test := data[:3600], data[3600:]
-	ll := map[string]float64{}
+	ll, mpr := map[string]float64{}, map[string]float64{}
 	for _, norm := range []Normalizer{NormBasket, NormExact} {
 		for _, optim := range []Optimizer{Adam, SGD} {
 			opt := OnlineOptions{D: 6, N: 40, Seed: 2, Normalizer: norm, Optimizer: optim}
@@ -311,11 +374,11 @@ func TestOnlineLearns(t *testing.T) {
 			require.NoError(t, err)
 			m0, err := o.Model()
 			require.NoError(t, err)
-			e0, err := Evaluate(m0, test, EvalOptions{Eps: -1})
+			e0, err := Evaluate(m0, test, EvalOptions{})
 			require.NoError(t, err)
 			res, err := o.Run(SliceSource(train), OnlineRun{TraceSet: test, TraceEvery: 1200})
 			require.NoError(t, err)
-			e1, err := Evaluate(res.Model, test, EvalOptions{Eps: -1}) // the trace's exact LL
+			e1, err := Evaluate(res.Model, test, EvalOptions{}) // the trace's convention (ε)
 			require.NoError(t, err)
 			name := fmt.Sprintf("norm=%v opt=%v", norm, optim)
 			if norm == NormExact {
@@ -325,9 +388,16 @@ func TestOnlineLearns(t *testing.T) {
 			require.Len(t, res.Trace, 3)
 			require.InDelta(t, -e1.TestLL, res.Trace[2].NLL, 1e-9)
 			ll[fmt.Sprintf("%v%v", norm, optim)] = e1.TestLL
+			mpr[fmt.Sprintf("%v%v", norm, optim)] = e1.MPRMicro
 		}
 	}
 	require.Greater(t, ll["exactadam"], ll["basketadam"])
+	// The default learner (diagonal, exact normaliser, Adam) beats the
+	// simplest models that could win.
+	base, err := Baselines(train, test, 40, EvalOptions{})
+	require.NoError(t, err)
+	require.Greater(t, ll["exactadam"], base.TestLL, "LL above independent items")
+	require.Greater(t, mpr["exactadam"], base.MPRMicro, "MPR above popularity")
 	require.Greater(t, ll["exactsgd"], ll["basketsgd"])
 }
 
@@ -348,7 +418,7 @@ func TestOnlinePipelineTakesSnapshotFactorisation(t *testing.T) {
 			d, m := 4, 8
 			baskets := plantedBaskets(tc.n, 120, uint64(tc.n+tc.fe))
 			o, err := NewOnline(OnlineOptions{D: d, N: tc.n, Seed: 2, FactorEvery: tc.fe, Lag: tc.lag, RefreshEvery: tc.refresh,
-				CEvery: 3, LR: 0.02, Init: InitOptions{CScale: 0.5}})
+				CEvery: 3, LR: 0.02, Init: InitOptions{CScale: 0.5}, LowRank: true})
 			require.NoError(t, err)
 			lag := int64(tc.lag)
 			fe := int64(tc.fe)
@@ -523,7 +593,7 @@ func TestOnlineRunLeavesNoJobRunning(t *testing.T) {
 // parameters afterwards.
 func TestOnlineRedoesFailedJob(t *testing.T) {
 	baskets := plantedBaskets(60, 120, 8)
-	o, err := NewOnline(OnlineOptions{D: 4, Seed: 3, FactorEvery: 10, Lag: 6, LR: 0.02, Init: InitOptions{CScale: 0.5}})
+	o, err := NewOnline(OnlineOptions{D: 4, N: 60, Seed: 3, FactorEvery: 10, Lag: 6, LR: 0.02, Init: InitOptions{CScale: 0.5}, LowRank: true})
 	require.NoError(t, err)
 	_, err = o.Run(SliceSource(baskets[:44]), OnlineRun{}) // snapshot at 41, result at 47
 	require.NoError(t, err)

@@ -250,6 +250,9 @@ type learnFlags struct {
 	checkpoint string
 	resume     string
 	initScale  float64
+	initShare  float64
+	diag       bool
+	diagLR     float64
 	factorEv   int
 	lag        int
 	cEvery     int
@@ -266,7 +269,9 @@ func runLearn(e *env, args []string) error {
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the split, the initialisation and the minibatch order")
 	fs.StringVar(&f.out, "out", "", "write the learned model to this .npz file")
 	fs.BoolVar(&f.shared, "shared", false, "B = V (the reference code's setting)")
-	fs.Float64Var(&f.lr, "lr", 0, "learning rate (default: offline 0.006, online 0.002 for adam, 0.005 for sgd)")
+	fs.BoolVar(&f.diag, "diag", true, "learn the kernel with a diagonal, L = D + VᵀV + BᵀCB (false: Gartrell et al.'s L = VᵀV + BᵀCB)")
+	fs.Float64Var(&f.lr, "lr", 0, "learning rate (default: offline 0.006; online adam 0.003 with --diag, 0.002 without; sgd 0.005)")
+	fs.Float64Var(&f.diagLR, "diag-lr", 0, "online, with --diag: learning rate of the diagonal's corrections (default 0.01)")
 	fs.IntVar(&f.batch, "batch", 0, "offline: minibatch size (default 800)")
 	fs.IntVar(&f.epochs, "epochs", 0, "offline: maximum passes over the training baskets (default 100)")
 	fs.IntVar(&f.patience, "patience", 0, "offline: stop after this many passes without validation improvement (default 5)")
@@ -281,7 +286,8 @@ func runLearn(e *env, args []string) error {
 	fs.StringVar(&f.trace, "trace", "", "write the validation NLL over training time to this CSV file (seconds,baskets,nll)")
 	fs.StringVar(&f.checkpoint, "checkpoint", "", "online: save the learner state to this file (atomically, every 10000 baskets and at the end)")
 	fs.StringVar(&f.resume, "resume", "", "online: resume from this checkpoint, skipping the baskets it has seen (the checkpoint's learning options apply)")
-	fs.Float64Var(&f.initScale, "init-scale", 0, "standard deviation of the initial entries of V and B (default 0.25/√d)")
+	fs.Float64Var(&f.initScale, "init-scale", 0, "standard deviation of the initial entries of V and B (default 0.25/√d; with --diag 0.01/√d)")
+	fs.Float64Var(&f.initShare, "init-share", 0, "with --diag: initial E‖vᵢ‖² as a share of the item's initial δᵢ (default 0.5; negative: --init-scale as drawn)")
 	fs.IntVar(&f.factorEv, "factor-every", 0, "online, exact normaliser: refactor every this many baskets on a worker goroutine; 1 = synchronously at every basket, the exact gradient (default 200 for adam, 25 for sgd)")
 	fs.IntVar(&f.lag, "lag", 0, "online, exact normaliser: a refactorisation takes effect this many baskets after its snapshot, at most --factor-every (default min(factor-every, 70))")
 	fs.IntVar(&f.cEvery, "c-every", 0, "online: step C every this many baskets (default 32 for adam, 16 for sgd)")
@@ -298,27 +304,28 @@ func runLearn(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	data, err := f.bf.read(f.data, voc, true, 0)
-	if err != nil {
-		return err
-	}
-	if len(data) < f.nVal+f.nTest+1 {
-		return fmt.Errorf("%s has %d baskets; need more than %d validation + %d test baskets", f.data, len(data), f.nVal, f.nTest)
-	}
-	train, val, test, err := baskets.Split(data, f.nVal, f.nTest, f.seed)
-	if err != nil {
-		return err
-	}
-	n := voc.Len()
-	if !f.g.quiet {
-		fmt.Fprintf(e.stderr, "learn: %d baskets over %d items (%d train, %d validation, %d test), mode %s, d = %d\n",
-			len(data), n, len(train), len(val), len(test), f.mode, f.d)
-	}
-	// The reading's garbage is collected before either learner's clock
-	// starts, so that neither is timed collecting it.
-	runtime.GC()
+	// Both modes hold out the same validation and test baskets (seeded
+	// reservoir sampling as the file is read, baskets.HoldOut); the online
+	// learner streams the rest, so its memory does not grow with the file.
 	var res *learn.Result
+	var train, val, test [][]int
+	var model, baseModel *ndpp.Model
 	if f.mode == "offline" {
+		data, err := f.bf.read(f.data, voc, true, 0)
+		if err != nil {
+			return err
+		}
+		if train, val, test, err = baskets.HoldOutSlice(data, f.nVal, f.nTest, f.seed); err != nil {
+			return fmt.Errorf("%s: %w", f.data, err)
+		}
+		n := voc.Len()
+		if !f.g.quiet {
+			fmt.Fprintf(e.stderr, "learn: %d baskets over %d items (%d train, %d validation, %d test), mode %s, d = %d\n",
+				len(data), n, len(train), len(val), len(test), f.mode, f.d)
+		}
+		// The reading's garbage is collected before the learner's clock
+		// starts, so that it is not timed collecting it.
+		runtime.GC()
 		var bar *progress
 		progressFn := func(it, maxIt int) {
 			if bar == nil {
@@ -326,27 +333,35 @@ func runLearn(e *env, args []string) error {
 			}
 			bar.Add(1)
 		}
-		res, err = learn.TrainOffline(train, val, n, learn.OfflineOptions{D: f.d, Shared: f.shared, Seed: f.seed, Progress: progressFn,
-			LR: f.lr, Batch: f.batch, MaxEpochs: f.epochs, Patience: f.patience, Alpha: f.alpha, Beta: f.beta,
+		res, err = learn.TrainOffline(train, val, n, learn.OfflineOptions{D: f.d, Shared: f.shared, LowRank: !f.diag, Seed: f.seed,
+			Progress: progressFn, LR: f.lr, Batch: f.batch, MaxEpochs: f.epochs, Patience: f.patience, Alpha: f.alpha, Beta: f.beta,
 			FixC: f.fixC, Workers: f.g.threads, TimeLimit: f.timeLimit, TraceSet: traceSet(f.trace, val),
-			Init: learn.InitOptions{Scale: f.initScale}})
+			Init: learn.InitOptions{Scale: f.initScale, Share: f.initShare}})
 		bar.Finish()
+		if err != nil {
+			return err
+		}
+		if model, err = res.Params.Model(ndpp.WithVocab(voc)); err != nil {
+			return err
+		}
 	} else {
-		res, err = f.runOnline(e, train, val, n)
+		if res, model, baseModel, _, test, err = f.runOnline(e, voc); err != nil {
+			return err
+		}
 	}
-	if err != nil {
-		return err
-	}
-	model, err := ndpp.NewFromRows(res.Model.N(), res.Model.D(), res.Params.V, res.Params.B, res.Params.CInto(nil), ndpp.WithVocab(voc))
-	if err != nil {
-		return err
-	}
+	n := voc.Len()
 	evalOpt := learn.EvalOptions{Seed: f.seed, Key: sortKeys(voc), Workers: f.g.threads}
 	met, err := learn.Evaluate(model, test, evalOpt)
 	if err != nil {
 		return err
 	}
-	base, err := learn.Baselines(train, test, n, evalOpt)
+	var base *learn.Metrics
+	if baseModel == nil {
+		base, err = learn.Baselines(train, test, n, evalOpt)
+	} else {
+		// The online learner counted the training baskets as they went by.
+		base, err = learn.Evaluate(baseModel, test, evalOpt)
+	}
 	if err != nil {
 		return err
 	}
@@ -437,41 +452,69 @@ func traceSet(path string, val [][]int) [][]int {
 	return val
 }
 
-func (f *learnFlags) runOnline(e *env, train, val [][]int, n int) (*learn.Result, error) {
+// runOnline streams the data file through the hold-out and the online
+// learner in one pass, and returns the result, the model over the
+// vocabulary and the held-out baskets.
+func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, model, base *ndpp.Model, val, test [][]int, err error) {
 	optim, _ := learn.ParseOptimizer(f.optimizer)
 	norm, _ := learn.ParseNormalizer(f.normalizer)
-	src := learn.SliceSource(train)
+	r, err := f.bf.open(f.data, e.stdin, voc, true, 0)
+	if err != nil {
+		return nil, nil, nil, nil, nil, err
+	}
+	defer r.Close()
+	hold, err := baskets.NewHoldOut(r, f.nVal, f.nTest, f.seed)
+	if err != nil {
+		return nil, nil, nil, nil, nil, err
+	}
 	var o *learn.Online
-	var err error
+	var src learn.BasketSource = hold
 	if f.resume != "" {
 		if o, err = learn.LoadOnlineFile(f.resume); err != nil {
-			return nil, err
+			return nil, nil, nil, nil, nil, err
 		}
 		if err := learn.SkipBaskets(src, o.Position()); err != nil {
-			return nil, fmt.Errorf("resume %s: %w", f.resume, err)
+			return nil, nil, nil, nil, nil, fmt.Errorf("resume %s: %w", f.resume, err)
 		}
 	} else {
-		o, err = learn.NewOnline(learn.OnlineOptions{D: f.d, N: n, Shared: f.shared, Seed: f.seed, Optimizer: optim,
-			LR: f.lr, Alpha: f.alpha, Beta: f.beta, Normalizer: norm, FixC: f.fixC, Init: learn.InitOptions{Scale: f.initScale},
-			FactorEvery: f.factorEv, Lag: f.lag, CEvery: f.cEvery})
+		o, err = learn.NewOnline(learn.OnlineOptions{D: f.d, Shared: f.shared, LowRank: !f.diag, Seed: f.seed, Optimizer: optim,
+			LR: f.lr, DiagLR: f.diagLR, Alpha: f.alpha, Beta: f.beta, Normalizer: norm, FixC: f.fixC,
+			Init: learn.InitOptions{Scale: f.initScale, Share: f.initShare}, FactorEvery: f.factorEv, Lag: f.lag, CEvery: f.cEvery})
 		if err != nil {
-			return nil, err
+			return nil, nil, nil, nil, nil, err
 		}
 	}
-	bar := newProgress(e, &f.g, int64(len(train))-o.Position(), "online learning (baskets)")
+	// The file's length is not known ahead: the bar counts baskets read.
+	bar := newProgress(e, &f.g, -1, "online learning (baskets)")
 	done := 0
-	res, err := o.Run(src, learn.OnlineRun{TraceSet: traceSet(f.trace, val), Checkpoint: f.checkpoint,
-		Progress: func(b int) { bar.Add(b - done); done = b }})
+	run := learn.OnlineRun{Checkpoint: f.checkpoint, Progress: func(b int) { bar.Add(b - done); done = b }}
+	if f.trace != "" {
+		run.TraceSource = hold.Validation
+	}
+	if res, err = o.Run(src, run); err != nil {
+		bar.Finish()
+		return nil, nil, nil, nil, nil, fmt.Errorf("%s: %w", f.data, err)
+	}
 	bar.Finish()
-	if err != nil {
-		return nil, err
+	if val, test, err = hold.Held(); err != nil {
+		return nil, nil, nil, nil, nil, fmt.Errorf("%s: %w", f.data, err)
+	}
+	if !f.g.quiet {
+		fmt.Fprintf(e.stderr, "learn: %d baskets over %d items (%d train, %d validation, %d test), mode %s, d = %d\n",
+			hold.Read(), voc.Len(), o.Position(), len(val), len(test), f.mode, f.d)
+	}
+	if model, err = o.ModelOver(voc.Len(), ndpp.WithVocab(voc)); err != nil {
+		return nil, nil, nil, nil, nil, err
 	}
 	if len(val) > 0 {
-		if res.ValLL, err = res.Model.LogLikelihood(val); err != nil {
-			return nil, err
+		if res.ValLL, err = learn.LogLikelihood(model, val, 0); err != nil {
+			return nil, nil, nil, nil, nil, err
 		}
 	}
-	return res, nil
+	if base, err = o.Independent(voc.Len()); err != nil {
+		return nil, nil, nil, nil, nil, err
+	}
+	return res, model, base, val, test, nil
 }
 
 func writeTrace(path, mode string, tr []learn.TracePoint) error {

@@ -240,7 +240,7 @@ func TestLearnCSVFormat(t *testing.T) {
 // log-likelihood is finite through ε, beside the baselines.
 func TestLearnReportsBasketsBeyondTheRank(t *testing.T) {
 	data := smallApparel(t, 600)
-	code, out, errs := runLearnCmd(t, "learn", "--data", data, "--mode", "online", "--d", "1", "--val", "50", "--test", "100", "--json")
+	code, out, errs := runLearnCmd(t, "learn", "--data", data, "--mode", "online", "--d", "1", "--diag=false", "--val", "50", "--test", "100", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
