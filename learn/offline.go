@@ -49,6 +49,8 @@ type OfflineOptions struct {
 	// 0.1 overshoots with this initialisation: measured on Amazon apparel
 	// (d = 30) it stops at a validation LL about 0.7 nats worse.
 	LR float64
+	// DiagLR is the learning rate of θ = log δ (default: LR).
+	DiagLR float64
 	// LRDecay multiplies the learning rate after each validation check
 	// that does not improve on the best (default 0.5; 1 keeps it).
 	LRDecay float64
@@ -357,7 +359,11 @@ func (tr *offlineTrainer) step(batch [][]int) bool {
 		adamStep(p.D, tr.mom.D, tr.sq.D, g.D, tr.lr, tr.t)
 	}
 	if p.Theta != nil {
-		adamStep(p.Theta, tr.mom.T, tr.sq.T, g.T, tr.lr, tr.t)
+		dlr := tr.lr
+		if tr.opt.DiagLR > 0 {
+			dlr *= tr.opt.DiagLR / tr.opt.LR
+		}
+		adamStep(p.Theta, tr.mom.T, tr.sq.T, g.T, dlr, tr.t)
 	}
 	return p.finite()
 }
