@@ -37,7 +37,6 @@ type Cand struct {
 	u, w    []float64
 	p, q    []float64
 	s       float64
-	aux     []float64
 
 	owner Oracle // the oracle that prepared c (nil before the first Prepare)
 	dup   int    // position of item in S when prepared, or -1
