@@ -21,24 +21,29 @@ func (o *Fast) Prepare(c *Cand, item int) {
 		}
 		c.owner = o
 	}
+	o.begin(c, item)
+	if o.direct {
+		return
+	}
+	for i := range o.items {
+		o.setUW(c, i)
+	}
+	c.hasUW = true
+	o.prepareTail(c)
+}
+
+// begin starts c's preparation for item against the current S: its stamp
+// and version, its position in S (if any), L_tt and log ‖z_t‖², O(d).
+func (o *Fast) begin(c *Cand, item int) {
 	o.stamp++
 	c.item, c.version, c.stamp = item, o.version, o.stamp
 	c.pair = nil
-	k := len(o.items)
 	c.dup = positionOf(o.items, item)
 	vt, bt, bct := o.itemV(item), o.itemB(item), o.itemBC(item)
 	vv := blas.Dot(vt, vt)
 	c.ltt = vv + blas.Dot(bct, bt)
 	c.logz2 = math.Log(vv + blas.Dot(bt, bt))
 	c.hasUW = false
-	if o.direct {
-		return
-	}
-	for i := 0; i < k; i++ {
-		o.setUW(c, i)
-	}
-	c.hasUW = true
-	o.prepareTail(c)
 }
 
 // setUW computes u_i = L_{S_i,t} and w_i = L_{t,S_i} for position i, O(d).
@@ -51,6 +56,12 @@ func (o *Fast) setUW(c *Cand, i int) {
 
 // prepareTail computes p, q, s and the error scales from u and w, O(k²).
 func (o *Fast) prepareTail(c *Cand) {
+	o.solve(c)
+	o.schur(c)
+}
+
+// solve computes p = M⁻¹u and q = M⁻ᵀw, O(k²).
+func (o *Fast) solve(c *Cand) {
 	k := len(o.items)
 	u, w, p, q := c.u[:k], c.w[:k], c.p[:k], c.q[:k]
 	ld := o.cap
@@ -66,6 +77,14 @@ func (o *Fast) prepareTail(c *Cand) {
 			}
 		}
 	}
+}
+
+// schur computes the Schur complement s = L_tt − w·p, the magnitude of the
+// terms cancelled in it, its error bound and the error scales of p and q,
+// from u, w, p and q, O(k). Prepare and ScoreBlock share it.
+func (o *Fast) schur(c *Cand) {
+	k := len(o.items)
+	w, p, q := c.w[:k], c.p[:k], c.q[:k]
 	s, mag := c.ltt, math.Abs(c.ltt)
 	var pn, qn, w1, zp float64
 	for i, wi := range w {

@@ -181,6 +181,34 @@ func (o *Fast) pairSigma(x, y *Cand) {
 	x.sxy, x.syx, x.sxyMag, x.syxMag, x.sxyErr, x.syxErr = sxy, syx, mxy, myx, exy, eyx
 }
 
+// pairRatio returns the ratio det L_{S−{S[a],S[b]}+{x,y}}/det M as the 4×4
+// determinant det [[(M⁻¹)_RR, P_R], [−Q_R, Σ]] (R = {a, b}), the magnitude
+// of the terms cancelled in it and its first-order error bound (see det4),
+// from the entries' own bounds: γ-scaled sizes for M⁻¹, p and q, and those
+// of s and Σ. x and y must be prepared, not in S, with distinct items.
+func (o *Fast) pairRatio(x, y *Cand, a, b int) (r, size, err float64) {
+	o.pairSigma(x, y)
+	ld := o.cap
+	var mtx, mag [16]float64
+	mtx[0], mtx[1], mtx[2], mtx[3] = o.inv[a*ld+a], o.inv[a*ld+b], x.p[a], y.p[a]
+	mtx[4], mtx[5], mtx[6], mtx[7] = o.inv[b*ld+a], o.inv[b*ld+b], x.p[b], y.p[b]
+	mtx[8], mtx[9], mtx[10], mtx[11] = -x.q[a], -x.q[b], x.s, x.sxy
+	mtx[12], mtx[13], mtx[14], mtx[15] = -y.q[a], -y.q[b], x.syx, y.s
+	for i, v := range mtx {
+		mag[i] = math.Abs(v)
+	}
+	mag[10], mag[11], mag[14], mag[15] = x.smag, x.sxyMag, x.syxMag, y.smag
+	g, ia, ib := o.gamma, o.izn[a], o.izn[b]
+	ge := g * o.einv
+	errs := [16]float64{
+		ge * ia * ia, ge * ia * ib, g * x.pn * ia, g * y.pn * ia,
+		ge * ib * ia, ge * ib * ib, g * x.pn * ib, g * y.pn * ib,
+		g * x.qn * ia, g * x.qn * ib, x.serr, x.sxyErr,
+		g * y.qn * ia, g * y.qn * ib, x.syxErr, y.serr,
+	}
+	return det4(&mtx, &mag, &errs)
+}
+
 // pairValue is PairSwapValue without counting or checks; ident reports
 // that the value came from the identity (not from a fresh LU).
 func (o *Fast) pairValue(x, y *Cand, a, b int) (v Value, ident bool) {
@@ -188,26 +216,7 @@ func (o *Fast) pairValue(x, y *Cand, a, b int) (v Value, ident bool) {
 		return ZeroValue, false
 	}
 	if x.dup < 0 && y.dup < 0 && !o.direct {
-		o.pairSigma(x, y)
-		ld := o.cap
-		var mtx, mag [16]float64
-		mtx[0], mtx[1], mtx[2], mtx[3] = o.inv[a*ld+a], o.inv[a*ld+b], x.p[a], y.p[a]
-		mtx[4], mtx[5], mtx[6], mtx[7] = o.inv[b*ld+a], o.inv[b*ld+b], x.p[b], y.p[b]
-		mtx[8], mtx[9], mtx[10], mtx[11] = -x.q[a], -x.q[b], x.s, x.sxy
-		mtx[12], mtx[13], mtx[14], mtx[15] = -y.q[a], -y.q[b], x.syx, y.s
-		for i, v := range mtx {
-			mag[i] = math.Abs(v)
-		}
-		mag[10], mag[11], mag[14], mag[15] = x.smag, x.sxyMag, x.syxMag, y.smag
-		g, ia, ib := o.gamma, o.izn[a], o.izn[b]
-		ge := g * o.einv
-		errs := [16]float64{
-			ge * ia * ia, ge * ia * ib, g * x.pn * ia, g * y.pn * ia,
-			ge * ib * ia, ge * ib * ib, g * x.pn * ib, g * y.pn * ib,
-			g * x.qn * ia, g * x.qn * ib, x.serr, x.sxyErr,
-			g * y.qn * ia, g * y.qn * ib, x.syxErr, y.serr,
-		}
-		r, size, err := det4(&mtx, &mag, &errs)
+		r, size, err := o.pairRatio(x, y, a, b)
 		if err <= FallbackErr*r && r <= math.MaxFloat64 {
 			return Value{Log: o.logDet + math.Log(r)}, true
 		}
