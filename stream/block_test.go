@@ -1,7 +1,6 @@
 package stream
 
 import (
-	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -72,8 +71,10 @@ func TestBatchIdentical(t *testing.T) {
 				if !slices.Equal(traj[0], traj[1]) {
 					t.Errorf("seed %d %s/%s: trajectories differ:\n%v\n%v", seed, a.name, ok.name, traj[0], traj[1])
 				}
-				skippedTotal += skipped
-				itemsTotal += r2.Items
+				if ok.name == "fast" {
+					skippedTotal += skipped
+					itemsTotal += r2.Items
+				}
 			}
 		}
 	}
@@ -112,56 +113,6 @@ func TestBatchErrors(t *testing.T) {
 		t.Error("repeated solution item accepted")
 	} else if be, ok := err.(*BatchError); !ok || be.Index != 2 {
 		t.Errorf("error %v, want a BatchError at index 2", err)
-	}
-}
-
-// TestBlockRatios checks the filter's single and pair ratios against fresh
-// determinants.
-func TestBlockRatios(t *testing.T) {
-	const tol = 1e-7
-	for seed := uint64(1); seed <= 30; seed++ {
-		rng := rand.New(rand.NewPCG(seed, 41))
-		d := 2 + rng.IntN(4)
-		k := 2 + rng.IntN(2*d-1)
-		m := ndpp.Random(40, d, seed, ndpp.RandomOptions{})
-		perm := RandomOrder(40, seed)
-		S, cols := perm[:k], perm[k:k+6]
-		f := newBlockFilter(m, k)
-		f.refresh(S, 1)
-		if !f.ok {
-			continue
-		}
-		f.products(cols)
-		base := direct(m, S)
-		ratio := func(set []int) float64 {
-			v := direct(m, set)
-			if v.Zero {
-				return 0
-			}
-			return math.Exp(v.Log - base.Log)
-		}
-		for c := range cols {
-			for j := 0; j < k; j++ {
-				r, mag := f.singleRatio(c, j)
-				want := ratio(with(S, j, cols[c]))
-				if math.Abs(r-want) > tol*max(mag, 1) {
-					t.Errorf("seed %d single c=%d j=%d: %v, direct %v", seed, c, j, r, want)
-				}
-			}
-			if c == 0 {
-				continue
-			}
-			sxy, syx, sm := f.sigma(c-1, c, cols[c-1], cols[c])
-			for a := 0; a < k; a++ {
-				for b := a + 1; b < k; b++ {
-					r, mag := f.pairRatio(c-1, c, a, b, sxy, syx, sm)
-					want := ratio(with(with(S, a, cols[c-1]), b, cols[c]))
-					if math.Abs(r-want) > tol*max(mag, 1) || mag < math.Abs(want)*(1-tol) {
-						t.Errorf("seed %d pair c=%d (%d,%d): %v (bound %v), direct %v", seed, c, a, b, r, mag, want)
-					}
-				}
-			}
-		}
 	}
 }
 

@@ -110,9 +110,8 @@ type local struct {
 
 	vals []detcache.Value
 
-	filter  *blockFilter // block scoring of ObserveBatch (nil until used)
-	need    []bool
-	cols    []int
+	blk     *detcache.Block // block scoring of ObserveBatch and the stash search (nil until used)
+	cols    []int           // the items of blk
 	skipped int64
 }
 
@@ -357,30 +356,41 @@ func (l *local) stashSearch() error {
 	}
 }
 
-// stashRejected reports whether the block filter proves that no stash move
-// beats α·f(S) in this round; the evaluations the oracle would have made
-// are then counted without it. Skipping the oracle here changes nothing
-// else: stash Cands are prepared again after the next change anyway.
+// stashRejected reports whether the oracle's block scoring proves that no
+// stash move beats α·f(S) in this round; the evaluations the oracle would
+// have made are then counted without it. Skipping the oracle here changes
+// nothing else: stash Cands are prepared again after the next change anyway.
 func (l *local) stashRejected() bool {
 	nt := len(l.stash)
-	if l.direct || l.o.Len() != l.k || nt > blockSize+1 {
+	fv := l.o.Value()
+	if l.direct || l.o.Len() != l.k || nt > blockSize+1 || fv.Zero {
 		return false
 	}
-	if l.filter == nil {
-		l.initFilter()
-	}
-	f := l.filter
-	f.refresh(l.o.Items(), l.changes)
-	if !f.ok {
-		return false
+	if l.blk == nil {
+		l.initBlock()
 	}
 	cols := l.cols[:0]
 	for _, e := range l.stash {
 		cols = append(cols, e.item)
 	}
 	l.cols = cols
-	if !f.rejectsAll(cols, l.alpha, l.pairs) {
+	if !l.o.ScoreBlock(l.blk, cols) {
 		return false
+	}
+	bar := fv.Log + l.logAlpha
+	for c := range cols {
+		if !l.blk.SwapsBelow(c, bar) {
+			return false
+		}
+	}
+	if l.pairs {
+		for cx := range cols {
+			for cy := cx + 1; cy < len(cols); cy++ {
+				if !l.blk.PairsBelow(cx, cy, bar) {
+					return false
+				}
+			}
+		}
 	}
 	k := int64(l.k)
 	evals := int64(nt) * k
@@ -457,9 +467,6 @@ func (l *local) UnmarshalBinary(data []byte) error {
 	}
 	l.peak, l.evicted, l.capped = peak, evicted, capped
 	l.prev, l.prevOK = prev, false
-	if l.filter != nil {
-		l.filter.valid = false // its inverse may belong to another solution with the same version number
-	}
 	if len(l.vals) < nb.k {
 		l.vals = make([]detcache.Value, nb.k)
 	}
