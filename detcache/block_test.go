@@ -59,6 +59,12 @@ func checkBlock(t *testing.T, o *Fast, rng *rand.Rand, st *blockStats, label str
 		return
 	}
 	require.Equal(t, before, o.Stats(), "%s: ScoreBlock counted", label)
+	// the products the swap and pair tests use, compared below
+	b.ensureQ()
+	for c := range items {
+		b.ensureQn(&b.cands[c])
+		require.LessOrEqual(t, b.cands[c].qn, b.qnBound(&b.cands[c]), "%s: column %d: qnBound below qn", label, c)
+	}
 	m, k := o.Model(), o.Len()
 	x, y := o.NewCand(), o.NewCand()
 	dst := make([]Value, k)
@@ -92,7 +98,7 @@ func checkBlock(t *testing.T, o *Fast, rng *rand.Rand, st *blockStats, label str
 	}
 	// the block test on Prepare's ratios
 	itemBelow := func(L float64, ratios func(yield func(r, err float64) bool)) bool {
-		tt := o.threshold(L)
+		tt := b.threshold(L)
 		if tt == 0 {
 			return false
 		}
@@ -132,6 +138,8 @@ func checkBlock(t *testing.T, o *Fast, rng *rand.Rand, st *blockStats, label str
 			set[j] = it
 			fresh = append(fresh, freshValue(t, m, set))
 			rb, _, eb := o.swapRatio(bc, j)
+			require.LessOrEqual(t, eb, b.swapErrBound(bc), "%s: column %d swap %d: swapErrBound below the swap's bound", label, c, j)
+			require.Equal(t, rb, o.swapDet(bc, j))
 			rx, _, ex := o.swapRatio(x, j)
 			st.ratios++
 			require.LessOrEqual(t, math.Abs(rb-rx), eb+ex, "%s: column %d swap %d: ratio %v vs Prepare %v", label, c, j, rb, rx)
@@ -160,6 +168,8 @@ func checkBlock(t *testing.T, o *Fast, rng *rand.Rand, st *blockStats, label str
 			continue
 		}
 		o.Prepare(y, items[c-1])
+		o.pairSigma(&b.cands[c-1], bc)
+		bound := b.pairErrBound(c-1, c)
 		vals, fresh = vals[:0], fresh[:0]
 		for a := 0; a < k; a++ {
 			for bb := a + 1; bb < k; bb++ {
@@ -168,6 +178,8 @@ func checkBlock(t *testing.T, o *Fast, rng *rand.Rand, st *blockStats, label str
 				vals = append(vals, o.PairSwapValue(y, x, a, bb))
 				fresh = append(fresh, freshValue(t, m, set))
 				rb, _, eb := o.pairRatio(&b.cands[c-1], bc, a, bb)
+				require.LessOrEqual(t, eb, bound, "%s: columns %d, %d pair (%d, %d): pairErrBound below the pair's bound", label, c-1, c, a, bb)
+				require.Equal(t, rb, o.pairDet(&b.cands[c-1], bc, a, bb))
 				rx, _, ex := o.pairRatio(y, x, a, bb)
 				st.ratios++
 				require.LessOrEqual(t, math.Abs(rb-rx), eb+ex, "%s: columns %d, %d pair (%d, %d): ratio %v vs Prepare %v", label, c-1, c, a, bb, rb, rx)

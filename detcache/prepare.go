@@ -22,6 +22,10 @@ func (o *Fast) Prepare(c *Cand, item int) {
 		c.owner = o
 	}
 	o.begin(c, item)
+	vt, bt, bct := o.itemV(item), o.itemB(item), o.itemBC(item)
+	vv := blas.Dot(vt, vt)
+	c.ltt = vv + blas.Dot(bct, bt)
+	c.logz2 = math.Log(vv + blas.Dot(bt, bt))
 	if o.direct {
 		return
 	}
@@ -32,17 +36,13 @@ func (o *Fast) Prepare(c *Cand, item int) {
 	o.prepareTail(c)
 }
 
-// begin starts c's preparation for item against the current S: its stamp
-// and version, its position in S (if any), L_tt and log ‖z_t‖², O(d).
+// begin starts c's preparation for item against the current S: its stamp,
+// its version and its position in S (if any).
 func (o *Fast) begin(c *Cand, item int) {
 	o.stamp++
 	c.item, c.version, c.stamp = item, o.version, o.stamp
 	c.pair = nil
 	c.dup = positionOf(o.items, item)
-	vt, bt, bct := o.itemV(item), o.itemB(item), o.itemBC(item)
-	vv := blas.Dot(vt, vt)
-	c.ltt = vv + blas.Dot(bct, bt)
-	c.logz2 = math.Log(vv + blas.Dot(bt, bt))
 	c.hasUW = false
 }
 
@@ -57,7 +57,8 @@ func (o *Fast) setUW(c *Cand, i int) {
 // prepareTail computes p, q, s and the error scales from u and w, O(k²).
 func (o *Fast) prepareTail(c *Cand) {
 	o.solve(c)
-	o.schur(c)
+	o.schur(c, math.Exp(0.5*c.logz2))
+	o.qScale(c)
 }
 
 // solve computes p = M⁻¹u and q = M⁻ᵀw, O(k²).
@@ -80,30 +81,27 @@ func (o *Fast) solve(c *Cand) {
 }
 
 // schur computes the Schur complement s = L_tt − w·p, the magnitude of the
-// terms cancelled in it, its error bound and the error scales of p and q,
-// from u, w, p and q, O(k). Prepare and ScoreBlock share it.
-func (o *Fast) schur(c *Cand) {
+// terms cancelled in it, its error bound and the error scale of p, from w,
+// p and zt = ‖z_t‖, O(k). Prepare and ScoreBlock share it (and qScale).
+func (o *Fast) schur(c *Cand, zt float64) {
 	k := len(o.items)
-	w, p, q := c.w[:k], c.p[:k], c.q[:k]
+	w, p, zn, izn := c.w[:k], c.p[:k], o.znorm[:k], o.izn[:k]
 	s, mag := c.ltt, math.Abs(c.ltt)
-	var pn, qn, w1, zp float64
+	var pn, w1, zp float64
 	for i, wi := range w {
 		t := wi * p[i]
 		s -= t
 		mag += math.Abs(t)
-		z := o.znorm[i]
-		ap := math.Abs(p[i]) * z
-		pn = math.Max(pn, ap)
-		qn = math.Max(qn, math.Abs(q[i])*z)
-		w1 += math.Abs(wi) * o.izn[i]
+		ap := math.Abs(p[i]) * zn[i]
+		pn = max(pn, ap) // max treats NaN and ±0 as math.Max does
+		w1 += math.Abs(wi) * izn[i]
 		zp += ap
 	}
 	// Kernel entries carry errors up to ε·cw·‖zᵢ‖‖zⱼ‖ (cancellation between
 	// vᵢ·vⱼ and bᵢᵀCbⱼ), which reach p and q through M⁻¹ like a column of
 	// size ‖z_t‖: hence the ‖z_t‖ added to the error scales pn and qn.
-	zt := math.Exp(0.5 * c.logz2)
 	c.zt, c.zp = zt, zp
-	c.pn, c.qn, c.w1 = pn+zt, qn+zt, w1
+	c.pn, c.w1 = pn+zt, w1
 	if k == 2*o.d {
 		// rank L ≤ 2d: the Schur complement of a full-rank L_S of size 2d
 		// in L_{S+t} is exactly zero, and the computed s is rounding noise.
@@ -112,6 +110,18 @@ func (o *Fast) schur(c *Cand) {
 	}
 	c.s, c.smag = s, mag
 	c.serr = eps*mag + o.gamma*c.pn*w1 + eps*o.cw*zt*(zt+zp)
+}
+
+// qScale computes the error scale of q, max_i |q_i|·‖z_i‖ + ‖z_t‖, after
+// schur, O(k).
+func (o *Fast) qScale(c *Cand) {
+	var qn float64
+	k := len(o.items)
+	zn := o.znorm[:k]
+	for i, qi := range c.q[:k] {
+		qn = max(qn, math.Abs(qi)*zn[i])
+	}
+	c.qn = qn + c.zt
 }
 
 // Refresh brings c up to date with the current S: O(1) when S did not

@@ -36,11 +36,14 @@ func (o *Fast) swapRatio(c *Cand, j int) (r, mag, err float64) {
 	pq := c.p[j] * c.q[j]
 	iz := o.izn[j]
 	am := math.Abs(mjj)
-	r = c.s*mjj + pq
+	r = o.swapDet(c, j)
 	mag = c.smag*am + math.Abs(pq)
 	err = eps*mag + c.serr*am + o.gamma*iz*(math.Abs(c.s)*o.einv*iz+c.pn*math.Abs(c.q[j])+c.qn*math.Abs(c.p[j]))
 	return r, mag, err
 }
+
+// swapDet is swapRatio's ratio alone: s·(M⁻¹)_jj + p_j q_j.
+func (o *Fast) swapDet(c *Cand, j int) float64 { return c.s*o.inv[j*o.cap+j] + c.p[j]*c.q[j] }
 
 // directSet computes the value of the set in o.set with a fresh LU, in
 // the oracle's own buffers (no allocation): ndpp's zero rule (see
@@ -182,31 +185,75 @@ func (o *Fast) pairSigma(x, y *Cand) {
 }
 
 // pairRatio returns the ratio det L_{S−{S[a],S[b]}+{x,y}}/det M as the 4×4
-// determinant det [[(M⁻¹)_RR, P_R], [−Q_R, Σ]] (R = {a, b}), the magnitude
-// of the terms cancelled in it and its first-order error bound (see det4),
-// from the entries' own bounds: γ-scaled sizes for M⁻¹, p and q, and those
-// of s and Σ. x and y must be prepared, not in S, with distinct items.
+// determinant of
+//
+//	[[(M⁻¹)_aa, (M⁻¹)_ab, p_x,a, p_y,a],
+//	 [(M⁻¹)_ba, (M⁻¹)_bb, p_x,b, p_y,b],
+//	 [−q_x,a,   −q_x,b,   s_x,   Σ_xy ],
+//	 [−q_y,a,   −q_y,b,   Σ_yx,  s_y  ]],
+//
+// the magnitude size of the terms that cancel in it and a first-order bound
+// err on its error. All three come from the Laplace expansion along the
+// first two rows, over the six pairs of columns (i, j) with complements
+// (k, l) and signs (01|23)+, (02|13)−, (03|12)+, (12|03)+, (13|02)−,
+// (23|01)+: the determinant on the entries; size on their magnitudes
+// (larger than |entry| for s and Σ, which are computed sums) with every
+// product in absolute value; and sizeE, the same on magnitudes plus the
+// entries' error bounds (γ-scaled sizes for M⁻¹, p and q; those of s and
+// Σ), so that err = (sizeE − size) + 8ε·size bounds the change of the
+// determinant within the entries' errors plus the rounding of the
+// expansion. x and y must be prepared, not in S, with distinct items.
 func (o *Fast) pairRatio(x, y *Cand, a, b int) (r, size, err float64) {
 	o.pairSigma(x, y)
+	r = o.pairDet(x, y, a, b)
 	ld := o.cap
-	var mtx, mag [16]float64
-	mtx[0], mtx[1], mtx[2], mtx[3] = o.inv[a*ld+a], o.inv[a*ld+b], x.p[a], y.p[a]
-	mtx[4], mtx[5], mtx[6], mtx[7] = o.inv[b*ld+a], o.inv[b*ld+b], x.p[b], y.p[b]
-	mtx[8], mtx[9], mtx[10], mtx[11] = -x.q[a], -x.q[b], x.s, x.sxy
-	mtx[12], mtx[13], mtx[14], mtx[15] = -y.q[a], -y.q[b], x.syx, y.s
-	for i, v := range mtx {
-		mag[i] = math.Abs(v)
-	}
-	mag[10], mag[11], mag[14], mag[15] = x.smag, x.sxyMag, x.syxMag, y.smag
+	a0, a1, a2, a3 := math.Abs(o.inv[a*ld+a]), math.Abs(o.inv[a*ld+b]), math.Abs(x.p[a]), math.Abs(y.p[a])
+	a4, a5, a6, a7 := math.Abs(o.inv[b*ld+a]), math.Abs(o.inv[b*ld+b]), math.Abs(x.p[b]), math.Abs(y.p[b])
+	a8, a9, a10, a11 := math.Abs(x.q[a]), math.Abs(x.q[b]), x.smag, x.sxyMag
+	a12, a13, a14, a15 := math.Abs(y.q[a]), math.Abs(y.q[b]), x.syxMag, y.smag
+	size = expansionAbs(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15)
 	g, ia, ib := o.gamma, o.izn[a], o.izn[b]
 	ge := g * o.einv
-	errs := [16]float64{
-		ge * ia * ia, ge * ia * ib, g * x.pn * ia, g * y.pn * ia,
-		ge * ib * ia, ge * ib * ib, g * x.pn * ib, g * y.pn * ib,
-		g * x.qn * ia, g * x.qn * ib, x.serr, x.sxyErr,
-		g * y.qn * ia, g * y.qn * ib, x.syxErr, y.serr,
-	}
-	return det4(&mtx, &mag, &errs)
+	sizeE := expansionAbs(
+		a0+ge*ia*ia, a1+ge*ia*ib, a2+g*x.pn*ia, a3+g*y.pn*ia,
+		a4+ge*ib*ia, a5+ge*ib*ib, a6+g*x.pn*ib, a7+g*y.pn*ib,
+		a8+g*x.qn*ia, a9+g*x.qn*ib, a10+x.serr, a11+x.sxyErr,
+		a12+g*y.qn*ia, a13+g*y.qn*ib, a14+x.syxErr, a15+y.serr)
+	return r, size, (sizeE - size) + 8*eps*size
+}
+
+// pairDet is pairRatio's determinant alone; pairSigma(x, y) must have run.
+func (o *Fast) pairDet(x, y *Cand, a, b int) float64 {
+	ld := o.cap
+	m0, m1, m2, m3 := o.inv[a*ld+a], o.inv[a*ld+b], x.p[a], y.p[a]
+	m4, m5, m6, m7 := o.inv[b*ld+a], o.inv[b*ld+b], x.p[b], y.p[b]
+	m8, m9, m10, m11 := -x.q[a], -x.q[b], x.s, x.sxy
+	m12, m13, m14, m15 := -y.q[a], -y.q[b], x.syx, y.s
+	// Minors of rows 0, 1 (tij) and of rows 2, 3 (bkl).
+	t01, t02, t03 := m0*m5-m1*m4, m0*m6-m2*m4, m0*m7-m3*m4
+	t12, t13, t23 := m1*m6-m2*m5, m1*m7-m3*m5, m2*m7-m3*m6
+	b23, b13, b12 := m10*m15-m11*m14, m9*m15-m11*m13, m9*m14-m10*m13
+	b03, b02, b01 := m8*m15-m11*m12, m8*m14-m10*m12, m8*m13-m9*m12
+	r := 0 + t01*b23
+	r -= t02 * b13
+	r += t03 * b12
+	r += t12 * b03
+	r -= t13 * b02
+	r += t23 * b01
+	return r
+}
+
+// expansionAbs is pairRatio's Laplace expansion of a 4×4 matrix (row-major
+// entries c0…c15) with every product taken in absolute value, for
+// nonnegative entries.
+func expansionAbs(c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15 float64) float64 {
+	s := 0 + (c0*c5+c1*c4)*(c10*c15+c11*c14)
+	s += (c0*c6 + c2*c4) * (c9*c15 + c11*c13)
+	s += (c0*c7 + c3*c4) * (c9*c14 + c10*c13)
+	s += (c1*c6 + c2*c5) * (c8*c15 + c11*c12)
+	s += (c1*c7 + c3*c5) * (c8*c14 + c10*c12)
+	s += (c2*c7 + c3*c6) * (c8*c13 + c9*c12)
+	return s
 }
 
 // pairValue is PairSwapValue without counting or checks; ident reports
