@@ -89,6 +89,13 @@ func (l *local) ObserveBatch(items []int) error {
 			}
 			// Skipped: the oracle would have computed these values and
 			// rejected every move.
+			if l.onSkip != nil {
+				prev := -1
+				if pair {
+					prev = cols[col-1]
+				}
+				l.onSkip(t, prev, bar)
+			}
 			l.items++
 			l.skipped++
 			l.evalBase -= int64(k)
@@ -109,9 +116,17 @@ func (l *local) initBlock() {
 	l.cols = make([]int, 0, blockSize+1)
 }
 
-// skippedItems returns the number of items the block filter decided
+// skippedItems returns the number of items the block scoring decided
 // without the oracle (a diagnostic, not part of the saved state).
 func (l *local) skippedItems() int64 { return l.skipped }
+
+// skipFunc is told of every decision block scoring makes without the
+// oracle, for tests: item t was skipped (paired with the previous item
+// prev, or −1) because none of its moves' values exceeds bar; t = −1 for a
+// stash-search round whose moves were all proved not to exceed bar.
+type skipFunc func(t, prev int, bar float64)
+
+func (l *local) setSkipHook(f skipFunc) { l.onSkip = f }
 
 // BatchError reports the item of a batch that could not be observed.
 type BatchError struct {

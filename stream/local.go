@@ -1,7 +1,6 @@
 package stream
 
 import (
-	"errors"
 	"fmt"
 	"math"
 
@@ -113,6 +112,7 @@ type local struct {
 	blk     *detcache.Block // block scoring of ObserveBatch and the stash search (nil until used)
 	cols    []int           // the items of blk
 	skipped int64
+	onSkip  skipFunc // nil but in tests
 }
 
 func newLocal(o detcache.Oracle, k int, opt Options, name string, useStash, pairs bool) (local, error) {
@@ -398,45 +398,45 @@ func (l *local) stashRejected() bool {
 		evals += int64(nt*(nt-1)/2) * (k * (k - 1) / 2)
 	}
 	l.evalBase -= evals
+	if l.onSkip != nil {
+		l.onSkip(-1, -1, bar)
+	}
 	return true
 }
 
 // MarshalBinary saves the solver's state (including the oracle's).
 func (l *local) MarshalBinary() ([]byte, error) {
-	var e enc
-	if err := l.marshalBase(&e, l.name); err != nil {
+	e, err := l.marshalBase(l.name)
+	if err != nil {
 		return nil, err
 	}
-	e.f64(l.alpha)
-	e.int(l.stashCap)
-	e.ints(l.Stash())
-	e.int(l.peak)
-	e.i64(l.evicted)
-	e.i64(l.capped)
-	e.int(l.prev)
-	return e.b, nil
+	e.F64(l.alpha)
+	e.Int(l.stashCap)
+	e.Ints(l.Stash())
+	e.Int(l.peak)
+	e.I64(l.evicted)
+	e.I64(l.capped)
+	e.Int(l.prev)
+	return e.Finish()
 }
 
 // UnmarshalBinary restores a state saved by MarshalBinary of a solver of the
 // same algorithm. Candidate products are prepared again on demand, so the
 // restored solver continues exactly as the saved one would have.
 func (l *local) UnmarshalBinary(data []byte) error {
-	d := &dec{b: data}
-	nb, ob, err := l.unmarshalBase(d, l.name)
+	nb, ob, d, err := l.unmarshalBase(data, l.name)
 	if err != nil {
 		return err
 	}
-	opt := Options{Alpha: d.f64(), StashCap: d.int()}
-	stash := d.ints()
-	peak := d.int()
-	evicted := d.i64()
-	capped := d.i64()
-	prev := d.int()
-	if d.err != nil {
-		return d.err
-	}
-	if len(d.b) != 0 {
-		return errors.New("stream: snapshot has trailing bytes")
+	nItems := l.m.N()
+	opt := Options{Alpha: d.F64(), StashCap: d.Int("stash cap", 0, math.MaxInt)}
+	stash := d.Ints("stash", 0, nItems-1)
+	peak := d.Int("peak stash", 0, math.MaxInt)
+	evicted := d.I64()
+	capped := d.I64()
+	prev := d.Int("previous item", -1, nItems-1)
+	if err := d.Done(); err != nil {
+		return err
 	}
 	if err := checkOptions(&opt); err != nil {
 		return fmt.Errorf("stream: snapshot: %w", err)
@@ -444,11 +444,8 @@ func (l *local) UnmarshalBinary(data []byte) error {
 	if !l.useStash && len(stash) > 0 || opt.StashCap > 0 && len(stash) > opt.StashCap || peak < len(stash) {
 		return fmt.Errorf("stream: snapshot has a stash of %d items (cap %d, peak %d)", len(stash), opt.StashCap, peak)
 	}
-	if err := checkIDs(l.m.N(), stash); err != nil {
+	if err := checkIDs(nItems, stash); err != nil {
 		return err
-	}
-	if prev < -1 || prev >= l.m.N() {
-		return fmt.Errorf("stream: snapshot has previous item %d out of range", prev)
 	}
 	if err := commitOracle(l.o, ob, nb.k, stash); err != nil {
 		return err

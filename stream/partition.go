@@ -1,8 +1,8 @@
 package stream
 
 import (
-	"errors"
 	"fmt"
+	"math"
 
 	"github.com/ndpp-go/ndpp/detcache"
 )
@@ -28,6 +28,7 @@ type StreamPartition struct {
 
 	blk     *detcache.Block // block scoring of ObserveBatch (nil until used)
 	skipped int64
+	onSkip  skipFunc // nil but in tests
 }
 
 // NewStreamPartition returns a Stream-Partition solver for a stream of n
@@ -95,35 +96,31 @@ func (s *StreamPartition) Stats() Stats { return s.stats() }
 
 // MarshalBinary saves the solver's state.
 func (s *StreamPartition) MarshalBinary() ([]byte, error) {
-	var e enc
-	if err := s.marshalBase(&e, s.Name()); err != nil {
+	e, err := s.marshalBase(s.Name())
+	if err != nil {
 		return nil, err
 	}
-	e.int(s.n)
-	e.bool(s.have)
-	e.int(s.bestItem)
-	return e.b, nil
+	e.Int(s.n)
+	e.Bool(s.have)
+	e.Int(s.bestItem)
+	return e.Finish()
 }
 
 // UnmarshalBinary restores a state saved by MarshalBinary. The partition's
 // current candidate is prepared again against the restored solution; that
 // recomputation is not counted as a determinant evaluation of the stream.
 func (s *StreamPartition) UnmarshalBinary(data []byte) error {
-	d := &dec{b: data}
-	nb, ob, err := s.unmarshalBase(d, s.Name())
+	nb, ob, d, err := s.unmarshalBase(data, s.Name())
 	if err != nil {
 		return err
 	}
-	n := d.int()
-	have := d.bool()
-	bestItem := d.int()
-	if d.err != nil {
-		return d.err
+	n := d.Int("stream length", 1, math.MaxInt)
+	have := d.Bool()
+	bestItem := d.Int("candidate", -1, s.m.N()-1)
+	if err := d.Done(); err != nil {
+		return err
 	}
-	if len(d.b) != 0 {
-		return errors.New("stream: snapshot has trailing bytes")
-	}
-	if n < 1 || nb.items > int64(n) {
+	if nb.items > int64(n) {
 		return fmt.Errorf("stream: snapshot has n = %d, k = %d, %d items seen", n, nb.k, nb.items)
 	}
 	var outside []int
@@ -195,6 +192,9 @@ func (s *StreamPartition) ObserveBatch(items []int) error {
 		scored := end > start && s.o.ScoreBlock(s.blk, blk)
 		for c, t := range blk {
 			if scored && s.blk.AddBelow(c, s.bestV.Log) {
+				if s.onSkip != nil {
+					s.onSkip(t, -1, s.bestV.Log)
+				}
 				s.items++
 				s.skipped++
 				s.evalBase--
@@ -212,5 +212,7 @@ func (s *StreamPartition) ObserveBatch(items []int) error {
 	return nil
 }
 
-// skippedItems returns the number of items decided by the block filter.
+// skippedItems returns the number of items decided by block scoring.
 func (s *StreamPartition) skippedItems() int64 { return s.skipped }
+
+func (s *StreamPartition) setSkipHook(f skipFunc) { s.onSkip = f }
