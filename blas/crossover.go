@@ -28,7 +28,7 @@ const (
 	// other machines.
 	GetrfMinN = 1 << 20
 	PotrfMinN = 1 << 20
-	// GemmGoMaxNK: on the pure-Go backend, Gemm products with op(A) = A
+	// GemmGoMaxNK: on the pure-Go backend, Gemm products C = A·op(B)
 	// whose op(B) has at most this many entries (n·k) run in Gemm's Go
 	// kernel; larger ones go to gonum's Dgemm (see BenchmarkGemm).
 	GemmGoMaxNK = 512

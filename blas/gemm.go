@@ -10,8 +10,9 @@ import (
 
 // Gemm computes C = alpha·op(A)·op(B) + beta·C for row-major matrices (C is
 // m×n, op(A) m×k, op(B) k×n), like blas64's Dgemm, through the backend in
-// use. On the pure-Go backend a product with op(A) = A and a small op(B)
-// (n·k ≤ GemmGoMaxNK) runs in a register-blocked Go kernel instead: the
+// use. On the pure-Go backend a product C = A·op(B) (alpha = 1, beta = 0)
+// with a small op(B) (n·k ≤ GemmGoMaxNK) runs in a register-blocked Go
+// kernel instead: the
 // shapes of the per-block products of ndpp's oracle (a few hundred rows
 // against a k×d or k×k matrix, k and d small), where the overheads of
 // gonum's blocked Dgemm dominate. Results agree with Dgemm to rounding;
@@ -20,7 +21,7 @@ import (
 func Gemm(tA, tB gblas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
 	impl := blas64.Implementation()
 	if _, pure := impl.(gonumblas.Implementation); !pure || tA != gblas.NoTrans || n*k > GemmGoMaxNK ||
-		(tB != gblas.NoTrans && tB != gblas.Trans) {
+		(tB != gblas.NoTrans && tB != gblas.Trans) || alpha != 1 || beta != 0 {
 		impl.Dgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
@@ -29,9 +30,9 @@ func Gemm(tA, tB gblas.Transpose, m, n, k int, alpha float64, a []float64, lda i
 		return
 	}
 	if tB == gblas.Trans {
-		gemmNT(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		gemmNT(m, n, k, a, lda, b, ldb, c, ldc)
 	} else {
-		gemmNN(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		gemmNN(m, n, k, a, lda, b, ldb, c, ldc)
 	}
 }
 
@@ -59,18 +60,9 @@ func checkGemm(tB gblas.Transpose, m, n, k int, a []float64, lda int, b []float6
 	}
 }
 
-// store writes alpha·s + beta·c (beta = 0 ignores c, as BLAS does).
-func store(c *float64, alpha, s, beta float64) {
-	if beta == 0 {
-		*c = alpha * s
-	} else {
-		*c = alpha*s + beta**c
-	}
-}
-
-// gemmNT computes C = alpha·A·Bᵀ + beta·C in 2×2 blocks of C, each entry a
-// dot product of a row of A and a row of B.
-func gemmNT(m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+// gemmNT computes C = A·Bᵀ in 2×2 blocks of C, each entry a dot product of
+// a row of A and a row of B.
+func gemmNT(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
 	row := func(x []float64, ld, i int) []float64 { return x[i*ld : i*ld+k : i*ld+k] }
 	i := 0
 	for ; i+2 <= m; i += 2 {
@@ -88,10 +80,7 @@ func gemmNT(m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb i
 				s10 += x1 * y0
 				s11 += x1 * y1
 			}
-			store(&c0[j], alpha, s00, beta)
-			store(&c0[j+1], alpha, s01, beta)
-			store(&c1[j], alpha, s10, beta)
-			store(&c1[j+1], alpha, s11, beta)
+			c0[j], c0[j+1], c1[j], c1[j+1] = s00, s01, s10, s11
 		}
 		if j < n {
 			b0 := row(b, ldb, j)
@@ -101,8 +90,7 @@ func gemmNT(m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb i
 				s00 += x0 * b0[l]
 				s10 += a1[l] * b0[l]
 			}
-			store(&c0[j], alpha, s00, beta)
-			store(&c1[j], alpha, s10, beta)
+			c0[j], c1[j] = s00, s10
 		}
 	}
 	if i < m {
@@ -114,40 +102,29 @@ func gemmNT(m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb i
 			for l, x := range a0 {
 				s += x * b0[l]
 			}
-			store(&c0[j], alpha, s, beta)
+			c0[j] = s
 		}
 	}
 }
 
-// gemmNN computes C = alpha·A·B + beta·C one row of C at a time, adding two
-// scaled rows of B per pass.
-func gemmNN(m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+// gemmNN computes C = A·B one row of C at a time, adding two scaled rows of
+// B per pass.
+func gemmNN(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
 	brow := func(l int) []float64 { return b[l*ldb : l*ldb+n : l*ldb+n] }
 	for i := 0; i < m; i++ {
 		cr := c[i*ldc : i*ldc+n : i*ldc+n]
-		switch beta {
-		case 0:
-			clear(cr)
-		case 1:
-		default:
-			for j := range cr {
-				cr[j] *= beta
-			}
-		}
-		if alpha == 0 {
-			continue
-		}
+		clear(cr)
 		ar := a[i*lda : i*lda+k : i*lda+k]
 		l := 0
 		for ; l+2 <= k; l += 2 {
-			x0, x1 := alpha*ar[l], alpha*ar[l+1]
+			x0, x1 := ar[l], ar[l+1]
 			b0, b1 := brow(l)[:len(cr)], brow(l + 1)[:len(cr)]
 			for j := range cr {
 				cr[j] += x0*b0[j] + x1*b1[j]
 			}
 		}
 		if l < k {
-			x0 := alpha * ar[l]
+			x0 := ar[l]
 			b0 := brow(l)[:len(cr)]
 			for j := range cr {
 				cr[j] += x0 * b0[j]

@@ -37,7 +37,7 @@ type Block struct {
 	version uint64
 	n       int  // items scored
 	scored  bool // the last ScoreBlock succeeded
-	qReady  bool // q and its error scale are computed (see ensureQ)
+	qReady  bool // Q is computed (see ensureQ)
 	// Fast: one Cand per column whose u, w, p, q are rows of the n×cap
 	// matrices below, and the gathered rows v_t and b_t (n×d).
 	cands      []Cand
@@ -82,9 +82,9 @@ func (o *Fast) NewBlock(size int) *Block {
 //	Pᵀ = Uᵀ M⁻ᵀ,  Qᵀ = Wᵀ M⁻¹,
 //
 // then each item's Schur complement and error scales as Prepare does (Q
-// only when a swap or pair test first needs it). It
-// returns false in direct mode (every value needs a fresh LU). It counts
-// no evaluations and panics for an item out of range.
+// only when a swap or pair test first needs it). It returns false in
+// direct mode (every value needs a fresh LU). It counts no evaluations and
+// panics for an item out of range.
 func (o *Fast) ScoreBlock(b *Block, items []int) bool {
 	if b == nil || b.owner != o {
 		panic("detcache: Block was created by another oracle")
@@ -328,9 +328,10 @@ func (b *Block) PairsBelow(cx, cy int, L float64) bool {
 
 // pairErrBound returns a bound on the err of pairRatio for the items of
 // columns cx, cy (their Σ computed) that holds for every pair of positions,
-// O(1). With every top-row entry (rows a, b: M⁻¹, p) of magnitude at most MT
-// and error bound at most ET, and every bottom-row entry (−q, s, Σ) at most
-// MB and EB (|p_j| ≤ pn·maxIzn and |q_j| ≤ qn·maxIzn as in swapErrBound), each of the six Laplace terms of pairRatio has
+// O(1). With every top-row entry (rows a, b: M⁻¹, p) of magnitude at most
+// MT and error bound at most ET, and every bottom-row entry (−q, s, Σ) at
+// most MB and EB (|p_j| ≤ pn·maxIzn and |q_j| ≤ qn·maxIzn as in
+// swapErrBound), each of the six Laplace terms of pairRatio has
 // tops(mag + e)·bots(mag + e) − tops(mag)·bots(mag) ≤ DT·BE + T·DB with
 // T = 2MT², TE = 2(MT + ET)², DT = 4ET(MT + ET) and likewise B, BE, DB; so
 // err ≤ 6(DT·BE + T·DB) + 8ε·6·TE·BE, plus the rounding of the two

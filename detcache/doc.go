@@ -114,7 +114,7 @@
 // monotone in the bound, the answers are those of the own bounds. Naive
 // never scores blocks, and Fast does not in direct mode. Block scoring
 // counts no evaluations: a caller that skips an item counts those it did
-// not make.
+// not make. It allocates nothing of its own (a backend's Dgemm may).
 //
 // # State
 //
