@@ -96,6 +96,7 @@ type local struct {
 	direct   bool // Options.OracleOnly
 
 	stash   []stashEntry
+	stashed map[int]struct{} // the items of stash
 	pool    []*detcache.Cand
 	peak    int
 	evicted int64
@@ -126,6 +127,7 @@ func newLocal(o detcache.Oracle, k int, opt Options, name string, useStash, pair
 	l := local{
 		base: b, name: name, alpha: opt.Alpha, logAlpha: math.Log(opt.Alpha), stashCap: opt.StashCap,
 		useStash: useStash, pairs: pairs, direct: opt.OracleOnly, cur: o.NewCand(), prev: -1, vals: make([]detcache.Value, k),
+		stashed: map[int]struct{}{},
 	}
 	if pairs {
 		l.prevC = o.NewCand()
@@ -156,6 +158,9 @@ func (l *local) Stats() Stats {
 }
 
 func (l *local) inStash(item int) int {
+	if _, ok := l.stashed[item]; !ok {
+		return -1
+	}
 	for i, e := range l.stash {
 		if e.item == item {
 			return i
@@ -265,6 +270,7 @@ func (l *local) push(item int) {
 		c = l.o.NewCand()
 	}
 	l.stash = append(l.stash, stashEntry{item: item, c: c})
+	l.stashed[item] = struct{}{}
 	if l.stashCap > 0 && len(l.stash) > l.stashCap {
 		l.drop(0)
 		l.evicted++
@@ -275,6 +281,7 @@ func (l *local) push(item int) {
 // drop removes stash entry i, keeping the order of the others.
 func (l *local) drop(i int) {
 	l.pool = append(l.pool, l.stash[i].c)
+	delete(l.stashed, l.stash[i].item)
 	copy(l.stash[i:], l.stash[i+1:])
 	l.stash[len(l.stash)-1] = stashEntry{}
 	l.stash = l.stash[:len(l.stash)-1]
@@ -461,6 +468,7 @@ func (l *local) UnmarshalBinary(data []byte) error {
 			c, l.pool = l.pool[n-1], l.pool[:n-1]
 		}
 		l.stash = append(l.stash, stashEntry{item: it, c: c})
+		l.stashed[it] = struct{}{}
 	}
 	l.peak, l.evicted, l.capped = peak, evicted, capped
 	l.prev, l.prevOK = prev, false
