@@ -98,10 +98,18 @@ func (o *Fast) ScoreBlock(b *Block, items []int) bool {
 	if o.direct {
 		return false
 	}
+	var inS uint64 // bit item mod 64 of every item of S: most items skip positionOf
+	for _, it := range o.items {
+		inS |= 1 << (uint(it) & 63)
+	}
 	for c, it := range items {
 		checkItem(o.m, it)
 		x := &b.cands[c]
-		o.begin(x, it)
+		dup := -1
+		if inS&(1<<(uint(it)&63)) != 0 {
+			dup = positionOf(o.items, it)
+		}
+		o.begin(x, it, dup)
 		vv, bb, bcb := rowDots(o.itemV(it), o.itemB(it), o.itemBC(it))
 		x.ltt, b.zt[c] = vv+bcb, math.Sqrt(vv+bb)
 		x.logz2 = math.NaN() // only the value methods' zero rule reads it
@@ -148,16 +156,28 @@ func (o *Fast) ScoreBlock(b *Block, items []int) bool {
 }
 
 // rowDots returns v·v, b·b and bc·b (the block's L_tt = v·v + bc·b and
-// ‖z‖² = v·v + b·b) in one pass.
+// ‖z‖² = v·v + b·b) in one pass, two terms at a time.
 func rowDots(v, b, bc []float64) (vv, bb, bcb float64) {
-	b, bc = b[:len(v)], bc[:len(v)]
-	for i, x := range v {
-		y := b[i]
+	n := len(v)
+	b, bc = b[:n], bc[:n]
+	var vv1, bb1, bcb1 float64
+	i := 0
+	for ; i+2 <= n; i += 2 {
+		x0, x1, y0, y1 := v[i], v[i+1], b[i], b[i+1]
+		vv += x0 * x0
+		vv1 += x1 * x1
+		bb += y0 * y0
+		bb1 += y1 * y1
+		bcb += bc[i] * y0
+		bcb1 += bc[i+1] * y1
+	}
+	if i < n {
+		x, y := v[i], b[i]
 		vv += x * x
 		bb += y * y
 		bcb += bc[i] * y
 	}
-	return vv, bb, bcb
+	return vv + vv1, bb + bb1, bcb + bcb1
 }
 
 // ensureQ computes Qᵀ = Wᵀ M⁻¹ for the block's columns, once per

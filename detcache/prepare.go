@@ -21,7 +21,7 @@ func (o *Fast) Prepare(c *Cand, item int) {
 		}
 		c.owner = o
 	}
-	o.begin(c, item)
+	o.begin(c, item, positionOf(o.items, item))
 	vt, bt, bct := o.itemV(item), o.itemB(item), o.itemBC(item)
 	vv := blas.Dot(vt, vt)
 	c.ltt = vv + blas.Dot(bct, bt)
@@ -37,12 +37,12 @@ func (o *Fast) Prepare(c *Cand, item int) {
 }
 
 // begin starts c's preparation for item against the current S: its stamp,
-// its version and its position in S (if any).
-func (o *Fast) begin(c *Cand, item int) {
+// its version and its position dup in S (−1 if none).
+func (o *Fast) begin(c *Cand, item, dup int) {
 	o.stamp++
 	c.item, c.version, c.stamp = item, o.version, o.stamp
 	c.pair = nil
-	c.dup = positionOf(o.items, item)
+	c.dup = dup
 	c.hasUW = false
 }
 
