@@ -28,6 +28,10 @@ const (
 	// other machines.
 	GetrfMinN = 1 << 20
 	PotrfMinN = 1 << 20
+	// GemmGoMaxNK: on the pure-Go backend, Gemm products C = A·op(B)
+	// whose op(B) has at most this many entries (n·k) run in Gemm's Go
+	// kernel; larger ones go to gonum's Dgemm (see BenchmarkGemm).
+	GemmGoMaxNK = 512
 )
 
 // Routine kinds for AutoChoice.

@@ -28,6 +28,11 @@
 // that parallelises across goroutines should call SetThreads(1), which also
 // stops them (ndpp-bench does).
 //
+// Gemm is blas64's Dgemm through the backend in use, except that small
+// products on the pure-Go backend run in a Go kernel (the cut-off is in
+// crossover.go); algorithm code calls it for its matrix–matrix products
+// instead of choosing a path by backend itself.
+//
 // The conformance suite in this package runs the same numeric checks through
 // every available backend.
 package blas

@@ -140,3 +140,44 @@ func BenchmarkSwapUpdate(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkScoreBlock measures block scoring of the arriving items (at most
+// 256 at once) against a full solution, per item: ScoreBlock, then
+// SwapsBelow for every column
+// (test=swaps), or also PairsBelow for every pair of consecutive columns
+// (test=pairs), at a threshold far above every move (f(S)·e²⁰), so that
+// every test runs over all positions: the cost of ruling an item out.
+func BenchmarkScoreBlock(b *testing.B) {
+	for _, sz := range benchSizes {
+		for _, test := range []string{"swaps", "pairs"} {
+			if test == "pairs" && sz.k > 16 {
+				continue
+			}
+			b.Run(fmt.Sprintf("k=%d/d=%d/test=%s", sz.k, sz.d, test), func(b *testing.B) {
+				o, arriving := benchOracle(b, "fast", sz.k, sz.d)
+				f := o.(*Fast)
+				size := min(256, len(arriving))
+				blk := f.NewBlock(size)
+				bar := f.Value().Log + 20
+				below := 0
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					lo := (i * size) % (len(arriving) - size + 1)
+					items := arriving[lo : lo+size]
+					if !f.ScoreBlock(blk, items) {
+						b.Fatal("direct mode")
+					}
+					for c := range items {
+						if blk.SwapsBelow(c, bar) && (test == "swaps" || c == 0 || blk.PairsBelow(c-1, c, bar)) {
+							below++
+						}
+					}
+				}
+				b.StopTimer()
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*size), "ns/item")
+				b.ReportMetric(float64(below)/float64(b.N*size), "below/item")
+			})
+		}
+	}
+}

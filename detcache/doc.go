@@ -89,13 +89,54 @@
 // The hot path (Prepare, AddValue, SwapValues, PairSwapValue) allocates
 // nothing, fallbacks included.
 //
+// # Block scoring
+//
+// Between accepted changes the arriving items of the online algorithms are
+// scored against the same S, so their products can be shared: ScoreBlock
+// computes u, w, p and q for a block of items with matrix–matrix products
+// (blas.Gemm, so the backend in use and its size routing decide how), then
+// each item's Schur complement and error scales with the code Prepare uses.
+// The Block's SwapsBelow, PairsBelow and AddBelow then prove that every
+// value SwapValues, PairSwapValue or AddValue would return for an item is
+// at most a threshold L, from the same ratios (swapRatio, pairRatio, s) and
+// the same error bounds as the values. With r' and err' the ratio and bound
+// the one-item path would compute, the block's r and err satisfy
+// |r' − r| ≤ 3·err and err' ≤ 2·err to first order (the two are the same
+// formulas evaluated in different orders; the tests measure it), and with
+// t = exp(L − log det M) reduced by a relative 10⁻⁹ for the rounding of
+// exp, log and the sums, a ratio is below when hi = r + 4·err ≤ t and
+// either the one-item path would surely take its value from the identity
+// (2·err ≤ FallbackErr·(r − 4·err)) or hi ≤ t/2, which leaves room for a
+// fresh LU's error and for the drift of log det M when it would fall back.
+// Each test first tries a bound on err that holds for all positions
+// (swaps) or pairs of positions (pairs), O(1) to form, and computes a
+// ratio's own bound only when that does not suffice; since the test is
+// monotone in the bound, the answers are those of the own bounds. Naive
+// never scores blocks, and Fast does not in direct mode. Block scoring
+// counts no evaluations: a caller that skips an item counts those it did
+// not make. It allocates nothing of its own (a backend's Dgemm may).
+//
 // # State
 //
 // MarshalBinary saves the solution, M, M⁻¹, log det M, the conditioning
-// record and the counters (not the model); UnmarshalBinary into an oracle
-// built with the same model and capacity continues bit-identically. Corrupt
-// input (bad magic, checksum, sizes, items, non-finite entries) is an
-// error.
+// record and the counters (not the model) in the project's binary format
+// (internal/binfmt: magic, version, CRC-32C); UnmarshalBinary into an
+// oracle built with the same model and capacity continues bit-identically.
+// Corrupt input (bad magic, version, checksum, sizes, items, non-finite
+// entries) and states of the previous format (version 1) are errors.
+//
+// # Layout
+//
+//   - oracle.go: the Oracle interface, Value, Cand, Stats; common.go: checks
+//     and the fresh-LU value shared by both implementations.
+//   - naive.go: Naive.
+//   - fast.go: Fast, its constants and constructor; prepare.go: Prepare and
+//     Refresh (u, w, p, q, s and the error scales); values.go: the ratios
+//     with their error bounds (swapRatio, pairRatio), the value methods and
+//     the fresh-LU fallback; update.go: Add, Swap, PairSwap and the O(k²)
+//     updates; cond.go: conditioning, refactors and direct mode.
+//   - block.go: block scoring (Block, ScoreBlock, the below tests).
+//   - marshal.go: both oracles' states; lu.go: the small dense LU.
 //
 // # References
 //

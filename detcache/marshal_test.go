@@ -5,6 +5,7 @@ import (
 	"hash/crc32"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndpp-go/ndpp/ndpp"
@@ -54,15 +55,12 @@ func TestMarshalContinuesBitIdentically(t *testing.T) {
 				require.NoError(t, err)
 				b := mk()
 				require.NoError(t, b.UnmarshalBinary(data))
-				require.Equal(t, a.Items(), b.Items())
-				require.Equal(t, a.Value(), b.Value())
-				require.Equal(t, a.Stats(), b.Stats())
+				require.Empty(t, cmp.Diff(snapshot(a), snapshot(b)), "restored state (-saved +restored)")
 				// Same continuation, bit for bit.
 				va := continueRun(t, a, 2, 3*tc.k+20)
 				vb := continueRun(t, b, 2, 3*tc.k+20)
-				require.Equal(t, va, vb)
-				require.Equal(t, a.Items(), b.Items())
-				require.Equal(t, a.Stats(), b.Stats())
+				require.Empty(t, cmp.Diff(va, vb), "values after the restore (-saved +restored)")
+				require.Empty(t, cmp.Diff(snapshot(a), snapshot(b)), "state after the continuation (-saved +restored)")
 				// The state round-trips byte for byte.
 				da, _ := a.MarshalBinary()
 				db, _ := b.MarshalBinary()
@@ -70,6 +68,17 @@ func TestMarshalContinuesBitIdentically(t *testing.T) {
 			})
 		}
 	}
+}
+
+// oracleView is what an oracle shows of its state.
+type oracleView struct {
+	Items []int
+	Value Value
+	Stats Stats
+}
+
+func snapshot(o Oracle) oracleView {
+	return oracleView{append([]int(nil), o.Items()...), o.Value(), o.Stats()}
 }
 
 func TestUnmarshalRejectsCorruptState(t *testing.T) {
@@ -94,6 +103,7 @@ func TestUnmarshalRejectsCorruptState(t *testing.T) {
 			"truncated": tc.good[:len(tc.good)/2],
 			"flipped":   flip(tc.good, len(tc.good)/2),
 			"magic":     append([]byte("NDPPXXX1"), tc.good[8:]...),
+			"version":   append(append([]byte(nil), tc.good[:8]...), append([]byte{1, 0, 0, 0}, tc.good[12:]...)...),
 		}
 		for name, data := range bad {
 			require.Error(t, o.UnmarshalBinary(data), name)
@@ -141,14 +151,59 @@ func mustNaive(t *testing.T, m *ndpp.Model, k int) *Naive {
 	return o
 }
 
-// withCRC returns data with its trailing checksum recomputed, so that
+// TestUnmarshalRejectsAnyChangedByte: changing any one byte of a state
+// (magic, version, body or checksum) is refused, and leaves the oracle as
+// it was.
+func TestUnmarshalRejectsAnyChangedByte(t *testing.T) {
+	m := ndpp.Random(30, 4, 3, ndpp.RandomOptions{})
+	for _, mk := range []func() Oracle{
+		func() Oracle { return mustFast(t, m, 5) },
+		func() Oracle { return mustNaive(t, m, 5) },
+	} {
+		src := mk()
+		continueRun(t, src, 1, 8)
+		good, err := src.MarshalBinary()
+		require.NoError(t, err)
+		o := mk()
+		before, _ := o.MarshalBinary()
+		for i := range good {
+			for _, x := range []byte{0x01, 0x80, 0xff} {
+				bad := append([]byte(nil), good...)
+				bad[i] ^= x
+				require.Error(t, o.UnmarshalBinary(bad), "byte %d ^ %#x of %d accepted", i, x, len(good))
+			}
+		}
+		after, _ := o.MarshalBinary()
+		require.Equal(t, before, after, "a refused state changed the oracle")
+		require.NoError(t, o.UnmarshalBinary(good))
+	}
+}
+
+// TestUnmarshalRefusesOldFormat: a state of the format before binfmt
+// (version 1) is refused with an error naming the version.
+func TestUnmarshalRefusesOldFormat(t *testing.T) {
+	m := ndpp.Random(30, 4, 3, ndpp.RandomOptions{})
+	for _, tc := range []struct {
+		o     Oracle
+		magic string
+	}{{mustFast(t, m, 5), "NDPPDCF1"}, {mustNaive(t, m, 5), "NDPPDCN1"}} {
+		old := []byte(tc.magic)
+		for _, x := range []int64{30, 4, 5, 0} { // n, d, capacity, |S|
+			old = binary.LittleEndian.AppendUint64(old, uint64(x))
+		}
+		old = binary.LittleEndian.AppendUint32(old, crc32.ChecksumIEEE(old))
+		require.ErrorContains(t, tc.o.UnmarshalBinary(old), "format version 1")
+	}
+}
+
+// withCRC returns data with its trailing CRC-32C recomputed, so that
 // corrupt fields reach the structural checks.
 func withCRC(data []byte) []byte {
 	if len(data) < 4 {
 		return data
 	}
 	body := append([]byte(nil), data[:len(data)-4]...)
-	return binary.LittleEndian.AppendUint32(body, crc32.ChecksumIEEE(body))
+	return binary.LittleEndian.AppendUint32(body, crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli)))
 }
 
 func TestUnmarshalRejectsBadFields(t *testing.T) {
@@ -156,22 +211,27 @@ func TestUnmarshalRejectsBadFields(t *testing.T) {
 	f := mustFast(t, m, 5)
 	continueRun(t, f, 1, 8)
 	good, _ := f.MarshalBinary()
-	// Field offsets after the 8-byte magic: n, d, capacity, since, direct,
-	// |S|, then the items.
+	// Field offsets after the 8-byte magic and the 4-byte version: n, d,
+	// capacity, since (8 bytes each), direct (1 byte), |S|, then the items.
 	set := func(off int, v uint64) []byte {
 		b := append([]byte(nil), good...)
 		binary.LittleEndian.PutUint64(b[off:], v)
+		return withCRC(b)
+	}
+	setByte := func(off int, v byte) []byte {
+		b := append([]byte(nil), good...)
+		b[off] = v
 		return withCRC(b)
 	}
 	for name, tc := range map[string]struct {
 		data []byte
 		want string
 	}{
-		"since":  {set(32, 1000), "updates since refactor"},
-		"direct": {set(40, 7), "flag value"},
-		"size":   {set(48, 6), "|S| = 6"},
-		"item":   {set(56, 30), "item = 30"},
-		"neg":    {set(56, ^uint64(0)), "item = -1"},
+		"since":  {set(36, 1000), "updates since refactor"},
+		"direct": {setByte(44, 7), "flag byte 7"},
+		"size":   {set(45, 6), "|S| = 6"},
+		"item":   {set(53, 30), "item = 30"},
+		"neg":    {set(53, ^uint64(0)), "item = -1"},
 		"short":  {withCRC(good[:60]), "truncated"},
 		"long":   {withCRC(append(append([]byte(nil), good[:len(good)-4]...), make([]byte, 12)...)), "trailing"},
 	} {

@@ -9,10 +9,6 @@ import (
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
-// logTolWell bounds |log value − fresh-LU log det| for well-conditioned sets
-// (relative error of the determinant).
-const logTolWell = 1e-9
-
 func freshValue(t testing.TB, m *ndpp.Model, set []int) Value {
 	t.Helper()
 	ld, sign, err := m.LogDet(set)

@@ -37,7 +37,6 @@ type Cand struct {
 	u, w    []float64
 	p, q    []float64
 	s       float64
-	aux     []float64
 
 	owner Oracle // the oracle that prepared c (nil before the first Prepare)
 	dup   int    // position of item in S when prepared, or -1
@@ -108,6 +107,20 @@ type Oracle interface {
 	// PairSwapValue returns the value of S − {S[a], S[b]} + {x, y}, a ≠ b.
 	// It panics for positions out of range or equal.
 	PairSwapValue(x, y *Cand, a, b int) Value
+
+	// NewBlock returns a Block for scoring up to size arriving items at
+	// once. It panics for size < 1.
+	NewBlock(size int) *Block
+	// ScoreBlock scores items against the current S in one pass of
+	// matrix–matrix products and reports whether it could: then the
+	// Block's SwapsBelow, PairsBelow and AddBelow prove, from the same
+	// identities and error bounds as the value methods, that an item's
+	// values cannot exceed a threshold, until S changes. Fast scores
+	// blocks except in direct mode; Naive never does (every item then goes
+	// through Prepare and the value methods). It counts no evaluations;
+	// callers that skip an item count the evaluations they did not make.
+	// It panics for an item out of range.
+	ScoreBlock(b *Block, items []int) bool
 
 	// Add appends x to S. It returns an error if S is full or x's value is
 	// zero and the oracle cannot represent the singular solution.

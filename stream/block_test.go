@@ -1,24 +1,98 @@
 package stream
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/stretchr/testify/require"
+
 	"github.com/ndpp-go/ndpp/ndpp"
 )
+
+// ignoreTime compares Results without their wall time.
+var ignoreTime = cmpopts.IgnoreFields(Result{}, "Seconds")
+
+// skipTol bounds how far a fresh LU's value of a move the block scoring
+// proved not to exceed the bar may lie above it: the oracle's values differ
+// from fresh LUs by their own error bounds (see detcache's package
+// documentation), not by more.
+const skipTol = 1e-6
+
+// checkSkips makes s report every decision its block scoring takes without
+// the oracle and checks each against fresh determinants of the moves it
+// rules out (single swaps, pairs with the previous item, the add of
+// Stream-Partition, or a stash round's moves). It returns the number of
+// decisions checked.
+func checkSkips(t *testing.T, s Solver, m *ndpp.Model, label string) *int {
+	checked := new(int)
+	hs, ok := s.(interface{ setSkipHook(skipFunc) })
+	if !ok {
+		return checked
+	}
+	pairs := s.Name() == NameOnline2Neighbor
+	hs.setSkipHook(func(item, prev int, bar float64) {
+		*checked++
+		sol := s.Solution()
+		at := func(set []int, what string) {
+			v := direct(m, set)
+			require.False(t, v.Greater(Value{Log: bar + skipTol*(1+math.Abs(bar))}),
+				"%s: block scoring ruled out %s %v (value %v), above the bar %v", label, what, set, v, bar)
+		}
+		if s.Name() == NameStreamPartition {
+			at(append(slices.Clone(sol), item), "the add")
+			return
+		}
+		moved := []int{item}
+		if item < 0 {
+			moved = s.(interface{ Stash() []int }).Stash()
+		}
+		for _, x := range moved {
+			for j := range sol {
+				at(with(sol, j, x), "the swap")
+			}
+		}
+		if !pairs {
+			return
+		}
+		var xy [][2]int
+		if item >= 0 && prev >= 0 {
+			xy = append(xy, [2]int{prev, item})
+		}
+		for i := range moved {
+			for j := i + 1; item < 0 && j < len(moved); j++ {
+				xy = append(xy, [2]int{moved[i], moved[j]})
+			}
+		}
+		for _, p := range xy {
+			for a := range sol {
+				for b := a + 1; b < len(sol); b++ {
+					at(with(with(sol, a, p[0]), b, p[1]), "the pair swap")
+				}
+			}
+		}
+	})
+	return checked
+}
 
 // TestBatchIdentical: block scoring (ObserveBatch through Run) gives the
 // same solutions, values, counters and trajectories as observing one item at
 // a time, on many seeded streams including near-singular models, on every
-// oracle; and the filter actually skips items.
+// oracle; every move it rules out without the oracle has a fresh
+// determinant below the bar it was ruled out by; and it actually skips
+// items.
 func TestBatchIdentical(t *testing.T) {
 	seeds := 32
 	if testing.Short() || raceEnabled {
 		seeds = 16
 	}
 	var skippedTotal, itemsTotal int64
+	checkedTotal := 0
 	for seed := uint64(1); seed <= uint64(seeds); seed++ {
 		rng := rand.New(rand.NewPCG(seed, 21))
 		var m *ndpp.Model
@@ -44,130 +118,72 @@ func TestBatchIdentical(t *testing.T) {
 				order = order[:min(len(order), 150)] // 2-neighbor on the naive oracle is slow
 			}
 			for _, ok := range oracleKinds() {
+				label := fmtLabel(seed, a.name, ok.name, k, alpha)
 				var res [2]Result
 				var traj [2][]Point
 				var skipped int64
 				for p, one := range []bool{true, false} {
 					o, err := ok.new(m, k)
-					if err != nil {
-						t.Fatal(err)
-					}
+					require.NoError(t, err)
 					s, err := a.mk(o, k, len(order))
-					if err != nil {
-						t.Fatal(err)
-					}
+					require.NoError(t, err)
+					checked := checkSkips(t, s, m, label)
 					res[p], err = Run(s, order, RunOptions{OneAtATime: one, Every: every, Trajectory: func(pt Point) { traj[p] = append(traj[p], pt) }})
-					if err != nil {
-						t.Fatal(err)
-					}
+					require.NoError(t, err)
+					checkedTotal += *checked
 					if ls, ok := s.(interface{ skippedItems() int64 }); ok {
 						skipped = ls.skippedItems()
 					}
 				}
-				r1, r2 := res[0], res[1]
-				if !slices.Equal(r1.Solution, r2.Solution) || r1.Value != r2.Value || r1.Evals != r2.Evals || r1.Swaps != r2.Swaps ||
-					r1.Adds != r2.Adds || r1.Stash != r2.Stash || r1.PeakStash != r2.PeakStash || r1.Items != r2.Items {
-					t.Errorf("seed %d %s/%s k=%d α=%v: one at a time %+v, batched %+v", seed, a.name, ok.name, k, alpha, r1, r2)
+				require.Empty(t, cmp.Diff(res[0], res[1], ignoreTime), "%s: result (-one at a time +batched)", label)
+				require.Empty(t, cmp.Diff(traj[0], traj[1]), "%s: trajectory (-one at a time +batched)", label)
+				if ok.name == "fast" {
+					skippedTotal += skipped
+					itemsTotal += res[1].Items
+				} else {
+					require.Zero(t, skipped, "%s: skipped items without block scoring", label)
 				}
-				if !slices.Equal(traj[0], traj[1]) {
-					t.Errorf("seed %d %s/%s: trajectories differ:\n%v\n%v", seed, a.name, ok.name, traj[0], traj[1])
-				}
-				skippedTotal += skipped
-				itemsTotal += r2.Items
 			}
 		}
 	}
-	t.Logf("block filter skipped %d of %d items", skippedTotal, itemsTotal)
-	if skippedTotal < itemsTotal/2 {
-		t.Errorf("block filter skipped only %d of %d items", skippedTotal, itemsTotal)
-	}
+	t.Logf("block scoring skipped %d of %d items on the fast oracle; %d decisions checked against fresh determinants", skippedTotal, itemsTotal, checkedTotal)
+	require.GreaterOrEqual(t, skippedTotal, itemsTotal/2, "block scoring skips too little")
+}
+
+func fmtLabel(seed uint64, algo, oracle string, k int, alpha float64) string {
+	return fmt.Sprintf("seed %d %s/%s k=%d α=%v", seed, algo, oracle, k, alpha)
 }
 
 // TestBatchErrors: a bad item inside a batch is reported with its stream
 // position; the items before it were processed.
 func TestBatchErrors(t *testing.T) {
 	m := ndpp.Random(600, 4, 5, ndpp.RandomOptions{})
-	for _, bad := range []int{-1, 600} {
-		o, _ := naiveKind().new(m, 3)
+	for _, kind := range oracleKinds() {
+		for _, bad := range []int{-1, 600} {
+			o, _ := kind.new(m, 3)
+			s, _ := NewOnlineLSS(o, 3, Options{})
+			order := IDOrder(500)
+			order[400] = bad
+			_, err := Run(s, order, RunOptions{})
+			require.Error(t, err, "%s: bad item %d accepted", kind.name, bad)
+			require.Equal(t, int64(400), s.Stats().Items, "%s: items processed before the bad one (%v)", kind.name, err)
+		}
+		// An item of the solution repeated later in the batch.
+		o, _ := kind.new(m, 3)
 		s, _ := NewOnlineLSS(o, 3, Options{})
-		order := IDOrder(500)
-		order[400] = bad
-		_, err := Run(s, order, RunOptions{})
-		if err == nil {
-			t.Fatalf("bad item %d accepted", bad)
-		}
-		if got := s.Stats().Items; got != 400 {
-			t.Errorf("%d items processed before the bad one, want 400 (%v)", got, err)
-		}
-		t.Log(err)
-	}
-	// An item of the solution repeated later in the batch.
-	o, _ := naiveKind().new(m, 3)
-	s, _ := NewOnlineLSS(o, 3, Options{})
-	if err := s.ObserveBatch(IDOrder(300)); err != nil {
-		t.Fatal(err)
-	}
-	sol := s.Solution()
-	if err := s.ObserveBatch([]int{300, 301, sol[1], 302}); err == nil {
-		t.Error("repeated solution item accepted")
-	} else if be, ok := err.(*BatchError); !ok || be.Index != 2 {
-		t.Errorf("error %v, want a BatchError at index 2", err)
-	}
-}
-
-// TestBlockRatios checks the filter's single and pair ratios against fresh
-// determinants.
-func TestBlockRatios(t *testing.T) {
-	const tol = 1e-7
-	for seed := uint64(1); seed <= 30; seed++ {
-		rng := rand.New(rand.NewPCG(seed, 41))
-		d := 2 + rng.IntN(4)
-		k := 2 + rng.IntN(2*d-1)
-		m := ndpp.Random(40, d, seed, ndpp.RandomOptions{})
-		perm := RandomOrder(40, seed)
-		S, cols := perm[:k], perm[k:k+6]
-		f := newBlockFilter(m, k)
-		f.refresh(S, 1)
-		if !f.ok {
-			continue
-		}
-		f.products(cols)
-		base := direct(m, S)
-		ratio := func(set []int) float64 {
-			v := direct(m, set)
-			if v.Zero {
-				return 0
-			}
-			return math.Exp(v.Log - base.Log)
-		}
-		for c := range cols {
-			for j := 0; j < k; j++ {
-				r, mag := f.singleRatio(c, j)
-				want := ratio(with(S, j, cols[c]))
-				if math.Abs(r-want) > tol*max(mag, 1) {
-					t.Errorf("seed %d single c=%d j=%d: %v, direct %v", seed, c, j, r, want)
-				}
-			}
-			if c == 0 {
-				continue
-			}
-			sxy, syx, sm := f.sigma(c-1, c, cols[c-1], cols[c])
-			for a := 0; a < k; a++ {
-				for b := a + 1; b < k; b++ {
-					r, mag := f.pairRatio(c-1, c, a, b, sxy, syx, sm)
-					want := ratio(with(with(S, a, cols[c-1]), b, cols[c]))
-					if math.Abs(r-want) > tol*max(mag, 1) || mag < math.Abs(want)*(1-tol) {
-						t.Errorf("seed %d pair c=%d (%d,%d): %v (bound %v), direct %v", seed, c, a, b, r, mag, want)
-					}
-				}
-			}
-		}
+		require.NoError(t, s.ObserveBatch(IDOrder(300)))
+		sol := s.Solution()
+		err := s.ObserveBatch([]int{300, 301, sol[1], 302})
+		var be *BatchError
+		require.True(t, errors.As(err, &be), "%s: error %v, want a BatchError", kind.name, err)
+		require.Equal(t, 2, be.Index, "%s: %v", kind.name, err)
 	}
 }
 
 // TestBatchNearTies: streams full of (near-)copies of earlier items put
 // many swap ratios at or within rounding of 1 and of α; block scoring must
-// still agree with the one-at-a-time path.
+// still agree with the one-at-a-time path, and every move it rules out must
+// have a fresh determinant below its bar.
 func TestBatchNearTies(t *testing.T) {
 	seeds := uint64(8)
 	if raceEnabled {
@@ -192,28 +208,22 @@ func TestBatchNearTies(t *testing.T) {
 			}
 		}
 		m, err := ndpp.NewFromRows(n, d, v, b, c)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		k := 2 + rng.IntN(4)
 		for _, alpha := range []float64{1, 1.05 * 1.05, 1.1} {
 			for _, a := range algos(alpha, 0) {
 				for _, ok := range oracleKinds() {
 					var res [2]Result
+					label := fmtLabel(seed, a.name, ok.name, k, alpha)
 					for p, one := range []bool{true, false} {
 						o, _ := ok.new(m, k)
 						s, err := a.mk(o, k, n)
-						if err != nil {
-							t.Fatal(err)
-						}
-						if res[p], err = Run(s, IDOrder(n), RunOptions{OneAtATime: one}); err != nil {
-							t.Fatal(err)
-						}
+						require.NoError(t, err)
+						checkSkips(t, s, m, label)
+						res[p], err = Run(s, IDOrder(n), RunOptions{OneAtATime: one})
+						require.NoError(t, err)
 					}
-					r1, r2 := res[0], res[1]
-					if !slices.Equal(r1.Solution, r2.Solution) || r1.Value != r2.Value || r1.Evals != r2.Evals || r1.Swaps != r2.Swaps || r1.PeakStash != r2.PeakStash {
-						t.Errorf("seed %d %s/%s α=%v: one at a time %+v, batched %+v", seed, a.name, ok.name, alpha, r1, r2)
-					}
+					require.Empty(t, cmp.Diff(res[0], res[1], ignoreTime), "%s: result (-one at a time +batched)", label)
 				}
 			}
 		}

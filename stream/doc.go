@@ -61,16 +61,27 @@
 // # Block scoring
 //
 // Between accepted changes, arriving items are scored against the same S, so
-// Run feeds solvers through ObserveBatch: blocks of 256 items get their
-// L_{S,t}, L_{t,S}, M⁻¹-products and Schur complements from four matrix
-// products (blas64 Dgemm, OpenBLAS in the auto backend; plain loops in pure
-// Go), every swap ratio by the Jacobi identity and every pair ratio as a 4×4
-// determinant. This is a filter with a safety margin: items that provably
-// cannot be accepted are skipped (their evaluations counted as the oracle
-// would count them), all others go through the oracle, so decisions, values
-// and counters are identical to observing one item at a time (tested). The
-// same proof skips fruitless stash-search rounds. Options.OracleOnly turns
-// it off to time the oracles themselves.
+// Run feeds solvers through ObserveBatch, which hands blocks of 256 items to
+// the oracle's block scoring (detcache.Oracle.ScoreBlock: the products of the
+// whole block by matrix–matrix calls). The oracle then proves, with the
+// identities and error bounds of its one-item path, that an item's moves
+// cannot beat α·f(S) (or, in Stream-Partition, the partition's candidate);
+// such an item is skipped and its evaluations counted as the oracle would
+// count them. Every other item goes through Observe, and after an accepted
+// change the rest of the block is scored again, so decisions, values and
+// counters are identical to observing one item at a time (tested, with
+// every ruled-out move checked against a fresh determinant). The same
+// proof skips fruitless stash-search rounds. The naive oracle scores no
+// blocks (every item goes through Observe), and Options.OracleOnly turns
+// block scoring off to time the oracles themselves.
+//
+// # Snapshots
+//
+// MarshalBinary writes the project's binary format (internal/binfmt: magic,
+// version, CRC-32C) holding the algorithm's name, the solver's fields and
+// the oracle's own state; UnmarshalBinary refuses other algorithms,
+// corrupt or truncated data and snapshots of the previous format (version
+// 1), leaving the solver unchanged.
 //
 // # Measurements
 //

@@ -1,7 +1,6 @@
 package stream
 
 import (
-	"errors"
 	"fmt"
 	"math"
 
@@ -97,6 +96,7 @@ type local struct {
 	direct   bool // Options.OracleOnly
 
 	stash   []stashEntry
+	stashed map[int]struct{} // the items of stash
 	pool    []*detcache.Cand
 	peak    int
 	evicted int64
@@ -110,10 +110,10 @@ type local struct {
 
 	vals []detcache.Value
 
-	filter  *blockFilter // block scoring of ObserveBatch (nil until used)
-	need    []bool
-	cols    []int
+	blk     *detcache.Block // block scoring of ObserveBatch and the stash search (nil until used)
+	cols    []int           // the items of blk
 	skipped int64
+	onSkip  skipFunc // nil but in tests
 }
 
 func newLocal(o detcache.Oracle, k int, opt Options, name string, useStash, pairs bool) (local, error) {
@@ -127,6 +127,7 @@ func newLocal(o detcache.Oracle, k int, opt Options, name string, useStash, pair
 	l := local{
 		base: b, name: name, alpha: opt.Alpha, logAlpha: math.Log(opt.Alpha), stashCap: opt.StashCap,
 		useStash: useStash, pairs: pairs, direct: opt.OracleOnly, cur: o.NewCand(), prev: -1, vals: make([]detcache.Value, k),
+		stashed: map[int]struct{}{},
 	}
 	if pairs {
 		l.prevC = o.NewCand()
@@ -157,6 +158,9 @@ func (l *local) Stats() Stats {
 }
 
 func (l *local) inStash(item int) int {
+	if _, ok := l.stashed[item]; !ok {
+		return -1
+	}
 	for i, e := range l.stash {
 		if e.item == item {
 			return i
@@ -266,6 +270,7 @@ func (l *local) push(item int) {
 		c = l.o.NewCand()
 	}
 	l.stash = append(l.stash, stashEntry{item: item, c: c})
+	l.stashed[item] = struct{}{}
 	if l.stashCap > 0 && len(l.stash) > l.stashCap {
 		l.drop(0)
 		l.evicted++
@@ -276,6 +281,7 @@ func (l *local) push(item int) {
 // drop removes stash entry i, keeping the order of the others.
 func (l *local) drop(i int) {
 	l.pool = append(l.pool, l.stash[i].c)
+	delete(l.stashed, l.stash[i].item)
 	copy(l.stash[i:], l.stash[i+1:])
 	l.stash[len(l.stash)-1] = stashEntry{}
 	l.stash = l.stash[:len(l.stash)-1]
@@ -357,30 +363,41 @@ func (l *local) stashSearch() error {
 	}
 }
 
-// stashRejected reports whether the block filter proves that no stash move
-// beats α·f(S) in this round; the evaluations the oracle would have made
-// are then counted without it. Skipping the oracle here changes nothing
-// else: stash Cands are prepared again after the next change anyway.
+// stashRejected reports whether the oracle's block scoring proves that no
+// stash move beats α·f(S) in this round; the evaluations the oracle would
+// have made are then counted without it. Skipping the oracle here changes
+// nothing else: stash Cands are prepared again after the next change anyway.
 func (l *local) stashRejected() bool {
 	nt := len(l.stash)
-	if l.direct || l.o.Len() != l.k || nt > blockSize+1 {
+	fv := l.o.Value()
+	if l.direct || l.o.Len() != l.k || nt > blockSize+1 || fv.Zero {
 		return false
 	}
-	if l.filter == nil {
-		l.initFilter()
-	}
-	f := l.filter
-	f.refresh(l.o.Items(), l.changes)
-	if !f.ok {
-		return false
+	if l.blk == nil {
+		l.initBlock()
 	}
 	cols := l.cols[:0]
 	for _, e := range l.stash {
 		cols = append(cols, e.item)
 	}
 	l.cols = cols
-	if !f.rejectsAll(cols, l.alpha, l.pairs) {
+	if !l.o.ScoreBlock(l.blk, cols) {
 		return false
+	}
+	bar := fv.Log + l.logAlpha
+	for c := range cols {
+		if !l.blk.SwapsBelow(c, bar) {
+			return false
+		}
+	}
+	if l.pairs {
+		for cx := range cols {
+			for cy := cx + 1; cy < len(cols); cy++ {
+				if !l.blk.PairsBelow(cx, cy, bar) {
+					return false
+				}
+			}
+		}
 	}
 	k := int64(l.k)
 	evals := int64(nt) * k
@@ -388,45 +405,45 @@ func (l *local) stashRejected() bool {
 		evals += int64(nt*(nt-1)/2) * (k * (k - 1) / 2)
 	}
 	l.evalBase -= evals
+	if l.onSkip != nil {
+		l.onSkip(-1, -1, bar)
+	}
 	return true
 }
 
 // MarshalBinary saves the solver's state (including the oracle's).
 func (l *local) MarshalBinary() ([]byte, error) {
-	var e enc
-	if err := l.marshalBase(&e, l.name); err != nil {
+	e, err := l.marshalBase(l.name)
+	if err != nil {
 		return nil, err
 	}
-	e.f64(l.alpha)
-	e.int(l.stashCap)
-	e.ints(l.Stash())
-	e.int(l.peak)
-	e.i64(l.evicted)
-	e.i64(l.capped)
-	e.int(l.prev)
-	return e.b, nil
+	e.F64(l.alpha)
+	e.Int(l.stashCap)
+	e.Ints(l.Stash())
+	e.Int(l.peak)
+	e.I64(l.evicted)
+	e.I64(l.capped)
+	e.Int(l.prev)
+	return e.Finish()
 }
 
 // UnmarshalBinary restores a state saved by MarshalBinary of a solver of the
 // same algorithm. Candidate products are prepared again on demand, so the
 // restored solver continues exactly as the saved one would have.
 func (l *local) UnmarshalBinary(data []byte) error {
-	d := &dec{b: data}
-	nb, ob, err := l.unmarshalBase(d, l.name)
+	nb, ob, d, err := l.unmarshalBase(data, l.name)
 	if err != nil {
 		return err
 	}
-	opt := Options{Alpha: d.f64(), StashCap: d.int()}
-	stash := d.ints()
-	peak := d.int()
-	evicted := d.i64()
-	capped := d.i64()
-	prev := d.int()
-	if d.err != nil {
-		return d.err
-	}
-	if len(d.b) != 0 {
-		return errors.New("stream: snapshot has trailing bytes")
+	nItems := l.m.N()
+	opt := Options{Alpha: d.F64(), StashCap: d.Int("stash cap", 0, math.MaxInt)}
+	stash := d.Ints("stash", 0, nItems-1)
+	peak := d.Int("peak stash", 0, math.MaxInt)
+	evicted := d.I64()
+	capped := d.I64()
+	prev := d.Int("previous item", -1, nItems-1)
+	if err := d.Done(); err != nil {
+		return err
 	}
 	if err := checkOptions(&opt); err != nil {
 		return fmt.Errorf("stream: snapshot: %w", err)
@@ -434,11 +451,8 @@ func (l *local) UnmarshalBinary(data []byte) error {
 	if !l.useStash && len(stash) > 0 || opt.StashCap > 0 && len(stash) > opt.StashCap || peak < len(stash) {
 		return fmt.Errorf("stream: snapshot has a stash of %d items (cap %d, peak %d)", len(stash), opt.StashCap, peak)
 	}
-	if err := checkIDs(l.m.N(), stash); err != nil {
+	if err := checkIDs(nItems, stash); err != nil {
 		return err
-	}
-	if prev < -1 || prev >= l.m.N() {
-		return fmt.Errorf("stream: snapshot has previous item %d out of range", prev)
 	}
 	if err := commitOracle(l.o, ob, nb.k, stash); err != nil {
 		return err
@@ -454,12 +468,10 @@ func (l *local) UnmarshalBinary(data []byte) error {
 			c, l.pool = l.pool[n-1], l.pool[:n-1]
 		}
 		l.stash = append(l.stash, stashEntry{item: it, c: c})
+		l.stashed[it] = struct{}{}
 	}
 	l.peak, l.evicted, l.capped = peak, evicted, capped
 	l.prev, l.prevOK = prev, false
-	if l.filter != nil {
-		l.filter.valid = false // its inverse may belong to another solution with the same version number
-	}
 	if len(l.vals) < nb.k {
 		l.vals = make([]detcache.Value, nb.k)
 	}

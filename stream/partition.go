@@ -1,7 +1,6 @@
 package stream
 
 import (
-	"errors"
 	"fmt"
 	"math"
 
@@ -27,8 +26,9 @@ type StreamPartition struct {
 	have     bool
 	direct   bool // Options.OracleOnly
 
-	filter  *blockFilter // block scoring of ObserveBatch (nil until used)
+	blk     *detcache.Block // block scoring of ObserveBatch (nil until used)
 	skipped int64
+	onSkip  skipFunc // nil but in tests
 }
 
 // NewStreamPartition returns a Stream-Partition solver for a stream of n
@@ -96,35 +96,31 @@ func (s *StreamPartition) Stats() Stats { return s.stats() }
 
 // MarshalBinary saves the solver's state.
 func (s *StreamPartition) MarshalBinary() ([]byte, error) {
-	var e enc
-	if err := s.marshalBase(&e, s.Name()); err != nil {
+	e, err := s.marshalBase(s.Name())
+	if err != nil {
 		return nil, err
 	}
-	e.int(s.n)
-	e.bool(s.have)
-	e.int(s.bestItem)
-	return e.b, nil
+	e.Int(s.n)
+	e.Bool(s.have)
+	e.Int(s.bestItem)
+	return e.Finish()
 }
 
 // UnmarshalBinary restores a state saved by MarshalBinary. The partition's
 // current candidate is prepared again against the restored solution; that
 // recomputation is not counted as a determinant evaluation of the stream.
 func (s *StreamPartition) UnmarshalBinary(data []byte) error {
-	d := &dec{b: data}
-	nb, ob, err := s.unmarshalBase(d, s.Name())
+	nb, ob, d, err := s.unmarshalBase(data, s.Name())
 	if err != nil {
 		return err
 	}
-	n := d.int()
-	have := d.bool()
-	bestItem := d.int()
-	if d.err != nil {
-		return d.err
+	n := d.Int("stream length", 1, math.MaxInt)
+	have := d.Bool()
+	bestItem := d.Int("candidate", -1, s.m.N()-1)
+	if err := d.Done(); err != nil {
+		return err
 	}
-	if len(d.b) != 0 {
-		return errors.New("stream: snapshot has trailing bytes")
-	}
-	if n < 1 || nb.items > int64(n) {
+	if nb.items > int64(n) {
 		return fmt.Errorf("stream: snapshot has n = %d, k = %d, %d items seen", n, nb.k, nb.items)
 	}
 	var outside []int
@@ -138,9 +134,6 @@ func (s *StreamPartition) UnmarshalBinary(data []byte) error {
 		return err
 	}
 	s.base, s.n, s.have, s.bestItem = nb, n, have, bestItem
-	if s.filter != nil {
-		s.filter.valid = false
-	}
 	if have {
 		// Recompute the candidate's value against the restored S; the
 		// evaluation it costs is not part of the stream's count.
@@ -159,16 +152,16 @@ func (s *StreamPartition) last(p int64) bool {
 }
 
 // ObserveBatch processes items in order with the same results as calling
-// Observe on each. Within a partition S is fixed, so the Schur complements
-// s_t (det L_{S+t} = det L_S · s_t) of a block of items are computed with
-// matrix products (see block.go); an item whose s_t is below the current
-// candidate's by a safety margin cannot become the candidate and is skipped
-// with its evaluation counted. The first and last item of each partition
-// and any item that might win go through Observe. On an error (a
-// *BatchError) the items before the failing one have been processed.
+// Observe on each. Within a partition S is fixed, so a block of items is
+// scored against it at once (detcache.Oracle.ScoreBlock); an item whose
+// value f(S ∪ {t}) the oracle proves not above the current candidate's
+// cannot become the candidate and is skipped with its evaluation counted.
+// The first and last item of each partition and any item that might win go
+// through Observe. On an error (a *BatchError) the items before the failing
+// one have been processed.
 func (s *StreamPartition) ObserveBatch(items []int) error {
-	if s.filter == nil && !s.direct {
-		s.filter = newBlockFilter(s.m, s.k)
+	if s.blk == nil && !s.direct {
+		s.blk = s.o.NewBlock(blockSize + 1)
 	}
 	one := func(i int) error {
 		if err := s.Observe(items[i]); err != nil {
@@ -185,15 +178,6 @@ func (s *StreamPartition) ObserveBatch(items []int) error {
 			start++
 			continue
 		}
-		s.filter.refresh(s.o.Items(), s.changes)
-		fv := s.o.Value()
-		if !s.filter.ok || fv.Zero {
-			if err := one(start); err != nil {
-				return err
-			}
-			start++
-			continue
-		}
 		// The block: items before the partition's last one, valid ones only.
 		end := start
 		for end < len(items) && end-start < blockSize+1 && !s.last(p+int64(end-start)) {
@@ -202,20 +186,15 @@ func (s *StreamPartition) ObserveBatch(items []int) error {
 			}
 			end++
 		}
-		if end == start {
-			if err := one(start); err != nil {
-				return err
-			}
-			start++
-			continue
-		}
-		blk := items[start:end]
-		s.filter.products(blk)
+		blk := items[start:max(end, start+1)]
+		// Without block scoring every item of the block goes through
+		// Observe (S does not change before the partition's last item).
+		scored := end > start && s.o.ScoreBlock(s.blk, blk)
 		for c, t := range blk {
-			// The candidate's s relative to det L_S, less a relative margin
-			// for the rounding of both values.
-			thr := math.Exp(s.bestV.Log-fv.Log) * (1 - blockMargin)
-			if sc, mag := s.filter.sc[c], s.filter.smag[c]; sc+blockMargin*mag < thr {
+			if scored && s.blk.AddBelow(c, s.bestV.Log) {
+				if s.onSkip != nil {
+					s.onSkip(t, -1, s.bestV.Log)
+				}
 				s.items++
 				s.skipped++
 				s.evalBase--
@@ -228,10 +207,12 @@ func (s *StreamPartition) ObserveBatch(items []int) error {
 				return err
 			}
 		}
-		start = end
+		start += len(blk)
 	}
 	return nil
 }
 
-// skippedItems returns the number of items decided by the block filter.
+// skippedItems returns the number of items decided by block scoring.
 func (s *StreamPartition) skippedItems() int64 { return s.skipped }
+
+func (s *StreamPartition) setSkipHook(f skipFunc) { s.onSkip = f }

@@ -1,10 +1,15 @@
 package stream
 
 import (
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/stretchr/testify/require"
 
 	"github.com/ndpp-go/ndpp/detcache"
 	"github.com/ndpp-go/ndpp/ndpp"
@@ -109,9 +114,7 @@ func algosOpt(alpha float64, stashCap int, oracleOnly bool) []algo {
 func runSolver(t *testing.T, s Solver, order []int) Result {
 	t.Helper()
 	res, err := Run(s, order, RunOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return res
 }
 
@@ -123,7 +126,6 @@ func TestAgainstDirect(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		streams = 60
 	}
-	mismatch := map[string]int{}
 	for seed := uint64(1); seed <= uint64(streams); seed++ {
 		m := instance(seed)
 		rng := rand.New(rand.NewPCG(seed, 11))
@@ -137,50 +139,32 @@ func TestAgainstDirect(t *testing.T) {
 		for _, a := range algosOpt(alpha, stashCap, seed%3 == 0) {
 			want := a.ref(m, k, order)
 			for _, ok := range oracleKinds() {
+				label := fmtLabel(seed, a.name, ok.name, k, alpha)
 				o, err := ok.new(m, k)
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				s, err := a.mk(o, k, len(order))
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				res := runSolver(t, s, order)
-				if !slices.Equal(res.Solution, want.sol) {
-					mismatch[a.name+"/"+ok.name]++
-					if ok.name == "naive" {
-						t.Errorf("seed %d %s/%s k=%d α=%v cap=%d: solution %v, direct %v", seed, a.name, ok.name, k, alpha, stashCap, res.Solution, want.sol)
-					}
-					continue
+				require.Equal(t, want.sol, res.Solution, "%s cap=%d: solution (direct, oracle)", label, stashCap)
+				if ok.name == "naive" {
+					require.Equal(t, [3]int64{want.evals, want.swaps, want.adds}, [3]int64{res.Evals, res.Swaps, res.Adds}, "%s: evals, swaps, adds", label)
 				}
-				if ok.name == "naive" && (res.Evals != want.evals || res.Swaps != want.swaps || res.Adds != want.adds) {
-					t.Errorf("seed %d %s: evals/swaps/adds %d/%d/%d, direct %d/%d/%d", seed, a.name, res.Evals, res.Swaps, res.Adds, want.evals, want.swaps, want.adds)
-				}
-				if res.Swaps != want.swaps || res.PeakStash != want.peak || res.Stash != len(want.stash) {
-					t.Errorf("seed %d %s/%s: swaps %d peak %d stash %d, direct %d %d %d", seed, a.name, ok.name, res.Swaps, res.PeakStash, res.Stash, want.swaps, want.peak, len(want.stash))
-				}
-				if ls, ok2 := s.(interface{ Stash() []int }); ok2 && !slices.Equal(ls.Stash(), want.stash) {
-					t.Errorf("seed %d %s/%s: stash %v, direct %v", seed, a.name, ok.name, ls.Stash(), want.stash)
+				require.Equal(t, [3]int{int(want.swaps), want.peak, len(want.stash)}, [3]int{int(res.Swaps), res.PeakStash, res.Stash}, "%s: swaps, peak stash, stash", label)
+				if ls, ok2 := s.(interface{ Stash() []int }); ok2 {
+					require.Empty(t, cmp.Diff(want.stash, ls.Stash(), cmpopts.EquateEmpty()), "%s: stash (-direct +oracle)", label)
 				}
 				dv := direct(m, res.Solution)
-				if dv.Zero != res.Value.Zero || !dv.Zero && math.Abs(dv.Log-res.Value.Log) > logTol*(1+math.Abs(dv.Log)) {
-					t.Errorf("seed %d %s/%s: value %v, direct %v", seed, a.name, ok.name, res.Value, dv)
+				require.Equal(t, dv.Zero, res.Value.Zero, "%s: value %v, direct %v", label, res.Value, dv)
+				if !dv.Zero {
+					require.InDelta(t, dv.Log, res.Value.Log, logTol*(1+math.Abs(dv.Log)), "%s: value", label)
 				}
-				if stashCap > 0 && res.PeakStash > stashCap {
-					t.Errorf("seed %d %s: peak stash %d above the cap %d", seed, a.name, res.PeakStash, stashCap)
+				if stashCap > 0 {
+					require.LessOrEqual(t, res.PeakStash, stashCap, "%s: peak stash above the cap", label)
 				}
 			}
 		}
 	}
-	for k, v := range mismatch {
-		t.Logf("%s: %d of %d streams differ from the direct implementation", k, v, streams)
-		if v > 0 && !isNaive(k) {
-			t.Errorf("%s: %d streams differ", k, v)
-		}
-	}
 }
-
-func isNaive(s string) bool { return len(s) > 6 && s[len(s)-6:] == "/naive" }
 
 // TestHardInstance: V = 0, B = I (n = d items), C block-diagonal with blocks
 // [[0, x], [−x, 0]]. Every singleton has determinant 0, so for k = 2 every
@@ -200,44 +184,29 @@ func TestHardInstance(t *testing.T) {
 			c[j*dd+j+1], c[(j+1)*dd+j] = x, -x
 		}
 		m, err := ndpp.NewFromRows(n, dd, v, b, c)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		const k = 2
 		opt, err := ExactMAP(m, k, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if opt.Value.Zero || math.Abs(opt.Value.Log-2*math.Log(x)) > logTol {
-			t.Fatalf("d=%d: exact MAP value %v, want log x² = %v", dd, opt.Value, 2*math.Log(x))
-		}
+		require.NoError(t, err)
+		require.False(t, opt.Value.Zero, "d=%d: exact MAP value zero", dd)
+		require.InDelta(t, 2*math.Log(x), opt.Value.Log, logTol, "d=%d: exact MAP value, want log x²", dd)
 		for _, a := range algos(DefaultAlpha, 0) {
 			for _, ok := range oracleKinds() {
 				o, err := ok.new(m, k)
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				s, err := a.mk(o, k, n)
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				res := runSolver(t, s, IDOrder(n))
-				if len(res.Solution) != 0 || !res.Objective().Zero {
-					t.Errorf("d=%d %s/%s: solution %v objective %v; want ∅ and f = 0", dd, a.name, ok.name, res.Solution, res.Objective())
-				}
-				if res.Evals != int64(n) {
-					t.Errorf("d=%d %s/%s: %d evaluations, want one per item (%d)", dd, a.name, ok.name, res.Evals, n)
-				}
+				require.Empty(t, res.Solution, "d=%d %s/%s: want ∅", dd, a.name, ok.name)
+				require.True(t, res.Objective().Zero, "d=%d %s/%s: want f = 0", dd, a.name, ok.name)
+				require.Equal(t, int64(n), res.Evals, "d=%d %s/%s: want one evaluation per item", dd, a.name, ok.name)
 			}
 		}
 		// Offline greedy: no singleton has a positive gain either.
 		g, err := OfflineGreedy(m, k, GreedyOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(g.Solution) != 0 || !g.Objective().Zero {
-			t.Errorf("d=%d offline greedy: %v %v; want ∅", dd, g.Solution, g.Objective())
-		}
+		require.NoError(t, err)
+		require.Empty(t, g.Solution, "d=%d offline greedy: want ∅", dd)
+		require.True(t, g.Objective().Zero, "d=%d offline greedy: want f = 0", dd)
 	}
 }
 
@@ -255,21 +224,13 @@ func TestApproximationRatios(t *testing.T) {
 		k := 2 + rng.IntN(3)
 		m := ndpp.Random(n, d, seed, ndpp.RandomOptions{})
 		opt, err := ExactMAP(m, k, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if opt.Value.Zero {
-			t.Fatalf("seed %d: generic model with zero optimum", seed)
-		}
-		if dv := direct(m, opt.Solution); math.Abs(dv.Log-opt.Value.Log) > logTol {
-			t.Fatalf("exact value %v, direct %v", opt.Value, dv)
-		}
+		require.NoError(t, err)
+		require.False(t, opt.Value.Zero, "seed %d: generic model with zero optimum", seed)
+		require.InDelta(t, direct(m, opt.Solution).Log, opt.Value.Log, logTol, "seed %d: exact value", seed)
 		record := func(name string, r Result) {
 			ratio := 0.0
 			if ob := r.Objective(); !ob.Zero {
-				if ob.Log > opt.Value.Log+logTol {
-					t.Errorf("seed %d %s: value %v beats the exact optimum %v", seed, name, ob.Log, opt.Value.Log)
-				}
+				require.LessOrEqual(t, ob.Log, opt.Value.Log+logTol, "seed %d %s: value beats the exact optimum", seed, name)
 				ratio = math.Exp(ob.Log - opt.Value.Log)
 			}
 			if _, seen := worst[name]; !seen {
@@ -282,15 +243,11 @@ func TestApproximationRatios(t *testing.T) {
 		for _, a := range algos(DefaultAlpha, 0) {
 			o, _ := detcache.NewNaive(m, k)
 			s, err := a.mk(o, k, n)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			record(a.name, runSolver(t, s, RandomOrder(n, seed)))
 		}
 		g, err := OfflineGreedy(m, k, GreedyOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		record(NameOfflineGreedy, g)
 	}
 	for _, name := range names {
@@ -298,12 +255,10 @@ func TestApproximationRatios(t *testing.T) {
 		t.Logf("%-17s mean f(S)/OPT %.3f, worst %.3f (n=14, k=2..4, d=2..4, random order)", name, mean, worst[name])
 		// Sanity bounds: the local-search and greedy algorithms are far
 		// from random on these instances.
-		if name != NameStreamPartition && mean < 0.3 {
-			t.Errorf("%s: mean ratio %.3f is implausibly low", name, mean)
+		if name != NameStreamPartition {
+			require.GreaterOrEqual(t, mean, 0.3, "%s: mean ratio implausibly low", name)
 		}
-		if mean <= 0 || mean > 1+1e-9 {
-			t.Errorf("%s: mean ratio %.3f outside (0, 1]", name, mean)
-		}
+		require.True(t, mean > 0 && mean <= 1+1e-9, "%s: mean ratio %.3f outside (0, 1]", name, mean)
 	}
 }
 
@@ -320,38 +275,25 @@ func TestSnapshotContinues(t *testing.T) {
 			for _, ok := range oracleKinds() {
 				o1, _ := ok.new(m, k)
 				full, err := a.mk(o1, k, len(order))
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				want := runSolver(t, full, order)
 
 				o2, _ := ok.new(m, k)
 				first, _ := a.mk(o2, k, len(order))
 				runSolver(t, first, order[:cut])
 				snap, err := first.MarshalBinary()
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				o3, _ := ok.new(m, k)
 				second, _ := a.mk(o3, k, len(order))
 				// Give the second solver a history of its own first: the
 				// restore must replace all of it.
 				runSolver(t, second, RandomOrder(m.N(), seed+99))
-				if err := second.UnmarshalBinary(snap); err != nil {
-					t.Fatalf("seed %d %s/%s: restore: %v", seed, a.name, ok.name, err)
-				}
+				require.NoError(t, second.UnmarshalBinary(snap), "seed %d %s/%s: restore", seed, a.name, ok.name)
 				got := runSolver(t, second, order[cut:])
-				if !slices.Equal(got.Solution, want.Solution) || got.Value != want.Value || got.Evals != want.Evals ||
-					got.Swaps != want.Swaps || got.Items != want.Items || got.PeakStash != want.PeakStash || got.Stash != want.Stash {
-					t.Errorf("seed %d %s/%s cut %d: restored run %+v, uninterrupted %+v", seed, a.name, ok.name, cut, got, want)
-				}
-				// A snapshot of another algorithm, or a damaged one, is an error.
-				if err := second.UnmarshalBinary(snap[:len(snap)/2]); err == nil {
-					t.Errorf("%s: truncated snapshot accepted", a.name)
-				}
-				if err := second.UnmarshalBinary([]byte("garbage")); err == nil {
-					t.Errorf("%s: garbage snapshot accepted", a.name)
-				}
+				require.Empty(t, cmp.Diff(want, got, ignoreTime), "seed %d %s/%s cut %d: run (-uninterrupted +restored)", seed, a.name, ok.name, cut)
+				// A damaged snapshot is an error.
+				require.Error(t, second.UnmarshalBinary(snap[:len(snap)/2]), "%s: truncated snapshot accepted", a.name)
+				require.Error(t, second.UnmarshalBinary([]byte("garbage")), "%s: garbage snapshot accepted", a.name)
 			}
 		}
 	}
@@ -361,9 +303,51 @@ func TestSnapshotContinues(t *testing.T) {
 	snap, _ := lss.MarshalBinary()
 	o2, _ := detcache.NewNaive(m, 2)
 	g, _ := NewOnlineGreedy(o2, 2, Options{})
-	if err := g.UnmarshalBinary(snap); err == nil {
-		t.Error("online-greedy accepted an online-lss snapshot")
+	require.ErrorContains(t, g.UnmarshalBinary(snap), `snapshot of "online-lss" cannot restore a "online-greedy" solver`)
+}
+
+// TestSnapshotRejectsAnyChangedByte: changing any one byte of a solver's
+// snapshot (its own fields, the oracle's embedded state, the header or the
+// checksum) is refused, and leaves the solver as it was.
+func TestSnapshotRejectsAnyChangedByte(t *testing.T) {
+	m := instance(5)
+	k := min(2*m.D(), 3)
+	for _, a := range algos(1.05, 2) {
+		for _, ok := range oracleKinds() {
+			o1, _ := ok.new(m, k)
+			src, err := a.mk(o1, k, m.N())
+			require.NoError(t, err)
+			runSolver(t, src, RandomOrder(m.N(), 5)[:m.N()/2])
+			snap, err := src.MarshalBinary()
+			require.NoError(t, err)
+			o2, _ := ok.new(m, k)
+			dst, _ := a.mk(o2, k, m.N())
+			before, _ := dst.MarshalBinary()
+			for i := range snap {
+				for _, x := range []byte{0x01, 0x80, 0xff} {
+					bad := slices.Clone(snap)
+					bad[i] ^= x
+					require.Error(t, dst.UnmarshalBinary(bad), "%s/%s: byte %d ^ %#x of %d accepted", a.name, ok.name, i, x, len(snap))
+				}
+			}
+			after, _ := dst.MarshalBinary()
+			require.Equal(t, before, after, "%s/%s: a refused snapshot changed the solver", a.name, ok.name)
+			require.NoError(t, dst.UnmarshalBinary(snap))
+		}
 	}
+}
+
+// TestSnapshotRefusesOldFormat: a snapshot of the format before binfmt
+// (version 1) is refused with an error naming the version.
+func TestSnapshotRefusesOldFormat(t *testing.T) {
+	m := instance(5)
+	o, _ := detcache.NewNaive(m, 2)
+	s, _ := NewOnlineLSS(o, 2, Options{})
+	old := binary.LittleEndian.AppendUint64([]byte("NDPPSTRM"), 1)
+	old = binary.LittleEndian.AppendUint64(old, uint64(len(NameOnlineLSS)))
+	old = append(old, NameOnlineLSS...)
+	old = append(old, make([]byte, 64)...)
+	require.ErrorContains(t, s.UnmarshalBinary(old), "format version 1")
 }
 
 // TestValidation: bad parameters and items are errors, never panics.
@@ -407,48 +391,30 @@ func TestValidation(t *testing.T) {
 		}},
 	}
 	for _, c := range cases {
-		if err := c.f(); err == nil {
-			t.Errorf("%s: no error", c.name)
-		} else {
-			t.Logf("%s: %v", c.name, err)
-		}
+		require.Error(t, c.f(), c.name)
 	}
 	for _, a := range algos(1.1, 0) {
 		o, _ := detcache.NewNaive(m, 2)
 		s, err := a.mk(o, 2, 10)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for _, bad := range []int{-1, 10, 1 << 40} {
-			if err := s.Observe(bad); err == nil {
-				t.Errorf("%s: item %d accepted", a.name, bad)
-			}
+			require.Error(t, s.Observe(bad), "%s: item %d accepted", a.name, bad)
 		}
-		if st := s.Stats(); st.Items != 0 || st.Evals != 0 {
-			t.Errorf("%s: rejected items changed the state: %+v", a.name, st)
-		}
+		require.Equal(t, Stats{}, s.Stats(), "%s: rejected items changed the state", a.name)
 		// An item of the solution arriving again is an error.
 		for i := 0; i < 10 && len(s.Solution()) == 0; i++ {
-			if err := s.Observe(i); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, s.Observe(i))
 		}
 		if sol := s.Solution(); len(sol) > 0 {
-			if err := s.Observe(sol[0]); err == nil {
-				t.Errorf("%s: item %d of the solution accepted again", a.name, sol[0])
-			}
+			require.Error(t, s.Observe(sol[0]), "%s: item %d of the solution accepted again", a.name, sol[0])
 		}
 	}
 	o4, _ := detcache.NewNaive(m, 2)
 	sp, _ := NewStreamPartition(o4, 2, 3, Options{})
 	for i := 0; i < 3; i++ {
-		if err := sp.Observe(i); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, sp.Observe(i))
 	}
-	if err := sp.Observe(5); err == nil {
-		t.Error("stream-partition accepted an item beyond n")
-	}
+	require.Error(t, sp.Observe(5), "stream-partition accepted an item beyond n")
 }
 
 // TestPartitionShapes: n < k and n not a multiple of k.
@@ -465,17 +431,11 @@ func TestPartitionShapes(t *testing.T) {
 			order := RandomOrder(40, uint64(n*100+k))[:n]
 			o, _ := detcache.NewNaive(m, k)
 			s, err := NewStreamPartition(o, k, n, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			res := runSolver(t, s, order)
 			want := refPartition(m, k, order)
-			if !slices.Equal(res.Solution, want.sol) {
-				t.Errorf("k=%d n=%d: %v, direct %v", k, n, res.Solution, want.sol)
-			}
-			if len(res.Solution) != min(k, n) {
-				t.Errorf("k=%d n=%d: |S| = %d on a generic model", k, n, len(res.Solution))
-			}
+			require.Equal(t, want.sol, res.Solution, "k=%d n=%d: solution (direct, oracle)", k, n)
+			require.Len(t, res.Solution, min(k, n), "k=%d n=%d: |S| on a generic model", k, n)
 		}
 	}
 }
@@ -493,39 +453,25 @@ func TestOfflineGreedy(t *testing.T) {
 			cands = RandomOrder(m.N(), seed)[:k+rng.IntN(m.N()-k+1)]
 		}
 		res, err := OfflineGreedy(m, k, GreedyOptions{Items: cands})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		want := refGreedy(m, k, cands)
-		if !slices.Equal(res.Solution, want) {
-			t.Errorf("seed %d k=%d: greedy %v, direct %v (values %v, %v)", seed, k, res.Solution, want, res.Value, direct(m, want))
-		}
+		require.Equal(t, want, res.Solution, "seed %d k=%d: solution (direct, greedy); values %v, %v", seed, k, direct(m, want), res.Value)
 	}
 	// Parallel passes give the same result.
 	m := ndpp.Random(20000, 6, 4, ndpp.RandomOptions{})
 	one, _ := OfflineGreedy(m, 8, GreedyOptions{Workers: 1})
 	two, _ := OfflineGreedy(m, 8, GreedyOptions{Workers: 3})
-	if !slices.Equal(one.Solution, two.Solution) || len(one.Solution) != 8 {
-		t.Errorf("workers 1: %v, workers 3: %v", one.Solution, two.Solution)
-	}
-	if one.Evals != int64(20000*8-28) {
-		t.Errorf("evals %d, want Σ(n−r) = %d", one.Evals, 20000*8-28)
-	}
+	require.Len(t, one.Solution, 8)
+	require.Equal(t, one.Solution, two.Solution, "workers 1 and 3")
+	require.Equal(t, int64(20000*8-28), one.Evals, "evals, want Σ(n−r)")
 }
 
 // TestRandomOrder: a deterministic permutation.
 func TestRandomOrder(t *testing.T) {
 	a, b := RandomOrder(1000, 7), RandomOrder(1000, 7)
-	if !slices.Equal(a, b) {
-		t.Fatal("same seed, different orders")
-	}
-	if slices.Equal(a, RandomOrder(1000, 8)) {
-		t.Fatal("different seeds, same order")
-	}
-	s := slices.Sorted(slices.Values(a))
-	if !slices.Equal(s, IDOrder(1000)) {
-		t.Fatal("not a permutation")
-	}
+	require.Equal(t, a, b, "same seed, different orders")
+	require.NotEqual(t, a, RandomOrder(1000, 8), "different seeds, same order")
+	require.Equal(t, IDOrder(1000), slices.Sorted(slices.Values(a)), "not a permutation")
 }
 
 // TestTrajectory: samples every m items and after the last one, consistent
@@ -536,25 +482,15 @@ func TestTrajectory(t *testing.T) {
 	s, _ := NewOnlineLSS(o, 4, Options{})
 	var pts []Point
 	res, err := Run(s, IDOrder(103), RunOptions{Every: 10, Trajectory: func(p Point) { pts = append(pts, p) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(pts) != 11 {
-		t.Fatalf("%d points, want 11", len(pts))
-	}
+	require.NoError(t, err)
+	require.Len(t, pts, 11)
 	for i, p := range pts[:10] {
-		if p.Items != int64(10*(i+1)) {
-			t.Errorf("point %d at %d items", i, p.Items)
-		}
+		require.Equal(t, int64(10*(i+1)), p.Items, "point %d", i)
 	}
 	last := pts[len(pts)-1]
-	if last.Items != 103 || last.Value != res.Value || last.Evals != res.Evals || last.Swaps != res.Swaps {
-		t.Errorf("last point %+v, result %+v", last, res)
-	}
+	require.Equal(t, Point{Items: 103, Value: res.Value, Size: len(res.Solution), Evals: res.Evals, Swaps: res.Swaps, Stash: res.Stash}, last, "last point")
 	for i := 1; i < len(pts); i++ {
-		if pts[i].Evals < pts[i-1].Evals || pts[i].Swaps < pts[i-1].Swaps {
-			t.Errorf("counters decrease at point %d", i)
-		}
+		require.True(t, pts[i].Evals >= pts[i-1].Evals && pts[i].Swaps >= pts[i-1].Swaps, "counters decrease at point %d", i)
 	}
 }
 
@@ -573,17 +509,11 @@ func TestGreedyNaNProof(t *testing.T) {
 		}
 	}
 	m, err := ndpp.NewFromRows(30, 3, v, b, c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	res, err := OfflineGreedy(m, 4, GreedyOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if slices.Contains(res.Solution, 0) || slices.Contains(res.Solution, 7) {
-		t.Errorf("overflowing item chosen: %v", res.Solution)
-	}
-	if len(res.Solution) != 4 || res.Value.Zero || math.IsNaN(res.Value.Log) || math.IsInf(res.Value.Log, 0) {
-		t.Errorf("solution %v value %v", res.Solution, res.Value)
-	}
+	require.NoError(t, err)
+	require.NotContains(t, res.Solution, 0, "overflowing item chosen")
+	require.NotContains(t, res.Solution, 7, "overflowing item chosen")
+	require.Len(t, res.Solution, 4)
+	require.True(t, !res.Value.Zero && !math.IsNaN(res.Value.Log) && !math.IsInf(res.Value.Log, 0), "value %v", res.Value)
 }

@@ -1,0 +1,134 @@
+package blas
+
+import (
+	"fmt"
+
+	gblas "gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	gonumblas "gonum.org/v1/gonum/blas/gonum"
+)
+
+// Gemm computes C = alpha·op(A)·op(B) + beta·C for row-major matrices (C is
+// m×n, op(A) m×k, op(B) k×n), like blas64's Dgemm, through the backend in
+// use. On the pure-Go backend a product C = A·op(B) (alpha = 1, beta = 0)
+// with a small op(B) (n·k ≤ GemmGoMaxNK) runs in a register-blocked Go
+// kernel instead: the
+// shapes of the per-block products of ndpp's oracle (a few hundred rows
+// against a k×d or k×k matrix, k and d small), where the overheads of
+// gonum's blocked Dgemm dominate. Results agree with Dgemm to rounding;
+// the summation order may differ. It panics, with the bad argument named,
+// for negative sizes, short leading dimensions or short slices.
+func Gemm(tA, tB gblas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+	impl := blas64.Implementation()
+	if _, pure := impl.(gonumblas.Implementation); !pure || tA != gblas.NoTrans || n*k > GemmGoMaxNK ||
+		(tB != gblas.NoTrans && tB != gblas.Trans) || alpha != 1 || beta != 0 {
+		impl.Dgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	checkGemm(tB, m, n, k, a, lda, b, ldb, c, ldc)
+	if m == 0 || n == 0 {
+		return
+	}
+	if tB == gblas.Trans {
+		gemmNT(m, n, k, a, lda, b, ldb, c, ldc)
+	} else {
+		gemmNN(m, n, k, a, lda, b, ldb, c, ldc)
+	}
+}
+
+// checkGemm validates the arguments of the Go kernels (op(A) = A).
+func checkGemm(tB gblas.Transpose, m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+	bRows, bCols := k, n
+	if tB == gblas.Trans {
+		bRows, bCols = n, k
+	}
+	switch {
+	case m < 0 || n < 0 || k < 0:
+		panic(fmt.Sprintf("blas: Gemm with negative size m = %d, n = %d, k = %d", m, n, k))
+	case lda < max(1, k):
+		panic(fmt.Sprintf("blas: Gemm lda = %d < max(1, k = %d)", lda, k))
+	case ldb < max(1, bCols):
+		panic(fmt.Sprintf("blas: Gemm ldb = %d < %d", ldb, max(1, bCols)))
+	case ldc < max(1, n):
+		panic(fmt.Sprintf("blas: Gemm ldc = %d < max(1, n = %d)", ldc, n))
+	case m > 0 && k > 0 && len(a) < (m-1)*lda+k:
+		panic(fmt.Sprintf("blas: Gemm len(a) = %d too short for %d×%d with lda %d", len(a), m, k, lda))
+	case bRows > 0 && bCols > 0 && len(b) < (bRows-1)*ldb+bCols:
+		panic(fmt.Sprintf("blas: Gemm len(b) = %d too short for %d×%d with ldb %d", len(b), bRows, bCols, ldb))
+	case m > 0 && n > 0 && len(c) < (m-1)*ldc+n:
+		panic(fmt.Sprintf("blas: Gemm len(c) = %d too short for %d×%d with ldc %d", len(c), m, n, ldc))
+	}
+}
+
+// gemmNT computes C = A·Bᵀ in 2×2 blocks of C, each entry a dot product of
+// a row of A and a row of B.
+func gemmNT(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+	row := func(x []float64, ld, i int) []float64 { return x[i*ld : i*ld+k : i*ld+k] }
+	i := 0
+	for ; i+2 <= m; i += 2 {
+		a0, a1 := row(a, lda, i), row(a, lda, i+1)
+		c0, c1 := c[i*ldc:i*ldc+n:i*ldc+n], c[(i+1)*ldc:(i+1)*ldc+n:(i+1)*ldc+n]
+		j := 0
+		for ; j+2 <= n; j += 2 {
+			b0, b1 := row(b, ldb, j), row(b, ldb, j+1)
+			a1, b0, b1 := a1[:len(a0)], b0[:len(a0)], b1[:len(a0)]
+			var s00, s01, s10, s11 float64
+			for l, x0 := range a0 {
+				x1, y0, y1 := a1[l], b0[l], b1[l]
+				s00 += x0 * y0
+				s01 += x0 * y1
+				s10 += x1 * y0
+				s11 += x1 * y1
+			}
+			c0[j], c0[j+1], c1[j], c1[j+1] = s00, s01, s10, s11
+		}
+		if j < n {
+			b0 := row(b, ldb, j)
+			a1, b0 := a1[:len(a0)], b0[:len(a0)]
+			var s00, s10 float64
+			for l, x0 := range a0 {
+				s00 += x0 * b0[l]
+				s10 += a1[l] * b0[l]
+			}
+			c0[j], c1[j] = s00, s10
+		}
+	}
+	if i < m {
+		a0 := row(a, lda, i)
+		c0 := c[i*ldc : i*ldc+n : i*ldc+n]
+		for j := range c0 {
+			b0 := row(b, ldb, j)[:len(a0)]
+			var s float64
+			for l, x := range a0 {
+				s += x * b0[l]
+			}
+			c0[j] = s
+		}
+	}
+}
+
+// gemmNN computes C = A·B one row of C at a time, adding two scaled rows of
+// B per pass.
+func gemmNN(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+	brow := func(l int) []float64 { return b[l*ldb : l*ldb+n : l*ldb+n] }
+	for i := 0; i < m; i++ {
+		cr := c[i*ldc : i*ldc+n : i*ldc+n]
+		clear(cr)
+		ar := a[i*lda : i*lda+k : i*lda+k]
+		l := 0
+		for ; l+2 <= k; l += 2 {
+			x0, x1 := ar[l], ar[l+1]
+			b0, b1 := brow(l)[:len(cr)], brow(l + 1)[:len(cr)]
+			for j := range cr {
+				cr[j] += x0*b0[j] + x1*b1[j]
+			}
+		}
+		if l < k {
+			x0 := ar[l]
+			b0 := brow(l)[:len(cr)]
+			for j := range cr {
+				cr[j] += x0 * b0[j]
+			}
+		}
+	}
+}

@@ -1,0 +1,310 @@
+package detcache
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ndpp-go/ndpp/ndpp"
+)
+
+// blockStats accumulates what TestBlockMatchesDirect saw.
+type blockStats struct {
+	columns, ratios int
+	// proofs: block tests that proved values below a threshold (each
+	// checked against the values); checks: all block tests; differ: those
+	// whose answer differs from the same test on Prepare's products.
+	proofs, checks, differ int
+	maxErrRatio            float64 // largest Prepare bound / block bound
+}
+
+// blockItems draws a block: random items, a run of consecutive items, and
+// sometimes an item of S or a repeated item.
+func blockItems(rng *rand.Rand, o Oracle, size int) []int {
+	n := o.Model().N()
+	items := make([]int, 0, size)
+	if rng.IntN(3) == 0 {
+		lo := rng.IntN(max(1, n-size))
+		for i := lo; i < min(n, lo+size); i++ {
+			items = append(items, i)
+		}
+		return items
+	}
+	for len(items) < size {
+		switch r := rng.IntN(20); {
+		case r == 0 && o.Len() > 0:
+			items = append(items, o.Items()[rng.IntN(o.Len())])
+		case r == 1 && len(items) > 0:
+			items = append(items, items[rng.IntN(len(items))])
+		default:
+			items = append(items, rng.IntN(n))
+		}
+	}
+	return items
+}
+
+// checkBlock scores a block against o's current S and compares every
+// column with Prepare's products of the same item, and every block test
+// with the values of the value methods (the one-item path) and of fresh
+// LUs, and with the same test on Prepare's products.
+func checkBlock(t *testing.T, o *Fast, rng *rand.Rand, st *blockStats, label string) {
+	items := blockItems(rng, o, 1+rng.IntN(12))
+	b := o.NewBlock(len(items) + rng.IntN(3))
+	before := o.Stats()
+	if !o.ScoreBlock(b, items) {
+		require.True(t, o.Direct(), "%s: ScoreBlock failed outside direct mode", label)
+		return
+	}
+	require.Equal(t, before, o.Stats(), "%s: ScoreBlock counted", label)
+	// the products the swap and pair tests use, compared below
+	b.ensureQ()
+	for c := range items {
+		b.ensureQn(&b.cands[c])
+		require.LessOrEqual(t, b.cands[c].qn, b.qnBound(&b.cands[c]), "%s: column %d: qnBound below qn", label, c)
+	}
+	m, k := o.Model(), o.Len()
+	x, y := o.NewCand(), o.NewCand()
+	dst := make([]Value, k)
+	base := o.Value()
+	thresholds := func(vmax Value) []float64 {
+		ls := []float64{base.Log - 1, base.Log, base.Log + math.Log(1.1), math.Inf(-1), math.NaN()}
+		if !vmax.Zero {
+			ls = append(ls, vmax.Log-1e-9, vmax.Log, vmax.Log+1e-12, vmax.Log+1e-6, vmax.Log+0.1, vmax.Log-0.1)
+		}
+		return ls
+	}
+	// check records one block test: proved is its answer, item the same
+	// test on Prepare's products, vals the values it speaks of from the
+	// value methods (which must not exceed L) and fresh those from fresh
+	// LUs (which may exceed L by their own error and the oracle's).
+	check := func(what string, L float64, proved, item bool, vals, fresh []Value) {
+		st.checks++
+		if proved != item {
+			st.differ++
+		}
+		if !proved {
+			return
+		}
+		st.proofs++
+		for _, v := range vals {
+			require.False(t, v.Greater(Value{Log: L}), "%s: %s below %v, but the value method gives %v", label, what, L, v)
+		}
+		for _, v := range fresh {
+			require.False(t, v.Greater(Value{Log: L + logTolIll}), "%s: %s below %v, but a fresh LU gives %v", label, what, L, v)
+		}
+	}
+	// the block test on Prepare's ratios
+	itemBelow := func(L float64, ratios func(yield func(r, err float64) bool)) bool {
+		tt := b.threshold(L)
+		if tt == 0 {
+			return false
+		}
+		ok := true
+		ratios(func(r, err float64) bool { ok = below(r, err, tt); return ok })
+		return ok
+	}
+	for c, it := range items {
+		bc := &b.cands[c]
+		o.Prepare(x, it)
+		require.Equal(t, x.dup, bc.dup, "%s: column %d", label, c)
+		st.columns++
+		if x.dup >= 0 {
+			for _, L := range thresholds(base) {
+				require.False(t, b.AddBelow(c, L) || b.SwapsBelow(c, L), "%s: column %d holds an item of S", label, c)
+			}
+			continue
+		}
+		// Add: the Schur complement within both bounds.
+		require.LessOrEqual(t, math.Abs(bc.s-x.s), bc.serr+x.serr, "%s: column %d: s %v vs Prepare %v", label, c, bc.s, x.s)
+		av := o.AddValue(x)
+		fv := ZeroValue
+		if set := append(append([]int(nil), o.Items()...), it); len(set) <= 2*m.D() {
+			fv = freshValue(t, m, set)
+		}
+		for _, L := range thresholds(av) {
+			check("add", L, b.AddBelow(c, L), itemBelow(L, func(yield func(r, err float64) bool) { yield(x.s, x.serr) }), []Value{av}, []Value{fv})
+		}
+		if k == 0 {
+			continue
+		}
+		// Swaps: every ratio within both bounds.
+		o.SwapValues(x, dst)
+		vals, fresh := append([]Value(nil), dst[:k]...), []Value(nil)
+		for j := 0; j < k; j++ {
+			set := append([]int(nil), o.Items()...)
+			set[j] = it
+			fresh = append(fresh, freshValue(t, m, set))
+			rb, _, eb := o.swapRatio(bc, j)
+			require.LessOrEqual(t, eb, b.swapErrBound(bc), "%s: column %d swap %d: swapErrBound below the swap's bound", label, c, j)
+			require.Equal(t, rb, o.swapDet(bc, j))
+			rx, _, ex := o.swapRatio(x, j)
+			st.ratios++
+			require.LessOrEqual(t, math.Abs(rb-rx), eb+ex, "%s: column %d swap %d: ratio %v vs Prepare %v", label, c, j, rb, rx)
+			if eb > 0 {
+				st.maxErrRatio = math.Max(st.maxErrRatio, ex/eb)
+			}
+		}
+		vmax := ZeroValue
+		for _, v := range append(vals, fresh...) {
+			if v.Greater(vmax) {
+				vmax = v
+			}
+		}
+		swapRatios := func(yield func(r, err float64) bool) {
+			for j := 0; j < k; j++ {
+				if r, _, e := o.swapRatio(x, j); !yield(r, e) {
+					return
+				}
+			}
+		}
+		for _, L := range thresholds(vmax) {
+			check("swaps", L, b.SwapsBelow(c, L), itemBelow(L, swapRatios), vals, fresh)
+		}
+		// Pairs with the previous column.
+		if c == 0 || k < 2 || b.cands[c-1].dup >= 0 || items[c-1] == it {
+			continue
+		}
+		o.Prepare(y, items[c-1])
+		o.pairSigma(&b.cands[c-1], bc)
+		bound := b.pairErrBound(c-1, c)
+		vals, fresh = vals[:0], fresh[:0]
+		for a := 0; a < k; a++ {
+			for bb := a + 1; bb < k; bb++ {
+				set := append([]int(nil), o.Items()...)
+				set[a], set[bb] = items[c-1], it
+				vals = append(vals, o.PairSwapValue(y, x, a, bb))
+				fresh = append(fresh, freshValue(t, m, set))
+				rb, _, eb := o.pairRatio(&b.cands[c-1], bc, a, bb)
+				require.LessOrEqual(t, eb, bound, "%s: columns %d, %d pair (%d, %d): pairErrBound below the pair's bound", label, c-1, c, a, bb)
+				require.Equal(t, rb, o.pairDet(&b.cands[c-1], bc, a, bb))
+				rx, _, ex := o.pairRatio(y, x, a, bb)
+				st.ratios++
+				require.LessOrEqual(t, math.Abs(rb-rx), eb+ex, "%s: columns %d, %d pair (%d, %d): ratio %v vs Prepare %v", label, c-1, c, a, bb, rb, rx)
+				if eb > 0 {
+					st.maxErrRatio = math.Max(st.maxErrRatio, ex/eb)
+				}
+			}
+		}
+		pmax := ZeroValue
+		for _, v := range append(vals, fresh...) {
+			if v.Greater(pmax) {
+				pmax = v
+			}
+		}
+		pairRatios := func(yield func(r, err float64) bool) {
+			for a := 0; a < k; a++ {
+				for bb := a + 1; bb < k; bb++ {
+					if r, _, e := o.pairRatio(y, x, a, bb); !yield(r, e) {
+						return
+					}
+				}
+			}
+		}
+		for _, L := range thresholds(pmax) {
+			check("pairs", L, b.PairsBelow(c-1, c, L), itemBelow(L, pairRatios), vals, fresh)
+		}
+	}
+}
+
+// TestBlockMatchesDirect: on random and ill-conditioned models, at every
+// state of random operation sequences, a block's products agree with
+// Prepare's within both error bounds; every proof that an item's values
+// stay below a threshold holds for the values of the one-item path and for
+// fresh LUs; and the block tests answer as the same tests on Prepare's
+// products, except rarely at a threshold within rounding of a ratio.
+func TestBlockMatchesDirect(t *testing.T) {
+	sequences := 200
+	if testing.Short() || raceEnabled {
+		sequences = 40
+	}
+	st := &blockStats{}
+	for seed := uint64(1); seed <= uint64(sequences); seed++ {
+		rng := rand.New(rand.NewPCG(seed, 13))
+		var m *ndpp.Model
+		d := 2 + rng.IntN(6)
+		k := 1 + rng.IntN(min(2*d, 10))
+		n := k + 12 + rng.IntN(40)
+		kind := -1
+		if seed%3 == 0 {
+			kind = int(seed/3) % 6
+			m = illModel(t, seed, n, d, kind)
+		} else {
+			m = ndpp.Random(n, d, seed, ndpp.RandomOptions{Shared: seed%4 == 0, BlockDiagonal: seed%5 == 0})
+		}
+		o, err := NewFast(m, k)
+		require.NoError(t, err)
+		r := newOpRun(t, o, seed, logTolIll)
+		for step := 0; step < 2*k+6; step++ {
+			checkBlock(t, o, rng, st, fmt.Sprintf("seed %d kind %d (k %d, d %d, n %d) step %d", seed, kind, k, d, n, step))
+			r.step()
+		}
+	}
+	t.Logf("%d columns, %d ratios compared with Prepare's; %d block tests, %d proofs checked against the values, %d answers differ from the same test on Prepare's products; largest Prepare/block bound ratio %.3g",
+		st.columns, st.ratios, st.checks, st.proofs, st.differ, st.maxErrRatio)
+	require.Greater(t, st.proofs, st.checks/4, "the block tests prove too little")
+	require.Less(t, st.maxErrRatio, 2.0, "Prepare's bound exceeds twice the block's: below() assumes at most that")
+	require.Less(t, float64(st.differ), 0.005*float64(st.checks), "the block tests disagree too often with the same tests on Prepare's products")
+}
+
+// TestBlockEdges: Naive and direct mode never score; queries on unscored
+// or stale blocks and bad arguments panic; scoring allocates nothing and
+// counts nothing.
+func TestBlockEdges(t *testing.T) {
+	m := ndpp.Random(40, 3, 2, ndpp.RandomOptions{})
+	nv := mustNaive(t, m, 3)
+	nb := nv.NewBlock(4)
+	require.False(t, nv.ScoreBlock(nb, []int{1, 2}))
+	require.PanicsWithValue(t, "detcache: Block was not scored (ScoreBlock returned false or was not called)", func() { nb.SwapsBelow(0, 0) })
+
+	f := mustFast(t, m, 3)
+	require.Panics(t, func() { f.ScoreBlock(nb, []int{1}) }, "another oracle's block")
+	b := f.NewBlock(4)
+	require.Panics(t, func() { f.ScoreBlock(b, []int{1, 2, 3, 4, 5}) }, "too many items")
+	require.Panics(t, func() { f.ScoreBlock(b, []int{40}) }, "item out of range")
+	require.Panics(t, func() { f.NewBlock(0) })
+	c := f.NewCand()
+	for _, it := range []int{0, 1, 2} {
+		f.Prepare(c, it)
+		require.NoError(t, f.Add(c))
+	}
+	require.True(t, f.ScoreBlock(b, []int{5, 6, 7}))
+	require.Equal(t, 3, b.Len())
+	require.Panics(t, func() { b.AddBelow(3, 0) }, "column out of range")
+	f.Prepare(c, 9)
+	require.NoError(t, f.Swap(0, c))
+	require.PanicsWithValue(t, "detcache: Block is stale: the solution changed after ScoreBlock", func() { b.SwapsBelow(0, 0) })
+
+	if !raceEnabled {
+		items := []int{10, 12, 14, 16}
+		st := f.Stats()
+		allocs := testing.AllocsPerRun(20, func() {
+			f.ScoreBlock(b, items)
+			for c := range items {
+				b.SwapsBelow(c, f.Value().Log)
+				b.AddBelow(c, f.Value().Log)
+			}
+			b.PairsBelow(0, 1, f.Value().Log)
+		})
+		require.Zero(t, allocs)
+		require.Equal(t, st, f.Stats())
+	}
+
+	// Direct mode: a singular solution (an item and its copy).
+	v, bb, _, cc := m.Rows()
+	v2, b2 := append([]float64(nil), v...), append([]float64(nil), bb...)
+	copy(v2[3:6], v2[0:3])
+	copy(b2[3:6], b2[0:3])
+	ms, err := ndpp.NewFromRows(40, 3, v2, b2, cc)
+	require.NoError(t, err)
+	fs := mustFast(t, ms, 3)
+	cs := fs.NewCand()
+	fs.Prepare(cs, 0)
+	require.NoError(t, fs.Add(cs))
+	fs.Prepare(cs, 1)
+	require.NoError(t, fs.Add(cs))
+	require.True(t, fs.Direct())
+	require.False(t, fs.ScoreBlock(fs.NewBlock(2), []int{5, 6}))
+}
