@@ -34,7 +34,8 @@ import (
 // and, for the exact normaliser only,
 //
 //	Gram K GC LogDet Factored    Gram matrix and the active factorisation
-//	Dirty Z0 LastRefresh         changed columns and their snapshot values
+//	Dirty Z0 LastRefresh Updates changed columns and their snapshot values,
+//	                             the last recomputation of G, updates since
 //	Gen KZ KZGen                 results in effect, cached K zᵢ
 //	SwapAt PendOK PendK PendGC PendLogDet   the finished job's result (SwapAt 0: none)
 //
@@ -83,6 +84,7 @@ type checkpoint struct {
 	Dirty       []int
 	Z0          []float64 // len(Dirty)×2d, values at the last snapshot
 	LastRefresh int64
+	Updates     int64
 	Gen         int64
 	KZ          []float64 // n×2d, K zᵢ where KZGen[i] == Gen
 	KZGen       []int64
@@ -110,7 +112,7 @@ func (o *Online) Save(w io.Writer) error {
 		np.wait() // a job in flight finishes; its result stays pending
 		d := o.p.Dim
 		cp.Gram, cp.K, cp.GC, cp.LogDet, cp.Factored = np.nw.g, np.k, np.gc, np.logDet, o.factored
-		cp.Dirty, cp.LastRefresh = o.dirtyList, o.lastRefresh
+		cp.Dirty, cp.LastRefresh, cp.Updates = o.dirtyList, o.lastRefresh, o.updates
 		cp.Z0 = make([]float64, 0, len(o.dirtyList)*2*d)
 		for _, i := range o.dirtyList {
 			cp.Z0 = append(cp.Z0, np.zs[i*2*d:(i+1)*2*d]...)
@@ -211,6 +213,7 @@ func (cp *checkpoint) encode(e *binfmt.Encoder) {
 	e.Ints(cp.Dirty)
 	e.F64s(cp.Z0)
 	e.I64(cp.LastRefresh)
+	e.I64(cp.Updates)
 	e.I64(cp.Gen)
 	e.F64s(cp.KZ)
 	e.I64s(cp.KZGen)
@@ -276,6 +279,7 @@ func decodeCheckpoint(data []byte) (*checkpoint, error) {
 		cp.Dirty = dec.Ints("Dirty", 0, max(n-1, 0))
 		cp.Z0 = dec.F64sLen("Z0", len(cp.Dirty)*m)
 		cp.LastRefresh = dec.I64()
+		cp.Updates = dec.I64()
 		cp.Gen = dec.I64()
 		cp.KZ = dec.F64sLen("KZ", n*m)
 		cp.KZGen = dec.I64s("KZGen")
@@ -312,7 +316,7 @@ func (cp *checkpoint) check() error {
 	if cp.Opt.FactorEvery > 1 && cp.Opt.Lag == 0 {
 		return fmt.Errorf("lag 0 with factor-every %d", cp.Opt.FactorEvery)
 	}
-	if len(cp.T) != n || len(cp.IDs) != n || len(cp.PendBW)%(2*d) != 0 || cp.NormCount < 0 || cp.Pos < 0 || cp.TC < 0 {
+	if len(cp.T) != n || len(cp.IDs) != n || len(cp.PendBW)%(2*d) != 0 || cp.NormCount < 0 || cp.Pos < 0 || cp.TC < 0 || cp.Updates < 0 {
 		return fmt.Errorf("counts do not match n = %d, d = %d", n, d)
 	}
 	seenID := make(map[int]bool, n)
@@ -397,7 +401,7 @@ func loadOnline(r io.Reader, limit int64) (*Online, error) {
 		copy(np.nw.g, cp.Gram)
 		copy(np.k, cp.K)
 		copy(np.gc, cp.GC)
-		np.logDet, o.factored, o.lastRefresh = cp.LogDet, cp.Factored, cp.LastRefresh
+		np.logDet, o.factored, o.lastRefresh, o.updates = cp.LogDet, cp.Factored, cp.LastRefresh, cp.Updates
 		np.gen = cp.Gen
 		copy(np.kz, cp.KZ)
 		copy(np.kzGen, cp.KZGen)

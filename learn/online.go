@@ -98,8 +98,9 @@ type OnlineOptions struct {
 	// Normalizer is NormExact (default) or NormBasket.
 	Normalizer Normalizer
 	// RefreshEvery recomputes the exact normaliser's Gram matrix from
-	// scratch every this many baskets, bounding rounding drift of the
-	// incremental updates (default 1000).
+	// scratch, bounding rounding drift of the incremental updates, once
+	// this many baskets and as many column updates as there are items have
+	// passed since the last recomputation (default 1000).
 	RefreshEvery int
 	// FactorEvery refactors the exact normaliser's 2d×2d matrix
 	// A = I + WG (O(d³ + nd²)) every this many baskets, from a snapshot of
@@ -256,6 +257,7 @@ type Online struct {
 	dirty       []bool
 	dirtyList   []int
 	lastRefresh int64     // position of the last full Gram recomputation
+	updates     int64     // column updates of G since then
 	pendC       []float64 // C's gradient accumulated since D's last step (normaliser part)
 	// pendBW holds the basket terms' share of C's gradient since D's last
 	// step as pairs: rows 2t and 2t+1 are wₜ and bₜ of the term bₜwₜᵀ

@@ -314,7 +314,7 @@ func (o *Online) applyJob() bool {
 	if !np.job.ok {
 		o.snapshotAll()
 		np.run()
-		o.lastRefresh = o.pos
+		o.lastRefresh, o.updates = o.pos, 0
 		if !np.job.ok {
 			np.swapAt = 0
 			return false
@@ -326,8 +326,11 @@ func (o *Online) applyJob() bool {
 
 // snapshot fills the next job from the current parameters: the columns
 // changed since the last snapshot and their values, C, and whether G is
-// recomputed (every RefreshEvery baskets, or when so many columns changed
-// that recomputing G is cheaper than updating it).
+// recomputed: when so many columns changed that recomputing G is cheaper
+// than updating it, and to bound the rounding drift of the updates once
+// RefreshEvery baskets and as many column updates as there are items have
+// passed since the last recomputation (so a recomputation, O(nd²), costs
+// at most what the updates it follows cost, whatever the catalogue's size).
 func (o *Online) snapshot() {
 	np, p := o.np, o.p
 	m := 2 * p.Dim
@@ -340,10 +343,11 @@ func (o *Online) snapshot() {
 	j.c = append(j.c[:0], o.c...)
 	// Two full 2d×2d rank-1 updates per changed column (8d² each) cost more
 	// than the upper triangle of ZᵀZ (about 2d²·n).
-	refresh := o.pos-o.lastRefresh >= int64(o.opt.RefreshEvery)
+	o.updates += int64(len(j.items))
+	refresh := o.pos-o.lastRefresh >= int64(o.opt.RefreshEvery) && o.updates >= int64(p.N)
 	j.full = refresh || 4*len(j.items) >= p.N
-	if refresh {
-		o.lastRefresh = o.pos
+	if j.full {
+		o.lastRefresh, o.updates = o.pos, 0
 	}
 	j.z1 = resize(j.z1, len(j.items)*m)
 	for r, i := range j.items {
