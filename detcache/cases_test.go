@@ -122,9 +122,9 @@ func TestFastIllConditioned(t *testing.T) {
 // (checker: within the tolerance, or within the LU's own error of the exact
 // value, and zero flags differing only on numerically singular sets).
 func TestFastMatchesNaive(t *testing.T) {
-	sequences := 150
+	sequences, kBeyond := 150, 12
 	if testing.Short() || raceEnabled {
-		sequences = 30
+		sequences, kBeyond = 30, 8
 	}
 	maxErr := 0.0
 	var flagDiff, byExact int
@@ -139,7 +139,7 @@ func TestFastMatchesNaive(t *testing.T) {
 			scale, partial := diagCase(seed)
 			m = withDiag(t, m, scale, seed, partial)
 			if rng.IntN(2) == 0 {
-				k = min(2*d+1+rng.IntN(d+4), n-3, 12) // beyond 2d when d ≤ 5
+				k = min(2*d+1+rng.IntN(d+4), n-3, kBeyond) // beyond 2d for small d
 			}
 			label += fmt.Sprintf(" diagonal %g partial %v k %d", scale, partial, k)
 		}

@@ -398,7 +398,7 @@ func (bs *boundStats) checkBound(t *testing.T, r, err, exactNew, exactOld float6
 func TestFastErrorBoundsHold(t *testing.T) {
 	sequences := 60
 	if testing.Short() || raceEnabled {
-		sequences = 16
+		sequences = 10
 	}
 	for _, withD := range []bool{false, true} {
 		bs := &boundStats{}

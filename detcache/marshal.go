@@ -94,6 +94,9 @@ func decodeHeader(dec *binfmt.Decoder, m *ndpp.Model, p *diagPrint, capacity int
 		return fmt.Errorf("detcache: state is for n = %d, d = %d, capacity = %d; this oracle has n = %d, d = %d, capacity = %d",
 			gn, gd, gc, n, d, capacity)
 	}
+	if !hasDiag && sum != 0 {
+		return errors.New("detcache: corrupt state: a diagonal's fingerprint without a diagonal")
+	}
 	switch {
 	case hasDiag == m.HasDiag() && sum == p.of(m):
 		return nil

@@ -302,7 +302,7 @@ func TestUnmarshalRejectsBadFields(t *testing.T) {
 		want string
 	}{
 		"diag":   {setByte(36, 7), "flag byte 7"},
-		"print":  {set(37, 1), "without a diagonal"},
+		"print":  {set(37, 1), "fingerprint without a diagonal"},
 		"since":  {set(45, 1000), "updates since refactor"},
 		"direct": {setByte(53, 7), "flag byte 7"},
 		"size":   {set(54, 6), "|S| = 6"},
