@@ -496,19 +496,6 @@ func (nw *normWork) symmetrize() {
 	}
 }
 
-// rank1 adds sign·zzᵀ to the upper triangle of G for z = [v; b].
-func (nw *normWork) rank1(vi, bi []float64, sign float64) {
-	d, m := nw.d, 2*nw.d
-	z := nw.tmp
-	copy(z[:d], vi)
-	copy(z[d:], bi)
-	for r := 0; r < m; r++ {
-		if z[r] != 0 {
-			blas.Axpy(sign*z[r], z[r:], nw.g[r*m+r:(r+1)*m])
-		}
-	}
-}
-
 // factor computes A = I + WG, its inverse, log det A, K and ∂/∂C. It
 // returns false when A is singular (not possible in exact arithmetic: the
 // eigenvalues of WG are those of L plus zeros, with non-negative real part).
