@@ -41,6 +41,19 @@ const (
 	adamEps   = 1e-8
 )
 
+// adamStepRows is adamStep on rows of length d whose step sizes are
+// scaled, row i by f[i] (f nil: adamStep).
+func adamStepRows(x, m, v, g []float64, lr float64, t, d int, f []float64) {
+	if f == nil {
+		adamStep(x, m, v, g, lr, t)
+		return
+	}
+	for i, fi := range f {
+		r := i * d
+		adamStep(x[r:r+d], m[r:r+d], v[r:r+d], g[r:r+d], lr*fi, t)
+	}
+}
+
 // adamStep performs one ascent step x += lr·m̂/(√v̂ + ε) on a block with
 // step count t (≥ 1) and gradient g.
 func adamStep(x, m, v, g []float64, lr float64, t int) {

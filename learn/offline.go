@@ -51,6 +51,10 @@ type OfflineOptions struct {
 	LR float64
 	// DiagLR is the learning rate of θ = log δ (default: LR).
 	DiagLR float64
+	// RateScale, with a diagonal, scales the steps on item i's embeddings
+	// by min(1, √(δᵢ/RateScale)), as OnlineOptions.RateScale (default 0.1;
+	// negative: no scaling).
+	RateScale float64
 	// LRDecay multiplies the learning rate after each validation check
 	// that does not improve on the best (default 0.5; 1 keeps it).
 	LRDecay float64
@@ -106,6 +110,9 @@ func (o OfflineOptions) withDefaults() OfflineOptions {
 	}
 	if o.LRDecay == 0 {
 		o.LRDecay = 0.5
+	}
+	if o.RateScale == 0 {
+		o.RateScale = 0.1
 	}
 	if o.Eps == 0 {
 		o.Eps = 1e-5
@@ -278,20 +285,21 @@ func TrainOffline(train, val [][]int, n int, opt OfflineOptions) (*Result, error
 
 // offlineTrainer holds the state of minibatch Adam.
 type offlineTrainer struct {
-	p       *Params
-	opt     OfflineOptions
-	lr      float64   // the learning rate, decayed on plateaus
-	counts  []float64 // training occurrences of each item
-	invMu   []float64
-	c, bc   []float64
-	workers []*offlineWorker
-	total   *accum
-	nw      *normWork
-	nf      *normPipe // its factor (blocked inverse, four-vector products) on nw
-	g       *Grad
-	mom     *Grad // Adam first moments
-	sq      *Grad // Adam second moments
-	t       int
+	p        *Params
+	opt      OfflineOptions
+	lr       float64   // the learning rate, decayed on plateaus
+	rowScale []float64 // the items' step factors (RateScale)
+	counts   []float64 // training occurrences of each item
+	invMu    []float64
+	c, bc    []float64
+	workers  []*offlineWorker
+	total    *accum
+	nw       *normWork
+	nf       *normPipe // its factor (blocked inverse, four-vector products) on nw
+	g        *Grad
+	mom      *Grad // Adam first moments
+	sq       *Grad // Adam second moments
+	t        int
 }
 
 type offlineWorker struct {
@@ -351,9 +359,19 @@ func (tr *offlineTrainer) step(batch [][]int) bool {
 	}
 	p, g := tr.p, tr.g
 	tr.t++
-	adamStep(p.V, tr.mom.V, tr.sq.V, g.V, tr.lr, tr.t)
+	var f []float64
+	if p.Theta != nil && tr.opt.RateScale > 0 {
+		// As the online learner (OnlineOptions.RateScale): item i's
+		// embedding steps scale by min(1, √(δᵢ/RateScale)).
+		tr.rowScale = resize(tr.rowScale, p.N)
+		f = tr.rowScale
+		for i, th := range p.Theta {
+			f[i] = math.Min(1, math.Sqrt(math.Exp(th)/tr.opt.RateScale))
+		}
+	}
+	adamStepRows(p.V, tr.mom.V, tr.sq.V, g.V, tr.lr, tr.t, p.Dim, f)
 	if p.B != nil {
-		adamStep(p.B, tr.mom.B, tr.sq.B, g.B, tr.lr, tr.t)
+		adamStepRows(p.B, tr.mom.B, tr.sq.B, g.B, tr.lr, tr.t, p.Dim, f)
 	}
 	if !tr.opt.FixC {
 		adamStep(p.D, tr.mom.D, tr.sq.D, g.D, tr.lr, tr.t)
