@@ -43,14 +43,17 @@ const (
 
 // adamStepRows is adamStep on rows of length d whose step sizes are
 // scaled, row i by f[i] (f nil: adamStep).
+// It runs on f64.Adam with the coefficients computed once (adamApply: the
+// same results as adamStep).
 func adamStepRows(x, m, v, g []float64, lr float64, t, d int, f []float64) {
+	step, eps := adamCoef(lr, int64(t))
 	if f == nil {
-		adamStep(x, m, v, g, lr, t)
+		adamApply(x, m, v, g, step, eps)
 		return
 	}
 	for i, fi := range f {
 		r := i * d
-		adamStep(x[r:r+d], m[r:r+d], v[r:r+d], g[r:r+d], lr*fi, t)
+		adamApply(x[r:r+d], m[r:r+d], v[r:r+d], g[r:r+d], step*fi, eps)
 	}
 }
 
