@@ -99,7 +99,10 @@ type LocalSearchResult struct {
 	SingleSwaps int64 // single swaps applied
 	PairSwaps   int64 // pair swaps applied
 	Skipped     int64 // candidate visits decided by block scoring without the oracle
-	Capped      bool  // stopped at MaxPasses before reaching a local optimum
+	// SkippedPairs counts pairs of pool items whose pair swaps block
+	// scoring ruled out without the oracle.
+	SkippedPairs int64
+	Capped       bool // stopped at MaxPasses before reaching a local optimum
 }
 
 // LocalSearch improves a start set of at most k items (the offline greedy's
@@ -174,6 +177,10 @@ type lsearch struct {
 	blk  *detcache.Block
 	heap poolHeap
 	pc   []*detcache.Cand // the pool's Cands
+	// ready[i]: pc[i] is prepared in this pair round
+	ready []bool
+	pblk  *detcache.Block // block scoring of the pool's pairs (nil until used)
+	cols  []int           // the pool's items
 
 	evalBase     int64
 	skippedEvals int64
@@ -420,27 +427,65 @@ func (ls *lsearch) visit(t, c int, fv Value, ranking bool) (bool, error) {
 	return true, nil
 }
 
+// maxPairBlock is the largest pool whose pairs are block scored (a Block
+// holds O(size·k) numbers).
+const maxPairBlock = 4096
+
 // pairRound searches the pair swaps within the pool ranked by the last
 // sweep (which left S unchanged) and applies the best if it beats
-// (1 + ε)·f(S).
+// (1 + ε)·f(S). With block scoring, a pair of pool items whose values are
+// proved not to exceed max((1 + ε)·f(S), the best value so far) is
+// skipped (it can neither be applied nor be the first best), its
+// evaluations counted.
 func (ls *lsearch) pairRound() (bool, error) {
 	o := ls.o
 	pool := ls.heap.sorted()
 	for len(ls.pc) < len(pool) {
 		ls.pc = append(ls.pc, o.NewCand())
+		ls.ready = append(ls.ready, false)
 	}
-	for i, e := range pool {
-		o.Prepare(ls.pc[i], e.item)
+	clear(ls.ready)
+	prep := func(i int) *detcache.Cand {
+		if !ls.ready[i] {
+			o.Prepare(ls.pc[i], pool[i].item)
+			ls.ready[i] = true
+		}
+		return ls.pc[i]
 	}
 	fv := o.Value()
 	k := o.Len()
+	scored := false
+	if !ls.direct && !fv.Zero && len(pool) <= maxPairBlock {
+		if ls.pblk == nil {
+			ls.pblk = o.NewBlock(min(ls.pool, maxPairBlock))
+		}
+		ls.cols = ls.cols[:0]
+		for _, e := range pool {
+			ls.cols = append(ls.cols, e.item)
+		}
+		scored = o.ScoreBlock(ls.pblk, ls.cols)
+	}
+	npairs := int64(k * (k - 1) / 2)
+	bar := fv.Log + ls.logEps
 	bv := detcache.ZeroValue
 	bx, by, ba, bb := -1, -1, -1, -1
 	for x := range pool {
 		for y := x + 1; y < len(pool); y++ {
+			if scored {
+				L := bar
+				if !bv.Zero && bv.Log > L {
+					L = bv.Log
+				}
+				if ls.pblk.PairsBelow(x, y, L) {
+					ls.res.SkippedPairs++
+					ls.skippedEvals += npairs
+					continue
+				}
+			}
+			cx, cy := prep(x), prep(y)
 			for a := 0; a < k; a++ {
 				for b := a + 1; b < k; b++ {
-					if v := o.PairSwapValue(ls.pc[x], ls.pc[y], a, b); v.Greater(bv) {
+					if v := o.PairSwapValue(cx, cy, a, b); v.Greater(bv) {
 						bv, bx, by, ba, bb = v, x, y, a, b
 					}
 				}
@@ -452,7 +497,7 @@ func (ls *lsearch) pairRound() (bool, error) {
 	}
 	items := o.Items()
 	outA, outB := items[ba], items[bb]
-	if err := o.PairSwap(ba, bb, ls.pc[bx], ls.pc[by]); err != nil {
+	if err := o.PairSwap(ba, bb, prep(bx), prep(by)); err != nil {
 		return false, fmt.Errorf("stream: local search: swapping items %d, %d in: %w", pool[bx].item, pool[by].item, err)
 	}
 	ls.inS[outA], ls.inS[outB] = false, false

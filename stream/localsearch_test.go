@@ -486,7 +486,11 @@ func TestLocalSearchBlockIdentical(t *testing.T) {
 			blk, one := out[0], out[1]
 			require.Positive(t, blk.Skipped, "n=%d pool=%d: block scoring skipped nothing", n, pool)
 			require.Zero(t, one.Skipped)
-			blk.Skipped, blk.Seconds, one.Seconds = 0, 0, 0
+			if pool != -2 {
+				require.Positive(t, blk.SkippedPairs, "n=%d pool=%d: block scoring skipped no pair", n, pool)
+			}
+			require.Zero(t, one.SkippedPairs)
+			blk.Skipped, blk.SkippedPairs, blk.Seconds, one.Seconds = 0, 0, 0, 0
 			require.Empty(t, cmp.Diff(one, blk), "n=%d pool=%d (-oracle only +block scoring)", n, pool)
 			t.Logf("n=%d pool=%d: %d passes, %d swaps (%d pairs), %d evals, %.1f%% of candidate visits skipped", n, pool,
 				one.Passes, one.Swaps, one.PairSwaps, one.Evals, 100*float64(out[0].Skipped)/float64(int64(one.Passes)*int64(n-k)))
