@@ -108,10 +108,12 @@ type LocalSearchResult struct {
 // LocalSearch improves a start set of at most k items (the offline greedy's
 // or an online algorithm's solution, or any set; nil or short sets are
 // first filled greedily) by single and pair swaps until it is a
-// (1 + ε)-local optimum, after Anari and Vuong (AISTATS 2022), whose
-// analysis gives a k^O(k) approximation for a (1 + ε)-local optimum over
-// swaps of up to two items (single swaps alone give none for nonsymmetric
-// kernels). It resets the oracle (capacity ≥ k), which holds the solution
+// (1 + ε)-local optimum, after N. Anari and T.-D. Vuong, "Simple and
+// Near-Optimal MAP Inference for Nonsymmetric DPPs", whose analysis gives
+// a k^O(k) approximation for a (1 + ε)-local optimum over swaps of up to
+// two items with every item (single swaps alone give none for
+// nonsymmetric kernels); with a pool smaller than all items the pair swaps
+// are a heuristic restriction of that neighbourhood. It resets the oracle (capacity ≥ k), which holds the solution
 // as the search runs; every value comes from the oracle.
 //
 // The rules, exactly as implemented:
@@ -134,11 +136,13 @@ type LocalSearchResult struct {
 //
 // Sweeps hand blocks of candidates to the oracle's block scoring (unless
 // OracleOnly): a candidate whose swap values are proved not to exceed
-// (1 + ε)·f(S) nor its pool's entry threshold is skipped, with the
-// evaluations it would have cost counted, so that results and counters are
-// those of visiting every candidate. A sweep costs O(n(kd + k²)) with the
-// fast oracle, a pair round O(P(kd + k²) + P²(d + k + k²)) for a pool of
-// P items.
+// (1 + ε)·f(S) nor its pool's entry threshold is skipped, and so is a pair
+// of pool items whose pair swaps are proved not to exceed (1 + ε)·f(S) nor
+// the best pair value found before it; the evaluations they would have
+// cost are counted, so that results and counters are those of visiting
+// every candidate and pair. A sweep costs O(n(kd + k²)) with the fast
+// oracle, a pair round O(P(kd + k²) + P²(d + k + k²)) for a pool of P
+// items.
 func LocalSearch(o detcache.Oracle, k int, start []int, opt LocalSearchOptions) (LocalSearchResult, error) {
 	t0 := time.Now()
 	ls, err := newLocalSearch(o, k, start, opt)
