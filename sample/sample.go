@@ -162,7 +162,7 @@ func (s *Sampler) zhat(i int, dst []float64) {
 }
 
 // grams returns G₁ = Σᵢ zᵢzᵢᵀ/(1 + δᵢ) and G₂ = Σᵢ ẑᵢẑᵢᵀ (r×r), in chunks
-// of rows through blas.Gemm.
+// of gramChunk items (rows) through blas.Gemm.
 func (s *Sampler) grams() (g1, g2 []float64) {
 	r := s.r
 	g1 = make([]float64, r*r)
@@ -170,14 +170,13 @@ func (s *Sampler) grams() (g1, g2 []float64) {
 	if hasDiag {
 		g2 = make([]float64, r*r)
 	}
-	const chunk = 1024
-	z1 := make([]float64, chunk*r)
+	z1 := make([]float64, gramChunk*r)
 	var z2 []float64
 	if hasDiag {
-		z2 = make([]float64, chunk*r)
+		z2 = make([]float64, gramChunk*r)
 	}
-	for lo := 0; lo < s.n; lo += chunk {
-		hi := min(lo+chunk, s.n)
+	for lo := 0; lo < s.n; lo += gramChunk {
+		hi := min(lo+gramChunk, s.n)
 		for i := lo; i < hi; i++ {
 			row := z1[(i-lo)*r : (i-lo+1)*r]
 			s.zhat(i, row) // ẑᵢ = zᵢ/(1+δᵢ)
@@ -200,6 +199,9 @@ func (s *Sampler) grams() (g1, g2 []float64) {
 	}
 	return g1, g2
 }
+
+// gramChunk is the number of items per Gram product in New.
+const gramChunk = 4096
 
 // weight returns W (r×r): blockdiag(I_d, C), or I_d + C when B = V.
 func (s *Sampler) weight() []float64 {
