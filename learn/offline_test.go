@@ -25,7 +25,7 @@ func TestOfflineGradientMatchesFiniteDifferences(t *testing.T) {
 		require.NoError(t, err)
 		tr := newOfflineTrainer(p, train, opt)
 		if diag {
-			tr.initTheta(train)
+			tr.initTheta()
 		}
 		require.True(t, tr.gradient(batch))
 		mu := make([]float64, n)
@@ -170,7 +170,7 @@ func TestOfflineRateScaleScalesItemSteps(t *testing.T) {
 		p, err := newParams(16, 3, false, true, 2, opt.Init)
 		require.NoError(t, err)
 		tr := newOfflineTrainer(p, train, opt)
-		tr.initTheta(train)
+		tr.initTheta()
 		v0 := append([]float64(nil), p.V...)
 		theta = append([]float64(nil), p.Theta...)
 		require.True(t, tr.step(train[:50]))
