@@ -19,7 +19,9 @@
 // Steps stop early when no candidate has a positive gain under the zero
 // rule (ZeroFactor), as the offline greedy does, so a result may hold
 // fewer than k items. With all of the catalogue as candidates, no quality,
-// nothing shown and no window it chooses the offline greedy's set.
+// nothing shown and no window it is the offline greedy MAP of Gartrell et
+// al. (Alg. 1) on L, the same recurrences and zero rule as
+// stream.OfflineGreedy.
 //
 // # Conditioning set, shown items and the window
 //
@@ -36,12 +38,11 @@
 // items kept before it is positive under the zero rule, and left out
 // otherwise. The kept set always has det L_S > 0, and gains are Schur
 // complements given it (Result.ShownSkipped counts the shown items left
-// out at the start). In the common cases this changes nothing: with a
-// positive diagonal every set is nonsingular, and without one a shown set
-// beyond the rank keeps a maximal nonsingular prefix-greedy subset — after
-// which, without a window, every candidate has a zero gain (a set beyond
-// the rank has det L = 0), so the result is empty: use a window or a model
-// with a diagonal.
+// out at the start). With δᵢ > 0 for every item no set is singular and
+// nothing is left out. Without a diagonal, a shown sequence longer than the
+// kernel's rank keeps at most rank-many items, and then, without a window,
+// every candidate has a zero gain (a set beyond the rank has det L_S = 0)
+// and the result is empty: use a window, or a model with a diagonal.
 //
 // # Algorithm
 //

@@ -103,11 +103,12 @@ func (w *Workspace) run(m *ndpp.Model, req *Request) {
 	w.item = append(w.item, shown...)
 	p := len(w.item)
 	w.p, w.d = p, d
-	w.w = req.Window
-	if w.w == 0 {
-		w.w = len(shown) + req.K
+	// The sequence never holds more than the shown items used and k − 1
+	// chosen ones, whatever the window.
+	w.w = len(shown) + req.K
+	if req.Window > 0 {
+		w.w = min(w.w, req.Window)
 	}
-	w.w = max(w.w, 1)
 	w.st = grow(w.st, p)
 	w.lxx = grow(w.lxx, p)
 	w.s = grow(w.s, p)
@@ -215,7 +216,18 @@ func (w *Workspace) add(m *ndpp.Model, y int) {
 		bg = w.bg
 	}
 	impl.Dgemv(gblas.NoTrans, w.p, d, 1, bg, d, m.ItemBC(it), 1, 0, w.row, 1)
-	ay, by := w.a[y*W:y*W+r], w.b[y*W:y*W+r]
+	for x, al := range w.col {
+		ga := w.row[x]
+		w.col[x], w.row[x] = al-ga, al+ga
+	}
+	if r > 0 {
+		// col = R(x, y) = L_{x,y} − Σ_q a_q(x)·b_q(y) and
+		// row = R(y, x) = L_{y,x} − Σ_q a_q(y)·b_q(x): products of the
+		// families (p×r, row stride W) with y's own.
+		ay, by := w.a[y*W:y*W+r], w.b[y*W:y*W+r]
+		impl.Dgemv(gblas.NoTrans, w.p, r, -1, w.a, W, by, 1, 1, w.col, 1)
+		impl.Dgemv(gblas.NoTrans, w.p, r, -1, w.b, W, ay, 1, 1, w.row, 1)
+	}
 	sy := w.s[y]
 	for x := 0; x < w.p; x++ {
 		switch w.st[x] {
@@ -229,13 +241,7 @@ func (w *Workspace) add(m *ndpp.Model, y int) {
 		if x == y {
 			continue
 		}
-		al, ga := w.col[x], w.row[x]
-		rc, rr := al-ga, al+ga
-		ax, bx := w.a[x*W:x*W+r], w.b[x*W:x*W+r]
-		for q := range ax {
-			rc -= ax[q] * by[q]
-			rr -= ay[q] * bx[q]
-		}
+		rc, rr := w.col[x], w.row[x]
 		am := rc / sy
 		w.a[x*W+r], w.b[x*W+r] = am, rr
 		pr := am * rr

@@ -260,7 +260,9 @@ func TestRerankWindowPaths(t *testing.T) {
 
 // TestRerankFullCatalogueIsOfflineGreedy: all items as candidates, no
 // quality, nothing shown, no window: the offline greedy's solution
-// (stream.OfflineGreedy), for models without a diagonal.
+// (stream.OfflineGreedy). Models without a diagonal only: stream's greedy
+// starts from s_x = ‖v_x‖², leaving out δ_x (TestRerankMatchesBruteForce
+// covers diagonal models).
 func TestRerankFullCatalogueIsOfflineGreedy(t *testing.T) {
 	var ws Workspace
 	for seed := uint64(1); seed <= 30; seed++ {
@@ -323,8 +325,13 @@ func TestRerankRequestErrors(t *testing.T) {
 	}
 	_, err := ws.Rerank(nil, Request{Candidates: []int{1}, K: 1})
 	require.Error(t, err)
+	// A huge window costs no more than none.
+	res, err := ws.Rerank(m, Request{Candidates: []int{4, 5, 6}, K: 2, Window: math.MaxInt})
+	require.NoError(t, err)
+	require.Len(t, res.Items, 2)
+	require.LessOrEqual(t, cap(ws.a), 100)
 	// After errors the workspace still serves requests.
-	res, err := ws.Rerank(m, Request{Candidates: []int{4, 5, 6}, K: 2})
+	res, err = ws.Rerank(m, Request{Candidates: []int{4, 5, 6}, K: 2})
 	require.NoError(t, err)
 	require.Len(t, res.Items, 2)
 }
