@@ -16,8 +16,9 @@ type Request struct {
 	Candidates []int `json:"candidates"`
 	// Quality, when not nil, holds a score qᵢ ≥ 0 per candidate (finite,
 	// in the order of Candidates): the kernel becomes diag(q)·L·diag(q), so
-	// a candidate's gain is multiplied by qᵢ². A candidate with qᵢ = 0 is
-	// never chosen.
+	// a candidate's gain is multiplied by qᵢ². A candidate with qᵢ² = 0
+	// (qᵢ = 0, or so small that qᵢ² underflows) is never chosen, nor is one
+	// whose gain overflows.
 	Quality []float64 `json:"quality,omitempty"`
 	// Shown are items already shown to the user, oldest first (in range,
 	// distinct; they need not be candidates). The gains are conditioned on
