@@ -3,7 +3,7 @@ GO ?= go
 PKGS := ./...
 HAVE_OPENBLAS := $(shell pkg-config --exists openblas lapacke 2>/dev/null && echo yes)
 
-.PHONY: build build-openblas test test-gonum test-openblas test-noasm test-race bench lint demo
+.PHONY: build build-openblas test test-gonum test-openblas test-noasm test-race bench loadtest lint demo
 
 build:
 	$(GO) build -o bin/ndpp-bench ./cmd/ndpp-bench
@@ -41,6 +41,15 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 ifeq ($(HAVE_OPENBLAS),yes)
 	$(GO) test -tags openblas -run '^$$' -bench . -benchmem $(PKGS)
+endif
+
+# The serve load test at the README's size (TestServeLoad -load.full:
+# catalogue 10⁴, d = 30, N = 500 candidates, k = 10, 8 clients, 20 s per
+# build); `make test` runs it at a small size.
+loadtest:
+	$(GO) test -count=1 -run '^TestServeLoad$$' -v ./cmd/ndpp-bench -args -load.full
+ifeq ($(HAVE_OPENBLAS),yes)
+	$(GO) test -tags openblas -count=1 -run '^TestServeLoad$$' -v ./cmd/ndpp-bench -args -load.full
 endif
 
 # staticcheck 2026.2.2 (module version v0.8.2):

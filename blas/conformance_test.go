@@ -202,3 +202,37 @@ func TestUseRejectsUnknownAndMissing(t *testing.T) {
 		t.Fatalf("Available() = %v with OpenBLAS", got)
 	}
 }
+
+// TestSyrkTransMatchesNaive checks Syrk's C = alpha·AᵀA + beta·C (upper
+// triangle; the lower one untouched) on every backend, as the learners
+// use it for Gram matrices of row-major item vectors.
+func TestSyrkTransMatchesNaive(t *testing.T) {
+	forEachBackend(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(5, 6))
+		for _, tc := range []struct{ n, k int }{{1, 1}, {4, 3}, {60, 7}, {60, 2000}, {20, 300}} {
+			n, k := tc.n, tc.k
+			a := randSlice(rng, k*n)
+			c0 := randSlice(rng, n*n)
+			c := append([]float64(nil), c0...)
+			Syrk(gblas.Trans, n, k, -0.5, a, n, 2, c, n)
+			for i := 0; i < n; i++ {
+				for j := 0; j < n; j++ {
+					if j < i {
+						if c[i*n+j] != c0[i*n+j] {
+							t.Fatalf("Syrk n=%d k=%d wrote the lower triangle at (%d,%d)", n, k, i, j)
+						}
+						continue
+					}
+					s := 0.0
+					for l := 0; l < k; l++ {
+						s += a[l*n+i] * a[l*n+j]
+					}
+					want := -0.5*s + 2*c0[i*n+j]
+					if math.Abs(c[i*n+j]-want) > level3Tol*float64(k+2)*8 {
+						t.Fatalf("Syrk n=%d k=%d: (%d,%d) = %v, want %v", n, k, i, j, c[i*n+j], want)
+					}
+				}
+			}
+		}
+	})
+}

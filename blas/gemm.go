@@ -6,6 +6,8 @@ import (
 	gblas "gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	gonumblas "gonum.org/v1/gonum/blas/gonum"
+
+	"github.com/ndpp-go/ndpp/internal/f64"
 )
 
 // Gemm computes C = alpha·op(A)·op(B) + beta·C for row-major matrices (C is
@@ -128,6 +130,67 @@ func gemmNN(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64
 			b0 := brow(l)[:len(cr)]
 			for j := range cr {
 				cr[j] += x0 * b0[j]
+			}
+		}
+	}
+}
+
+// Syrk computes the upper triangle of C = alpha·AᵀA + beta·C (tA =
+// Trans: A is k×n, C n×n) or alpha·AAᵀ + beta·C (NoTrans: A is n×k) for
+// row-major matrices, through the backend in use (BLAS's Dsyrk): the
+// symmetric product costs half a Gemm's work. The strictly lower triangle
+// of C is not referenced. On the pure-Go backend AᵀA runs in a kernel of
+// four-row products (internal/f64.GemvT4, one pass over A per four rows of
+// C), several times faster than gonum's Dsyrk at the Gram matrices' shapes
+// (n = 2d ≤ a few hundred, k up to millions).
+func Syrk(tA gblas.Transpose, n, k int, alpha float64, a []float64, lda int, beta float64, c []float64, ldc int) {
+	impl := blas64.Implementation()
+	if _, pure := impl.(gonumblas.Implementation); !pure || tA != gblas.Trans || n == 0 {
+		impl.Dsyrk(gblas.Upper, tA, n, k, alpha, a, lda, beta, c, ldc)
+		return
+	}
+	switch {
+	case n < 0 || k < 0:
+		panic(fmt.Sprintf("blas: Syrk with negative size n = %d, k = %d", n, k))
+	case lda < n || ldc < n:
+		panic(fmt.Sprintf("blas: Syrk lda = %d or ldc = %d below n = %d", lda, ldc, n))
+	case k > 0 && len(a) < (k-1)*lda+n:
+		panic(fmt.Sprintf("blas: Syrk len(a) = %d too short for %d×%d with lda %d", len(a), k, n, lda))
+	case len(c) < (n-1)*ldc+n:
+		panic(fmt.Sprintf("blas: Syrk len(c) = %d too short for %d×%d with ldc %d", len(c), n, n, ldc))
+	}
+	var stack [4 * 128]float64
+	y := stack[:]
+	if n > 128 {
+		y = make([]float64, 4*n)
+	}
+	for r := 0; r < n; r += 4 {
+		// Rows r..r+3 of C from column r on: y[v][j] = Σ_l A[l][r+v]·A[l][r+j]
+		// (the last group ends at row n−1).
+		r0 := min(r, max(0, n-4))
+		w := n - r0
+		if n >= 4 {
+			f64.GemvT4(k, w, a[r0:], lda, a[r0:], 1, lda, y, w)
+		} else {
+			for v := 0; v < n; v++ { // fewer than four rows
+				for j := range w {
+					s := 0.0
+					for l := 0; l < k; l++ {
+						s += a[l*lda+r0+v] * a[l*lda+r0+j]
+					}
+					y[v*w+j] = s
+				}
+			}
+		}
+		for v := max(r-r0, 0); v < min(4, n-r0); v++ {
+			row := c[(r0+v)*ldc+r0+v : (r0+v)*ldc+n]
+			src := y[v*w+v : v*w+w]
+			for j, x := range src {
+				if beta == 0 {
+					row[j] = alpha * x
+				} else {
+					row[j] = alpha*x + beta*row[j]
+				}
 			}
 		}
 	}

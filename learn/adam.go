@@ -41,6 +41,22 @@ const (
 	adamEps   = 1e-8
 )
 
+// adamStepRows is adamStep on rows of length d whose step sizes are
+// scaled, row i by f[i] (f nil: adamStep).
+// It runs on f64.Adam with the coefficients computed once (adamApply: the
+// same results as adamStep).
+func adamStepRows(x, m, v, g []float64, lr float64, t, d int, f []float64) {
+	step, eps := adamCoef(lr, int64(t))
+	if f == nil {
+		adamApply(x, m, v, g, step, eps)
+		return
+	}
+	for i, fi := range f {
+		r := i * d
+		adamApply(x[r:r+d], m[r:r+d], v[r:r+d], g[r:r+d], step*fi, eps)
+	}
+}
+
 // adamStep performs one ascent step x += lr·m̂/(√v̂ + ε) on a block with
 // step count t (≥ 1) and gradient g.
 func adamStep(x, m, v, g []float64, lr float64, t int) {

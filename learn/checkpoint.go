@@ -19,7 +19,7 @@ import (
 // entries:
 //
 //	options   D, Shared, LowRank, Seed, Init.Scale, Init.CScale, Init.Share,
-//	          N, Optimizer, LR, DiagLR, Alpha, Beta, Eps, Normalizer,
+//	          N, Optimizer, LR, DiagLR, RateScale, Alpha, Beta, Eps, Normalizer,
 //	          RefreshEvery, FactorEvery, Lag, CEvery, FixC (after defaults)
 //	n, d      items (rows) and rank
 //	IDs       the item id of each row
@@ -143,6 +143,7 @@ func encodeOptions(e *binfmt.Encoder, o OnlineOptions) {
 	e.Int(int(o.Optimizer))
 	e.F64(o.LR)
 	e.F64(o.DiagLR)
+	e.F64(o.RateScale)
 	e.F64(o.Alpha)
 	e.F64(o.Beta)
 	e.F64(o.Eps)
@@ -171,6 +172,7 @@ func decodeOptions(d *binfmt.Decoder) OnlineOptions {
 	o.Optimizer = Optimizer(d.Int("optimizer", int(Adam), int(SGD)))
 	o.LR = d.F64()
 	o.DiagLR = d.F64()
+	o.RateScale = d.F64()
 	o.Alpha = d.F64()
 	o.Beta = d.F64()
 	o.Eps = d.F64()

@@ -4,9 +4,38 @@
 //
 // # Model and parameters
 //
-// L = VᵀV + BᵀCB with items as columns of V, B (d×n) and C = D − Dᵀ for a
-// free d×d matrix D, so C stays skew-symmetric under any update (Params).
-// B = V is the shared variant of Gartrell et al.'s experiments.
+// By default both learners fit a kernel with a diagonal,
+//
+//	L = Δ + VᵀV + BᵀCB,  Δ = diag(δᵢ), δᵢ = exp(θᵢ),
+//
+// with items as columns of V, B (d×n) and C = D − Dᵀ for a free d×d matrix
+// D, so C stays skew-symmetric under any update (Params). LowRank (in
+// OfflineOptions and OnlineOptions) fits Gartrell et al.'s L = VᵀV + BᵀCB;
+// B = V is the shared variant of their experiments. A rank-2d kernel gives
+// probability zero to every basket larger than 2d and ties each item's rate
+// to its embeddings; the diagonal frees both, and with V = B = 0 it is the
+// independent-items model (Independent), so a learner starts from that
+// baseline and the embeddings add the items' interactions.
+//
+// The rows held are the item vectors over sᵢ = √(1 + δᵢ). With S = diag(sᵢ),
+// I + L = S(I + ṼᵀWṼ)S (W = blockdiag(I, C)), so
+//
+//	log det(I + L) = Σᵢ log(1 + δᵢ) + log det(I_2d + W G̃),  G̃ = Σᵢ z̃ᵢz̃ᵢᵀ:
+//
+// the normaliser's Gram matrix is that of the rows held, and a change of δᵢ
+// moves no other item's term. For a basket, with A = L_S + εI,
+// ∂ log det A/∂δᵢ = (1 + (1 − ε)(A⁻¹)ᵢᵢ)/(1 + δᵢ) through Δ and sᵢ (basketWork.pieces).
+//
+// # Objective and evaluation convention
+//
+// The basket term is log det(L_S + εI) with ε = 1e-5 (DefaultEps), as in
+// Gartrell et al.'s code: the symmetric part of L_S + εI is at least εI, so
+// the term is finite for every basket, also one larger than a low-rank
+// kernel's rank. Validation, traces and Evaluate's test log-likelihood and
+// AUC use the same term, so early stopping and the reported figures are
+// finite and comparable; Metrics.BeyondRank counts the test baskets whose
+// probability under a low-rank model is 0 and whose term is finite only
+// through ε.
 //
 // # Gradients (L_S is not symmetric)
 //
@@ -32,9 +61,16 @@
 //
 // # Online learner (Online, TrainOnline)
 //
-// One pass over any BasketSource (a file is streamed by a baskets.Reader);
-// memory O(nd + d²) whatever the number of baskets; the catalogue grows when
-// new items appear. Each basket S_t takes a gradient step on
+// One pass over any BasketSource (a file is streamed by a baskets.Reader,
+// held-out baskets taken out of the stream by baskets.HoldOut); memory
+// O(nd + d²) whatever the number of baskets; the catalogue grows with the
+// distinct items seen (rows in order of first appearance, the ids kept).
+// With a diagonal, δᵢ(t) = rᵢ(t)·exp(φᵢ) with rᵢ(t) = (μᵢ + 1)/(t − μᵢ + 1),
+// the odds of the item's running frequency: the diagonal tracks each item's
+// rate exactly from its first basket and φᵢ learns the correction; an
+// item's embeddings are drawn at its first basket, at a small share of δᵢ,
+// and Adam's steps on them are scaled by min(1, √(δᵢ/RateScale)), since
+// their natural size is √δᵢ. Each basket S_t takes a gradient step on
 //
 //	ψ_t = log det(L_{S_t} + εI) − N_t − R(V_{S_t}, B_{S_t}),
 //	R = α Σ ‖vᵢ‖²/μᵢ + β Σ ‖bᵢ‖²/μᵢ  (μᵢ: occurrences of i so far),
@@ -42,12 +78,13 @@
 // updating only the basket's columns and C. N_t is either the paper's
 // basket-restricted log det(I + L_{S_t}) (NormBasket) or the full
 // log det(I + L) (NormExact, the default), through A = I + WG (Sylvester):
-// every FactorEvery baskets (default 200) the learner copies the columns
+// every FactorEvery baskets (default 25) the learner copies the columns
 // changed since the previous snapshot, and C, for a worker goroutine, which
-// keeps every column's snapshot value, brings G up to date (rank-one
-// updates of the changed columns when fewer than n/4 changed, else G = ZᵀZ
-// anew, as every RefreshEvery baskets to bound drift), factors A and forms
-// K and ∂/∂C; the result takes effect Lag baskets (default 70) after its
+// keeps every column's snapshot value, brings G up to date (a symmetric
+// rank-k update by the changed columns when fewer than n/4 changed, else
+// G = ZᵀZ anew, as once as many updates as items have passed to bound
+// drift), factors A and forms K and ∂/∂C; the result takes effect Lag
+// baskets (default: FactorEvery) after its
 // snapshot, at a fixed position, so the parameters do not depend on
 // scheduling (FactorEvery = 1: synchronous at every basket, the exact
 // gradient, O(d³ + |S|d²) per basket). Each item's K zᵢ is computed once
@@ -83,11 +120,19 @@
 // matrix is invertible and the term finite even for a rank-deficient
 // basket. Minibatch baskets are scored in parallel (one accumulator per
 // worker, merged after) by the online learner's basket computation
-// (basketWork.pieces); the normaliser (G = ZᵀZ, the 2d×2d inverse) is
-// computed concurrently, and ZK, C uᵢ and Σ bᵢwᵢᵀ over the touched items
-// go through the same four-vector products. C is learned (the reference's scalable
-// code never trains it). The validation likelihood is checked once per pass
-// and the best model returned after Patience passes without improvement.
+// (basketWork.pieces); the normaliser (G = ZᵀZ by a symmetric rank-n
+// product, the 2d×2d inverse) is computed concurrently, ZK goes straight
+// into the gradient (two goroutines on large catalogues), and C uᵢ and
+// Σ bᵢwᵢᵀ over the baskets' items go through the four-vector products. C
+// is learned (the reference's scalable code never trains it). With a
+// diagonal, θ starts at the independent-items model of the training counts,
+// each item's embeddings at half its δᵢ, and item steps are scaled by the
+// rate as in the online learner. Each step's normaliser costs O(nd²)
+// whatever the minibatch, so the default minibatch is max(800, n/4) and the
+// learning rate 0.006·√(Batch/800). The validation likelihood (the
+// objective's ε convention) is checked once per pass; a pass without
+// improvement halves the learning rate (LRDecay), and the best model is
+// returned after Patience such passes.
 //
 // # Kernels
 //
@@ -101,13 +146,15 @@
 //
 // # Evaluation (Evaluate)
 //
-// Test log-likelihood (mean log det L_S − log det(L + I)), and MPR, AUC,
+// Test log-likelihood (mean log det(L_S + εI) − log det(L + I)), and MPR, AUC,
 // Prec@5 and Prec@10 under two protocols: "paper", the reference code's
 // (baskets deduplicated and sorted by item id, the highest-id item held out,
 // items scored by the conditional gain s_j = L_jj − L_{j,Y}L_Y⁻¹L_{Y,j},
 // PR = 1 − #{s_j ≥ s_t}/#{s_j ≠ 0}, AUC against one random basket of the same
-// size per test basket, each figure the mean over three log-size buckets),
-// and "micro", plain means over the test baskets.
+// size per test basket, each figure the mean over three log-size buckets
+// cut from the whole test split), and "micro", plain means over the test
+// baskets. Baselines evaluates the independent-items model of the training
+// baskets the same way: its conditional gains rank items by popularity.
 //
 // # References
 //

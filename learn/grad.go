@@ -2,6 +2,7 @@ package learn
 
 import (
 	"math"
+	"sync"
 
 	"github.com/ndpp-go/ndpp/blas"
 	"github.com/ndpp-go/ndpp/internal/f64"
@@ -44,7 +45,12 @@ type accum struct {
 	gc          []float64 // d×d gradient w.r.t. C
 	touched     []bool
 	touchedList []int
-	value       float64
+	// pieced marks the rows with basket pieces (u, w): C uᵢ and Σ bᵢwᵢᵀ
+	// are formed over those only (the normaliser touches every row, with
+	// direct terms).
+	pieced    []bool
+	pieceList []int
+	value     float64
 	// finish's scratch: the touched rows of u and w, C uᵢ, bᵢ by column,
 	// Σ bᵢwᵢᵀ.
 	fu, fw, fcu, fbt, fprod []float64
@@ -69,6 +75,7 @@ func (a *accum) resize(n, d int) {
 	a.gc = grow(a.gc, d*d)
 	for len(a.touched) < n {
 		a.touched = append(a.touched, false)
+		a.pieced = append(a.pieced, false)
 	}
 }
 
@@ -76,6 +83,15 @@ func (a *accum) touch(i int) {
 	if !a.touched[i] {
 		a.touched[i] = true
 		a.touchedList = append(a.touchedList, i)
+	}
+}
+
+// touchPiece marks row i as touched and holding basket pieces.
+func (a *accum) touchPiece(i int) {
+	a.touch(i)
+	if !a.pieced[i] {
+		a.pieced[i] = true
+		a.pieceList = append(a.pieceList, i)
 	}
 }
 
@@ -89,8 +105,10 @@ func (a *accum) reset() {
 		clear(a.w[i*d : (i+1)*d])
 		a.gt[i] = 0
 		a.touched[i] = false
+		a.pieced[i] = false
 	}
 	a.touchedList = a.touchedList[:0]
+	a.pieceList = a.pieceList[:0]
 	clear(a.gc)
 	a.value = 0
 }
@@ -98,6 +116,9 @@ func (a *accum) reset() {
 // merge adds o into a.
 func (a *accum) merge(o *accum) {
 	d := a.d
+	for _, i := range o.pieceList {
+		a.touchPiece(i)
+	}
 	for _, i := range o.touchedList {
 		a.touch(i)
 		r := i * d
@@ -117,12 +138,12 @@ func (a *accum) merge(o *accum) {
 func (a *accum) finish(p *Params, c []float64, g *Grad, projectD bool) {
 	d := a.d
 	b := p.brows()
-	t := len(a.touchedList)
-	// Over the touched rows at once: C uᵢ = −(uᵢᵀC)ᵀ (C skew) and
+	t := len(a.pieceList)
+	// Over the rows with pieces at once: C uᵢ = −(uᵢᵀC)ᵀ (C skew) and
 	// Σ bᵢwᵢᵀ (row s: (bᵢ[s])ᵢᵀ W), as four-vector products.
 	a.fu, a.fw, a.fcu = resize(a.fu, t*d), resize(a.fw, t*d), resize(a.fcu, t*d)
 	a.fbt, a.fprod = resize(a.fbt, d*t), resize(a.fprod, d*d)
-	for q, i := range a.touchedList {
+	for q, i := range a.pieceList {
 		copy(a.fu[q*d:(q+1)*d], a.u[i*d:(i+1)*d])
 		copy(a.fw[q*d:(q+1)*d], a.w[i*d:(i+1)*d])
 		for s, x := range b[i*d : (i+1)*d] {
@@ -134,13 +155,20 @@ func (a *accum) finish(p *Params, c []float64, g *Grad, projectD bool) {
 		vecmatN(a.fprod, d, a.fbt, t, d, a.fw, t, d, d, 1)
 		blas.Axpy(1, a.fprod, a.gc)
 	}
-	for q, i := range a.touchedList {
+	for q, i := range a.pieceList {
 		r := i * d
 		gbi := g.V[r : r+d]
 		if g.B != nil {
 			gbi = g.B[r : r+d]
 		}
 		blas.Axpy(1, a.fcu[q*d:(q+1)*d], gbi)
+	}
+	for _, i := range a.touchedList {
+		r := i * d
+		gbi := g.V[r : r+d]
+		if g.B != nil {
+			gbi = g.B[r : r+d]
+		}
 		blas.Axpy(1, a.gb[r:r+d], gbi)
 		blas.Axpy(1, a.gv[r:r+d], g.V[r:r+d])
 		if g.T != nil {
@@ -413,7 +441,7 @@ func (w *basketWork) basketTerm(p *Params, bcS []float64, items []int, eps float
 	}
 	d := p.Dim
 	for q, i := range items {
-		acc.touch(i)
+		acc.touchPiece(i)
 		o := i * d
 		gv, wi, u := w.row(q)
 		sc := scale
@@ -492,19 +520,6 @@ func (nw *normWork) symmetrize() {
 	for r := 0; r < m; r++ {
 		for s := r + 1; s < m; s++ {
 			nw.g[s*m+r] = nw.g[r*m+s]
-		}
-	}
-}
-
-// rank1 adds sign·zzᵀ to the upper triangle of G for z = [v; b].
-func (nw *normWork) rank1(vi, bi []float64, sign float64) {
-	d, m := nw.d, 2*nw.d
-	z := nw.tmp
-	copy(z[:d], vi)
-	copy(z[d:], bi)
-	for r := 0; r < m; r++ {
-		if z[r] != 0 {
-			blas.Axpy(sign*z[r], z[r:], nw.g[r*m+r:(r+1)*m])
 		}
 	}
 }
@@ -602,14 +617,35 @@ func (nw *normWork) fillZ(p *Params) {
 	}
 }
 
-// applyAll adds scale·K zᵢ for every item (the rows of ZK, K symmetric, by
-// four-vector products), using the Z of the last gramAll.
-func (nw *normWork) applyAll(n int, acc *accum, scale float64) {
+// applyAll adds scale·K zᵢ for every item to g (K symmetric: the rows of
+// ZK, four-vector products; for B = V both halves of K zᵢ act on vᵢ), using
+// the Z of the last gramAll. Rows are split between two goroutines when
+// there are many.
+func (nw *normWork) applyAll(n int, g *Grad, scale float64) {
 	d, m := nw.d, 2*nw.d
-	vecmatN(nw.kz, m, nw.z, m, n, nw.k, m, m, m, scale)
-	for i := 0; i < n; i++ {
-		acc.touch(i)
-		blas.Axpy(1, nw.kz[i*m:i*m+d], acc.gv[i*d:(i+1)*d])
-		blas.Axpy(1, nw.kz[i*m+d:(i+1)*m], acc.gb[i*d:(i+1)*d])
+	rows := func(lo, hi int) {
+		vecmatN(nw.kz[lo*m:], m, nw.z[lo*m:], m, hi-lo, nw.k, m, m, m, scale)
+		for i := lo; i < hi; i++ {
+			kz := nw.kz[i*m : (i+1)*m]
+			f64.AxpyUnitary(1, kz[:d], g.V[i*d:(i+1)*d])
+			if g.B != nil {
+				f64.AxpyUnitary(1, kz[d:], g.B[i*d:(i+1)*d])
+			} else {
+				f64.AxpyUnitary(1, kz[d:], g.V[i*d:(i+1)*d])
+			}
+		}
 	}
+	if n < applyAllSplit {
+		rows(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); rows(n/2, n) }()
+	rows(0, n/2)
+	wg.Wait()
 }
+
+// applyAllSplit is the number of items from which applyAll uses two
+// goroutines.
+const applyAllSplit = 2048

@@ -45,17 +45,32 @@ type OfflineOptions struct {
 	LowRank bool
 	Seed    uint64
 	Init    InitOptions
-	// LR is Adam's learning rate (default 0.006). The reference code's
-	// 0.1 overshoots with this initialisation: measured on Amazon apparel
-	// (d = 30) it stops at a validation LL about 0.7 nats worse.
+	// LR is Adam's learning rate (default 0.006·√(Batch/800)). The
+	// reference code's 0.1 overshoots with this initialisation: measured
+	// on Amazon apparel (d = 30) it stops at a validation LL about 0.7
+	// nats worse.
 	LR float64
 	// DiagLR is the learning rate of θ = log δ (default: LR).
 	DiagLR float64
+	// RateScale, with a diagonal, scales the steps on item i's embeddings
+	// by min(1, √(δᵢ/RateScale)), as OnlineOptions.RateScale (default 0.1;
+	// negative: no scaling).
+	RateScale float64
 	// LRDecay multiplies the learning rate after each validation check
 	// that does not improve on the best (default 0.5; 1 keeps it).
 	LRDecay float64
-	// Batch is the minibatch size (default 800, the reference's; 200 and
-	// 400 measured no better on the Amazon registries, and slower).
+	// FullBatch takes every step on all training baskets (Batch is then
+	// unused; a pass is a step): the gradient is a GradSum over the
+	// baskets, computed by the workers' shares, plus the normaliser's and
+	// the regulariser's terms, as FullBatch.Step, which a distributed
+	// driver runs with the GradSums of its shards. Batch is set to the
+	// number of training baskets (so the default learning rate is that of
+	// a minibatch of all of them, see LR).
+	FullBatch bool
+	// Batch is the minibatch size (default max(800, n/4) for n items: the
+	// reference's 800 for catalogues up to 3,200 items, larger for larger
+	// ones, whose every step pays an O(n·d²) normaliser; see
+	// withDefaultsFor).
 	Batch int
 	// MaxEpochs bounds the passes over the data (default 100).
 	MaxEpochs int
@@ -89,14 +104,23 @@ type OfflineOptions struct {
 }
 
 func (o OfflineOptions) withDefaults() OfflineOptions {
+	return o.withDefaultsFor(0)
+}
+
+// withDefaultsFor fills in the defaults for a catalogue of n items: each
+// step's normaliser costs O(n·d²) whatever the minibatch, so the default
+// minibatch grows with the catalogue, max(800, n/4), keeping that cost at
+// most about the baskets' own per basket, and the default learning rate
+// with the square root of the minibatch, 0.006·√(Batch/800).
+func (o OfflineOptions) withDefaultsFor(n int) OfflineOptions {
 	if o.D == 0 {
 		o.D = 30
 	}
-	if o.LR == 0 {
-		o.LR = 0.006
-	}
 	if o.Batch == 0 {
-		o.Batch = 800
+		o.Batch = max(800, n/4)
+	}
+	if o.LR == 0 {
+		o.LR = 0.006 * math.Sqrt(float64(o.Batch)/800)
 	}
 	if o.MaxEpochs == 0 {
 		o.MaxEpochs = 100
@@ -107,6 +131,9 @@ func (o OfflineOptions) withDefaults() OfflineOptions {
 	if o.LRDecay == 0 {
 		o.LRDecay = 0.5
 	}
+	if o.RateScale == 0 {
+		o.RateScale = 0.1
+	}
 	if o.Eps == 0 {
 		o.Eps = 1e-5
 	} else if o.Eps < 0 {
@@ -116,6 +143,23 @@ func (o OfflineOptions) withDefaults() OfflineOptions {
 		o.Workers = runtime.GOMAXPROCS(0)
 	}
 	return o
+}
+
+// validate checks options after withDefaultsFor.
+func (opt OfflineOptions) validate() error {
+	if opt.D < 1 || opt.Batch < 1 || opt.MaxEpochs < 1 || opt.Patience < 1 || opt.EvalEvery < 0 {
+		return fmt.Errorf("learn: invalid options (d = %d, batch = %d, epochs = %d, patience = %d, eval-every = %d)", opt.D, opt.Batch, opt.MaxEpochs, opt.Patience, opt.EvalEvery)
+	}
+	if !(opt.LR > 0) || math.IsInf(opt.LR, 0) || opt.Alpha < 0 || opt.Beta < 0 || math.IsNaN(opt.Alpha+opt.Beta) || math.IsNaN(opt.Eps) {
+		return fmt.Errorf("learn: invalid lr %v, alpha %v, beta %v or eps %v", opt.LR, opt.Alpha, opt.Beta, opt.Eps)
+	}
+	if !(opt.LRDecay > 0 && opt.LRDecay <= 1) {
+		return fmt.Errorf("learn: invalid lr decay %v; want 0 < decay ≤ 1", opt.LRDecay)
+	}
+	if math.IsNaN(opt.DiagLR) || opt.DiagLR < 0 || math.IsInf(opt.DiagLR, 0) || math.IsNaN(opt.RateScale) || math.IsInf(opt.RateScale, 0) {
+		return fmt.Errorf("learn: invalid diagonal lr %v or rate scale %v", opt.DiagLR, opt.RateScale)
+	}
+	return nil
 }
 
 // checkBaskets validates baskets against n items.
@@ -150,21 +194,18 @@ func checkBaskets(name string, baskets [][]int, n int) error {
 // (validation-based stopping with Patience). val may be empty, in which case
 // the last model is returned after MaxEpochs (or TimeLimit).
 func TrainOffline(train, val [][]int, n int, opt OfflineOptions) (*Result, error) {
-	opt = opt.withDefaults()
+	if opt.FullBatch {
+		opt.Batch = len(train)
+	}
+	opt = opt.withDefaultsFor(n)
 	if n <= 0 {
 		return nil, fmt.Errorf("learn: n = %d items; need n ≥ 1", n)
 	}
 	if len(train) == 0 {
 		return nil, errors.New("learn: no training baskets")
 	}
-	if opt.D < 1 || opt.Batch < 1 || opt.MaxEpochs < 1 || opt.Patience < 1 || opt.EvalEvery < 0 {
-		return nil, fmt.Errorf("learn: invalid options (d = %d, batch = %d, epochs = %d, patience = %d, eval-every = %d)", opt.D, opt.Batch, opt.MaxEpochs, opt.Patience, opt.EvalEvery)
-	}
-	if !(opt.LR > 0) || math.IsInf(opt.LR, 0) || opt.Alpha < 0 || opt.Beta < 0 || math.IsNaN(opt.Alpha+opt.Beta) || math.IsNaN(opt.Eps) {
-		return nil, fmt.Errorf("learn: invalid lr %v, alpha %v, beta %v or eps %v", opt.LR, opt.Alpha, opt.Beta, opt.Eps)
-	}
-	if !(opt.LRDecay > 0 && opt.LRDecay <= 1) {
-		return nil, fmt.Errorf("learn: invalid lr decay %v; want 0 < decay ≤ 1", opt.LRDecay)
+	if err := opt.validate(); err != nil {
+		return nil, err
 	}
 	for _, set := range []struct {
 		name string
@@ -180,11 +221,14 @@ func TrainOffline(train, val [][]int, n int, opt OfflineOptions) (*Result, error
 	}
 	tr := newOfflineTrainer(p, train, opt)
 	if p.Theta != nil {
-		tr.initTheta(train)
+		tr.initTheta()
 	}
 	evalEvery := opt.EvalEvery
 	if evalEvery == 0 {
 		evalEvery = max(1, (len(train)+opt.Batch-1)/opt.Batch)
+		if opt.FullBatch {
+			evalEvery = 1
+		}
 	}
 	res := &Result{ValLL: math.NaN()}
 	var best *Params
@@ -233,16 +277,27 @@ func TrainOffline(train, val [][]int, n int, opt OfflineOptions) (*Result, error
 	for it := 0; it < maxIter; it++ {
 		start := time.Now()
 		batch = batch[:0]
-		for len(batch) < opt.Batch {
-			if pos == len(order) {
-				rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-				pos = 0
+		if opt.FullBatch {
+			sum, err := tr.fullBatchGradient(train)
+			if err != nil {
+				return nil, err
 			}
-			batch = append(batch, train[order[pos]])
-			pos++
-		}
-		if !tr.step(batch) {
-			return nil, errors.New("learn: offline training produced non-finite parameters (lower the learning rate)")
+			if err := (&FullBatch{tr: tr}).Step(sum); err != nil {
+				return nil, err
+			}
+			batch = train
+		} else {
+			for len(batch) < opt.Batch {
+				if pos == len(order) {
+					rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+					pos = 0
+				}
+				batch = append(batch, train[order[pos]])
+				pos++
+			}
+			if !tr.step(batch) {
+				return nil, errors.New("learn: offline training produced non-finite parameters (lower the learning rate)")
+			}
 		}
 		res.Iterations++
 		res.Baskets += len(batch)
@@ -278,20 +333,22 @@ func TrainOffline(train, val [][]int, n int, opt OfflineOptions) (*Result, error
 
 // offlineTrainer holds the state of minibatch Adam.
 type offlineTrainer struct {
-	p       *Params
-	opt     OfflineOptions
-	lr      float64   // the learning rate, decayed on plateaus
-	counts  []float64 // training occurrences of each item
-	invMu   []float64
-	c, bc   []float64
-	workers []*offlineWorker
-	total   *accum
-	nw      *normWork
-	nf      *normPipe // its factor (blocked inverse, four-vector products) on nw
-	g       *Grad
-	mom     *Grad // Adam first moments
-	sq      *Grad // Adam second moments
-	t       int
+	p        *Params
+	opt      OfflineOptions
+	m        int       // training baskets
+	lr       float64   // the learning rate, decayed on plateaus
+	rowScale []float64 // the items' step factors (RateScale)
+	counts   []float64 // training occurrences of each item
+	invMu    []float64
+	c, bc    []float64
+	workers  []*offlineWorker
+	total    *accum
+	nw       *normWork
+	nf       *normPipe // its factor (blocked inverse, four-vector products) on nw
+	g        *Grad
+	mom      *Grad // Adam first moments
+	sq       *Grad // Adam second moments
+	t        int
 }
 
 type offlineWorker struct {
@@ -301,17 +358,24 @@ type offlineWorker struct {
 }
 
 func newOfflineTrainer(p *Params, train [][]int, opt OfflineOptions) *offlineTrainer {
-	n, d := p.N, p.Dim
-	tr := &offlineTrainer{p: p, opt: opt, lr: opt.LR, invMu: make([]float64, n), bc: make([]float64, n*d),
-		total: newAccum(n, d), g: NewGrad(p), mom: NewGrad(p), sq: NewGrad(p)}
-	tr.nf = newNormPipe(d, 0)
-	tr.nw = tr.nf.nw
-	tr.counts = make([]float64, n)
+	counts := make([]float64, p.N)
 	for _, s := range train {
 		for _, i := range s {
-			tr.counts[i]++
+			counts[i]++
 		}
 	}
+	return newTrainerCounts(p, counts, len(train), opt)
+}
+
+// newTrainerCounts is newOfflineTrainer from the training baskets' item
+// counts and number (m).
+func newTrainerCounts(p *Params, counts []float64, m int, opt OfflineOptions) *offlineTrainer {
+	n, d := p.N, p.Dim
+	tr := &offlineTrainer{p: p, opt: opt, lr: opt.LR, invMu: make([]float64, n), bc: make([]float64, n*d),
+		total: newAccum(n, d), g: NewGrad(p), mom: NewGrad(p), sq: NewGrad(p), m: m}
+	tr.nf = newNormPipe(d, 0)
+	tr.nw = tr.nf.nw
+	tr.counts = counts
 	for i, c := range tr.counts {
 		tr.invMu[i] = 1 / max(c, 1)
 	}
@@ -323,8 +387,8 @@ func newOfflineTrainer(p *Params, train [][]int, opt OfflineOptions) *offlineTra
 
 // initTheta starts the diagonal at the independent-items model of the
 // training counts: δᵢ = pᵢ/(1 − pᵢ), pᵢ = (cᵢ + 1)/(m + 2) (Independent).
-func (tr *offlineTrainer) initTheta(train [][]int) {
-	m := float64(len(train))
+func (tr *offlineTrainer) initTheta() {
+	m := float64(tr.m)
 	p, d := tr.p, tr.p.Dim
 	init := tr.opt.Init.withDefaultsFor(d, true)
 	sc, rho := init.Scale, init.Share
@@ -349,11 +413,27 @@ func (tr *offlineTrainer) step(batch [][]int) bool {
 	if !tr.gradient(batch) {
 		return false
 	}
+	return tr.applyStep()
+}
+
+// applyStep takes the Adam step with the gradient in tr.g and reports
+// whether the parameters stay finite.
+func (tr *offlineTrainer) applyStep() bool {
 	p, g := tr.p, tr.g
 	tr.t++
-	adamStep(p.V, tr.mom.V, tr.sq.V, g.V, tr.lr, tr.t)
+	var f []float64
+	if p.Theta != nil && tr.opt.RateScale > 0 {
+		// As the online learner (OnlineOptions.RateScale): item i's
+		// embedding steps scale by min(1, √(δᵢ/RateScale)).
+		tr.rowScale = resize(tr.rowScale, p.N)
+		f = tr.rowScale
+		for i, th := range p.Theta {
+			f[i] = math.Min(1, math.Sqrt(math.Exp(th)/tr.opt.RateScale))
+		}
+	}
+	adamStepRows(p.V, tr.mom.V, tr.sq.V, g.V, tr.lr, tr.t, p.Dim, f)
 	if p.B != nil {
-		adamStep(p.B, tr.mom.B, tr.sq.B, g.B, tr.lr, tr.t)
+		adamStepRows(p.B, tr.mom.B, tr.sq.B, g.B, tr.lr, tr.t, p.Dim, f)
 	}
 	if !tr.opt.FixC {
 		adamStep(p.D, tr.mom.D, tr.sq.D, g.D, tr.lr, tr.t)
@@ -419,28 +499,41 @@ func (tr *offlineTrainer) gradient(batch [][]int) bool {
 		acc.merge(wk.acc)
 		wk.acc.reset()
 	}
-	// Full normaliser: every item's gradient −K zᵢ, and C's.
 	if !normOK {
 		return false
 	}
-	tr.nw.applyAll(n, acc, -1)
-	tr.nw.applyC(acc, -1)
 	g := tr.g
 	clear(g.V)
 	clear(g.B)
 	clear(g.D)
 	clear(g.T)
 	acc.finish(p, tr.c, g, true)
-	for i := range g.T { // the diagonal's share of −log det(I + L)
+	tr.restOfGradient(g)
+	return true
+}
+
+// restOfGradient adds to g (the basket terms' share, already scaled) the
+// full normaliser's −∂ log det(I + L) — every item's −K zᵢ, C's through
+// C = D − Dᵀ, the diagonal's −δᵢ/(1 + δᵢ) — and the regulariser's −∂R,
+// and clears D's share for FixC. The normaliser must be factored at p
+// (nf.gramAll, nf.factor).
+func (tr *offlineTrainer) restOfGradient(g *Grad) {
+	p, d := tr.p, tr.p.Dim
+	tr.nw.applyAll(p.N, g, -1)
+	gc := tr.nw.gc
+	for r := 0; r < d; r++ {
+		for s := 0; s < d; s++ {
+			g.D[r*d+s] -= gc[r*d+s] - gc[s*d+r]
+		}
+	}
+	for i := range g.T {
 		_, dt := diagNorm(p, i)
 		g.T[i] -= dt
 	}
-	// Regulariser −R.
 	tr.regularize(g)
 	if tr.opt.FixC {
 		clear(g.D)
 	}
-	return true
 }
 
 // regularize adds −∂R to g.

@@ -25,7 +25,7 @@ func TestOfflineGradientMatchesFiniteDifferences(t *testing.T) {
 		require.NoError(t, err)
 		tr := newOfflineTrainer(p, train, opt)
 		if diag {
-			tr.initTheta(train)
+			tr.initTheta()
 		}
 		require.True(t, tr.gradient(batch))
 		mu := make([]float64, n)
@@ -156,4 +156,38 @@ func TestOfflineRejectsBadInput(t *testing.T) {
 	}
 	_, err := TrainOffline(good, [][]int{{5}}, 3, OfflineOptions{})
 	require.ErrorContains(t, err, "validation basket 0")
+}
+
+// TestOfflineRateScaleScalesItemSteps: one offline step with RateScale
+// moves each item's embeddings by Adam's step times min(1, √(δᵢ/RateScale))
+// (compared with the same step taken without scaling).
+func TestOfflineRateScaleScalesItemSteps(t *testing.T) {
+	train := plantedBaskets(16, 200, 4)
+	steps := map[float64][]float64{}
+	var theta []float64
+	for _, rs := range []float64{-1, 0.5} {
+		opt := OfflineOptions{D: 3, Seed: 2, RateScale: rs, Init: InitOptions{Share: 0.5}}.withDefaults()
+		p, err := newParams(16, 3, false, true, 2, opt.Init)
+		require.NoError(t, err)
+		tr := newOfflineTrainer(p, train, opt)
+		tr.initTheta()
+		v0 := append([]float64(nil), p.V...)
+		theta = append([]float64(nil), p.Theta...)
+		require.True(t, tr.step(train[:50]))
+		for k := range v0 {
+			v0[k] = p.V[k] - v0[k]
+		}
+		steps[rs] = v0
+	}
+	scaled := 0
+	for i, th := range theta {
+		f := math.Min(1, math.Sqrt(math.Exp(th)/0.5))
+		if f < 1 {
+			scaled++
+		}
+		for k := i * 3; k < (i+1)*3; k++ {
+			require.InDelta(t, f*steps[-1][k], steps[0.5][k], 1e-12, "item %d", i)
+		}
+	}
+	require.Positive(t, scaled)
 }

@@ -85,8 +85,17 @@ type OnlineOptions struct {
 	N         int
 	Optimizer Optimizer
 	// LR is the learning rate of the embeddings and C (default, Adam:
-	// 0.003 with a diagonal, 0.002 without; SGD: 0.005).
+	// 0.006 with a diagonal, 0.002 without; SGD: 0.005).
 	LR float64
+	// RateScale, with a diagonal and Adam, scales the steps on item i's
+	// embeddings by min(1, √(δᵢ/RateScale)) (default 0.1; negative: no
+	// scaling). The embeddings of an item of rate δᵢ have squared norms of
+	// order δᵢ, but Adam's steps are of order LR whatever the gradient, so
+	// without it the first steps on a rare item (δᵢ ≪ LR²) would move its
+	// embeddings far beyond its rate; on large catalogues, where most items
+	// are rare, that makes the model worse than the independent-items
+	// baseline (RESULTS.md).
+	RateScale float64
 	// DiagLR is the learning rate of the diagonal's corrections φᵢ
 	// (default 0.01).
 	DiagLR float64
@@ -139,7 +148,7 @@ func (o OnlineOptions) withDefaults() OnlineOptions {
 	if o.LR == 0 {
 		o.LR = 0.002
 		if !o.LowRank {
-			o.LR = 0.003
+			o.LR = 0.006
 		}
 		if o.Optimizer == SGD {
 			o.LR = 0.005
@@ -147,6 +156,9 @@ func (o OnlineOptions) withDefaults() OnlineOptions {
 	}
 	if o.DiagLR == 0 {
 		o.DiagLR = 0.01
+	}
+	if o.RateScale == 0 {
+		o.RateScale = 0.1
 	}
 	if o.Init.Share == 0 && !o.LowRank {
 		// An item's first δᵢ is a rate from one occurrence, 2/t (large for
@@ -199,8 +211,8 @@ func (o OnlineOptions) validate() error {
 	if !(o.LR > 0) || math.IsInf(o.LR, 0) || !(o.Alpha >= 0) || !(o.Beta >= 0) || math.IsInf(o.Alpha+o.Beta, 0) || math.IsNaN(o.Eps) {
 		return fmt.Errorf("learn: invalid lr %v, alpha %v, beta %v or eps %v", o.LR, o.Alpha, o.Beta, o.Eps)
 	}
-	if !(o.DiagLR > 0) || math.IsInf(o.DiagLR, 0) {
-		return fmt.Errorf("learn: invalid diagonal lr %v", o.DiagLR)
+	if !(o.DiagLR > 0) || math.IsInf(o.DiagLR, 0) || math.IsNaN(o.RateScale) || math.IsInf(o.RateScale, 0) {
+		return fmt.Errorf("learn: invalid diagonal lr %v or rate scale %v", o.DiagLR, o.RateScale)
 	}
 	if !(o.Init.Scale > 0) || math.IsInf(o.Init.Scale, 0) || !(o.Init.CScale >= 0) || math.IsInf(o.Init.CScale, 0) || math.IsNaN(o.Init.Share) || math.IsInf(o.Init.Share, 0) {
 		return fmt.Errorf("learn: invalid initialisation scales %v, %v, share %v", o.Init.Scale, o.Init.CScale, o.Init.Share)
@@ -333,40 +345,50 @@ func (o *Online) growIDs(n int, ids []int) {
 			o.prefix++
 		}
 	}
+	k, extra := n-old, (n-old)*d
 	if o.p.Theta != nil {
-		o.p.V = append(o.p.V, make([]float64, (n-old)*d)...)
+		o.p.V = extend(o.p.V, extra)
 		if o.p.B != nil {
-			o.p.B = append(o.p.B, make([]float64, (n-old)*d)...)
+			o.p.B = extend(o.p.B, extra)
 		}
-		o.p.Theta = append(o.p.Theta, make([]float64, n-old)...)
+		o.p.Theta = extend(o.p.Theta, k)
 		o.p.N = n
-		o.phi = append(o.phi, make([]float64, n-old)...)
-		o.phiM = append(o.phiM, make([]float64, n-old)...)
-		o.phiV = append(o.phiV, make([]float64, n-old)...)
+		o.phi, o.phiM, o.phiV = extend(o.phi, k), extend(o.phiM, k), extend(o.phiV, k)
 	} else {
 		o.p.growIDs(old, o.ids[old:n], o.opt.Seed, o.opt.Init)
 	}
-	extra := (n - old) * d
-	o.mu = append(o.mu, make([]float64, n-old)...)
-	o.t = append(o.t, make([]int64, n-old)...)
-	o.mom.V = append(o.mom.V, make([]float64, extra)...)
-	o.sq.V = append(o.sq.V, make([]float64, extra)...)
+	o.mu = extend(o.mu, k)
+	o.t = extend(o.t, k)
+	o.mom.V, o.sq.V = extend(o.mom.V, extra), extend(o.sq.V, extra)
 	if o.p.B != nil {
-		o.mom.B = append(o.mom.B, make([]float64, extra)...)
-		o.sq.B = append(o.sq.B, make([]float64, extra)...)
+		o.mom.B, o.sq.B = extend(o.mom.B, extra), extend(o.sq.B, extra)
 	}
 	if o.np != nil {
-		// The job in flight owns G and zs; its result stays pending.
-		np := o.np
-		np.wait()
-		np.grow(n)
-		for i := old; i < n; i++ {
-			np.nw.rank1(o.p.V[i*d:(i+1)*d], o.p.brows()[i*d:(i+1)*d], 1)
-			zRow(np.zs[2*i*d:], o.p, i)
+		// New columns enter G at the next snapshot, as changed ones do:
+		// the job in flight keeps G and its rows of zs.
+		o.np.grow(n)
+		o.dirty = extend(o.dirty, k)
+		if o.p.Theta == nil { // drawn now (with a diagonal: at first sight)
+			for i := old; i < n; i++ {
+				o.markDirty(i)
+			}
 		}
-		np.nw.symmetrize()
-		o.dirty = append(o.dirty, make([]bool, n-old)...)
 	}
+}
+
+// extend returns s with k zero elements appended, doubling the capacity
+// when it is short: a catalogue that grows one item at a time copies each
+// array a bounded number of times.
+func extend[T any](s []T, k int) []T {
+	n := len(s) + k
+	if cap(s) < n {
+		t := make([]T, len(s), max(n, 2*cap(s)))
+		copy(t, s)
+		s = t
+	}
+	s = s[:n]
+	clear(s[n-k:])
+	return s
 }
 
 // Position returns the number of baskets consumed.

@@ -1,6 +1,8 @@
 package learn
 
 import (
+	gblas "gonum.org/v1/gonum/blas"
+
 	"github.com/ndpp-go/ndpp/blas"
 	"github.com/ndpp-go/ndpp/internal/f64"
 )
@@ -52,6 +54,10 @@ type normJob struct {
 	items []int
 	z1    []float64
 	c     []float64 // C at the snapshot (d×d)
+	// zs is the pipe's snapshot rows as they were at the snapshot (the job
+	// reads and writes rows below len(zs) only; the learner appends rows
+	// for new items beyond them while the job runs).
+	zs []float64
 
 	// Result: ok reports that A was non-singular; then the pipe's nw holds
 	// K, ∂/∂C and log det A.
@@ -59,7 +65,7 @@ type normJob struct {
 }
 
 // normPipe is the exact normaliser's state. While a job is in flight its
-// goroutine owns nw (G and the next K, ∂/∂C), zs, y and zbuf; the
+// goroutine owns nw (G and the next K, ∂/∂C), zs (up to the job's rows), y and zold; the
 // learner owns the active fields and touches the others only after wait.
 type normPipe struct {
 	d, lag int
@@ -67,7 +73,7 @@ type normPipe struct {
 	nw     *normWork // G, and the next K, ∂/∂C, log det
 	zs     []float64 // n×2d: row i = zᵢ at the last snapshot (G = Σ zᵢzᵢᵀ over the rows)
 	y      []float64 // factor scratch (Y)
-	zbuf   []float64 // Zᵀ for the full Gram matrix
+	zold   []float64 // the changed columns' previous values, as rows
 	job    normJob
 	w      worker
 	runFn  func() // np.run as a value made once (no allocation per job)
@@ -93,14 +99,25 @@ func newNormPipe(d, lag int) *normPipe {
 	return np
 }
 
-// grow extends the per-item state to n items (zs rows of new items zero:
-// the caller writes them, with G).
+// grow extends the per-item state to n items, with zs rows of the new
+// items zero (not yet in G: the caller marks non-zero columns changed, so
+// the next snapshot adds them). Rows are appended beyond those of the job
+// in flight, which keeps running, unless zs must move to a larger array:
+// then the job is waited for first (amortised over doublings).
 func (np *normPipe) grow(n int) {
 	m := 2 * np.d
 	if old := len(np.kzGen); n > old {
-		np.kz = append(np.kz, make([]float64, (n-old)*m)...)
-		np.kzGen = append(np.kzGen, make([]int64, n-old)...)
-		np.zs = append(np.zs, make([]float64, (n-old)*m)...)
+		np.kz = extend(np.kz, (n-old)*m)
+		np.kzGen = extend(np.kzGen, n-old)
+		if cap(np.zs) < n*m {
+			np.wait() // the job writes rows of the array it was given
+			zs := make([]float64, len(np.zs), max(n*m, 2*cap(np.zs)))
+			copy(zs, np.zs)
+			np.zs = zs
+		}
+		lo := len(np.zs)
+		np.zs = np.zs[:n*m]
+		clear(np.zs[lo:])
 	}
 }
 
@@ -139,18 +156,24 @@ func (np *normPipe) wait() {
 func (np *normPipe) run() {
 	j, nw := &np.job, np.nw
 	m := 2 * np.d
-	for r, i := range j.items {
-		zs, z1 := np.zs[i*m:(i+1)*m], j.z1[r*m:(r+1)*m]
-		if !j.full {
-			// G += zᵢzᵢᵀ − zsᵢzsᵢᵀ on both triangles (products
-			// commute, so G stays exactly symmetric).
-			blas.Ger(-1, zs, zs, nw.g, m)
-			blas.Ger(1, z1, z1, nw.g, m)
+	zs := j.zs
+	if k := len(j.items); !j.full && k > 0 {
+		// G += Z₁ᵀZ₁ − ZₛᵀZₛ over the changed columns (new and old
+		// values as rows), as two symmetric rank-k products on the upper
+		// triangle, then mirrored.
+		np.zold = resize(np.zold, k*m)
+		for r, i := range j.items {
+			copy(np.zold[r*m:(r+1)*m], zs[i*m:(i+1)*m])
 		}
-		copy(zs, z1)
+		blas.Syrk(gblas.Trans, m, k, -1, np.zold, m, 1, nw.g, m)
+		blas.Syrk(gblas.Trans, m, k, 1, j.z1, m, 1, nw.g, m)
+		nw.symmetrize()
+	}
+	for r, i := range j.items {
+		copy(zs[i*m:(i+1)*m], j.z1[r*m:(r+1)*m])
 	}
 	if j.full {
-		np.gramFrom(np.zs, len(np.zs)/m)
+		np.gramFrom(zs, len(zs)/m)
 	}
 	j.ok = np.factor(j.c)
 }
@@ -185,11 +208,8 @@ func (np *normPipe) kzBatch(nq int) {
 	}
 }
 
-// gramFrom recomputes G = ZᵀZ from the n×2d row-major Z. Row r of its upper
-// triangle is a row-times-matrix product, G[r, r:] = Z[:, r]ᵀ Z[:, r:]
-// (vecmat on Z with column r of Z, i.e. row r of Zᵀ, as the coefficients);
-// the lower triangle is mirrored. At n = 100, 2d = 60 this is several times
-// faster than a GEMM, whose kernel for ZᵀZ is a loop of short AXPYs.
+// gramFrom recomputes G = ZᵀZ from the n×2d row-major Z: the backend's
+// symmetric rank-n product on the upper triangle (blas.Syrk), mirrored.
 func (np *normPipe) gramFrom(z []float64, n int) {
 	nw := np.nw
 	m := 2 * np.d
@@ -197,23 +217,7 @@ func (np *normPipe) gramFrom(z []float64, n int) {
 		clear(nw.g)
 		return
 	}
-	if cap(np.zbuf) < n*m {
-		np.zbuf = make([]float64, n*m)
-	}
-	zt := np.zbuf[:n*m]
-	for i := 0; i < n; i++ {
-		for r, x := range z[i*m : (i+1)*m] {
-			zt[r*n+i] = x
-		}
-	}
-	// Four rows at a time from the first row's diagonal: the entries left
-	// of the other rows' diagonals are lower-triangle ones, which
-	// symmetrize overwrites.
-	g := nw.g
-	for r := 0; r < m; r += 4 {
-		nv := min(4, m-r)
-		vecmatN(g[r*m+r:], m, zt[r*n:], n, nv, z[r:], n, m-r, m, 1)
-	}
+	blas.Syrk(gblas.Trans, m, n, 1, z, m, 0, nw.g, m)
 	nw.symmetrize()
 }
 
@@ -353,6 +357,7 @@ func (o *Online) snapshot() {
 	for r, i := range j.items {
 		zRow(j.z1[r*m:], o.p, i)
 	}
+	j.zs = np.zs
 }
 
 // snapshotAll makes the job recompute G from all current columns: every
@@ -370,6 +375,7 @@ func (o *Online) snapshotAll() {
 	j.items = j.items[:0]
 	j.c = append(j.c[:0], o.c...)
 	j.full = true
+	j.zs = np.zs
 }
 
 // zRow writes item i's zᵢ = [vᵢ; bᵢ] of p into dst[:2d].

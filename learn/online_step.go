@@ -203,6 +203,11 @@ func (o *Online) stepItems(basket []int) bool {
 			}
 		} else {
 			st, eps := o.adamCoef(o.t[i])
+			if diag && o.opt.RateScale > 0 {
+				// Adam's steps do not shrink with the gradient: scale the
+				// item's by its rate, min(1, √(δᵢ/RateScale)).
+				st *= math.Min(1, math.Sqrt(bk.ds[q]/o.opt.RateScale))
+			}
 			sum = adamApply(vi, o.mom.V[r:r+d], o.sq.V[r:r+d], gv, st, eps)
 			if p.B != nil {
 				sum += adamApply(bi, o.mom.B[r:r+d], o.sq.B[r:r+d], gb, st, eps)

@@ -620,3 +620,42 @@ func TestOnlineRedoesFailedJob(t *testing.T) {
 	require.NoError(t, err)
 	requireGramTracks(t, o, "after the redo")
 }
+
+// TestOnlineRateScaleScalesItemSteps: with a diagonal and Adam, an item's
+// embedding step is Adam's times min(1, √(δᵢ/RateScale)): two copies of a
+// learner, one with RateScale < 0 (no scaling), take the same step on the
+// same basket up to that factor.
+func TestOnlineRateScaleScalesItemSteps(t *testing.T) {
+	o, err := NewOnline(OnlineOptions{D: 3, Seed: 5, RateScale: -1, Init: InitOptions{Share: -1, Scale: 0.3}})
+	require.NoError(t, err)
+	for _, s := range plantedBaskets(12, 40, 3) {
+		require.NoError(t, o.Observe(s))
+	}
+	var ck bytes.Buffer
+	require.NoError(t, o.Save(&ck))
+	scaled := 0
+	for _, rs := range []float64{0.1, 10, 1e4} {
+		a, err := LoadOnline(bytes.NewReader(ck.Bytes()))
+		require.NoError(t, err)
+		b, err := LoadOnline(bytes.NewReader(ck.Bytes()))
+		require.NoError(t, err)
+		a.opt.RateScale = rs
+		v0 := slices.Clone(a.p.V)
+		basket := []int{0, 4, 8}
+		require.NoError(t, a.Observe(basket))
+		require.NoError(t, b.Observe(basket))
+		d := 3
+		for _, id := range basket {
+			i, _ := a.rowFor(id)
+			f := math.Min(1, math.Sqrt(math.Exp(a.p.Theta[i])/rs))
+			if f < 1 {
+				scaled++
+			}
+			for k := i * d; k < (i+1)*d; k++ {
+				want := f * (b.p.V[k] - v0[k])
+				require.InDelta(t, want, a.p.V[k]-v0[k], 1e-12*math.Max(1e-3, math.Abs(want)), "rate scale %g item %d", rs, id)
+			}
+		}
+	}
+	require.Positive(t, scaled, "some steps were scaled down")
+}

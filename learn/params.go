@@ -120,13 +120,13 @@ func (p *Params) growIDs(old int, ids []int, seed uint64, opt InitOptions) {
 	d := p.Dim
 	for q, id := range ids {
 		i := old + q
-		p.V = append(p.V, make([]float64, d)...)
+		p.V = extend(p.V, d)
 		if p.B != nil {
-			p.B = append(p.B, make([]float64, d)...)
+			p.B = extend(p.B, d)
 		}
 		drawRows(p.V[i*d:(i+1)*d], p.B, i, id, seed, opt)
 		if p.Theta != nil {
-			p.Theta = append(p.Theta, 0)
+			p.Theta = extend(p.Theta, 1)
 		}
 	}
 	p.N = old + len(ids)

@@ -29,12 +29,19 @@ func TestDemoSmall(t *testing.T) {
 			require.Greater(t, *r.MPR, 50.0)
 		}
 	}
-	require.Len(t, res.Inference, len(demoAlgos)+1)
+	require.Len(t, res.Inference, len(demoAlgos)+2)
 	for _, r := range res.Inference {
 		require.GreaterOrEqual(t, r.Ratio, 0.0)
-		if r.Algo != "offline-greedy" {
+		if r.Algo != "offline-greedy" && r.Algo != "local-search" {
 			require.Equal(t, 3, r.RandomRuns)
 		}
+	}
+	ls := res.Inference[len(res.Inference)-1]
+	require.Equal(t, "local-search", ls.Algo)
+	if fastIgnoresDiag() { // the learned model has a diagonal
+		t.Log("not checking the local-search ratio: detcache.Fast does not yet include the model's diagonal in its values")
+	} else {
+		require.GreaterOrEqual(t, ls.Ratio, 1-1e-9, "local search from the greedy's solution lost value")
 	}
 	require.Len(t, res.Figures, 8)
 	checkImages(t, res.Figures)

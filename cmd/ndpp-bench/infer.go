@@ -31,6 +31,10 @@ var inferAlgos = []string{
 	stream.NameOnlineGreedy, stream.NameOfflineGreedy,
 }
 
+// inferExtraAlgos are the algorithms --algos accepts by name only: local
+// search from the offline greedy's solution.
+var inferExtraAlgos = []string{stream.NameLocalSearch}
+
 // inferResult is one row of `infer --json`.
 type inferResult struct {
 	Algo        string   `json:"algo"`
@@ -60,6 +64,7 @@ type inferFlags struct {
 	oracle     string
 	trajectory string
 	every      int
+	ls         lsFlags
 }
 
 func runInfer(e *env, args []string) error {
@@ -75,11 +80,12 @@ func runInfer(e *env, args []string) error {
 	fs.IntVar(&f.k, "k", 8, "solution size (1 ≤ k ≤ n; k ≤ 2d, or d when B = V, for a model without a diagonal)")
 	fs.Float64Var(&f.alpha, "alpha", stream.DefaultAlpha, "improvement factor α ≥ 1 of online-lss and online-2neighbor")
 	fs.IntVar(&f.stashCap, "stash-cap", 0, "cap on the stash size (0 = unbounded, the paper's algorithms)")
-	fs.StringVar(&f.algos, "algos", "all", "comma-separated algorithms or all: "+strings.Join(inferAlgos, " "))
+	fs.StringVar(&f.algos, "algos", "all", "comma-separated algorithms or all: "+strings.Join(inferAlgos, " ")+"; also "+strings.Join(inferExtraAlgos, " ")+" (from the offline greedy's solution; the row counts the search alone)")
 	fs.StringVar(&f.order, "order", "id", "stream order: id (the model's item order) or random (seeded by --seed)")
 	fs.StringVar(&f.oracle, "oracle", "fast", "determinant oracle of the online algorithms: fast (with block scoring) or naive (every value through a fresh LU, for timing)")
 	fs.StringVar(&f.trajectory, "trajectory", "", "write the online algorithms' trajectories to this CSV file")
 	fs.IntVar(&f.every, "every", 1000, "trajectory sample interval in items")
+	f.ls.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -119,7 +125,7 @@ func runInfer(e *env, args []string) error {
 	var traj [][]string
 	online := 0
 	for _, name := range algos {
-		if name != stream.NameOfflineGreedy {
+		if name != stream.NameOfflineGreedy && name != stream.NameLocalSearch {
 			online++
 		}
 	}
@@ -130,12 +136,26 @@ func runInfer(e *env, args []string) error {
 	start := time.Now()
 	for _, name := range algos {
 		var res stream.Result
-		if name == stream.NameOfflineGreedy {
+		switch name {
+		case stream.NameOfflineGreedy:
 			res, err = stream.OfflineGreedy(m, f.k, stream.GreedyOptions{Workers: f.g.threads})
 			if err != nil {
 				return usagef("%s: %v", name, err)
 			}
-		} else {
+		case stream.NameLocalSearch:
+			g, err := stream.OfflineGreedy(m, f.k, stream.GreedyOptions{Workers: f.g.threads})
+			if err != nil {
+				return usagef("%s: %v", name, err)
+			}
+			ls, err := localSearch(f.oracle, m, f.k, g.Solution, f.ls, name)
+			if err != nil {
+				return err
+			}
+			if !f.g.quiet {
+				logLocalSearch(e.stderr, ls, g.Seconds)
+			}
+			res = ls.Result
+		default:
 			s, err := f.newSolver(name, m)
 			if err != nil {
 				return err
@@ -163,6 +183,16 @@ func runInfer(e *env, args []string) error {
 			}
 		}
 		results = append(results, res)
+		if f.ls.polish && name != stream.NameOfflineGreedy && name != stream.NameLocalSearch {
+			ls, err := localSearch(f.oracle, m, f.k, res.Solution, f.ls, name+polishSuffix)
+			if err != nil {
+				return err
+			}
+			if !f.g.quiet {
+				logLocalSearch(e.stderr, ls, res.Seconds)
+			}
+			results = append(results, ls.Result)
+		}
 	}
 	bar.Finish()
 	if !f.g.quiet {
@@ -212,6 +242,9 @@ func (f *inferFlags) check() ([]string, error) {
 	if f.every < 1 {
 		return nil, usagef("--every must be ≥ 1 (got %d)", f.every)
 	}
+	if err := f.ls.check(); err != nil {
+		return nil, err
+	}
 	if strings.TrimSpace(f.algos) == "all" {
 		return inferAlgos, nil
 	}
@@ -220,11 +253,11 @@ func (f *inferFlags) check() ([]string, error) {
 	for _, a := range strings.Split(f.algos, ",") {
 		a = strings.TrimSpace(a)
 		known := false
-		for _, b := range inferAlgos {
+		for _, b := range append(inferAlgos, inferExtraAlgos...) {
 			known = known || a == b
 		}
 		if !known {
-			return nil, usagef("unknown algorithm %q in --algos (known: all, %s)", a, strings.Join(inferAlgos, ", "))
+			return nil, usagef("unknown algorithm %q in --algos (known: all, %s)", a, strings.Join(append(inferAlgos, inferExtraAlgos...), ", "))
 		}
 		if !seen[a] {
 			seen[a] = true

@@ -253,6 +253,7 @@ type learnFlags struct {
 	initShare  float64
 	diag       bool
 	diagLR     float64
+	rateScale  float64
 	factorEv   int
 	lag        int
 	cEvery     int
@@ -270,9 +271,10 @@ func runLearn(e *env, args []string) error {
 	fs.StringVar(&f.out, "out", "", "write the learned model to this .npz file")
 	fs.BoolVar(&f.shared, "shared", false, "B = V (the reference code's setting)")
 	fs.BoolVar(&f.diag, "diag", true, "learn the kernel with a diagonal, L = D + VᵀV + BᵀCB (false: Gartrell et al.'s L = VᵀV + BᵀCB)")
-	fs.Float64Var(&f.lr, "lr", 0, "learning rate (default: offline 0.006; online adam 0.003 with --diag, 0.002 without; sgd 0.005)")
-	fs.Float64Var(&f.diagLR, "diag-lr", 0, "online, with --diag: learning rate of the diagonal's corrections (default 0.01)")
-	fs.IntVar(&f.batch, "batch", 0, "offline: minibatch size (default 800)")
+	fs.Float64Var(&f.lr, "lr", 0, "learning rate (default: offline 0.006·√(batch/800); online adam 0.006 with --diag, 0.002 without; sgd 0.005)")
+	fs.Float64Var(&f.diagLR, "diag-lr", 0, "with --diag: learning rate of the diagonal (default: online 0.01, offline --lr)")
+	fs.Float64Var(&f.rateScale, "rate-scale", 0, "with --diag and adam: scale item i's embedding steps by min(1, √(δᵢ/rate-scale)) (default 0.1; negative: off)")
+	fs.IntVar(&f.batch, "batch", 0, "offline: minibatch size (default max(800, items/4))")
 	fs.IntVar(&f.epochs, "epochs", 0, "offline: maximum passes over the training baskets (default 100)")
 	fs.IntVar(&f.patience, "patience", 0, "offline: stop after this many passes without validation improvement (default 5)")
 	fs.Float64Var(&f.alpha, "alpha", 0, "regulariser weight α of Σ‖vᵢ‖²/μᵢ")
@@ -333,7 +335,7 @@ func runLearn(e *env, args []string) error {
 			}
 			bar.Add(1)
 		}
-		res, err = learn.TrainOffline(train, val, n, learn.OfflineOptions{D: f.d, Shared: f.shared, LowRank: !f.diag, Seed: f.seed, DiagLR: f.diagLR,
+		res, err = learn.TrainOffline(train, val, n, learn.OfflineOptions{D: f.d, Shared: f.shared, LowRank: !f.diag, Seed: f.seed, DiagLR: f.diagLR, RateScale: f.rateScale,
 			Progress: progressFn, LR: f.lr, Batch: f.batch, MaxEpochs: f.epochs, Patience: f.patience, Alpha: f.alpha, Beta: f.beta,
 			FixC: f.fixC, Workers: f.g.threads, TimeLimit: f.timeLimit, TraceSet: traceSet(f.trace, val),
 			Init: learn.InitOptions{Scale: f.initScale, Share: f.initShare}})
@@ -478,7 +480,7 @@ func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, mode
 		}
 	} else {
 		o, err = learn.NewOnline(learn.OnlineOptions{D: f.d, Shared: f.shared, LowRank: !f.diag, Seed: f.seed, Optimizer: optim,
-			LR: f.lr, DiagLR: f.diagLR, Alpha: f.alpha, Beta: f.beta, Normalizer: norm, FixC: f.fixC,
+			LR: f.lr, DiagLR: f.diagLR, RateScale: f.rateScale, Alpha: f.alpha, Beta: f.beta, Normalizer: norm, FixC: f.fixC,
 			Init: learn.InitOptions{Scale: f.initScale, Share: f.initShare}, FactorEvery: f.factorEv, Lag: f.lag, CEvery: f.cEvery})
 		if err != nil {
 			return nil, nil, nil, nil, nil, err

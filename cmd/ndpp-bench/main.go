@@ -1,5 +1,5 @@
 // Command ndpp-bench is the command-line front of ndpp: demo, learn, eval,
-// infer, score, backends and figures.
+// infer, score, sample, backends and figures.
 //
 // Usage:
 //

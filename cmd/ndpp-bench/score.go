@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -104,9 +105,9 @@ func scoreStream(br *baskets.Reader, w io.Writer, m *ndpp.Model, topN, workers i
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			gains := make([]float64, m.N())
+			var gains [][]float64 // scoreRecBatch rows of m.N() gains, made on first use
 			for c := range jobs {
-				c.out, c.err = scoreChunkOut(c, m, topN, asJSON, gains)
+				c.out, c.err = scoreChunkOut(c, m, topN, asJSON, &gains)
 				done <- c
 			}
 		}()
@@ -197,7 +198,12 @@ type scoreRec struct {
 	Error string    `json:"error,omitempty"`
 }
 
-func scoreChunkOut(c *scoreChunk, m *ndpp.Model, topN int, asJSON bool, gains []float64) ([]byte, error) {
+// scoreRecBatch is the number of baskets whose recommendations are
+// computed together (ndpp.Model.ConditionalGainsBatch), each needing a row
+// of n gains.
+const scoreRecBatch = 32
+
+func scoreChunkOut(c *scoreChunk, m *ndpp.Model, topN int, asJSON bool, gains *[][]float64) ([]byte, error) {
 	var out []byte
 	if topN == 0 {
 		lds, err := m.LogDets(c.baskets, 1)
@@ -223,18 +229,32 @@ func scoreChunkOut(c *scoreChunk, m *ndpp.Model, topN int, asJSON bool, gains []
 		}
 		return out, nil
 	}
+	if *gains == nil {
+		*gains = make([][]float64, scoreRecBatch)
+		for i := range *gains {
+			(*gains)[i] = make([]float64, m.N())
+		}
+	}
+	errs := make([]error, scoreRecBatch)
 	for i, y := range c.baskets {
+		b := i % scoreRecBatch
+		if b == 0 {
+			nb := min(scoreRecBatch, len(c.baskets)-i)
+			if err := m.ConditionalGainsBatch(c.baskets[i:i+nb], (*gains)[:nb], errs[:nb]); err != nil {
+				return nil, err
+			}
+		}
+		g := (*gains)[b]
 		r := scoreRec{Line: c.lines[i], Items: []string{}, Gains: []float64{}}
-		err := m.ConditionalGains(y, gains)
-		switch {
+		switch err := errs[b]; {
 		case errors.Is(err, ndpp.ErrSingularCondition):
 			r.Error = "query set has a zero determinant"
 		case err != nil:
 			return nil, fmt.Errorf("line %d: %w", c.lines[i], err)
 		default:
-			for _, j := range topItems(gains, y, topN) {
+			for _, j := range topItems(g, y, topN) {
 				r.Items = append(r.Items, m.Token(j))
-				r.Gains = append(r.Gains, gains[j])
+				r.Gains = append(r.Gains, g[j])
 			}
 		}
 		if asJSON {
@@ -259,15 +279,12 @@ func scoreChunkOut(c *scoreChunk, m *ndpp.Model, topN int, asJSON bool, gains []
 }
 
 // topItems returns the n items with the largest gains, excluding those in y,
-// best first (ties: lower index first).
+// best first (ties: lower index first). The gains of y's items are 0, so
+// only items with a zero gain are looked up in y.
 func topItems(gains []float64, y []int, n int) []int {
-	in := make(map[int]bool, len(y))
-	for _, i := range y {
-		in[i] = true
-	}
 	h := &minHeap{g: gains}
 	for j := range gains {
-		if in[j] {
+		if gains[j] == 0 && slices.Contains(y, j) {
 			continue
 		}
 		if h.Len() < n {

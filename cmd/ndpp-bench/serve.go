@@ -1,0 +1,766 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"math"
+	"mime"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/ndpp-go/ndpp/blas"
+	"github.com/ndpp-go/ndpp/ndpp"
+	"github.com/ndpp-go/ndpp/ndpp/npz"
+	"github.com/ndpp-go/ndpp/rerank"
+)
+
+func init() {
+	register(&command{
+		name:    "serve",
+		summary: "JSON-over-HTTP service: score baskets, recommend next items, rerank candidates; Prometheus metrics, reload on SIGHUP",
+		run:     runServe,
+	})
+}
+
+// serveLimits bound what one request may ask for.
+type serveLimits struct {
+	maxBody       int64 // request body bytes
+	maxCandidates int   // /v1/rerank candidates
+	maxK          int   // /v1/rerank k
+	maxShown      int   // /v1/rerank shown items
+	maxItems      int   // items per basket (/v1/score, /v1/recommend)
+	maxBaskets    int   // baskets per request
+	maxN          int   // /v1/recommend n
+	maxInflight   int   // requests computed at once (others wait)
+}
+
+func defaultServeLimits() serveLimits {
+	return serveLimits{maxBody: 1 << 20, maxCandidates: 2000, maxK: 100, maxShown: 100,
+		maxItems: 100, maxBaskets: 256, maxN: 1000, maxInflight: 4 * runtime.GOMAXPROCS(0)}
+}
+
+// serveSignals subscribes c to the signals serve acts on and returns the
+// function that unsubscribes it (tests replace it to send their own).
+var serveSignals = func(c chan<- os.Signal) (stop func()) {
+	signal.Notify(c, syscall.SIGHUP, syscall.SIGTERM, os.Interrupt)
+	return func() { signal.Stop(c) }
+}
+
+func runServe(e *env, args []string) error {
+	var g globals
+	lim := defaultServeLimits()
+	fs := newFlagSet(e, "serve", "serve a model over HTTP with JSON: POST /v1/score, /v1/recommend, /v1/rerank; GET /v1/model, /healthz, /readyz, /metrics (Prometheus). Items are the model's tokens, as in basket files (JSON strings or integers). SIGHUP reloads the model file (a broken file keeps the old model); SIGTERM or SIGINT stops after the requests in flight.",
+		"ndpp-bench serve --model M.npz --addr 127.0.0.1:8080", &g)
+	modelPath := fs.String("model", "", "model file (.npz) (required)")
+	addr := fs.String("addr", "127.0.0.1:8080", "listen address (host:port; port 0 picks a free one)")
+	shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "longest wait for requests in flight at shutdown")
+	fs.Int64Var(&lim.maxBody, "max-body", lim.maxBody, "largest request body in bytes")
+	fs.IntVar(&lim.maxCandidates, "max-candidates", lim.maxCandidates, "most candidates in a /v1/rerank request")
+	fs.IntVar(&lim.maxK, "max-k", lim.maxK, "largest k of /v1/rerank")
+	fs.IntVar(&lim.maxShown, "max-shown", lim.maxShown, "most shown items in a /v1/rerank request")
+	fs.IntVar(&lim.maxItems, "max-items", lim.maxItems, "most items in a basket (/v1/score, /v1/recommend)")
+	fs.IntVar(&lim.maxBaskets, "max-baskets", lim.maxBaskets, "most baskets in a /v1/score or /v1/recommend request")
+	fs.IntVar(&lim.maxN, "max-n", lim.maxN, "largest n of /v1/recommend")
+	fs.IntVar(&lim.maxInflight, "max-inflight", lim.maxInflight, "requests computed at once; more wait for a slot")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := g.apply(); err != nil {
+		return err
+	}
+	if *modelPath == "" {
+		return usagef("--model is required")
+	}
+	if lim.maxBody < 1 || lim.maxCandidates < 1 || lim.maxK < 1 || lim.maxShown < 0 || lim.maxItems < 1 ||
+		lim.maxBaskets < 1 || lim.maxN < 1 || lim.maxInflight < 1 {
+		return usagef("limits must be ≥ 1 (--max-shown ≥ 0)")
+	}
+	if *shutdown <= 0 {
+		return usagef("--shutdown-timeout must be positive")
+	}
+	logger := log.New(e.stderr, "ndpp-bench serve: ", log.LstdFlags)
+	s, err := newServer(*modelPath, lim, logger)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	sm := s.model()
+	logger.Printf("listening on %s (model %s: n = %d, d = %d; backend %s)", ln.Addr(), *modelPath, sm.m.N(), sm.m.D(), blas.Backend())
+	srv := &http.Server{Handler: s.handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
+		IdleTimeout: 2 * time.Minute, ErrorLog: logger}
+	sigs := make(chan os.Signal, 4)
+	stop := serveSignals(sigs)
+	defer stop()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	for {
+		select {
+		case err := <-served:
+			return err
+		case sig := <-sigs:
+			if sig == syscall.SIGHUP {
+				if err := s.reload(); err != nil {
+					logger.Printf("reload: keeping the model loaded at %s: %v", s.model().loaded.Format(time.RFC3339), err)
+				}
+				continue
+			}
+			logger.Printf("%v: finishing the requests in flight", sig)
+			s.ready.Store(false)
+			ctx, cancel := context.WithTimeout(context.Background(), *shutdown)
+			err := srv.Shutdown(ctx)
+			cancel()
+			if err != nil {
+				return fmt.Errorf("shutdown: %w", err)
+			}
+			logger.Printf("stopped")
+			return nil
+		}
+	}
+}
+
+// servedModel is a loaded model and what requests need of it. It is
+// immutable; a reload swaps in a new one.
+type servedModel struct {
+	m       *ndpp.Model
+	voc     *ndpp.Vocab       // token → row; nil: tokens are rows
+	names   string            // "vocabulary", "ids" or "rows"
+	tokJSON []json.RawMessage // the JSON of each row's token
+	logNorm float64
+	path    string
+	loaded  time.Time
+	gains   sync.Pool // *[][]float64, recBatch rows of n gains
+}
+
+func loadServed(path string) (*servedModel, error) {
+	m, err := npz.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	sm := &servedModel{m: m, voc: m.TokenVocab(), path: path, loaded: time.Now()}
+	sm.logNorm = m.LogNormalizer()
+	if math.IsNaN(sm.logNorm) || math.IsInf(sm.logNorm, 0) {
+		return nil, fmt.Errorf("%s: the normaliser log det(I + L) is %v", path, sm.logNorm)
+	}
+	sm.tokJSON = make([]json.RawMessage, m.N())
+	switch {
+	case m.Vocab() != nil:
+		sm.names = "vocabulary"
+		for i := range sm.tokJSON {
+			sm.tokJSON[i], _ = json.Marshal(m.Token(i))
+		}
+	default:
+		sm.names = "rows"
+		if m.IDs() != nil {
+			sm.names = "ids"
+		}
+		for i := range sm.tokJSON {
+			sm.tokJSON[i] = json.RawMessage(m.Token(i)) // decimal integers
+		}
+	}
+	n := m.N()
+	sm.gains.New = func() any {
+		g := make([][]float64, recBatch)
+		for i := range g {
+			g[i] = make([]float64, n)
+		}
+		return &g
+	}
+	return sm, nil
+}
+
+// server holds the current model, the limits and the metrics.
+type server struct {
+	cur     atomic.Pointer[servedModel]
+	path    string
+	lim     serveLimits
+	log     *log.Logger
+	ready   atomic.Bool
+	slots   chan struct{}
+	ws      sync.Pool // *rerank.Workspace
+	reloads atomic.Int64
+
+	reg      *prometheus.Registry
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+	inflight prometheus.Gauge
+	reloadsC *prometheus.CounterVec
+	items    prometheus.Gauge
+
+	// hook, when set (tests), runs in each API request after the model is
+	// taken and before it is used.
+	hook func(endpoint string)
+}
+
+func newServer(path string, lim serveLimits, logger *log.Logger) (*server, error) {
+	sm, err := loadServed(path)
+	if err != nil {
+		return nil, err
+	}
+	s := &server{path: path, lim: lim, log: logger, slots: make(chan struct{}, lim.maxInflight), reg: prometheus.NewRegistry()}
+	s.ws.New = func() any { return new(rerank.Workspace) }
+	s.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ndpp_serve_requests_total",
+		Help: "HTTP requests by endpoint and status code."}, []string{"endpoint", "code"})
+	s.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ndpp_serve_request_duration_seconds",
+		Help:    "Time from the request's arrival at the handler to its response, by endpoint.",
+		Buckets: prometheus.ExponentialBuckets(50e-6, 2, 18)}, []string{"endpoint"})
+	s.inflight = prometheus.NewGauge(prometheus.GaugeOpts{Name: "ndpp_serve_inflight_requests",
+		Help: "API requests being handled (waiting for a slot or computing)."})
+	s.reloadsC = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ndpp_serve_model_reloads_total",
+		Help: "Model reloads (SIGHUP) by result: ok or error (the old model is kept)."}, []string{"result"})
+	s.items = prometheus.NewGauge(prometheus.GaugeOpts{Name: "ndpp_serve_model_items", Help: "Items in the model served."})
+	s.reg.MustRegister(s.requests, s.latency, s.inflight, s.reloadsC, s.items,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s.reloadsC.WithLabelValues("ok")
+	s.reloadsC.WithLabelValues("error")
+	s.cur.Store(sm)
+	s.items.Set(float64(sm.m.N()))
+	s.ready.Store(true)
+	return s, nil
+}
+
+func (s *server) model() *servedModel { return s.cur.Load() }
+
+// reload reads the model file again and swaps it in; requests that have
+// taken the old model finish with it. On error the old model stays.
+func (s *server) reload() error {
+	sm, err := loadServed(s.path)
+	if err != nil {
+		s.reloadsC.WithLabelValues("error").Inc()
+		return err
+	}
+	s.cur.Store(sm)
+	s.reloads.Add(1)
+	s.reloadsC.WithLabelValues("ok").Inc()
+	s.items.Set(float64(sm.m.N()))
+	s.log.Printf("reloaded %s: n = %d, d = %d", s.path, sm.m.N(), sm.m.D())
+	return nil
+}
+
+func (s *server) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/v1/score", s.api("score", s.score))
+	mux.Handle("/v1/recommend", s.api("recommend", s.recommend))
+	mux.Handle("/v1/rerank", s.api("rerank", s.rerank))
+	mux.Handle("/v1/model", s.get("model", func(w http.ResponseWriter) int { return writeJSON(w, http.StatusOK, s.modelInfo()) }))
+	mux.Handle("/healthz", s.get("healthz", func(w http.ResponseWriter) int {
+		return writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	}))
+	mux.Handle("/readyz", s.get("readyz", func(w http.ResponseWriter) int {
+		if !s.ready.Load() {
+			return writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "shutting down"})
+		}
+		return writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	}))
+	metrics := promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{ErrorLog: s.log})
+	mux.Handle("/metrics", metrics)
+	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		code := writeError(w, &apiError{code: http.StatusNotFound, field: "path", msg: fmt.Sprintf("no endpoint %q (POST /v1/score, /v1/recommend, /v1/rerank; GET /v1/model, /healthz, /readyz, /metrics)", truncate(r.URL.Path))})
+		s.observe("other", code, start)
+	}))
+	return mux
+}
+
+// apiError is a response with a 4xx or 5xx status and a JSON body
+// {"error": msg, "field": field}.
+type apiError struct {
+	code  int
+	field string
+	msg   string
+}
+
+func badField(field, format string, args ...any) *apiError {
+	return &apiError{code: http.StatusBadRequest, field: field, msg: fmt.Sprintf(format, args...)}
+}
+
+type errorBody struct {
+	Error string `json:"error"`
+	Field string `json:"field,omitempty"`
+}
+
+func writeError(w http.ResponseWriter, e *apiError) int {
+	msg := e.msg
+	if e.field != "" {
+		msg = e.field + ": " + msg
+	}
+	return writeJSON(w, e.code, errorBody{Error: msg, Field: e.field})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) int {
+	b, err := json.Marshal(v)
+	if err != nil {
+		code = http.StatusInternalServerError
+		b, _ = json.Marshal(errorBody{Error: "encoding the response: " + err.Error()})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	w.Write(append(b, '\n'))
+	return code
+}
+
+// get wraps a GET endpoint with metrics.
+func (s *server) get(endpoint string, f func(w http.ResponseWriter) int) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		var code int
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			code = writeError(w, &apiError{code: http.StatusMethodNotAllowed, field: "method", msg: r.Method + " not allowed; use GET"})
+		} else {
+			code = f(w)
+		}
+		s.observe(endpoint, code, start)
+	})
+}
+
+func (s *server) observe(endpoint string, code int, start time.Time) {
+	s.requests.WithLabelValues(endpoint, strconv.Itoa(code)).Inc()
+	s.latency.WithLabelValues(endpoint).Observe(time.Since(start).Seconds())
+}
+
+// api wraps a POST endpoint: method and content type, the body limit, a
+// computing slot, the current model, panics (500, logged), metrics.
+func (s *server) api(endpoint string, f func(sm *servedModel, r *http.Request) (any, *apiError)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		s.inflight.Inc()
+		defer s.inflight.Dec()
+		code := s.serveAPI(endpoint, f, w, r)
+		s.observe(endpoint, code, start)
+	})
+}
+
+func (s *server) serveAPI(endpoint string, f func(*servedModel, *http.Request) (any, *apiError), w http.ResponseWriter, r *http.Request) (code int) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		return writeError(w, &apiError{code: http.StatusMethodNotAllowed, field: "method", msg: r.Method + " not allowed; use POST"})
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return writeError(w, &apiError{code: http.StatusUnsupportedMediaType, field: "Content-Type",
+			msg: fmt.Sprintf("%q; want application/json", r.Header.Get("Content-Type"))})
+	}
+	// The body is read before a computing slot is taken, so that slow
+	// clients hold none.
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.lim.maxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return writeError(w, &apiError{code: http.StatusRequestEntityTooLarge, field: "body", msg: fmt.Sprintf("larger than %d bytes (--max-body)", mbe.Limit)})
+		}
+		return writeError(w, badField("body", "reading: %v", err))
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	select {
+	case s.slots <- struct{}{}:
+		defer func() { <-s.slots }()
+	case <-r.Context().Done():
+		return writeError(w, &apiError{code: http.StatusServiceUnavailable, msg: "request cancelled while waiting for a slot"})
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Printf("panic in %s: %v", endpoint, p)
+			code = writeError(w, &apiError{code: http.StatusInternalServerError, msg: "internal error"})
+		}
+	}()
+	sm := s.model()
+	if s.hook != nil {
+		s.hook(endpoint)
+	}
+	out, aerr := f(sm, r)
+	if aerr != nil {
+		return writeError(w, aerr)
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// decodeBody decodes one JSON object from the body into dst, refusing
+// unknown fields and trailing data, with errors that name the field.
+func decodeBody(r *http.Request, dst any) *apiError {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	err := dec.Decode(dst)
+	if err == nil {
+		if _, terr := dec.Token(); terr != io.EOF {
+			return badField("body", "data after the JSON object")
+		}
+		return nil
+	}
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, io.EOF):
+		return badField("body", "empty; want a JSON object")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return badField("body", "truncated JSON")
+	case errors.As(err, &se):
+		return badField("body", "invalid JSON at byte %d: %v", se.Offset, se)
+	case errors.As(err, &te):
+		field := te.Field
+		if field == "" {
+			field = "body"
+		}
+		return badField(jsonPath(field), "got a JSON %s, want %s", te.Value, jsonType(te.Type.String()))
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		name, _ := strconv.Unquote(strings.TrimPrefix(err.Error(), "json: unknown field "))
+		return badField(name, "unknown field")
+	}
+	return badField("body", "%v", err)
+}
+
+// jsonPath writes the decoder's field path "baskets.2.3" as "baskets[2][3]".
+func jsonPath(p string) string {
+	parts := strings.Split(p, ".")
+	var b strings.Builder
+	for i, s := range parts {
+		if _, err := strconv.Atoi(s); err == nil && i > 0 {
+			b.WriteString("[" + s + "]")
+			continue
+		}
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
+func jsonType(goType string) string {
+	switch {
+	case strings.HasPrefix(goType, "[]"):
+		return "an array"
+	case goType == "int":
+		return "an integer"
+	case goType == "float64":
+		return "a number"
+	case goType == "string":
+		return "a string"
+	}
+	return "an object"
+}
+
+// rows maps the JSON items of a list to the model's rows: JSON strings
+// are tokens, JSON integers their decimal text; with no vocabulary the
+// tokens are row numbers. Unknown items and repeats are errors naming
+// field[i].
+func (sm *servedModel) rows(field string, items []json.RawMessage, dst []int) ([]int, *apiError) {
+	dst = dst[:0]
+	var seen map[int]int
+	if len(items) > 32 {
+		seen = make(map[int]int, len(items))
+	}
+	for i, raw := range items {
+		f := func() string { return fmt.Sprintf("%s[%d]", field, i) }
+		tok, ok := itemText(raw)
+		if !ok {
+			return nil, badField(f(), "%s is not an item (a JSON string or integer)", truncate(string(raw)))
+		}
+		row, known := -1, false
+		if sm.voc != nil {
+			row, known = sm.voc.Lookup(tok)
+		} else if r, err := strconv.Atoi(tok); err == nil && r >= 0 && r < sm.m.N() {
+			row, known = r, true
+		}
+		if !known {
+			return nil, badField(f(), "unknown item %q", truncate(tok))
+		}
+		if seen != nil {
+			if j, dup := seen[row]; dup {
+				return nil, badField(f(), "item %q repeats %s[%d]", tok, field, j)
+			}
+			seen[row] = i
+		} else {
+			for j, r := range dst {
+				if r == row {
+					return nil, badField(f(), "item %q repeats %s[%d]", tok, field, j)
+				}
+			}
+		}
+		dst = append(dst, row)
+	}
+	return dst, nil
+}
+
+// itemText returns the token of a JSON string or integer.
+func itemText(raw json.RawMessage) (string, bool) {
+	if len(raw) > 0 && raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return "", false
+		}
+		return s, true
+	}
+	s := string(raw)
+	if s == "" || strings.ContainsAny(s, ".eE") || s == "null" || s == "true" || s == "false" || s[0] == '[' || s[0] == '{' {
+		return "", false
+	}
+	return s, true
+}
+
+func truncate(s string) string {
+	if len(s) > 40 {
+		return s[:37] + "..."
+	}
+	return s
+}
+
+type scoreRequest struct {
+	Baskets [][]json.RawMessage `json:"baskets"`
+}
+
+type scoreResponse struct {
+	LogLikelihoods []*float64 `json:"log_likelihoods"` // null when det L_S = 0
+}
+
+// baskets maps the baskets of a request (field name), each non-empty
+// unless allowEmpty; single names the one basket field itself.
+func (s *server) baskets(sm *servedModel, field string, in [][]json.RawMessage, allowEmpty, single bool) ([][]int, *apiError) {
+	if len(in) > s.lim.maxBaskets {
+		return nil, badField(field, "%d baskets; at most %d (--max-baskets)", len(in), s.lim.maxBaskets)
+	}
+	out := make([][]int, len(in))
+	for b, items := range in {
+		f := field
+		if !single {
+			f = fmt.Sprintf("%s[%d]", field, b)
+		}
+		if len(items) == 0 && !allowEmpty {
+			return nil, badField(f, "empty basket")
+		}
+		if len(items) > s.lim.maxItems {
+			return nil, badField(f, "%d items; at most %d (--max-items)", len(items), s.lim.maxItems)
+		}
+		rows, aerr := sm.rows(f, items, make([]int, 0, len(items)))
+		if aerr != nil {
+			return nil, aerr
+		}
+		out[b] = rows
+	}
+	return out, nil
+}
+
+func (s *server) score(sm *servedModel, r *http.Request) (any, *apiError) {
+	var req scoreRequest
+	if aerr := decodeBody(r, &req); aerr != nil {
+		return nil, aerr
+	}
+	if req.Baskets == nil {
+		return nil, badField("baskets", "missing")
+	}
+	bs, aerr := s.baskets(sm, "baskets", req.Baskets, false, false)
+	if aerr != nil {
+		return nil, aerr
+	}
+	lds, err := sm.m.LogDets(bs, 1)
+	if err != nil {
+		return nil, badField("baskets", "%v", err)
+	}
+	out := scoreResponse{LogLikelihoods: make([]*float64, len(lds))}
+	for i, ld := range lds {
+		if ll := ld - sm.logNorm; !math.IsInf(ll, -1) {
+			out.LogLikelihoods[i] = &ll
+		}
+	}
+	return out, nil
+}
+
+type recommendRequest struct {
+	Basket  []json.RawMessage   `json:"basket"`
+	Baskets [][]json.RawMessage `json:"baskets"`
+	N       *int                `json:"n"`
+}
+
+type recommendation struct {
+	Items  []json.RawMessage `json:"items"`
+	Scores []float64         `json:"scores"`
+	Error  string            `json:"error,omitempty"`
+}
+
+type recommendBatch struct {
+	Results []recommendation `json:"results"`
+}
+
+// recBatch is the number of baskets of a request whose gains are computed
+// together (ndpp.Model.ConditionalGainsBatch).
+const recBatch = 32
+
+func (s *server) recommend(sm *servedModel, r *http.Request) (any, *apiError) {
+	var req recommendRequest
+	if aerr := decodeBody(r, &req); aerr != nil {
+		return nil, aerr
+	}
+	single := req.Basket != nil
+	switch {
+	case single && req.Baskets != nil:
+		return nil, badField("baskets", "give basket or baskets, not both")
+	case !single && req.Baskets == nil:
+		return nil, badField("basket", "missing (or baskets, a list of baskets)")
+	}
+	n := min(10, s.lim.maxN, sm.m.N())
+	if req.N != nil {
+		n = *req.N
+	}
+	if n < 1 || n > s.lim.maxN || n > sm.m.N() {
+		return nil, badField("n", "%d; want 1 ≤ n ≤ %d", n, min(s.lim.maxN, sm.m.N()))
+	}
+	in, field := req.Baskets, "baskets"
+	if single {
+		in, field = [][]json.RawMessage{req.Basket}, "basket"
+	}
+	bs, aerr := s.baskets(sm, field, in, true, single)
+	if aerr != nil {
+		return nil, aerr
+	}
+	gp := sm.gains.Get().(*[][]float64)
+	defer sm.gains.Put(gp)
+	errs := make([]error, recBatch)
+	out := make([]recommendation, len(bs))
+	for b0 := 0; b0 < len(bs); b0 += recBatch {
+		if err := r.Context().Err(); err != nil {
+			return nil, &apiError{code: http.StatusServiceUnavailable, msg: "request cancelled"}
+		}
+		nb := min(recBatch, len(bs)-b0)
+		if err := sm.m.ConditionalGainsBatch(bs[b0:b0+nb], (*gp)[:nb], errs[:nb]); err != nil {
+			panic(err) // the outputs are sized by the server
+		}
+		for i := 0; i < nb; i++ {
+			rec := recommendation{Items: []json.RawMessage{}, Scores: []float64{}}
+			if err := errs[i]; err != nil {
+				if single && errors.Is(err, ndpp.ErrSingularCondition) {
+					return nil, &apiError{code: http.StatusUnprocessableEntity, field: "basket", msg: "det L_basket is zero under the numerical zero rule: no next-item gains"}
+				}
+				rec.Error = err.Error()
+			} else {
+				g := (*gp)[i]
+				for _, j := range topItems(g, bs[b0+i], n) {
+					rec.Items = append(rec.Items, sm.tokJSON[j])
+					rec.Scores = append(rec.Scores, g[j])
+				}
+			}
+			out[b0+i] = rec
+		}
+	}
+	if single {
+		return out[0], nil
+	}
+	return recommendBatch{Results: out}, nil
+}
+
+type rerankRequest struct {
+	Candidates []json.RawMessage `json:"candidates"`
+	K          *int              `json:"k"`
+	Quality    []json.RawMessage `json:"quality"`
+	Shown      []json.RawMessage `json:"shown"`
+	Window     int               `json:"window"`
+}
+
+type rerankResponse struct {
+	Items []json.RawMessage `json:"items"`
+	Gains []float64         `json:"gains"`
+}
+
+func (s *server) rerank(sm *servedModel, r *http.Request) (any, *apiError) {
+	var req rerankRequest
+	if aerr := decodeBody(r, &req); aerr != nil {
+		return nil, aerr
+	}
+	switch {
+	case len(req.Candidates) == 0:
+		return nil, badField("candidates", "missing or empty")
+	case len(req.Candidates) > s.lim.maxCandidates:
+		return nil, badField("candidates", "%d candidates; at most %d (--max-candidates)", len(req.Candidates), s.lim.maxCandidates)
+	case req.K == nil:
+		return nil, badField("k", "missing")
+	case *req.K < 1 || *req.K > len(req.Candidates) || *req.K > s.lim.maxK:
+		return nil, badField("k", "%d; want 1 ≤ k ≤ %d (the candidates, at most --max-k)", *req.K, min(len(req.Candidates), s.lim.maxK))
+	case len(req.Shown) > s.lim.maxShown:
+		return nil, badField("shown", "%d items; at most %d (--max-shown)", len(req.Shown), s.lim.maxShown)
+	case req.Window < 0:
+		return nil, badField("window", "%d; want ≥ 0 (0: no window)", req.Window)
+	case req.Quality != nil && len(req.Quality) != len(req.Candidates):
+		return nil, badField("quality", "%d scores for %d candidates", len(req.Quality), len(req.Candidates))
+	}
+	rq := rerank.Request{K: *req.K, Window: req.Window}
+	var aerr *apiError
+	if rq.Candidates, aerr = sm.rows("candidates", req.Candidates, nil); aerr != nil {
+		return nil, aerr
+	}
+	if rq.Shown, aerr = sm.rows("shown", req.Shown, nil); aerr != nil {
+		return nil, aerr
+	}
+	if req.Quality != nil {
+		rq.Quality = make([]float64, len(req.Quality))
+		for i, raw := range req.Quality {
+			if len(raw) > 0 && raw[0] == '"' {
+				var str string
+				_ = json.Unmarshal(raw, &str)
+				return nil, badField(fmt.Sprintf("quality[%d]", i), "%q is a string; want a finite number ≥ 0", truncate(str))
+			}
+			q, err := strconv.ParseFloat(string(raw), 64)
+			if err != nil || !(q >= 0) || math.IsInf(q, 0) {
+				return nil, badField(fmt.Sprintf("quality[%d]", i), "%s; want a finite number ≥ 0", truncate(string(raw)))
+			}
+			rq.Quality[i] = q
+		}
+	}
+	ws := s.ws.Get().(*rerank.Workspace)
+	defer s.ws.Put(ws)
+	res, err := ws.Rerank(sm.m, rq)
+	if err != nil {
+		var re *rerank.RequestError
+		if errors.As(err, &re) {
+			f := re.Field
+			if re.Index >= 0 {
+				f = fmt.Sprintf("%s[%d]", re.Field, re.Index)
+			}
+			return nil, badField(f, "%s", re.Reason)
+		}
+		return nil, &apiError{code: http.StatusInternalServerError, msg: err.Error()}
+	}
+	out := rerankResponse{Items: make([]json.RawMessage, len(res.Items)), Gains: append([]float64{}, res.Gains...)}
+	for i, it := range res.Items {
+		out.Items[i] = sm.tokJSON[it]
+	}
+	return out, nil
+}
+
+type modelInfo struct {
+	File          string  `json:"file"`
+	Items         int     `json:"items"`
+	D             int     `json:"d"`
+	Shared        bool    `json:"shared"`
+	Diagonal      bool    `json:"diagonal"`
+	MaxRank       int     `json:"max_rank"`
+	ItemNames     string  `json:"item_names"`
+	LogNormalizer float64 `json:"log_normalizer"`
+	LoadedAt      string  `json:"loaded_at"`
+	Reloads       int64   `json:"reloads"`
+	Backend       string  `json:"backend"`
+}
+
+func (s *server) modelInfo() modelInfo {
+	sm := s.model()
+	return modelInfo{File: sm.path, Items: sm.m.N(), D: sm.m.D(), Shared: sm.m.Shared(), Diagonal: sm.m.HasDiag(),
+		MaxRank: sm.m.MaxRank(), ItemNames: sm.names, LogNormalizer: sm.logNorm,
+		LoadedAt: sm.loaded.UTC().Format(time.RFC3339Nano), Reloads: s.reloads.Load(), Backend: blas.Backend()}
+}

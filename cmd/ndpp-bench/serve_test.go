@@ -1,0 +1,555 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ndpp-go/ndpp/ndpp"
+	"github.com/ndpp-go/ndpp/ndpp/npz"
+	"github.com/ndpp-go/ndpp/rerank"
+)
+
+// syncBuffer is a bytes.Buffer safe for a logger and a reader at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// testServer serves the model at path on a loopback httptest server.
+func testServer(t *testing.T, path string, lim serveLimits) (*server, string, *syncBuffer) {
+	t.Helper()
+	var logs syncBuffer
+	s, err := newServer(path, lim, log.New(&logs, "", 0))
+	require.NoError(t, err)
+	ts := httptest.NewServer(s.handler())
+	t.Cleanup(ts.Close)
+	return s, ts.URL, &logs
+}
+
+// post sends body as JSON and decodes the response into out (when not
+// nil); it returns the status code and the raw response.
+func post(t *testing.T, url, body string, out any) (int, string) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+	if out != nil && resp.StatusCode == http.StatusOK {
+		require.NoError(t, json.Unmarshal(raw, out), string(raw))
+	}
+	return resp.StatusCode, string(raw)
+}
+
+// vocabModel saves a random model whose items are named by a vocabulary
+// ("item-0", …) and returns its path.
+func vocabModel(t *testing.T, dir string, n, d int, seed uint64, diag float64) string {
+	t.Helper()
+	base := ndpp.Random(n, d, seed, ndpp.RandomOptions{Diag: diag})
+	toks := make([]string, n)
+	for i := range toks {
+		toks[i] = fmt.Sprintf("item-%d", i)
+	}
+	voc, err := ndpp.NewVocab(toks)
+	require.NoError(t, err)
+	v, b, _, c := base.Rows()
+	m, err := ndpp.NewFromRows(n, d, v, b, c, ndpp.WithVocab(voc), ndpp.WithDiag(base.Diag()))
+	require.NoError(t, err)
+	path := filepath.Join(dir, fmt.Sprintf("vocab-%d.npz", seed))
+	require.NoError(t, npz.Save(path, m))
+	return path
+}
+
+// TestServeScoreMatchesScoreCommand: /v1/score gives the log-likelihoods
+// of `ndpp-bench score` (null where it prints -Inf), items as JSON
+// integers or strings.
+func TestServeScoreMatchesScoreCommand(t *testing.T) {
+	_, url, _ := testServer(t, smallModel, defaultServeLimits())
+	baskets := [][]int{{1, 2, 3}, {5}, {10, 20, 30, 40}, {0, 1, 2, 3, 4, 5, 6, 7, 8}} // the last is beyond 2d
+	var in strings.Builder
+	var body []string
+	for _, b := range baskets {
+		var toks, js []string
+		for i, x := range b {
+			toks = append(toks, strconv.Itoa(x))
+			if i%2 == 0 {
+				js = append(js, strconv.Itoa(x))
+			} else {
+				js = append(js, strconv.Quote(strconv.Itoa(x)))
+			}
+		}
+		in.WriteString(strings.Join(toks, " ") + "\n")
+		body = append(body, "["+strings.Join(js, ",")+"]")
+	}
+	code, out, errs := runCmd(t, in.String(), "score", "--model", smallModel, "--quiet")
+	require.Equal(t, 0, code, errs)
+	var res scoreResponse
+	status, raw := post(t, url+"/v1/score", `{"baskets": [`+strings.Join(body, ",")+`]}`, &res)
+	require.Equal(t, http.StatusOK, status, raw)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, res.LogLikelihoods, len(lines))
+	for i, line := range lines {
+		want := strings.Split(line, "\t")[1]
+		if want == "-Inf" {
+			require.Nil(t, res.LogLikelihoods[i], "basket %d", i)
+			continue
+		}
+		w, err := strconv.ParseFloat(want, 64)
+		require.NoError(t, err)
+		require.InDelta(t, w, *res.LogLikelihoods[i], 1e-9*math.Max(1, math.Abs(w)), "basket %d", i)
+	}
+	require.Contains(t, raw, "null")
+}
+
+// TestServeRecommendMatchesScoreCommand: /v1/recommend, for one basket and
+// for a batch (with an empty and a singular basket), gives the items and
+// gains of `ndpp-bench score --recommend`.
+func TestServeRecommendMatchesScoreCommand(t *testing.T) {
+	_, url, _ := testServer(t, smallModel, defaultServeLimits())
+	queries := []string{"1 2 3", "5", "10 20"}
+	code, out, errs := runCmd(t, strings.Join(queries, "\n")+"\n", "score", "--model", smallModel, "--recommend", "5", "--json")
+	require.Equal(t, 0, code, errs)
+	var want []scoreRec
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var r scoreRec
+		require.NoError(t, json.Unmarshal([]byte(line), &r))
+		want = append(want, r)
+	}
+	check := func(w scoreRec, got recommendation) {
+		t.Helper()
+		require.Len(t, got.Items, len(w.Items))
+		for i := range w.Items {
+			require.JSONEq(t, w.Items[i], string(got.Items[i]))
+			require.InDelta(t, w.Gains[i], got.Scores[i], 1e-9*math.Max(1, w.Gains[i]))
+		}
+	}
+	for qi, q := range queries {
+		var got recommendation
+		body := `{"basket": [` + strings.Join(strings.Fields(q), ",") + `], "n": 5}`
+		status, raw := post(t, url+"/v1/recommend", body, &got)
+		require.Equal(t, http.StatusOK, status, raw)
+		check(want[qi], got)
+	}
+	var batch recommendBatch
+	status, raw := post(t, url+"/v1/recommend", `{"baskets": [[1,2,3],[5],[],[10,20],[0,1,2,3,4,5,6,7,8]], "n": 5}`, &batch)
+	require.Equal(t, http.StatusOK, status, raw)
+	require.Len(t, batch.Results, 5)
+	check(want[0], batch.Results[0])
+	check(want[1], batch.Results[1])
+	check(want[2], batch.Results[3])
+	require.Len(t, batch.Results[2].Items, 5) // the empty basket: the largest L_jj
+	require.Contains(t, batch.Results[4].Error, "zero determinant")
+	// The default n is 10; a singular basket on its own is a 422 naming it.
+	var got recommendation
+	status, _ = post(t, url+"/v1/recommend", `{"basket": [1]}`, &got)
+	require.Equal(t, http.StatusOK, status)
+	require.Len(t, got.Items, 10)
+	status, raw = post(t, url+"/v1/recommend", `{"basket": [0,1,2,3,4,5,6,7,8]}`, nil)
+	require.Equal(t, http.StatusUnprocessableEntity, status)
+	require.Contains(t, raw, `"field":"basket"`)
+}
+
+// TestServeRerankIsOfflineGreedy: the whole catalogue as candidates
+// without quality gives the set of `ndpp-bench infer --algos
+// offline-greedy`.
+func TestServeRerankIsOfflineGreedy(t *testing.T) {
+	_, url, _ := testServer(t, smallModel, defaultServeLimits())
+	code, out, errs := runCmd(t, "", "infer", "--model", smallModel, "--algos", "offline-greedy", "--k", "8", "--json", "--quiet")
+	require.Equal(t, 0, code, errs)
+	var inf struct {
+		Results []inferResult `json:"results"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &inf))
+	var all []string
+	for i := 0; i < 60; i++ {
+		all = append(all, strconv.Itoa(i))
+	}
+	var res struct {
+		Items []int     `json:"items"`
+		Gains []float64 `json:"gains"`
+	}
+	status, raw := post(t, url+"/v1/rerank", `{"candidates": [`+strings.Join(all, ",")+`], "k": 8}`, &res)
+	require.Equal(t, http.StatusOK, status, raw)
+	require.Equal(t, inf.Results[0].Solution, res.Items)
+}
+
+// TestServeRerankMatchesLibrary: tokens of a vocabulary, quality, shown
+// items and a window give the reranker's own result.
+func TestServeRerankMatchesLibrary(t *testing.T) {
+	path := vocabModel(t, t.TempDir(), 200, 6, 3, 0.1)
+	s, url, _ := testServer(t, path, defaultServeLimits())
+	m := s.model().m
+	var ws rerank.Workspace
+	for seed := 0; seed < 20; seed++ {
+		req := rerank.Request{Candidates: []int{}, K: 1 + seed%7, Window: seed % 4}
+		var cands, quality, shown []string
+		for i := 0; i < 30; i++ {
+			x := (i*37 + seed*11) % 200
+			req.Candidates = append(req.Candidates, x)
+			req.Quality = append(req.Quality, 0.5+float64((i*seed)%7)/7)
+			cands = append(cands, strconv.Quote(m.Token(x)))
+			quality = append(quality, strconv.FormatFloat(req.Quality[i], 'g', -1, 64))
+		}
+		for i := 0; i < seed%5; i++ {
+			x := (i*53 + seed) % 200
+			req.Shown = append(req.Shown, x)
+			shown = append(shown, strconv.Quote(m.Token(x)))
+		}
+		want, err := ws.Rerank(m, req)
+		require.NoError(t, err)
+		body := fmt.Sprintf(`{"candidates": [%s], "quality": [%s], "shown": [%s], "k": %d, "window": %d}`,
+			strings.Join(cands, ","), strings.Join(quality, ","), strings.Join(shown, ","), req.K, req.Window)
+		var got struct {
+			Items []string  `json:"items"`
+			Gains []float64 `json:"gains"`
+		}
+		status, raw := post(t, url+"/v1/rerank", body, &got)
+		require.Equal(t, http.StatusOK, status, raw)
+		var wantTok []string
+		for _, x := range want.Items {
+			wantTok = append(wantTok, m.Token(x))
+		}
+		if diff := cmp.Diff(wantTok, got.Items); diff != "" {
+			t.Fatalf("seed %d (-library +server):\n%s", seed, diff)
+		}
+		require.Equal(t, want.Gains, got.Gains)
+	}
+}
+
+// TestServeBadRequests: every malformed request is a 4xx with a JSON
+// error naming the field, and the server keeps serving.
+func TestServeBadRequests(t *testing.T) {
+	path := vocabModel(t, t.TempDir(), 50, 4, 1, 0.1)
+	lim := defaultServeLimits()
+	lim.maxBody = 2000
+	lim.maxCandidates = 40
+	lim.maxK = 5
+	lim.maxShown = 3
+	lim.maxItems = 4
+	lim.maxBaskets = 3
+	lim.maxN = 7
+	_, url, _ := testServer(t, path, lim)
+	big := `{"candidates": [` + strings.Repeat(`"item-1",`, 300) + `"item-2"], "k": 1}`
+	cases := []struct {
+		path, body string
+		code       int
+		field      string
+	}{
+		{"/v1/rerank", `{"candidates": ["item-1", "nope"], "k": 1}`, 400, "candidates[1]"},
+		{"/v1/rerank", `{"candidates": ["item-1", 7], "k": 1}`, 400, "candidates[1]"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2", "item-1"], "k": 1}`, 400, "candidates[2]"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 3}`, 400, "k"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 0}`, 400, "k"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"]}`, 400, "k"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1.5}`, 400, "k"},
+		{"/v1/rerank", `{"k": 1}`, 400, "candidates"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "quality": [1, "NaN"]}`, 400, "quality[1]"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "quality": [1, NaN]}`, 400, "body"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "quality": [-1, 1]}`, 400, "quality[0]"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "quality": [1e400, 1]}`, 400, "quality[0]"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "quality": [1]}`, 400, "quality"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "shown": ["item-3", "item-3"]}`, 400, "shown[1]"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "shown": ["x"]}`, 400, "shown[0]"},
+		{"/v1/rerank", `{"candidates": ["item-1"], "k": 1, "shown": ["item-2", "item-3", "item-4", "item-5"]}`, 400, "shown"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "window": -2}`, 400, "window"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "windows": 2}`, 400, "windows"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1} {}`, 400, "body"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1`, 400, "body"},
+		{"/v1/rerank", ``, 400, "body"},
+		{"/v1/rerank", `[1, 2]`, 400, "body"},
+		{"/v1/rerank", `{"candidates": "item-1", "k": 1}`, 400, "candidates"},
+		{"/v1/rerank", `{"candidates": [["item-1"]], "k": 1}`, 400, "candidates[0]"},
+		{"/v1/rerank", `{"candidates": [null], "k": 1}`, 400, "candidates[0]"},
+		{"/v1/rerank", big, 413, "body"},
+		{"/v1/score", `{"baskets": [["item-1"], []]}`, 400, "baskets[1]"},
+		{"/v1/score", `{"baskets": [["item-1", "item-1"]]}`, 400, "baskets[0][1]"},
+		{"/v1/score", `{"baskets": [["item-1", "item-99"]]}`, 400, "baskets[0][1]"},
+		{"/v1/score", `{"baskets": [["item-1", "item-2", "item-3", "item-4", "item-5"]]}`, 400, "baskets[0]"},
+		{"/v1/score", `{"baskets": [["item-1"], ["item-1"], ["item-1"], ["item-1"]]}`, 400, "baskets"},
+		{"/v1/score", `{"baskets": [[1.5]]}`, 400, "baskets[0][0]"},
+		{"/v1/score", `{}`, 400, "baskets"},
+		{"/v1/recommend", `{"basket": ["item-1"], "n": 8}`, 400, "n"},
+		{"/v1/recommend", `{"basket": ["item-1"], "n": 0}`, 400, "n"},
+		{"/v1/recommend", `{"basket": ["item-1", "item-1"]}`, 400, "basket[1]"},
+		{"/v1/recommend", `{"basket": ["zzz"]}`, 400, "basket[0]"},
+		{"/v1/recommend", `{"baskets": [["item-1"], ["zzz"]]}`, 400, "baskets[1][0]"},
+		{"/v1/recommend", `{"basket": ["item-1"], "baskets": [["item-1"]]}`, 400, "baskets"},
+		{"/v1/recommend", `{"n": 3}`, 400, "basket"},
+		{"/v1/nothing", `{}`, 404, "path"},
+	}
+	for _, c := range cases {
+		var e errorBody
+		status, raw := post(t, url+c.path, c.body, nil)
+		require.Equal(t, c.code, status, "%s %s: %s", c.path, truncate(c.body), raw)
+		require.NoError(t, json.Unmarshal([]byte(raw), &e), raw)
+		require.Equal(t, c.field, e.Field, "%s %s: %s", c.path, truncate(c.body), raw)
+		require.True(t, strings.HasPrefix(e.Error, c.field+": "), raw)
+	}
+	// Content type and method.
+	resp, err := http.Post(url+"/v1/rerank", "text/plain", strings.NewReader(`{"candidates": ["item-1"], "k": 1}`))
+	require.NoError(t, err)
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusUnsupportedMediaType, resp.StatusCode)
+	require.Contains(t, string(raw), `"field":"Content-Type"`)
+	resp, err = http.Get(url + "/v1/rerank")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
+	require.Equal(t, "POST", resp.Header.Get("Allow"))
+	resp, err = http.Post(url+"/healthz", "application/json", strings.NewReader("{}"))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
+	// A charset parameter is fine, and the server still serves.
+	resp, err = http.Post(url+"/v1/rerank", "application/json; charset=utf-8", strings.NewReader(`{"candidates": ["item-1", "item-2"], "k": 2, "quality": [1, 0.5]}`))
+	require.NoError(t, err)
+	raw, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(raw))
+}
+
+// TestServeInfoAndMetrics: /v1/model, /healthz, /readyz and the
+// Prometheus exposition with request counts and latency histograms.
+func TestServeInfoAndMetrics(t *testing.T) {
+	path := vocabModel(t, t.TempDir(), 50, 4, 1, 0.1)
+	_, url, _ := testServer(t, path, defaultServeLimits())
+	get := func(p string) (int, string) {
+		resp, err := http.Get(url + p)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	code, body := get("/v1/model")
+	require.Equal(t, 200, code)
+	var info modelInfo
+	require.NoError(t, json.Unmarshal([]byte(body), &info))
+	require.Equal(t, modelInfo{File: path, Items: 50, D: 4, Diagonal: true, MaxRank: 50, ItemNames: "vocabulary",
+		LogNormalizer: info.LogNormalizer, LoadedAt: info.LoadedAt, Backend: info.Backend}, info)
+	code, _ = get("/healthz")
+	require.Equal(t, 200, code)
+	code, _ = get("/readyz")
+	require.Equal(t, 200, code)
+	post(t, url+"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1}`, nil)
+	post(t, url+"/v1/rerank", `{"candidates": ["item-1", "item-1"], "k": 1}`, nil)
+	code, body = get("/metrics")
+	require.Equal(t, 200, code)
+	for _, want := range []string{
+		`ndpp_serve_requests_total{code="200",endpoint="rerank"} 1`,
+		`ndpp_serve_requests_total{code="400",endpoint="rerank"} 1`,
+		`ndpp_serve_requests_total{code="200",endpoint="model"} 1`,
+		`ndpp_serve_request_duration_seconds_bucket{endpoint="rerank",le="+Inf"} 2`,
+		`ndpp_serve_request_duration_seconds_count{endpoint="rerank"} 2`,
+		`ndpp_serve_model_reloads_total{result="error"} 0`,
+		`ndpp_serve_model_items 50`,
+		`go_goroutines`,
+	} {
+		require.Contains(t, body, want)
+	}
+}
+
+// TestServeReload: a reload swaps the model atomically — a request that
+// took the old model finishes with it, later ones get the new one — and a
+// broken file keeps the old model, with the reason logged.
+func TestServeReload(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "m.npz")
+	require.NoError(t, npz.Save(path, ndpp.Random(80, 5, 1, ndpp.RandomOptions{Diag: 0.1})))
+	s, url, logs := testServer(t, path, defaultServeLimits())
+	body := `{"candidates": [` + seqList(80) + `], "k": 6}`
+	var before, during, after rerankResponse
+	post(t, url+"/v1/rerank", body, &before)
+
+	entered, release := make(chan struct{}), make(chan struct{})
+	var first atomic.Bool
+	s.hook = func(string) {
+		if first.CompareAndSwap(false, true) {
+			close(entered)
+			<-release
+		}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		post(t, url+"/v1/rerank", body, &during)
+	}()
+	<-entered
+	require.NoError(t, npz.Save(path, ndpp.Random(80, 5, 2, ndpp.RandomOptions{Diag: 0.1})))
+	require.NoError(t, s.reload())
+	post(t, url+"/v1/rerank", body, &after) // not blocked: the hook runs once
+	close(release)
+	<-done
+	require.Equal(t, before, during, "the request in flight finishes on the old model")
+	require.NotEqual(t, before.Items, after.Items, "later requests get the new model")
+
+	require.NoError(t, os.WriteFile(path, []byte("not a model"), 0o644))
+	require.Error(t, s.reload())
+	var again rerankResponse
+	post(t, url+"/v1/rerank", body, &again)
+	require.Equal(t, after, again)
+	require.Equal(t, int64(1), s.reloads.Load())
+	require.Contains(t, logs.String(), "reloaded "+path)
+}
+
+func seqList(n int) string {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(i))
+	}
+	return b.String()
+}
+
+// startServe runs `ndpp-bench serve` on a free loopback port with signals
+// sent through the returned channel, and returns its base URL, its
+// stderr, and a channel with its exit status.
+func startServe(t *testing.T, args ...string) (url string, sigs chan os.Signal, stderr *syncBuffer, exit chan int) {
+	t.Helper()
+	sigs = make(chan os.Signal, 4)
+	old := serveSignals
+	serveSignals = func(c chan<- os.Signal) func() {
+		go func() {
+			for s := range sigs {
+				c <- s
+			}
+		}()
+		return func() {}
+	}
+	t.Cleanup(func() { serveSignals = old })
+	stderr = &syncBuffer{}
+	exit = make(chan int, 1)
+	e := &env{stdout: io.Discard, stderr: stderr, stdin: strings.NewReader("")}
+	go func() { exit <- run(e, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)) }()
+	re := regexp.MustCompile(`listening on (127\.0\.0\.1:\d+)`)
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if m := re.FindStringSubmatch(stderr.String()); m != nil {
+			return "http://" + m[1], sigs, stderr, exit
+		}
+		select {
+		case code := <-exit:
+			t.Fatalf("serve exited with %d: %s", code, stderr.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	t.Fatalf("serve did not start: %s", stderr.String())
+	return
+}
+
+// TestServeCommandSignals: the command serves, reloads on SIGHUP (a
+// broken file is logged and the old model kept), and on SIGTERM finishes
+// the request in flight, turns not ready and exits 0.
+func TestServeCommandSignals(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "m.npz")
+	require.NoError(t, npz.Save(path, ndpp.Random(40, 4, 1, ndpp.RandomOptions{})))
+	url, sigs, stderr, exit := startServe(t, "--model", path)
+	var info modelInfo
+	resp, err := http.Get(url + "/v1/model")
+	require.NoError(t, err)
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&info))
+	resp.Body.Close()
+	require.Equal(t, 40, info.Items)
+
+	require.NoError(t, npz.Save(path, ndpp.Random(45, 4, 2, ndpp.RandomOptions{})))
+	sigs <- syscall.SIGHUP
+	waitFor(t, func() bool { return strings.Contains(stderr.String(), "reloaded") })
+	require.NoError(t, os.WriteFile(path, []byte("garbage"), 0o644))
+	sigs <- syscall.SIGHUP
+	waitFor(t, func() bool { return strings.Contains(stderr.String(), "reload: keeping the model") })
+	resp, err = http.Get(url + "/v1/model")
+	require.NoError(t, err)
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&info))
+	resp.Body.Close()
+	require.Equal(t, 45, info.Items)
+	require.Equal(t, int64(1), info.Reloads)
+
+	// A slow request (a large body sent in two parts) is in flight at SIGTERM.
+	pr, pw := io.Pipe()
+	reqDone := make(chan int, 1)
+	go func() {
+		resp, err := http.Post(url+"/v1/rerank", "application/json", pr)
+		if err != nil {
+			reqDone <- -1
+			return
+		}
+		resp.Body.Close()
+		reqDone <- resp.StatusCode
+	}()
+	fmt.Fprint(pw, `{"candidates": [`+seqList(45)+`],`)
+	time.Sleep(100 * time.Millisecond) // the request has been accepted
+	sigs <- syscall.SIGTERM
+	waitFor(t, func() bool { return strings.Contains(stderr.String(), "finishing the requests in flight") })
+	fmt.Fprint(pw, ` "k": 5}`)
+	pw.Close()
+	require.Equal(t, http.StatusOK, <-reqDone)
+	select {
+	case code := <-exit:
+		require.Equal(t, 0, code, stderr.String())
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+	require.Contains(t, stderr.String(), "stopped")
+	_, err = http.Get(url + "/healthz")
+	require.Error(t, err, "the listener is closed")
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestServeFlags(t *testing.T) {
+	code, _, errs := runCmd(t, "", "serve")
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "--model is required")
+	code, _, errs = runCmd(t, "", "serve", "--model", smallModel, "--max-k", "0")
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "limits")
+	code, _, errs = runCmd(t, "", "serve", "--model", filepath.Join(t.TempDir(), "none.npz"))
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, "none.npz")
+	code, _, errs = runCmd(t, "", "serve", "--model", smallModel, "--addr", "256.0.0.1:99999")
+	require.Equal(t, 1, code, errs)
+}

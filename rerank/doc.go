@@ -1,0 +1,92 @@
+// Package rerank is per-request diversity reranking with a nonsymmetric
+// DPP: from a few hundred candidate items with optional quality scores,
+// choose k in order, conditioned on what the user was already shown — the
+// shape of the DPP rerankers in production recommenders (YouTube's, Hulu's
+// sliding-window greedy of Chen et al.), over a shared read-only
+// ndpp.Model.
+//
+// # Problem
+//
+// With L = D + VᵀV + BᵀCB the model's kernel and qᵢ ≥ 0 the quality of
+// candidate i (1 when not given), the reranker works with
+// L′ = diag(q)·L·diag(q). It is greedy MAP: with S the conditioning set
+// (below), each step adds the candidate i with the largest gain
+//
+//	det L′_{S+i} / det L′_S = qᵢ² · s_i,  s_i = L_ii − L_{i,S} L_S⁻¹ L_{S,i},
+//
+// the Schur complement of i given S (L_ii = δᵢ + vᵢ·vᵢ; shown items need no
+// quality, as their scale cancels). Ties go to the earlier candidate.
+// Steps stop early when no candidate has a positive gain under the zero
+// rule (ZeroFactor), as the offline greedy does, so a result may hold
+// fewer than k items. With all of the catalogue as candidates, no quality,
+// nothing shown and no window it is the offline greedy MAP of Gartrell et
+// al. (Alg. 1) on L, the same recurrences and zero rule as
+// stream.OfflineGreedy.
+//
+// # Conditioning set, shown items and the window
+//
+// The sequence is the shown items (oldest first) followed by the items
+// chosen so far. Without a window the conditioning set is all of it; with
+// Window = w it is the last w items of it (Chen et al.'s sliding window:
+// diversity among nearby positions of a feed), so only the last w shown
+// items matter. A shown candidate is never chosen.
+//
+// A set of items can have det L_S = 0 — more items than the kernel's rank
+// (2d without a diagonal), or items the kernel cannot tell apart. The
+// conditioning set is then the items of the sequence (or window) kept in
+// order by one rule: an item is kept when its Schur complement given the
+// items kept before it is positive under the zero rule, and left out
+// otherwise. The kept set always has det L_S > 0, and gains are Schur
+// complements given it (Result.ShownSkipped counts the shown items left
+// out at the start). With δᵢ > 0 for every item no set is singular and
+// nothing is left out. Without a diagonal, a shown sequence longer than the
+// kernel's rank keeps at most rank-many items, and then, without a window,
+// every candidate has a zero gain (a set beyond the rank has det L_S = 0)
+// and the result is empty: use a window, or a model with a diagonal.
+//
+// # Algorithm
+//
+// Working rows are the candidates that can be chosen and the shown items
+// of the window. For the conditioning set y₁ … y_r the workspace keeps,
+// for every row x, the Schur complement s_x and two coefficient families
+// (L is not symmetric) of the incremental LU of the kernel with the
+// conditioning items pivoted first:
+//
+//	a_m(x) = R_m(x, y_m) / s_{y_m},  b_m(x) = R_m(y_m, x),  s_x = L_xx − Σ_m a_m(x)·b_m(x),
+//
+// R_m being the kernel less the first m−1 terms — the NDPP form of the
+// incremental Cholesky of the offline greedy (stream.OfflineGreedy;
+// ndpp-math.md, "Offline greedy"). Adding an item costs one kernel row and
+// column over the working rows (two matrix–vector products with the
+// gathered vectors, through the BLAS backend) and O(r) per row. Sliding
+// the window removes y₁ by the LU form of a rank-one update (Bennett 1965)
+// in O(r) per row, the nonsymmetric counterpart of Chen et al.'s Cholesky
+// downdate. Removing an item from a nonsingular set can leave a singular
+// one when L is not symmetric; when a new pivot is zero, or the window
+// holds items left out, the conditioning set is rebuilt from the window's
+// items by the rule above (O(w·(d + w)) per row, rare). A request costs
+// O(P·(k + s)·(d + w)) for P working rows, s shown items and a
+// conditioning set of at most w items.
+//
+// # Concurrency and allocation
+//
+// A Workspace serves one request at a time and keeps its buffers, so the
+// steady state allocates nothing (tested); the model is only read, so any
+// number of workspaces may rerank over one model at once (a sync.Pool of
+// workspaces suits an HTTP handler; see the example).
+//
+// # References
+//
+//   - L. Chen, G. Zhang, H. Zhou. Fast Greedy MAP Inference for
+//     Determinantal Point Process to Improve Recommendation Diversity.
+//     NeurIPS 2018 (the greedy with incremental Cholesky and its sliding
+//     window).
+//   - M. Wilhelm, A. Ramanathan, A. Bonomo, S. Jain, E. H. Chi, J. Gillenwater.
+//     Practical Diversified Recommendations on YouTube with Determinantal
+//     Point Processes. CIKM 2018.
+//   - M. Gartrell, I. Han, E. Dohmatob, J. Gillenwater, V.-E. Brunel.
+//     Scalable Learning and MAP Inference for Nonsymmetric Determinantal
+//     Point Processes. ICLR 2021 (the NDPP greedy).
+//   - J. M. Bennett. Triangular factors of modified matrices. Numerische
+//     Mathematik 7, 1965 (rank-one updates of an LU factorisation).
+package rerank

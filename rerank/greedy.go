@@ -1,0 +1,377 @@
+package rerank
+
+import (
+	"math"
+
+	gblas "gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+
+	"github.com/ndpp-go/ndpp/ndpp"
+)
+
+// ZeroFactor sets the numerical zero rule of the greedy, as in
+// stream.GreedyZeroFactor: a Schur complement s_x ≤ ZeroFactor·(r+1)·ε·μ_x,
+// with r the size of the conditioning set, ε = 2⁻⁵² and μ_x = L_xx + Σ_m
+// |a_m(x)·b_m(x)| the magnitude of the terms that cancel in s_x, is zero
+// (det L_{S+x} = 0). So is a NaN.
+const ZeroFactor = ndpp.ZeroRcondFactor
+
+const eps = 0x1p-52
+
+func tol(r int) float64 { return ZeroFactor * float64(r+1) * eps }
+
+// Row states.
+const (
+	stCand uint8 = iota // a candidate that may still be chosen
+	stCond              // in the conditioning set
+	stSkip              // in the window, left out of the conditioning set (zero pivot)
+	stDead              // chosen or shown and no longer in the window
+)
+
+// Workspace holds the buffers of one request at a time; they grow to the
+// largest request served and are then reused, so that a steady stream of
+// requests allocates nothing. A Workspace is not safe for concurrent use:
+// give each goroutine its own, or keep them in a sync.Pool. Its memory is
+// O(n) for a model of n items plus O(P·(d + w)) for P = candidates + shown
+// items and a conditioning set of up to w items.
+type Workspace struct {
+	// Per-item stamps over the model's items (validation, shown test).
+	candStamp, shownStamp []uint32
+	candPos               []int32
+	gen                   uint32
+
+	// Working rows: the candidates that can be chosen (in request order),
+	// then the shown items that are conditioned on.
+	nc, p, d, w int
+	item        []int
+	q2          []float64 // squared quality (candidate rows)
+	st          []uint8
+	lxx, s, mu  []float64 // L_xx, Schur complement, magnitude
+	a, b        []float64 // p×w coefficient families (row x = working row x)
+	col, row    []float64 // L_{x,y} and L_{y,x} of the current pivot y
+	vg, bg      []float64 // gathered vₓ and bₓ (p×d)
+	shared      bool
+
+	cond  []int // working rows of the conditioning set, in order
+	seq   []int // working rows of the window (kept or skipped), in order
+	nSkip int   // rows of seq in state stSkip
+
+	// Downdate scratch (per position of the conditioning set).
+	al, be, sNew, muNew               []float64
+	stepA, stepB, stepS, stepP, stepC []float64
+
+	outItems     []int
+	outGains     []float64
+	shownSkipped int
+	rebuilds     int // slides that rebuilt the conditioning set (tests)
+}
+
+// grow returns s resized to n, reallocating only when its capacity is
+// short (contents are not kept).
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n, n+n/4)
+	}
+	return s[:n]
+}
+
+// run executes the greedy for a validated request.
+func (w *Workspace) run(m *ndpp.Model, req *Request) {
+	d := m.D()
+	shown := req.Shown
+	if req.Window > 0 && len(shown) > req.Window {
+		shown = shown[len(shown)-req.Window:]
+	}
+	maxP := len(req.Candidates) + len(shown)
+	w.item = grow(w.item, maxP)[:0]
+	w.q2 = grow(w.q2, maxP)[:0]
+	for pos, it := range req.Candidates {
+		if w.shownStamp[it] == w.gen {
+			continue
+		}
+		q2 := 1.0
+		if req.Quality != nil {
+			q2 = req.Quality[pos] * req.Quality[pos]
+			if q2 == 0 {
+				continue
+			}
+		}
+		w.item = append(w.item, it)
+		w.q2 = append(w.q2, q2)
+	}
+	w.nc = len(w.item)
+	w.item = append(w.item, shown...)
+	p := len(w.item)
+	w.p, w.d = p, d
+	// The sequence never holds more than the shown items used and k − 1
+	// chosen ones, whatever the window.
+	w.w = len(shown) + req.K
+	if req.Window > 0 {
+		w.w = min(w.w, req.Window)
+	}
+	w.st = grow(w.st, p)
+	w.lxx = grow(w.lxx, p)
+	w.s = grow(w.s, p)
+	w.mu = grow(w.mu, p)
+	w.a = grow(w.a, p*w.w)
+	w.b = grow(w.b, p*w.w)
+	w.col = grow(w.col, p)
+	w.row = grow(w.row, p)
+	w.vg = grow(w.vg, p*d)
+	w.shared = m.Shared()
+	if !w.shared {
+		w.bg = grow(w.bg, p*d)
+	}
+	for x, it := range w.item {
+		v := m.ItemV(it)
+		copy(w.vg[x*d:(x+1)*d], v)
+		if !w.shared {
+			copy(w.bg[x*d:(x+1)*d], m.ItemB(it))
+		}
+		var vv float64
+		for _, f := range v {
+			vv += f * f
+		}
+		w.lxx[x] = vv + m.ItemDiag(it) // bₓᵀCbₓ = 0
+		w.st[x] = stCand
+	}
+	for x := w.nc; x < p; x++ {
+		w.st[x] = stSkip // live until conditioned on
+	}
+	for _, grown := range []*[]float64{&w.al, &w.be, &w.sNew, &w.muNew, &w.stepA, &w.stepB, &w.stepS, &w.stepP, &w.stepC} {
+		*grown = grow(*grown, w.w)
+	}
+	w.cond = grow(w.cond, w.w)[:0]
+	w.seq = grow(w.seq, w.w)[:0]
+	w.outItems = grow(w.outItems, req.K)[:0]
+	w.outGains = grow(w.outGains, req.K)[:0]
+
+	// Condition on the shown items, oldest first.
+	for x := w.nc; x < p; x++ {
+		w.seq = append(w.seq, x)
+	}
+	w.rebuild(m)
+	w.shownSkipped = w.nSkip
+
+	for t := 0; t < req.K; t++ {
+		best := w.best()
+		if best < 0 {
+			return
+		}
+		w.outItems = append(w.outItems, w.item[best])
+		w.outGains = append(w.outGains, w.q2[best]*w.s[best])
+		if t == req.K-1 {
+			return
+		}
+		if req.Window > 0 && len(w.seq) == req.Window {
+			w.slide(m)
+		}
+		w.seq = append(w.seq, best)
+		w.tryAdd(m, best)
+	}
+}
+
+// best returns the candidate row with the largest positive, finite gain
+// q²·s (the first on ties), or −1.
+func (w *Workspace) best() int {
+	t := tol(len(w.cond))
+	bx, bg := -1, 0.0
+	for x := 0; x < w.nc; x++ {
+		if w.st[x] != stCand || !(w.s[x] > t*w.mu[x]) {
+			continue
+		}
+		if g := w.q2[x] * w.s[x]; g > bg && !math.IsInf(g, 1) {
+			bx, bg = x, g
+		}
+	}
+	return bx
+}
+
+// tryAdd conditions on row y (a member of the window) if its Schur
+// complement is positive under the zero rule, and marks it skipped
+// otherwise.
+func (w *Workspace) tryAdd(m *ndpp.Model, y int) {
+	if w.s[y] > tol(len(w.cond))*w.mu[y] {
+		w.add(m, y)
+		return
+	}
+	w.st[y] = stSkip
+	w.nSkip++
+}
+
+// add appends row y to the conditioning set: with r = |cond| and
+// R(x, z) = L_xz − Σ_{q<r} a_q(x)·b_q(z) the residual kernel,
+//
+//	a_r(x) = R(x, y) / s_y,  b_r(x) = R(y, x),  s_x ← s_x − a_r(x)·b_r(x)
+//
+// for every live row x (candidates and skipped window rows).
+func (w *Workspace) add(m *ndpp.Model, y int) {
+	r, W, d := len(w.cond), w.w, w.d
+	it := w.item[y]
+	impl := blas64.Implementation()
+	// col = vₓ·v_y, row = bₓ·(b_yᵀC); L_{x,y} = col − row, L_{y,x} = col + row.
+	impl.Dgemv(gblas.NoTrans, w.p, d, 1, w.vg, d, m.ItemV(it), 1, 0, w.col, 1)
+	bg := w.vg
+	if !w.shared {
+		bg = w.bg
+	}
+	impl.Dgemv(gblas.NoTrans, w.p, d, 1, bg, d, m.ItemBC(it), 1, 0, w.row, 1)
+	for x, al := range w.col {
+		ga := w.row[x]
+		w.col[x], w.row[x] = al-ga, al+ga
+	}
+	if r > 0 {
+		// col = R(x, y) = L_{x,y} − Σ_q a_q(x)·b_q(y) and
+		// row = R(y, x) = L_{y,x} − Σ_q a_q(y)·b_q(x): products of the
+		// families (p×r, row stride W) with y's own.
+		ay, by := w.a[y*W:y*W+r], w.b[y*W:y*W+r]
+		impl.Dgemv(gblas.NoTrans, w.p, r, -1, w.a, W, by, 1, 1, w.col, 1)
+		impl.Dgemv(gblas.NoTrans, w.p, r, -1, w.b, W, ay, 1, 1, w.row, 1)
+	}
+	sy := w.s[y]
+	for x := 0; x < w.p; x++ {
+		switch w.st[x] {
+		case stCand, stSkip:
+		case stCond:
+			w.a[x*W+r], w.b[x*W+r] = 0, 0
+			continue
+		default:
+			continue
+		}
+		if x == y {
+			continue
+		}
+		rc, rr := w.col[x], w.row[x]
+		am := rc / sy
+		w.a[x*W+r], w.b[x*W+r] = am, rr
+		pr := am * rr
+		w.s[x] -= pr
+		w.mu[x] += math.Abs(pr)
+	}
+	w.a[y*W+r], w.b[y*W+r] = 1, sy
+	w.s[y] = 0
+	w.st[y] = stCond
+	w.cond = append(w.cond, y)
+}
+
+// slide drops the oldest row of the window.
+func (w *Workspace) slide(m *ndpp.Model) {
+	old := w.seq[0]
+	copy(w.seq, w.seq[1:])
+	w.seq = w.seq[:len(w.seq)-1]
+	if w.st[old] == stSkip {
+		w.nSkip--
+		w.st[old] = stDead
+		return
+	}
+	// old is the first row of the conditioning set.
+	w.st[old] = stDead
+	if w.nSkip > 0 || !w.downdate() {
+		w.rebuilds++
+		w.rebuild(m)
+	}
+}
+
+// rebuild conditions from scratch on the rows of the window, in order,
+// skipping those with a zero pivot.
+func (w *Workspace) rebuild(m *ndpp.Model) {
+	for x := 0; x < w.p; x++ {
+		if w.st[x] == stCond {
+			w.st[x] = stSkip
+		}
+		if w.st[x] == stCand || w.st[x] == stSkip {
+			w.s[x], w.mu[x] = w.lxx[x], w.lxx[x]
+		}
+	}
+	w.cond = w.cond[:0]
+	w.nSkip = 0
+	for _, y := range w.seq {
+		w.tryAdd(m, y)
+	}
+}
+
+// downdate removes the first row of the conditioning set, y₁, from the
+// factorisation of the others, as Chen et al.'s sliding window does for a
+// Cholesky factor, with the nonsymmetric (LU) form of the rank-one update
+// (Bennett 1965). With the families written as L = Σ_m a_m b_mᵀ + R over
+// the live rows, removing y₁ leaves c·α βᵀ (c = 1, α = a₁, β = b₁) to be
+// folded into the pivots y₂ … y_r in turn: at pivot m, with α_m = α(y_m),
+// β_m = β(y_m) and s_m the old pivot, the new pivot is
+// p_m = s_m + c·α_m·β_m (computed as L_{y_m y_m} − Σ_{l<m} a′_l b′_l, which
+// it equals) and
+//
+//	a′_m = (c·β_m·α + s_m·a_m) / p_m,  b′_m = b_m + c·α_m·β,
+//	α ← α − α_m·a_m,  β ← β − (β_m/s_m)·b_m,  c ← c·s_m/p_m,
+//
+// and what is left, c·α βᵀ, joins the residual: s_x = L_xx − Σ a′_m(x)b′_m(x).
+// A new pivot that is zero under the zero rule (possible for nonsymmetric
+// kernels: det L_Y > 0 does not make the minors of Y positive) stops it;
+// it returns false and the caller rebuilds.
+func (w *Workspace) downdate() bool {
+	r, W := len(w.cond), w.w
+	cond := w.cond
+	// Phase 1: the conditioning rows give the step scalars.
+	for i := 1; i < r; i++ {
+		x := cond[i]
+		w.al[i], w.be[i] = w.a[x*W], w.b[x*W]
+		w.sNew[i], w.muNew[i] = w.lxx[x], w.lxx[x]
+	}
+	c := 1.0
+	for m := 1; m < r; m++ {
+		ym := cond[m]
+		am, bm, sm := w.al[m], w.be[m], w.b[ym*W+m]
+		// The new pivot p = s_m + c·α_m·β_m, taken as L_yy − Σ a′b′ over
+		// the new terms before it, the value and magnitude a rebuild
+		// would test.
+		p := w.sNew[m]
+		if !(p > tol(m-1)*w.muNew[m]) {
+			return false
+		}
+		w.stepA[m], w.stepB[m], w.stepS[m], w.stepP[m], w.stepC[m] = am, bm, sm, p, c
+		for i := m + 1; i < r; i++ {
+			x := cond[i]
+			xa, xb := w.a[x*W+m], w.b[x*W+m]
+			na := (c*bm*w.al[i] + sm*xa) / p
+			nb := xb + c*am*w.be[i]
+			w.al[i] -= am * xa
+			w.be[i] -= bm / sm * xb
+			w.a[x*W+m-1], w.b[x*W+m-1] = na, nb
+			w.sNew[i] -= na * nb
+			w.muNew[i] += math.Abs(na * nb)
+		}
+		// The pivot's own row: a′ = 1, b′ = p, nothing after it.
+		w.a[ym*W+m-1], w.b[ym*W+m-1] = 1, p
+		c = c * sm / p
+	}
+	for i := 1; i < r; i++ {
+		x := cond[i]
+		for q := i; q < r; q++ {
+			w.a[x*W+q], w.b[x*W+q] = 0, 0
+		}
+	}
+	// Phase 2: every other live row.
+	for x := 0; x < w.p; x++ {
+		if st := w.st[x]; st != stCand && st != stSkip {
+			continue
+		}
+		fa, fb := w.a[x*W:x*W+r], w.b[x*W:x*W+r]
+		al, be := fa[0], fb[0]
+		s, mu := w.lxx[x], w.lxx[x]
+		for m := 1; m < r; m++ {
+			xa, xb := fa[m], fb[m]
+			cm := w.stepC[m]
+			na := (cm*w.stepB[m]*al + w.stepS[m]*xa) / w.stepP[m]
+			nb := xb + cm*w.stepA[m]*be
+			al -= w.stepA[m] * xa
+			be -= w.stepB[m] / w.stepS[m] * xb
+			fa[m-1], fb[m-1] = na, nb
+			pr := na * nb
+			s -= pr
+			mu += math.Abs(pr)
+		}
+		w.s[x], w.mu[x] = s, mu
+	}
+	copy(w.cond, w.cond[1:])
+	w.cond = w.cond[:r-1]
+	return true
+}

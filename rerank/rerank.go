@@ -1,0 +1,147 @@
+package rerank
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ndpp-go/ndpp/ndpp"
+)
+
+// Request is one reranking request over a model's items (rows 0…n−1; map
+// external ids or tokens to rows with ndpp.Model.TokenVocab, built once per
+// model).
+type Request struct {
+	// Candidates are the items to choose from: non-empty, in range,
+	// distinct. Their order breaks ties (the earlier candidate wins).
+	Candidates []int `json:"candidates"`
+	// Quality, when not nil, holds a score qᵢ ≥ 0 per candidate (finite,
+	// in the order of Candidates): the kernel becomes diag(q)·L·diag(q), so
+	// a candidate's gain is multiplied by qᵢ². A candidate with qᵢ² = 0
+	// (qᵢ = 0, or so small that qᵢ² underflows) is never chosen, nor is one
+	// whose gain overflows.
+	Quality []float64 `json:"quality,omitempty"`
+	// Shown are items already shown to the user, oldest first (in range,
+	// distinct; they need not be candidates). The gains are conditioned on
+	// them, and a candidate that was shown is never chosen.
+	Shown []int `json:"shown,omitempty"`
+	// K is the number of items to choose, 1 ≤ K ≤ len(Candidates).
+	K int `json:"k"`
+	// Window, when positive, conditions each choice on the last Window
+	// items of Shown followed by the items chosen so far (sliding-window
+	// greedy); 0 conditions on all of them.
+	Window int `json:"window,omitempty"`
+}
+
+// Result is the outcome of a request: the chosen items (rows) in the order
+// they were chosen and the gain of each, the determinant ratio
+// det L'_{S+i} / det L'_S of the quality-weighted kernel L' given the
+// conditioning set S at that step. The slices belong to the Workspace that
+// produced them and are overwritten by its next request: copy them to keep
+// them.
+//
+// Items holds fewer than K items when no remaining candidate has a positive
+// gain (under the numerical zero rule), as with the offline greedy.
+type Result struct {
+	Items []int     `json:"items"`
+	Gains []float64 `json:"gains"`
+	// ShownSkipped counts the shown items of the first conditioning set
+	// that were left out of it because their Schur complement given the
+	// shown items kept before them was zero (see the package
+	// documentation).
+	ShownSkipped int `json:"shown_skipped,omitempty"`
+}
+
+// RequestError is a request that cannot be served, naming the field
+// ("candidates", "quality", "shown", "k" or "window") and, for an entry of
+// a list, its position (Index ≥ 0; −1 otherwise).
+type RequestError struct {
+	Field  string
+	Index  int
+	Reason string
+}
+
+func (e *RequestError) Error() string {
+	if e.Index >= 0 {
+		return fmt.Sprintf("rerank: %s[%d]: %s", e.Field, e.Index, e.Reason)
+	}
+	return fmt.Sprintf("rerank: %s: %s", e.Field, e.Reason)
+}
+
+func reqErr(field string, index int, format string, args ...any) error {
+	return &RequestError{Field: field, Index: index, Reason: fmt.Sprintf(format, args...)}
+}
+
+// Rerank chooses up to req.K of req.Candidates greedily (see the package
+// documentation) using w's buffers, and returns them with their gains. The
+// model is only read, so many workspaces may rerank over one model at
+// once; a Workspace itself serves one request at a time.
+func (w *Workspace) Rerank(m *ndpp.Model, req Request) (Result, error) {
+	if m == nil {
+		return Result{}, fmt.Errorf("rerank: nil model")
+	}
+	if err := w.validate(m, &req); err != nil {
+		return Result{}, err
+	}
+	w.run(m, &req)
+	return Result{Items: w.outItems, Gains: w.outGains, ShownSkipped: w.shownSkipped}, nil
+}
+
+// validate checks req against the model and marks the candidates and shown
+// items in w's per-item stamps.
+func (w *Workspace) validate(m *ndpp.Model, req *Request) error {
+	n := m.N()
+	nc := len(req.Candidates)
+	if nc == 0 {
+		return reqErr("candidates", -1, "no candidates")
+	}
+	if req.K < 1 || req.K > nc {
+		return reqErr("k", -1, "k = %d; want 1 ≤ k ≤ %d (the number of candidates)", req.K, nc)
+	}
+	if req.Window < 0 {
+		return reqErr("window", -1, "window = %d; want ≥ 0", req.Window)
+	}
+	if req.Quality != nil && len(req.Quality) != nc {
+		return reqErr("quality", -1, "%d scores for %d candidates", len(req.Quality), nc)
+	}
+	for p, q := range req.Quality {
+		if !(q >= 0) || math.IsInf(q, 0) {
+			return reqErr("quality", p, "%v; want finite and ≥ 0", q)
+		}
+	}
+	w.newStamps(n)
+	for p, it := range req.Candidates {
+		if it < 0 || it >= n {
+			return reqErr("candidates", p, "item %d out of range [0, %d)", it, n)
+		}
+		if w.candStamp[it] == w.gen {
+			return reqErr("candidates", p, "item %d repeats candidates[%d]", it, w.candPos[it])
+		}
+		w.candStamp[it], w.candPos[it] = w.gen, int32(p)
+	}
+	for p, it := range req.Shown {
+		if it < 0 || it >= n {
+			return reqErr("shown", p, "item %d out of range [0, %d)", it, n)
+		}
+		if w.shownStamp[it] == w.gen {
+			return reqErr("shown", p, "item %d is shown twice", it)
+		}
+		w.shownStamp[it] = w.gen
+	}
+	return nil
+}
+
+// newStamps starts a new generation of the per-item stamps (sized to n).
+func (w *Workspace) newStamps(n int) {
+	if len(w.candStamp) < n {
+		w.candStamp = make([]uint32, n)
+		w.shownStamp = make([]uint32, n)
+		w.candPos = make([]int32, n)
+		w.gen = 0
+	}
+	w.gen++
+	if w.gen == 0 { // wrapped: old stamps could match again
+		clear(w.candStamp)
+		clear(w.shownStamp)
+		w.gen = 1
+	}
+}

@@ -1,0 +1,32 @@
+package sample_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/ndpp-go/ndpp/ndpp"
+	"github.com/ndpp-go/ndpp/sample"
+)
+
+// Exact samples of a model with a diagonal, and samples given that items 3
+// and 7 are in Y.
+func ExampleSampler() {
+	m := ndpp.Random(1000, 5, 1, ndpp.RandomOptions{Diag: 0.001})
+	s, err := sample.New(m, sample.Options{})
+	if err != nil {
+		panic(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	y := s.Sample(rng) // sorted item indices
+	fmt.Println(len(y) > 0, s.ExpectedSize() > 0)
+
+	g, err := s.Given([]int{3, 7})
+	if err != nil {
+		panic(err)
+	}
+	y = g.Sample(rng)
+	fmt.Println(g.GivenItems(), len(y) >= 2)
+	// Output:
+	// true true
+	// [3 7] true
+}

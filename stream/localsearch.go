@@ -1,0 +1,590 @@
+package stream
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/ndpp-go/ndpp/detcache"
+	"github.com/ndpp-go/ndpp/ndpp"
+)
+
+// NameLocalSearch is the name of LocalSearch's results (Result.Algo) and of
+// the ndpp-bench infer algorithm.
+const NameLocalSearch = "local-search"
+
+// Defaults of LocalSearchOptions.
+const (
+	// DefaultLocalSearchEps is the default ε: a move must multiply f(S) by
+	// more than 1 + ε.
+	DefaultLocalSearchEps = 1e-3
+	// DefaultPoolPerItem sets the default pool of pair-swap candidates to
+	// DefaultPoolPerItem·k items.
+	DefaultPoolPerItem = 4
+	// DefaultMaxPasses bounds the sweeps of one search. Each accepted move
+	// multiplies f(S) by more than 1 + ε, so a search stops long before in
+	// practice; the bound guards against rounding cycles for tiny ε.
+	DefaultMaxPasses = 10000
+)
+
+// PoolRank selects how LocalSearch ranks the items outside S for its pool
+// of pair-swap candidates.
+type PoolRank int
+
+const (
+	// PoolBySwap ranks an item t by the best value it reaches with one
+	// swap, max_j f(S − S[j] + t). It is informative at every k, also when
+	// k is the kernel's rank.
+	PoolBySwap PoolRank = iota
+	// PoolByGain ranks t by its conditional gain f(S + t)/f(S), the
+	// next-item score (one more evaluation per item). It is zero for every
+	// item when |S| has reached the kernel's rank (2d without a diagonal),
+	// and the pool is then the first candidates in order.
+	PoolByGain
+)
+
+// String returns "swap" or "gain".
+func (p PoolRank) String() string {
+	switch p {
+	case PoolBySwap:
+		return "swap"
+	case PoolByGain:
+		return "gain"
+	}
+	return fmt.Sprintf("PoolRank(%d)", int(p))
+}
+
+// LocalSearchOptions configures LocalSearch.
+type LocalSearchOptions struct {
+	// Eps is ε > 0 of the stopping rule: a move is applied when it
+	// multiplies f(S) by more than 1 + ε, and the search stops at a
+	// (1 + ε)-local optimum. Zero means DefaultLocalSearchEps.
+	Eps float64
+	// Pool is the number of items (outside S, ranked by PoolBy) among
+	// which pair swaps are searched. Zero means DefaultPoolPerItem·k; a
+	// negative Pool means every candidate, the whole 2-neighbourhood of
+	// Anari and Vuong's guarantee (O(n²k²) values per pair round).
+	Pool int
+	// PoolBy ranks the items for the pool (default PoolBySwap).
+	PoolBy PoolRank
+	// SinglesOnly turns pair swaps off: the result is then a (1 + ε)-local
+	// optimum for single swaps only, which carries no multiplicative
+	// guarantee for nonsymmetric kernels.
+	SinglesOnly bool
+	// Items restricts the candidates (nil = all n items): validated
+	// (non-empty, in range, no duplicates), visited in this order. The
+	// start set must be among them.
+	Items []int
+	// MaxPasses bounds the sweeps (0 = DefaultMaxPasses).
+	MaxPasses int
+	// OracleOnly sends every candidate through the oracle's value methods:
+	// no block scoring. Results are identical either way (for timing and
+	// tests).
+	OracleOnly bool
+}
+
+// LocalSearchResult is the outcome of LocalSearch. Its Result has Algo
+// NameLocalSearch, the solution (in the oracle's position order) and its
+// Value (log det L_S recomputed by ndpp.Model.LogDet), Evals (determinant
+// evaluations, counted as the oracle counts them, including those block
+// scoring made unnecessary), Adds (items added to fill a start of fewer
+// than k items), Swaps (single and pair swaps applied), Items (the
+// number of candidates) and Seconds (the whole search).
+type LocalSearchResult struct {
+	Result
+	Start       Value // log det L of the start set after filling (Log 0 for ∅)
+	Passes      int   // sweeps over the candidates
+	PairRounds  int   // searches of the pool's pair swaps
+	SingleSwaps int64 // single swaps applied
+	PairSwaps   int64 // pair swaps applied
+	Skipped     int64 // candidate visits decided by block scoring without the oracle
+	// SkippedPairs counts pairs of pool items whose pair swaps block
+	// scoring ruled out without the oracle.
+	SkippedPairs int64
+	Capped       bool // stopped at MaxPasses before reaching a local optimum
+}
+
+// LocalSearch improves a start set of at most k items (the offline greedy's
+// or an online algorithm's solution, or any set; nil or short sets are
+// first filled greedily) by single and pair swaps until it is a
+// (1 + ε)-local optimum, after N. Anari and T.-D. Vuong, "Simple and
+// Near-Optimal MAP Inference for Nonsymmetric DPPs", whose analysis gives
+// a k^O(k) approximation for a (1 + ε)-local optimum over swaps of up to
+// two items with every item (single swaps alone give none for
+// nonsymmetric kernels); with a pool smaller than all items the pair swaps
+// are a heuristic restriction of that neighbourhood. It resets the oracle (capacity ≥ k), which holds the solution
+// as the search runs; every value comes from the oracle.
+//
+// The rules, exactly as implemented:
+//
+//   - Fill: while |S| < k, add the candidate with the largest f(S + t)
+//     (the first in candidate order on ties; the first candidate outside S
+//     if every gain is zero).
+//   - Sweep: visit the candidates outside S in order; for each, find its
+//     best swap f(S − S[j] + t) (lowest position on ties) and apply it at
+//     once when it exceeds (1 + ε)·f(S). Sweep again while a sweep changed
+//     S.
+//   - Pair round, after a sweep that changed nothing: the pool is the Pool
+//     candidates outside S with the largest scores in that sweep (PoolBy;
+//     candidate order on ties); the best pair swap S − {S[a], S[b]} +
+//     {x, y} over pool pairs x before y and positions a < b (the first
+//     found on ties) is applied when it exceeds (1 + ε)·f(S), and the
+//     sweeps resume. Otherwise S is a (1 + ε)-local optimum: no single swap
+//     with any candidate and no pair swap within the pool improves f(S) by
+//     more than the factor 1 + ε.
+//
+// Sweeps hand blocks of candidates to the oracle's block scoring (unless
+// OracleOnly): a candidate whose swap values are proved not to exceed
+// (1 + ε)·f(S) nor its pool's entry threshold is skipped, and so is a pair
+// of pool items whose pair swaps are proved not to exceed (1 + ε)·f(S) nor
+// the best pair value found before it; the evaluations they would have
+// cost are counted, so that results and counters are those of visiting
+// every candidate and pair. A sweep costs O(n(kd + k²)) with the fast
+// oracle, a pair round O(P(kd + k²) + P²(d + k + k²)) for a pool of P
+// items.
+func LocalSearch(o detcache.Oracle, k int, start []int, opt LocalSearchOptions) (LocalSearchResult, error) {
+	t0 := time.Now()
+	ls, err := newLocalSearch(o, k, start, opt)
+	if err != nil {
+		return LocalSearchResult{}, err
+	}
+	if err := ls.run(start); err != nil {
+		return LocalSearchResult{}, err
+	}
+	res := ls.res
+	res.Algo, res.K = NameLocalSearch, k
+	res.Solution = append([]int(nil), o.Items()...)
+	res.Value = logDetValue(ls.m, res.Solution)
+	res.Evals = o.Evals() - ls.evalBase + ls.skippedEvals
+	res.Swaps = res.SingleSwaps + res.PairSwaps
+	res.Items = int64(len(ls.cands))
+	res.Seconds = time.Since(t0).Seconds()
+	return res, nil
+}
+
+// lsearch is the state of one LocalSearch.
+type lsearch struct {
+	o      detcache.Oracle
+	m      *ndpp.Model
+	k      int
+	cands  []int
+	inS    []bool // by item: in the current solution
+	logEps float64
+	pool   int // pool capacity (0: no pair swaps)
+	poolBy PoolRank
+	maxP   int
+	direct bool
+
+	cur  *detcache.Cand
+	vals []detcache.Value
+	blk  *detcache.Block
+	heap poolHeap
+	pc   []*detcache.Cand // the pool's Cands
+	// ready[i]: pc[i] is prepared in this pair round
+	ready []bool
+	pblk  *detcache.Block // block scoring of the pool's pairs (nil until used)
+	cols  []int           // the pool's items
+
+	evalBase     int64
+	skippedEvals int64
+	res          LocalSearchResult
+}
+
+func newLocalSearch(o detcache.Oracle, k int, start []int, opt LocalSearchOptions) (*lsearch, error) {
+	if o == nil {
+		return nil, errNilOracle
+	}
+	m := o.Model()
+	if m == nil {
+		return nil, fmt.Errorf("stream: oracle without a model")
+	}
+	if err := checkK(m, k, o.Cap()); err != nil {
+		return nil, err
+	}
+	eps := opt.Eps
+	if eps == 0 {
+		eps = DefaultLocalSearchEps
+	}
+	if !(eps > 0) || math.IsInf(eps, 0) {
+		return nil, fmt.Errorf("stream: local search ε = %v; need a finite ε > 0", opt.Eps)
+	}
+	if opt.PoolBy != PoolBySwap && opt.PoolBy != PoolByGain {
+		return nil, fmt.Errorf("stream: local search pool ranking %v unknown", opt.PoolBy)
+	}
+	if opt.MaxPasses < 0 {
+		return nil, fmt.Errorf("stream: local search MaxPasses = %d; need ≥ 0", opt.MaxPasses)
+	}
+	cands := opt.Items
+	if cands == nil {
+		cands = IDOrder(m.N())
+	} else if err := m.CheckItems(cands); err != nil {
+		return nil, fmt.Errorf("stream: local search candidates: %w", err)
+	}
+	if k > len(cands) {
+		return nil, fmt.Errorf("stream: k = %d exceeds the number of candidates %d", k, len(cands))
+	}
+	if len(start) > k {
+		return nil, fmt.Errorf("stream: start set of %d items for k = %d", len(start), k)
+	}
+	if len(start) > 0 {
+		if err := m.CheckItems(start); err != nil {
+			return nil, fmt.Errorf("stream: local search start set: %w", err)
+		}
+	}
+	if opt.Items != nil {
+		isCand := make(map[int]bool, len(cands))
+		for _, c := range cands {
+			isCand[c] = true
+		}
+		for _, s := range start {
+			if !isCand[s] {
+				return nil, fmt.Errorf("stream: start item %d is not a candidate", s)
+			}
+		}
+	}
+	pool := opt.Pool
+	switch {
+	case opt.SinglesOnly:
+		pool = 0
+	case pool == 0:
+		pool = DefaultPoolPerItem * k
+	case pool < 0:
+		pool = len(cands)
+	}
+	pool = min(pool, len(cands)-k)
+	if pool < 2 {
+		pool = 0 // no pair of items outside S
+	}
+	maxP := opt.MaxPasses
+	if maxP == 0 {
+		maxP = DefaultMaxPasses
+	}
+	o.Reset()
+	ls := &lsearch{
+		o: o, m: m, k: k, cands: cands, inS: make([]bool, m.N()), logEps: math.Log1p(eps),
+		pool: pool, poolBy: opt.PoolBy, maxP: maxP, direct: opt.OracleOnly,
+		cur: o.NewCand(), vals: make([]detcache.Value, k), evalBase: o.Evals(),
+	}
+	ls.heap.cap = pool
+	return ls, nil
+}
+
+func (ls *lsearch) run(start []int) error {
+	o := ls.o
+	for _, s := range start {
+		o.Prepare(ls.cur, s)
+		if err := o.Add(ls.cur); err != nil {
+			return fmt.Errorf("stream: local search: adding start item %d: %w", s, err)
+		}
+		ls.inS[s] = true
+	}
+	if err := ls.fill(); err != nil {
+		return err
+	}
+	ls.res.Start = logDetValue(ls.m, o.Items())
+	for {
+		if ls.res.Passes == ls.maxP {
+			ls.res.Capped = true
+			return nil
+		}
+		ls.res.Passes++
+		changed, err := ls.sweep()
+		if err != nil {
+			return err
+		}
+		if changed {
+			continue
+		}
+		if ls.pool == 0 {
+			return nil
+		}
+		ls.res.PairRounds++
+		if changed, err = ls.pairRound(); err != nil || !changed {
+			return err
+		}
+	}
+}
+
+// fill adds the best candidate while |S| < k.
+func (ls *lsearch) fill() error {
+	o := ls.o
+	for o.Len() < ls.k {
+		best, bv := -1, detcache.ZeroValue
+		for _, t := range ls.cands {
+			if ls.inS[t] {
+				continue
+			}
+			o.Prepare(ls.cur, t)
+			if v := o.AddValue(ls.cur); best < 0 || v.Greater(bv) {
+				best, bv = t, v
+			}
+		}
+		o.Prepare(ls.cur, best)
+		if err := o.Add(ls.cur); err != nil {
+			return fmt.Errorf("stream: local search: adding item %d: %w", best, err)
+		}
+		ls.inS[best] = true
+		ls.res.Adds++
+	}
+	return nil
+}
+
+// ranking reports whether the current sweep ranks candidates for the pool
+// (pair swaps on, and S unchanged since the sweep began).
+func (ls *lsearch) ranking(changed bool) bool { return ls.pool > 0 && !changed }
+
+// sweep visits every candidate outside S once, applying each improving
+// single swap at once, and reports whether S changed. While S is unchanged
+// it ranks the candidates for the pool.
+func (ls *lsearch) sweep() (changed bool, err error) {
+	o := ls.o
+	ls.heap.reset()
+	if !ls.direct && ls.blk == nil {
+		ls.blk = o.NewBlock(blockSize)
+	}
+	cands := ls.cands
+	for start := 0; start < len(cands); {
+		end := min(start+blockSize, len(cands))
+		fv := o.Value()
+		scored := !ls.direct && !fv.Zero && o.ScoreBlock(ls.blk, cands[start:end])
+		bar := fv.Log + ls.logEps
+		c := start
+		for ; c < end; c++ {
+			t := cands[c]
+			if ls.inS[t] {
+				continue
+			}
+			if scored && ls.provedIdle(c-start, bar, ls.ranking(changed)) {
+				ls.res.Skipped++
+				ls.skippedEvals += int64(ls.k)
+				if ls.ranking(changed) && ls.poolBy == PoolByGain {
+					ls.skippedEvals++
+				}
+				continue
+			}
+			moved, err := ls.visit(t, c, fv, ls.ranking(changed))
+			if err != nil {
+				return changed, err
+			}
+			if moved {
+				changed = true
+				c++
+				break // score the rest of the block against the new S
+			}
+		}
+		start = c
+	}
+	return changed, nil
+}
+
+// provedIdle reports whether block scoring proves that the candidate in
+// column col neither has a swap above bar nor enters the pool.
+func (ls *lsearch) provedIdle(col int, bar float64, ranking bool) bool {
+	if !ranking {
+		return ls.blk.SwapsBelow(col, bar)
+	}
+	if !ls.heap.full() {
+		return false
+	}
+	floor := ls.heap.min().v
+	if floor.Zero {
+		return false
+	}
+	if ls.poolBy == PoolBySwap {
+		return ls.blk.SwapsBelow(col, min(bar, floor.Log))
+	}
+	return ls.blk.SwapsBelow(col, bar) && ls.blk.AddBelow(col, floor.Log)
+}
+
+// visit prices candidate t (position c in the candidates) against S,
+// offers it to the pool when ranking, and applies its best swap if it
+// beats (1 + ε)·f(S).
+func (ls *lsearch) visit(t, c int, fv Value, ranking bool) (bool, error) {
+	o := ls.o
+	k := o.Len()
+	o.Prepare(ls.cur, t)
+	o.SwapValues(ls.cur, ls.vals)
+	bj := 0
+	for j := 1; j < k; j++ {
+		if ls.vals[j].Greater(ls.vals[bj]) {
+			bj = j
+		}
+	}
+	bv := ls.vals[bj]
+	if ranking {
+		score := bv
+		if ls.poolBy == PoolByGain {
+			score = o.AddValue(ls.cur)
+		}
+		ls.heap.offer(poolEntry{v: score, c: c, item: t})
+	}
+	if !beats(bv, fv, ls.logEps) {
+		return false, nil
+	}
+	out := o.Items()[bj]
+	if err := o.Swap(bj, ls.cur); err != nil {
+		return false, fmt.Errorf("stream: local search: swapping item %d in: %w", t, err)
+	}
+	ls.inS[out], ls.inS[t] = false, true
+	ls.res.SingleSwaps++
+	return true, nil
+}
+
+// maxPairBlock is the largest pool whose pairs are block scored (a Block
+// holds O(size·k) numbers).
+const maxPairBlock = 4096
+
+// pairRound searches the pair swaps within the pool ranked by the last
+// sweep (which left S unchanged) and applies the best if it beats
+// (1 + ε)·f(S). With block scoring, a pair of pool items whose values are
+// proved not to exceed max((1 + ε)·f(S), the best value so far) is
+// skipped (it can neither be applied nor be the first best), its
+// evaluations counted.
+func (ls *lsearch) pairRound() (bool, error) {
+	o := ls.o
+	pool := ls.heap.sorted()
+	for len(ls.pc) < len(pool) {
+		ls.pc = append(ls.pc, o.NewCand())
+		ls.ready = append(ls.ready, false)
+	}
+	clear(ls.ready)
+	prep := func(i int) *detcache.Cand {
+		if !ls.ready[i] {
+			o.Prepare(ls.pc[i], pool[i].item)
+			ls.ready[i] = true
+		}
+		return ls.pc[i]
+	}
+	fv := o.Value()
+	k := o.Len()
+	scored := false
+	if !ls.direct && !fv.Zero && len(pool) <= maxPairBlock {
+		if ls.pblk == nil {
+			ls.pblk = o.NewBlock(min(ls.pool, maxPairBlock))
+		}
+		ls.cols = ls.cols[:0]
+		for _, e := range pool {
+			ls.cols = append(ls.cols, e.item)
+		}
+		scored = o.ScoreBlock(ls.pblk, ls.cols)
+	}
+	npairs := int64(k * (k - 1) / 2)
+	bar := fv.Log + ls.logEps
+	bv := detcache.ZeroValue
+	bx, by, ba, bb := -1, -1, -1, -1
+	for x := range pool {
+		for y := x + 1; y < len(pool); y++ {
+			if scored {
+				L := bar
+				if !bv.Zero && bv.Log > L {
+					L = bv.Log
+				}
+				if ls.pblk.PairsBelow(x, y, L) {
+					ls.res.SkippedPairs++
+					ls.skippedEvals += npairs
+					continue
+				}
+			}
+			cx, cy := prep(x), prep(y)
+			for a := 0; a < k; a++ {
+				for b := a + 1; b < k; b++ {
+					if v := o.PairSwapValue(cx, cy, a, b); v.Greater(bv) {
+						bv, bx, by, ba, bb = v, x, y, a, b
+					}
+				}
+			}
+		}
+	}
+	if bx < 0 || !beats(bv, fv, ls.logEps) {
+		return false, nil
+	}
+	items := o.Items()
+	outA, outB := items[ba], items[bb]
+	if err := o.PairSwap(ba, bb, prep(bx), prep(by)); err != nil {
+		return false, fmt.Errorf("stream: local search: swapping items %d, %d in: %w", pool[bx].item, pool[by].item, err)
+	}
+	ls.inS[outA], ls.inS[outB] = false, false
+	ls.inS[pool[bx].item], ls.inS[pool[by].item] = true, true
+	ls.res.PairSwaps++
+	return true, nil
+}
+
+// poolEntry is a candidate's pool score: its value v, its position c in the
+// candidates and its item.
+type poolEntry struct {
+	v       Value
+	c, item int
+}
+
+// worse orders pool entries: a lower score, or an equal one later in the
+// candidates.
+func (e poolEntry) worse(f poolEntry) bool {
+	if f.v.Greater(e.v) {
+		return true
+	}
+	return !e.v.Greater(f.v) && e.c > f.c
+}
+
+// poolHeap keeps the cap best entries offered (a min-heap by worse).
+type poolHeap struct {
+	cap int
+	h   []poolEntry
+}
+
+func (p *poolHeap) reset()             { p.h = p.h[:0] }
+func (p *poolHeap) full() bool         { return len(p.h) >= p.cap }
+func (p *poolHeap) min() poolEntry     { return p.h[0] }
+func (p *poolHeap) less(i, j int) bool { return p.h[i].worse(p.h[j]) }
+
+// offer adds e if the heap has room or e is better than its worst entry.
+func (p *poolHeap) offer(e poolEntry) {
+	if p.cap == 0 {
+		return
+	}
+	if len(p.h) < p.cap {
+		p.h = append(p.h, e)
+		for i := len(p.h) - 1; i > 0; {
+			parent := (i - 1) / 2
+			if !p.less(i, parent) {
+				break
+			}
+			p.h[i], p.h[parent] = p.h[parent], p.h[i]
+			i = parent
+		}
+		return
+	}
+	if !p.h[0].worse(e) {
+		return
+	}
+	p.h[0] = e
+	for i := 0; ; {
+		l, r, s := 2*i+1, 2*i+2, i
+		if l < len(p.h) && p.less(l, s) {
+			s = l
+		}
+		if r < len(p.h) && p.less(r, s) {
+			s = r
+		}
+		if s == i {
+			return
+		}
+		p.h[i], p.h[s] = p.h[s], p.h[i]
+		i = s
+	}
+}
+
+// sorted returns the entries best first.
+func (p *poolHeap) sorted() []poolEntry {
+	out := slices.Clone(p.h)
+	slices.SortFunc(out, func(a, b poolEntry) int {
+		switch {
+		case b.worse(a):
+			return -1
+		case a.worse(b):
+			return 1
+		}
+		return 0
+	})
+	return out
+}
