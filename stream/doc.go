@@ -3,8 +3,9 @@
 // Inference and Learning for Nonsymmetric Determinantal Point Processes"
 // (arXiv:2111.14674): Stream-Partition, Online-LSS, Online-2-neighbor and
 // Online-Greedy — on top of the detcache oracle, plus the offline greedy
-// baseline of Gartrell et al. (ICLR 2021, Alg. 1) and exact MAP by
-// enumeration for small n.
+// baseline of Gartrell et al. (ICLR 2021, Alg. 1), local search over single
+// and pair swaps (Anari & Vuong, "Simple and Near-Optimal MAP Inference for
+// Nonsymmetric DPPs") and exact MAP by enumeration for small n.
 //
 // # Problem
 //
@@ -42,6 +43,17 @@
 //     in the arriving step and the whole 2-neighbourhood of S within S ∪ T
 //     in the stash search, best move first, singles before pairs on ties.
 //   - Online-Greedy: fill, then swap t for the best j when f strictly grows.
+//
+// Local search (LocalSearch) starts from any set (greedy's, an online
+// solution, a user's) and applies the best single swap S − j + t, or pair
+// swap S − {i, j} + {t, u} with t, u from a pool of candidates (the top
+// items by conditional gain; LocalSearchOptions.Pool), while it multiplies
+// f(S) by more than 1 + ε; it stops at a (1 + ε)-local optimum of that
+// neighbourhood. With the whole 2-neighbourhood searched, a local optimum
+// is within a factor k^O(k) of the MAP for nonsymmetric kernels (Anari &
+// Vuong); single swaps alone give no such factor, and a restricted pool
+// makes the search a heuristic. Swaps are priced by the oracle in O(1)
+// after O(kd + k²) per candidate.
 //
 // A stash cap (Options.StashCap, beyond the paper) drops the oldest stash
 // item; it bounds memory but voids the approximation guarantee, which needs

@@ -18,6 +18,7 @@ const (
 	NameOnline2Neighbor = "online-2neighbor"
 	NameOnlineGreedy    = "online-greedy"
 	NameOfflineGreedy   = "offline-greedy"
+	NameLocalSearch     = "local-search"
 	NameExact           = "exact"
 )
 

@@ -245,13 +245,19 @@ func (f *inferFlags) check() ([]string, error) {
 	if err := f.ls.check(); err != nil {
 		return nil, err
 	}
-	if strings.TrimSpace(f.algos) == "all" {
-		return inferAlgos, nil
-	}
 	var out []string
 	seen := map[string]bool{}
 	for _, a := range strings.Split(f.algos, ",") {
 		a = strings.TrimSpace(a)
+		if a == "all" { // the online algorithms and offline greedy, in their order
+			for _, b := range inferAlgos {
+				if !seen[b] {
+					seen[b] = true
+					out = append(out, b)
+				}
+			}
+			continue
+		}
 		known := false
 		for _, b := range append(inferAlgos, inferExtraAlgos...) {
 			known = known || a == b

@@ -251,3 +251,36 @@ func TestInferModelFile(t *testing.T) {
 		t.Errorf("k > d on a B = V model: exit %d (%s)", code, errs)
 	}
 }
+
+// TestInferAlgosAllPlus: "all" combines with the extra algorithms, in the
+// order given, without duplicates.
+func TestInferAlgosAllPlus(t *testing.T) {
+	for _, tc := range []struct {
+		spec string
+		want []string
+	}{
+		{"all", inferAlgos},
+		{"all,local-search", append(slices.Clone(inferAlgos), "local-search")},
+		{"local-search, all,offline-greedy", append([]string{"local-search"}, inferAlgos...)},
+	} {
+		code, out, errs := runInferArgs(t, "--synthetic", "--n", "60", "--d", "3", "--k", "3", "--algos", tc.spec, "--json", "--quiet")
+		if code != 0 {
+			t.Fatalf("%q: exit %d: %s", tc.spec, code, errs)
+		}
+		var res struct {
+			Results []struct {
+				Algo string `json:"algo"`
+			} `json:"results"`
+		}
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatalf("%q: %v", tc.spec, err)
+		}
+		var got []string
+		for _, r := range res.Results {
+			got = append(got, r.Algo)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%q: %v, want %v", tc.spec, got, tc.want)
+		}
+	}
+}
