@@ -37,11 +37,12 @@
 // their first appearance and basket counts, merged by a CombineFn; rows in
 // order of first appearance over the files in name order, as the core's
 // readers give them) and one per step: a ParDo computes the GradSum of
-// each chunk at the current parameters (learn.BasketGradient), a
-// CombineFn adds them per shard and in total, and the driver takes the
-// step with learn.FullBatch (the normaliser's and the regulariser's terms,
-// Adam). The result is learn.TrainOffline's full-batch mode on the same
-// baskets, up to the order of the additions.
+// each chunk at the current parameters (learn.BasketGradient), each task
+// adds its chunks' sums, a CombineFn adds the tasks' sums per shard and in
+// total, and the driver takes the step with learn.FullBatch (the
+// normaliser's and the regulariser's terms, Adam). The result is
+// learn.TrainOffline's full-batch mode on the same baskets, up to the
+// order of the additions.
 //
 // # Workers
 //

@@ -22,9 +22,11 @@ func init() {
 }
 
 // gradFn computes the basket terms of one read task at the current
-// parameters: one GradSum per chunk of baskets, keyed by the task's shard.
-// The parameters come as a side input — the path of the file the driver
-// wrote for this step — and are loaded once per worker and step.
+// parameters: the GradSum of each chunk of its baskets
+// (learn.BasketGradient), added up and emitted once, keyed by the task's
+// shard, so that what leaves the task is one sum of the model's size. The
+// parameters come as a side input — the path of the file the driver wrote
+// for this step — and are loaded once per worker and step.
 type gradFn struct {
 	Reader    reader
 	VocabPath string
@@ -45,20 +47,32 @@ func (f *gradFn) ProcessElement(ctx context.Context, key int64, paramsPath strin
 	if p.N != f.N || voc.Len() != f.N {
 		return fmt.Errorf("pipelines: parameters of %d items and a vocabulary of %d tokens; the learner has %d items", p.N, voc.Len(), f.N)
 	}
+	var total *learn.GradSum
 	var gerr error
 	err = f.Reader.chunks(ctx, t, voc, f.N, false, func(c Chunk) {
 		if gerr != nil {
 			return
 		}
-		var s *learn.GradSum
-		if s, gerr = learn.BasketGradient(p, c.Baskets, f.Eps); gerr == nil {
-			emit(int64(t.Part), gradAcc{S: s})
+		s, err := learn.BasketGradient(p, c.Baskets, f.Eps)
+		switch {
+		case err != nil:
+			gerr = err
+		case total == nil:
+			total = s
+		default:
+			gerr = total.Add(s)
 		}
 	})
 	if err == nil {
 		err = gerr
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	if total != nil {
+		emit(int64(t.Part), gradAcc{S: total})
+	}
+	return nil
 }
 
 // gradSumFn adds GradSums: the per-shard sums (CombinePerKey) and their
