@@ -220,11 +220,26 @@ func TestScoreFailsOnUnknownToken(t *testing.T) {
 }
 
 // TestReaderPartsPartitionTheFile: the read tasks of a file's parts give
-// every basket of the file once, at its line, in both formats.
+// every basket of the file once, at its line, in both formats, also with
+// lines longer than the readers' buffers.
 func TestReaderPartsPartitionTheFile(t *testing.T) {
 	dir := t.TempDir()
 	lines := filepath.Join(dir, "b.txt")
 	writeBaskets(t, lines, 30, 200, 5, 9, strToken)
+	// Lines longer than the readers' buffers (64 KiB) between short ones.
+	long := filepath.Join(dir, "long.txt")
+	var sb strings.Builder
+	for l := range 40 {
+		k := 2
+		if l%5 == 1 {
+			k = 15000
+		}
+		for j := range k {
+			fmt.Fprintf(&sb, "t%d-%d ", l%7, j)
+		}
+		sb.WriteString("\n")
+	}
+	require.NoError(t, os.WriteFile(long, []byte(sb.String()), 0o644))
 	csvPath := filepath.Join("..", "..", "testdata", "transactions.csv")
 	for _, c := range []struct {
 		path   string
@@ -232,6 +247,7 @@ func TestReaderPartsPartitionTheFile(t *testing.T) {
 	}{
 		{lines, BasketFormat{}},
 		{lines, BasketFormat{MaxSize: 3}},
+		{long, BasketFormat{}},
 		{csvPath, BasketFormat{Format: "csv", BasketCol: "InvoiceNo", ItemCol: "StockCode"}},
 	} {
 		type basket struct {
