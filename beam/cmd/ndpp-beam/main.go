@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
 	"github.com/ndpp-go/ndpp/beam/pipelines"
@@ -141,7 +142,7 @@ func runLearn(stderr io.Writer) error {
 	flag.Float64Var(&l.Init.Share, "init-share", 0, "with --diag: initial E‖vᵢ‖² as a share of the item's initial δᵢ (default 0.5; negative: --init-scale as drawn)")
 	flag.IntVar(&opt.Shards, "shards", 1, "parts each file is read in (the gradient is summed per shard, then in total)")
 	flag.IntVar(&opt.ChunkSize, "chunk-size", pipelines.DefaultChunkSize, "baskets per chunk")
-	flag.StringVar(&opt.WorkDir, "work-dir", "", "directory shared by the driver and the workers for the vocabulary, the parameters and the gradients of each step (default: a new local temporary directory, for local runners)")
+	flag.StringVar(&opt.WorkDir, "work-dir", "", "directory shared by the driver and the workers for the vocabulary, the parameters and the gradients of each step (default with the in-process Prism runner: a new local temporary directory; required with other runners)")
 	flag.BoolVar(&quiet, "quiet", false, "no progress lines")
 	format := formatFlags()
 	flag.Parse()
@@ -155,6 +156,9 @@ func runLearn(stderr io.Writer) error {
 	l.LowRank = !diag
 	opt.Format = *format
 	if opt.WorkDir == "" {
+		if r := *runners.Runner; r != "" && r != "prism" {
+			return usageError("--work-dir is required with --runner=%s: a directory the driver and the workers share", r)
+		}
 		dir, err := os.MkdirTemp("", "ndpp-beam-")
 		if err != nil {
 			return err

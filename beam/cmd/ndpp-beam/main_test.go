@@ -79,15 +79,21 @@ func TestLearnThenScore(t *testing.T) {
 	require.Equal(t, 14970, lines)
 }
 
-// TestUsage: missing flags and unknown commands are refused.
+// TestUsage: missing flags, a cluster runner without a shared work
+// directory and unknown commands are refused with a message.
 func TestUsage(t *testing.T) {
-	for _, args := range [][]string{
-		{"score", "--input", "x"},
-		{"learn", "--data", "x", "--out", "y"},
-		{"map"},
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"score", "--input", "x"}, "--model, --input and --output are required"},
+		{[]string{"learn", "--data", "x", "--out", "y"}, "--steps ≥ 1 are required"},
+		{[]string{"learn", "--data", "x", "--out", "y", "--steps", "1", "--runner=flink"}, "--work-dir is required with --runner=flink"},
+		{[]string{"map"}, `unknown command "map"`},
 	} {
-		stderr, code := ndppBeam(t, args...)
-		require.NotEqual(t, 0, code, "%v: %s", args, stderr)
+		stderr, code := ndppBeam(t, c.args...)
+		require.NotEqual(t, 0, code, "%v: %s", c.args, stderr)
+		require.Contains(t, stderr, c.want, "%v", c.args)
 	}
 	stderr, code := ndppBeam(t)
 	require.Equal(t, 2, code)
