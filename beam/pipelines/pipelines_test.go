@@ -391,3 +391,42 @@ func TestLearnEqualsTrainOffline(t *testing.T) {
 		})
 	}
 }
+
+// TestScoreCSVWithLearnedModel: a model learned by the pipeline from a
+// transaction CSV scores the CSV (with --max-size) as `ndpp-bench score`
+// does, log-likelihoods and recommendations.
+func TestScoreCSVWithLearnedModel(t *testing.T) {
+	dir := t.TempDir()
+	csvPath, err := filepath.Abs(filepath.Join("..", "..", "testdata", "transactions.csv"))
+	require.NoError(t, err)
+	format := BasketFormat{Format: "csv", BasketCol: "InvoiceNo", ItemCol: "StockCode"}
+	res, err := Learn(context.Background(), runner, LearnOptions{Data: csvPath, Format: format, Learner: learn.OfflineOptions{D: 3, Seed: 2},
+		Steps: 2, Shards: 2, ChunkSize: 4, WorkDir: t.TempDir()})
+	require.NoError(t, err)
+	model := filepath.Join(dir, "m.npz")
+	require.NoError(t, SaveModel(context.Background(), model, res.Model))
+	format.MaxSize = 6
+	for _, rec := range []int{0, 3} {
+		args := []string{"score", "--model", model, "--input", csvPath, "--quiet", "--format", "csv", "--basket-col", "InvoiceNo",
+			"--item-col", "StockCode", "--max-size", "6", "--recommend", fmt.Sprint(rec)}
+		out, err := exec.Command(ndppBench, args...).Output()
+		require.NoError(t, err)
+		want := sortedLines(string(out))
+		require.Greater(t, len(want), 1)
+		prefix := filepath.Join(dir, fmt.Sprintf("rec%d", rec))
+		p, s := beam.NewPipelineWithRoot()
+		_, err = Score(context.Background(), s, ScoreOptions{Model: model, Input: csvPath, Format: format, Output: prefix, Recommend: rec, Shards: 3, ChunkSize: 2})
+		require.NoError(t, err)
+		require.NoError(t, ptest.Run(p))
+		outs, err := filepath.Glob(prefix + "-*")
+		require.NoError(t, err)
+		var got []string
+		for _, o := range outs {
+			data, err := os.ReadFile(o)
+			require.NoError(t, err)
+			got = append(got, sortedLines(string(data))...)
+		}
+		slices.Sort(got)
+		require.Equal(t, want, got, "recommend %d", rec)
+	}
+}
