@@ -83,9 +83,9 @@
 // # Concurrency and allocation
 //
 // A Workspace serves one request at a time and keeps its buffers, so the
-// steady state allocates nothing without polish (tested); the model is only read, so any
-// number of workspaces may rerank over one model at once (a sync.Pool of
-// workspaces suits an HTTP handler; see the example).
+// steady state allocates nothing without polish (tested); the model is
+// only read, so any number of workspaces may rerank over one model at once
+// (a sync.Pool of workspaces suits an HTTP handler; see the example).
 //
 // # References
 //
