@@ -7,8 +7,8 @@ import (
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
-// bigLogDet is the exact reference: L_S built from the float64 parameters in
-// 256-bit arithmetic and eliminated with partial pivoting in the same
+// bigLogDet is the exact reference: L_S (with the diagonal) built from the
+// float64 parameters in 256-bit arithmetic and eliminated with partial pivoting in the same
 // precision. It returns −Inf for an exactly singular set.
 func bigLogDet(m *ndpp.Model, set []int) float64 {
 	const prec = 256
@@ -40,6 +40,9 @@ func bigLogDet(m *ndpp.Model, set []int) float64 {
 			bj := m.ItemB(j)
 			for l := 0; l < d; l++ {
 				e.Add(e, new(big.Float).SetPrec(prec).Mul(bc[l], nf(bj[l])))
+			}
+			if i == j {
+				e.Add(e, nf(m.ItemDiag(i)))
 			}
 			a[r*k+s] = e
 		}

@@ -111,7 +111,13 @@ func (o *Fast) ScoreBlock(b *Block, items []int) bool {
 		}
 		o.begin(x, it, dup)
 		vv, bb, bcb := rowDots(o.itemV(it), o.itemB(it), o.itemBC(it))
-		x.ltt, b.zt[c] = vv+bcb, math.Sqrt(vv+bb)
+		ltt, zz := vv+bcb, vv+bb
+		if o.hasDiag {
+			dt := o.m.ItemDiag(it)
+			ltt += dt
+			zz += dt
+		}
+		x.ltt, b.zt[c] = ltt, math.Sqrt(zz)
 		x.logz2 = math.NaN() // only the value methods' zero rule reads it
 	}
 	k, d, ld := len(o.items), o.d, o.cap
@@ -155,8 +161,8 @@ func (o *Fast) ScoreBlock(b *Block, items []int) bool {
 	return true
 }
 
-// rowDots returns v·v, b·b and bc·b (the block's L_tt = v·v + bc·b and
-// ‖z‖² = v·v + b·b) in one pass, two terms at a time.
+// rowDots returns v·v, b·b and bc·b (the block's L_tt = δ + v·v + bc·b and
+// ‖z‖² = v·v + b·b + δ) in one pass, two terms at a time.
 func rowDots(v, b, bc []float64) (vv, bb, bcb float64) {
 	n := len(v)
 	b, bc = b[:n], bc[:n]

@@ -121,7 +121,7 @@ func checkBlock(t *testing.T, o *Fast, rng *rand.Rand, st *blockStats, label str
 		require.LessOrEqual(t, math.Abs(bc.s-x.s), bc.serr+x.serr, "%s: column %d: s %v vs Prepare %v", label, c, bc.s, x.s)
 		av := o.AddValue(x)
 		fv := ZeroValue
-		if set := append(append([]int(nil), o.Items()...), it); len(set) <= 2*m.D() {
+		if set := append(append([]int(nil), o.Items()...), it); len(set) <= m.MaxRank() {
 			fv = freshValue(t, m, set)
 		}
 		for _, L := range thresholds(av) {
@@ -209,7 +209,8 @@ func checkBlock(t *testing.T, o *Fast, rng *rand.Rand, st *blockStats, label str
 	}
 }
 
-// TestBlockMatchesDirect: on random and ill-conditioned models, at every
+// TestBlockMatchesDirect: on random and ill-conditioned models, without and
+// with a diagonal (then also with k > 2d), at every
 // state of random operation sequences, a block's products agree with
 // Prepare's within both error bounds; every proof that an item's values
 // stay below a threshold holds for the values of the one-item path and for
@@ -221,7 +222,7 @@ func TestBlockMatchesDirect(t *testing.T) {
 		sequences = 40
 	}
 	st := &blockStats{}
-	for seed := uint64(1); seed <= uint64(sequences); seed++ {
+	for seed := uint64(1); seed <= uint64(sequences+sequences/2); seed++ {
 		rng := rand.New(rand.NewPCG(seed, 13))
 		var m *ndpp.Model
 		d := 2 + rng.IntN(6)
@@ -234,11 +235,21 @@ func TestBlockMatchesDirect(t *testing.T) {
 		} else {
 			m = ndpp.Random(n, d, seed, ndpp.RandomOptions{Shared: seed%4 == 0, BlockDiagonal: seed%5 == 0})
 		}
+		label := fmt.Sprintf("seed %d kind %d (d %d, n %d)", seed, kind, d, n)
+		if seed > uint64(sequences) { // the last third with a diagonal
+			scale, partial := diagCase(seed)
+			m = withDiag(t, m, scale, seed, partial)
+			if rng.IntN(2) == 0 {
+				k = 2*d + 1 + rng.IntN(2) // beyond 2d
+			}
+			label += fmt.Sprintf(" diagonal %g partial %v", scale, partial)
+		}
+		k = min(k, m.MaxRank())
 		o, err := NewFast(m, k)
 		require.NoError(t, err)
 		r := newOpRun(t, o, seed, logTolIll)
 		for step := 0; step < 2*k+6; step++ {
-			checkBlock(t, o, rng, st, fmt.Sprintf("seed %d kind %d (k %d, d %d, n %d) step %d", seed, kind, k, d, n, step))
+			checkBlock(t, o, rng, st, fmt.Sprintf("%s k %d step %d", label, k, step))
 			r.step()
 		}
 	}

@@ -62,72 +62,107 @@ func illModel(t testing.TB, seed uint64, n, d int, kind int) *ndpp.Model {
 	return m
 }
 
+// TestFastIllConditioned compares every value of random operation
+// sequences with a fresh LU on damaged models (illModel), without a
+// diagonal and with one (diagScales, some partial; k up to 3d + 4).
 func TestFastIllConditioned(t *testing.T) {
 	sequences := 300
 	if testing.Short() || raceEnabled {
 		sequences = 60
 	}
-	maxErr := 0.0
-	var flagDiff, compared, byExact int
-	var fallbacks, evals int64
-	maxExact := 0.0
-	for seed := uint64(1); seed <= uint64(sequences); seed++ {
-		rng := rand.New(rand.NewPCG(seed, 5))
-		d := 2 + rng.IntN(8)
-		k := 1 + rng.IntN(min(2*d, 12))
-		n := k + 10 + rng.IntN(20)
-		kind := int(seed % 6)
-		m := illModel(t, seed, n, d, kind)
-		o, err := NewFast(m, k)
-		require.NoError(t, err)
-		r := newOpRun(t, o, seed, logTolIll)
-		r.ck.label = fmt.Sprintf("seed %d kind %d (k %d, d %d, n %d)", seed, kind, k, d, n)
-		for i := 0; i < 2*k+10; i++ {
-			r.step()
+	for _, withD := range []bool{false, true} {
+		maxErr := 0.0
+		var flagDiff, compared, byExact int
+		var fallbacks, evals int64
+		maxExact := 0.0
+		for seed := uint64(1); seed <= uint64(sequences); seed++ {
+			rng := rand.New(rand.NewPCG(seed, 5))
+			d := 2 + rng.IntN(8)
+			k := 1 + rng.IntN(min(2*d, 12))
+			if withD && rng.IntN(2) == 0 {
+				k = 2*d + 1 + rng.IntN(d+4) // beyond the rank bound of the low-rank part
+			}
+			n := k + 10 + rng.IntN(20)
+			kind := int(seed % 6)
+			m := illModel(t, seed, n, d, kind)
+			label := fmt.Sprintf("seed %d kind %d (k %d, d %d, n %d)", seed, kind, k, d, n)
+			if withD {
+				scale, partial := diagCase(seed)
+				m = withDiag(t, m, scale, seed, partial)
+				label += fmt.Sprintf(" diagonal %g partial %v", scale, partial)
+			}
+			k = min(k, m.MaxRank())
+			o, err := NewFast(m, k)
+			require.NoError(t, err)
+			r := newOpRun(t, o, seed, logTolIll)
+			r.ck.label = label
+			for i := 0; i < 2*k+10; i++ {
+				r.step()
+			}
+			maxErr = math.Max(maxErr, r.ck.maxErr)
+			flagDiff += r.ck.flagDiff
+			byExact += r.ck.byExact
+			maxExact = math.Max(maxExact, r.ck.maxExactErr)
+			compared += r.ck.compared
+			st := o.Stats()
+			fallbacks += st.Fallbacks
+			evals += st.Evals
 		}
-		maxErr = math.Max(maxErr, r.ck.maxErr)
-		flagDiff += r.ck.flagDiff
-		byExact += r.ck.byExact
-		maxExact = math.Max(maxExact, r.ck.maxExactErr)
-		compared += r.ck.compared
-		st := o.Stats()
-		fallbacks += st.Fallbacks
-		evals += st.Evals
+		t.Logf("diagonal %v: %d ill-conditioned sequences, %d values compared: max |Δlog| = %.3g (tol %g), zero-flag differences near singularity %d, fallbacks %d of %d evals",
+			withD, sequences, compared, maxErr, logTolIll, flagDiff, fallbacks, evals)
+		t.Logf("diagonal %v: %d values where the oracle and the fresh LU differ by more than tol, judged against the exact value: max oracle error there %.3g", withD, byExact, maxExact)
+		require.Positive(t, fallbacks, "the fallback path was never exercised")
 	}
-	t.Logf("%d ill-conditioned sequences, %d values compared: max |Δlog| = %.3g (tol %g), zero-flag differences near singularity %d, fallbacks %d of %d evals",
-		sequences, compared, maxErr, logTolIll, flagDiff, fallbacks, evals)
-	t.Logf("%d values where the oracle and the fresh LU differ by more than tol, judged against the exact value: max oracle error there %.3g", byExact, maxExact)
-	require.Positive(t, fallbacks, "the fallback path was never exercised")
 }
 
 // TestFastMatchesNaive drives both oracles through the same decisions and
-// compares every value, the solutions and the evaluation counts.
+// compares every value, the solutions and the evaluation counts, on models
+// without a diagonal and (the second half) with one. Naive's values are
+// fresh LUs; Fast's are compared with them as the sequence tests do
+// (checker: within the tolerance, or within the LU's own error of the exact
+// value, and zero flags differing only on numerically singular sets).
 func TestFastMatchesNaive(t *testing.T) {
-	sequences := 150
+	sequences, kBeyond := 150, 12
 	if testing.Short() || raceEnabled {
-		sequences = 30
+		sequences, kBeyond = 30, 8
 	}
 	maxErr := 0.0
-	for seed := uint64(1); seed <= uint64(sequences); seed++ {
+	var flagDiff, byExact int
+	for seed := uint64(1); seed <= uint64(2*sequences); seed++ {
 		rng := rand.New(rand.NewPCG(seed, 9))
 		d := 2 + rng.IntN(12)
 		k := 1 + rng.IntN(min(2*d, 8))
 		n := k + 5 + rng.IntN(30)
 		m := ndpp.Random(n, d, seed, ndpp.RandomOptions{Shared: seed%2 == 0})
+		label := fmt.Sprintf("seed %d (k %d, d %d, n %d)", seed, k, d, n)
+		if seed > uint64(sequences) {
+			scale, partial := diagCase(seed)
+			m = withDiag(t, m, scale, seed, partial)
+			if rng.IntN(2) == 0 {
+				k = min(2*d+1+rng.IntN(d+4), n-3, kBeyond) // beyond 2d for small d
+			}
+			label += fmt.Sprintf(" diagonal %g partial %v k %d", scale, partial, k)
+		}
+		k = min(k, m.MaxRank())
 		f, err := NewFast(m, k)
 		require.NoError(t, err)
 		nv, err := NewNaive(m, k)
 		require.NoError(t, err)
+		ck := &checker{t: t, m: m, tol: logTolRandom, label: label}
 		fx, fy, nx, ny := f.NewCand(), f.NewCand(), nv.NewCand(), nv.NewCand()
 		fd, nd := make([]Value, k), make([]Value, k)
-		same := func(a, b Value, what string) {
-			if a.Zero || b.Zero {
-				require.Equal(t, a.Zero, b.Zero, "seed %d %s: %+v vs %+v", seed, what, a, b)
-				return
+		same := func(a, b Value, set []int, what string) {
+			want := ZeroValue
+			if !hasDup(set) {
+				want = freshValue(t, m, set)
 			}
-			e := math.Abs(a.Log - b.Log)
-			maxErr = math.Max(maxErr, e)
-			require.LessOrEqual(t, e, logTolRandom, "seed %d %s", seed, what)
+			require.Equal(t, want, b, "%s %s: naive value of %v", label, what, set)
+			ck.check(a, set, what)
+		}
+		swapped := func(j, x int) []int {
+			s := append([]int(nil), f.Items()...)
+			s[j] = x
+			return s
 		}
 		for step := 0; step < 3*k+10; step++ {
 			tx, ty := rng.IntN(n), rng.IntN(n)
@@ -135,17 +170,19 @@ func TestFastMatchesNaive(t *testing.T) {
 			f.Prepare(fy, ty)
 			nv.Prepare(nx, tx)
 			nv.Prepare(ny, ty)
-			same(f.AddValue(fx), nv.AddValue(nx), "add")
+			same(f.AddValue(fx), nv.AddValue(nx), append(append([]int(nil), f.Items()...), tx), "add")
 			f.SwapValues(fx, fd)
 			nv.SwapValues(nx, nd)
 			for j := 0; j < f.Len(); j++ {
-				same(fd[j], nd[j], "swap")
+				same(fd[j], nd[j], swapped(j, tx), "swap")
 			}
 			best, ba, bb := ZeroValue, -1, -1
 			for a := 0; a < f.Len(); a++ {
 				for b := a + 1; b < f.Len(); b++ {
 					v := nv.PairSwapValue(nx, ny, a, b)
-					same(f.PairSwapValue(fx, fy, a, b), v, "pair")
+					set := swapped(a, tx)
+					set[b] = ty
+					same(f.PairSwapValue(fx, fy, a, b), v, set, "pair")
 					if v.Greater(best) {
 						best, ba, bb = v, a, b
 					}
@@ -164,19 +201,27 @@ func TestFastMatchesNaive(t *testing.T) {
 				require.Equal(t, e1 == nil, e2 == nil)
 			}
 			require.Equal(t, nv.Items(), f.Items())
-			same(f.Value(), nv.Value(), "value of S")
+			same(f.Value(), nv.Value(), f.Items(), "value of S")
 			require.Equal(t, nv.Evals(), f.Evals())
 			require.Equal(t, nv.Stats().Updates, f.Stats().Updates)
 		}
+		maxErr = math.Max(maxErr, ck.maxErr)
+		flagDiff += ck.flagDiff
+		byExact += ck.byExact
 	}
-	t.Logf("%d sequences: max |Δlog| fast vs naive = %.3g", sequences, maxErr)
+	t.Logf("%d sequences (half with a diagonal): max |Δlog| fast vs naive = %.3g; %d zero flags differ on numerically singular sets; %d values judged against the exact value",
+		2*sequences, maxErr, flagDiff, byExact)
 }
 
 // TestFastLongRunDrift applies many accepted swaps and checks that the
-// periodic refactors find little drift.
+// periodic refactors find little drift, without and with a diagonal (there
+// also with k > 2d).
 func TestFastLongRunDrift(t *testing.T) {
-	for _, sz := range []struct{ k, d int }{{5, 5}, {20, 12}, {40, 40}} {
-		m := ndpp.Random(400, sz.d, uint64(sz.k), ndpp.RandomOptions{})
+	for _, sz := range []struct {
+		k, d int
+		diag float64
+	}{{5, 5, 0}, {20, 12, 0}, {40, 40, 0}, {20, 6, 1e-2}, {30, 10, 1}, {12, 40, 1e-6}} {
+		m := ndpp.Random(400, sz.d, uint64(sz.k), ndpp.RandomOptions{Diag: sz.diag})
 		o, err := NewFast(m, sz.k)
 		require.NoError(t, err)
 		c := o.NewCand()
@@ -198,8 +243,8 @@ func TestFastLongRunDrift(t *testing.T) {
 		}
 		st := o.Stats()
 		want := freshValue(t, m, o.Items())
-		t.Logf("k=%d d=%d: %d swaps, %d refactors, %d fallbacks, max drift M⁻¹ %.3g, log det %.3g; final |Δlog| %.3g",
-			sz.k, sz.d, swaps, st.Refactors, st.Fallbacks, st.MaxDrift, st.MaxLogDetDrift, math.Abs(want.Log-o.Value().Log))
+		t.Logf("k=%d d=%d diagonal %g: %d swaps, %d refactors, %d fallbacks, max drift M⁻¹ %.3g, log det %.3g; final |Δlog| %.3g",
+			sz.k, sz.d, sz.diag, swaps, st.Refactors, st.Fallbacks, st.MaxDrift, st.MaxLogDetDrift, math.Abs(want.Log-o.Value().Log))
 		require.GreaterOrEqual(t, st.Refactors, int64(300/RefactorEvery))
 		require.Less(t, st.MaxDrift, driftTol)
 		require.Less(t, st.MaxLogDetDrift, logTolRandom)
@@ -292,6 +337,118 @@ func TestFastEdgeCases(t *testing.T) {
 	require.Panics(t, func() { n1.Prepare(c, 1); f1.AddValue(c) })
 }
 
+// TestFastEdgeCasesDiag: with a diagonal the capacity may exceed 2d and sets
+// larger than 2d have non-zero values; with a partial diagonal the rank
+// bound still holds on the items without one: at |S| = 2d (no diagonal on
+// S) adding t multiplies det L_S by exactly δ_t (the low-rank part's Schur
+// complement is zero), so S ∪ {t} is zero for δ_t = 0 and not otherwise.
+func TestFastEdgeCasesDiag(t *testing.T) {
+	m := ndpp.Random(30, 3, 4, ndpp.RandomOptions{Diag: 0.5})
+	for _, mk := range []func(int) (Oracle, error){
+		func(k int) (Oracle, error) { return NewFast(m, k) },
+		func(k int) (Oracle, error) { return NewNaive(m, k) },
+	} {
+		o, err := mk(9) // > 2d = 6
+		require.NoError(t, err)
+		c, c2 := o.NewCand(), o.NewCand()
+		for i := 0; i < 9; i++ {
+			o.Prepare(c, i)
+			v := o.AddValue(c)
+			want := freshValue(t, m, append(append([]int(nil), o.Items()...), i))
+			require.False(t, v.Zero, "|S| = %d: S ∪ {t} zero", i)
+			require.InDelta(t, want.Log, v.Log, logTolRandom, "|S| = %d", i)
+			require.NoError(t, o.Add(c))
+			require.InDelta(t, want.Log, o.Value().Log, logTolRandom)
+		}
+		o.Prepare(c, 20)
+		require.ErrorIs(t, o.Add(c), ErrFull)
+		dst := make([]Value, 9)
+		o.SwapValues(c, dst)
+		for j := range dst {
+			set := append([]int(nil), o.Items()...)
+			set[j] = 20
+			require.InDelta(t, freshValue(t, m, set).Log, dst[j].Log, logTolRandom, "swap %d", j)
+		}
+		o.Prepare(c2, 21)
+		for a := 0; a < 9; a++ {
+			for b := a + 1; b < 9; b++ {
+				set := append([]int(nil), o.Items()...)
+				set[a], set[b] = 20, 21
+				require.InDelta(t, freshValue(t, m, set).Log, o.PairSwapValue(c, c2, a, b).Log, logTolRandom, "pair (%d, %d)", a, b)
+			}
+		}
+		require.NoError(t, o.PairSwap(2, 7, c, c2))
+		require.InDelta(t, freshValue(t, m, o.Items()).Log, o.Value().Log, logTolRandom)
+	}
+
+	// Partial diagonal: items 0..9 have none, the others δ = 0.25·(i − 9);
+	// d = 4 (a skew C of odd order is singular and caps the rank at 2d − 1).
+	v, b, _, c := ndpp.Random(30, 4, 4, ndpp.RandomOptions{}).Rows()
+	delta := make([]float64, 30)
+	for i := 10; i < 30; i++ {
+		delta[i] = 0.25 * float64(i-9)
+	}
+	mp, err := ndpp.NewFromRows(30, 4, v, b, c, ndpp.WithDiag(delta))
+	require.NoError(t, err)
+	require.Equal(t, 30, mp.MaxRank())
+	for _, mk := range []func(int) (Oracle, error){
+		func(k int) (Oracle, error) { return NewFast(mp, k) },
+		func(k int) (Oracle, error) { return NewNaive(mp, k) },
+	} {
+		o, err := mk(10)
+		require.NoError(t, err)
+		x, y := o.NewCand(), o.NewCand()
+		for i := 0; i < 8; i++ {
+			o.Prepare(x, i)
+			require.NoError(t, o.Add(x))
+		}
+		base := o.Value()
+		require.False(t, base.Zero)
+		o.Prepare(x, 9) // δ = 0: L_{S+9} has rank 2d = 8
+		require.Equal(t, ZeroValue, o.AddValue(x), "%T: S ∪ {9} without a diagonal entry", o)
+		for _, it := range []int{10, 15, 29} {
+			o.Prepare(x, it)
+			require.InDelta(t, base.Log+math.Log(delta[it]), o.AddValue(x).Log, logTolRandom, "S ∪ {%d}", it)
+		}
+		// Pairs and swaps of items with and without a diagonal entry.
+		dst := make([]Value, 8)
+		for _, p := range [][2]int{{8, 9}, {9, 12}, {12, 20}} {
+			o.Prepare(x, p[0])
+			o.Prepare(y, p[1])
+			o.SwapValues(y, dst)
+			for j := range dst {
+				set := append([]int(nil), o.Items()...)
+				set[j] = p[1]
+				want := freshValue(t, mp, set)
+				if want.Zero {
+					require.True(t, dst[j].Zero, "swap %d → %d", j, p[1])
+				} else {
+					require.InDelta(t, want.Log, dst[j].Log, logTolRandom, "swap %d → %d", j, p[1])
+				}
+			}
+			for a := 0; a < 8; a++ {
+				for bb := a + 1; bb < 8; bb++ {
+					set := append([]int(nil), o.Items()...)
+					set[a], set[bb] = p[0], p[1]
+					want, got := freshValue(t, mp, set), o.PairSwapValue(x, y, a, bb)
+					require.Equal(t, want.Zero, got.Zero, "pair %v at (%d, %d)", p, a, bb)
+					if !want.Zero {
+						require.InDelta(t, want.Log, got.Log, logTolRandom, "pair %v at (%d, %d)", p, a, bb)
+					}
+				}
+			}
+		}
+		// Grow beyond 2d with items that have a diagonal entry.
+		for _, it := range []int{12, 25} {
+			o.Prepare(x, it)
+			want := freshValue(t, mp, append(append([]int(nil), o.Items()...), it))
+			require.InDelta(t, want.Log, o.AddValue(x).Log, logTolRandom)
+			require.NoError(t, o.Add(x))
+			require.InDelta(t, want.Log, o.Value().Log, logTolRandom)
+		}
+	}
+}
+
 // TestFastNoAllocsInHotPath: Prepare, AddValue, SwapValues and
 // PairSwapValue allocate nothing, including values that take the fallback
 // (a fresh LU in the oracle's own buffers).
@@ -299,8 +456,12 @@ func TestFastNoAllocsInHotPath(t *testing.T) {
 	// The last case is full rank (k = 2d; d even, as a skew C of odd order
 	// is singular and caps the rank at 2d − 1), where some values take the
 	// fallback; the fourth is singular (direct mode: every value does).
-	for _, sz := range []struct{ k, d, fill int }{{8, 10, 8}, {16, 20, 9}, {12, 6, 12}, {6, 3, 6}} {
-		m := ndpp.Random(200, sz.d, 1, ndpp.RandomOptions{})
+	// The last two have a diagonal and k > 2d.
+	for _, sz := range []struct {
+		k, d, fill int
+		diag       float64
+	}{{8, 10, 8, 0}, {16, 20, 9, 0}, {12, 6, 12, 0}, {6, 3, 6, 0}, {12, 4, 12, 0.1}, {10, 2, 10, 1e-9}} {
+		m := ndpp.Random(200, sz.d, 1, ndpp.RandomOptions{Diag: sz.diag})
 		o, err := NewFast(m, sz.k)
 		require.NoError(t, err)
 		x, y := o.NewCand(), o.NewCand()
@@ -322,23 +483,28 @@ func TestFastNoAllocsInHotPath(t *testing.T) {
 				}
 			}
 		})
-		require.Zero(t, allocs, "k=%d d=%d |S|=%d", sz.k, sz.d, sz.fill)
-		t.Logf("k=%d d=%d |S|=%d: 0 allocs, %d fallbacks of %d values, direct mode %v",
-			sz.k, sz.d, sz.fill, o.Stats().Fallbacks, o.Stats().Evals, o.Direct())
+		require.Zero(t, allocs, "k=%d d=%d |S|=%d diagonal %g", sz.k, sz.d, sz.fill, sz.diag)
+		t.Logf("k=%d d=%d |S|=%d diagonal %g: 0 allocs, %d fallbacks of %d values, direct mode %v",
+			sz.k, sz.d, sz.fill, sz.diag, o.Stats().Fallbacks, o.Stats().Evals, o.Direct())
 	}
 }
 
 // TestFastRefreshMatchesPrepare: a stash of Cands held across accepted
 // changes and refreshed (incrementally after one change) equals freshly
 // prepared Cands bit for bit, so values do not depend on how a Cand was
-// brought up to date.
+// brought up to date (models without and with a diagonal).
 func TestFastRefreshMatchesPrepare(t *testing.T) {
-	for seed := uint64(1); seed <= 40; seed++ {
+	for seed := uint64(1); seed <= 60; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 21))
 		d := 2 + rng.IntN(8)
 		k := 1 + rng.IntN(min(2*d, 10))
 		n := k + 20
 		m := ndpp.Random(n, d, seed, ndpp.RandomOptions{})
+		if seed > 40 { // with a diagonal, k up to 2d + 3
+			scale, partial := diagCase(seed)
+			m = withDiag(t, m, scale, seed, partial)
+			k = 1 + rng.IntN(2*d+3)
+		}
 		o, err := NewFast(m, k)
 		require.NoError(t, err)
 		stash := make([]*Cand, 4)

@@ -17,12 +17,21 @@ func checkCapacity(m *ndpp.Model, capacity int) error {
 	switch {
 	case capacity < 1:
 		return fmt.Errorf("detcache: capacity %d; need at least 1", capacity)
-	case capacity > 2*m.D():
-		return fmt.Errorf("detcache: capacity %d exceeds 2d = %d (every larger set has determinant zero)", capacity, 2*m.D())
 	case capacity > m.N():
 		return fmt.Errorf("detcache: capacity %d exceeds the number of items n = %d", capacity, m.N())
+	case capacity > m.MaxRank():
+		return fmt.Errorf("detcache: capacity %d exceeds %s", capacity, rankBoundText(m))
 	}
 	return nil
+}
+
+// rankBoundText describes m.MaxRank() below n for messages: the rank bound
+// of a model without a diagonal.
+func rankBoundText(m *ndpp.Model) string {
+	if m.Shared() {
+		return fmt.Sprintf("d = %d, the rank of a model with B = V and no diagonal (every larger set has determinant zero)", m.D())
+	}
+	return fmt.Sprintf("2d = %d, the rank of a model without a diagonal (every larger set has determinant zero)", 2*m.D())
 }
 
 // ErrFull is returned by Add when S already holds Cap() items.
@@ -38,7 +47,7 @@ func positionOf(items []int, item int) int {
 	return -1
 }
 
-// hasDup reports whether items has a repeated entry (O(k²), k ≤ 2d small).
+// hasDup reports whether items has a repeated entry, O(k²).
 func hasDup(items []int) bool {
 	for a := 1; a < len(items); a++ {
 		for b := 0; b < a; b++ {

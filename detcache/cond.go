@@ -49,8 +49,8 @@ func (o *Fast) setCond(kappa, einv float64, reset bool) (tooLarge bool) {
 }
 
 // cond returns the 1-norm condition number of the equilibrated kernel
-// E = D·M·D, D = diag(1/‖zᵢ‖), given M⁻¹ (E⁻¹ = D⁻¹M⁻¹D⁻¹), and ‖E⁻¹‖₁,
-// in O(k²).
+// E = Λ⁻¹MΛ⁻¹, Λ = diag(‖zᵢ‖), given M⁻¹ (E⁻¹ = ΛM⁻¹Λ), and ‖E⁻¹‖₁, in
+// O(k²).
 func (o *Fast) cond(inv []float64) (kappa, einv float64) {
 	k, ld := len(o.items), o.cap
 	col := o.col[:k]

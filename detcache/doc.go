@@ -1,7 +1,10 @@
 // Package detcache is the determinant oracle of the online MAP algorithms.
 // It holds the current solution S (an ordered list of at most k distinct
-// items, k ≤ 2d) of an NDPP with kernel L = VᵀV + BᵀCB and answers "what is
-// det L over S with these items swapped in?" for arriving items.
+// items) of an NDPP with kernel L = D + VᵀV + BᵀCB, D = diag(δ) ≥ 0 (zero
+// for a low-rank model), and answers "what is det L over S with these
+// items swapped in?" for arriving items. The capacity k is at most the
+// model's ndpp.Model.MaxRank: 2d (d when B = V) without a diagonal, whose
+// larger sets all have determinant zero, and n with one.
 //
 // Two implementations share the Oracle interface: Fast, the incremental
 // oracle (O(kd + k²) per arriving item, O(1) per candidate value), and
@@ -21,7 +24,9 @@
 // u = L_{S,t}, w = L_{t,S}, p = M⁻¹u, qᵀ = wᵀM⁻¹ and the Schur complement
 // s = L_tt − wᵀM⁻¹u. Because C is skew, with a = V_Sᵀv_t and c = B_SᵀCb_t
 // (rows bᵢᵀC are kept), u = a + c and w = a − c: O(kd), then O(k²) for p,
-// q and s (Prepare). Then
+// q and s (Prepare). The diagonal enters the diagonal entries only:
+// L_tt = δ_t + v_t·v_t (b_tᵀCb_t = 0), and M's diagonal; u, w and Σ_xy
+// (x ≠ y) are off-diagonal entries and do not see it. Then
 //
 //	add:        det L_{S+t} / det M = s
 //	swap j→t:   det L_{S−j+t} / det M = s·(M⁻¹)_jj + p_j q_j           (Jacobi)
@@ -30,14 +35,17 @@
 // with, for R = {a, b} and X = {x, y}, P = [p_x p_y], Q = [q_xᵀ; q_yᵀ] and
 // Σ = L_XX − L_{X,S}M⁻¹L_{S,X} (Σ_xx = s_x, Σ_xy = L_xy − w_x·p_y): a 4×4
 // determinant per pair of positions, O(1) after O(d + k) per pair of
-// candidates. At k = 2d, s and Σ are exactly zero (rank L ≤ 2d) and are
-// set so, which removes their rounding noise from the swap values.
+// candidates. At k = 2d, when no item of S has a diagonal entry, Σ_xy is
+// exactly zero, and so is s when t has none either (those rows and columns
+// of L have rank ≤ 2d): they are then set so, which removes their rounding
+// noise from the swap values. Otherwise sets larger than 2d can have
+// non-zero determinants, and s and Σ are computed like any other.
 //
 // Accepted changes update M⁻¹ in O(k²): Add by the bordered inverse
 // [[M⁻¹ + pqᵀ/s, −p/s], [−qᵀ/s, 1/s]]; Swap by the inverse of L_{S+t} with
 // index j deleted, scaled by s so that it never divides by s (it holds when
-// L_{S+t} is singular, e.g. at k = 2d): with m = (M⁻¹)_jj, α and β column
-// and row j of M⁻¹ and r the swap ratio,
+// L_{S+t} is singular, e.g. at k = 2d without a diagonal): with
+// m = (M⁻¹)_jj, α and β column and row j of M⁻¹ and r the swap ratio,
 //
 //	M'⁻¹_il = M⁻¹_il + p_i (m q_l − q_j β_l)/r − α_i (s β_l + p_j q_l)/r   (i, l ≠ j)
 //	M'⁻¹_ij = (α_i p_j − p_i m)/r,  M'⁻¹_jl = (q_j β_l − q_l m)/r,  M'⁻¹_jj = m/r;
@@ -53,16 +61,19 @@
 // # Numerical rules
 //
 // Naive uses ndpp's zero rule: a set is zero when its kernel, equilibrated
-// by the item norms ‖zᵢ‖ = ‖[vᵢ; bᵢ]‖, has reciprocal condition number below
-// ndpp.ZeroRcondFactor·|S|·ε, or |S| > 2d.
+// by the item norms ‖zᵢ‖ = (‖vᵢ‖² + ‖bᵢ‖² + δᵢ)^½, has reciprocal condition
+// number below ndpp.ZeroRcondFactor·|S|·ε, or |S| > MaxRank. The norms
+// include δᵢ because ‖zᵢ‖² stands for the size of L_ii = δᵢ + ‖vᵢ‖²; Fast
+// uses the same norms in its equilibration and error bounds.
 //
 // Fast computes each ratio r with the magnitude mag of the terms that
 // cancel in it and a first-order bound err on its error: ε·mag for the
 // final sums, the kernel entries' own errors (ε·(1 + ‖C‖_F)·‖zᵢ‖‖zⱼ‖, the
-// cancellation between vᵢ·vⱼ and bᵢᵀCbⱼ), and the errors of M⁻¹, p and q,
+// cancellation between vᵢ·vⱼ and bᵢᵀCbⱼ, and on the diagonal the addition
+// of δᵢ, both below it as δᵢ ≤ ‖zᵢ‖²), and the errors of M⁻¹, p and q,
 // γ times their norm-wise sizes, with γ = GammaSafety·ε·Σκ summed over the
 // updates since the last refactor (κ = max(κ₁(E), (1 + ‖C‖_F)·‖E⁻¹‖₁) for
-// the equilibrated E = D·L_S·D). Then
+// the equilibrated E = Λ⁻¹L_SΛ⁻¹, Λ = diag(‖zᵢ‖)). Then
 //
 //   - r is a value when err ≤ FallbackErr·r (relative error below 1e-7 by
 //     the bound; the value adds log r to log det M, which itself carries the
@@ -119,11 +130,15 @@
 // # State
 //
 // MarshalBinary saves the solution, M, M⁻¹, log det M, the conditioning
-// record and the counters (not the model) in the project's binary format
-// (internal/binfmt: magic, version, CRC-32C); UnmarshalBinary into an
-// oracle built with the same model and capacity continues bit-identically.
-// Corrupt input (bad magic, version, checksum, sizes, items, non-finite
-// entries) and states of the previous format (version 1) are errors.
+// record and the counters (not the model, but its n, d, the capacity and
+// whether it has a diagonal with a CRC-64 of δ) in the project's binary
+// format (internal/binfmt: magic, version 3, CRC-32C); UnmarshalBinary into
+// an oracle built with the same model and capacity continues
+// bit-identically, and refuses an oracle whose model differs in n, d or
+// the diagonal. Corrupt input (bad magic, version, checksum, sizes, items,
+// non-finite entries) and states of the format before binfmt (version 1)
+// are errors; states of version 2, which did not record the diagonal, are
+// read as states of a model without one.
 //
 // # Layout
 //

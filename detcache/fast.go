@@ -26,7 +26,8 @@ const (
 	// rule, like Naive's, instead of returning digits lost to cancellation.
 	FallbackErr = 1e-7
 	// MaxCond is the largest 1-norm condition number of the equilibrated
-	// kernel D·L_S·D (D = diag(1/‖zᵢ‖)) for which Fast answers from M⁻¹.
+	// kernel Λ⁻¹L_SΛ⁻¹ (Λ = diag(‖zᵢ‖), see itemNorm2) for which Fast
+	// answers from M⁻¹.
 	// Beyond it, and while L_S is singular, every value is computed with a
 	// fresh LU (direct mode, counted in Stats.Fallbacks) until an accepted
 	// change makes L_S well-conditioned again.
@@ -56,19 +57,21 @@ const eps = 0x1p-52
 type Fast struct {
 	m                    *ndpp.Model
 	d, cap               int
+	maxRank              int  // m.MaxRank(): larger sets have determinant zero
+	hasDiag              bool // m.HasDiag(): L = D + VᵀV + BᵀCB
 	vRows, bRows, bcRows []float64
 
 	items   []int
 	vs, bcs []float64 // cap×d; row i = v_{S_i}, b_{S_i}ᵀC
 	mk, inv []float64 // cap×cap, leading dimension cap: M = L_S and M⁻¹
-	znorm   []float64 // ‖z_{S_i}‖
+	znorm   []float64 // ‖z_{S_i}‖ (see itemNorm2)
 	izn     []float64 // 1/‖z_{S_i}‖
 	logz2   []float64 // log ‖z_{S_i}‖²
 	logDetE float64   // log det of the equilibrated L_S: logDet − Σ logz2
 	logDet  float64   // log det M (normal mode)
 	gamma   float64   // error scale of M⁻¹: GammaSafety·ε·kacc
 	kacc    float64   // Σ κ(equilibrated L_S) over the updates since the last refactor
-	einv    float64   // ‖E⁻¹‖₁ of the equilibrated L_S (E = D·L_S·D)
+	einv    float64   // ‖E⁻¹‖₁ of the equilibrated L_S (E = Λ⁻¹L_SΛ⁻¹)
 	cw      float64   // 1 + ‖C‖_F: kernel entry errors are ≤ d·ε·cw·‖zᵢ‖‖zⱼ‖
 	direct  bool      // L_S singular or ill-conditioned: values by fresh LU
 	value   Value
@@ -78,6 +81,7 @@ type Fast struct {
 	chgN    int    // positions changed by the last update (−1: all)
 	chgPos  [2]int // those positions
 	stats   Stats
+	dprint  diagPrint // the diagonal's fingerprint in states
 
 	// Scratch, sized at construction.
 	set     []int
@@ -96,13 +100,14 @@ var _ Oracle = (*Fast)(nil)
 
 // NewFast returns an empty incremental oracle for solutions of at most
 // capacity items. It returns an error for a nil model and for capacity < 1,
-// capacity > 2d (every larger set has determinant zero) or capacity > n.
+// capacity > n or capacity > m.MaxRank() (2d, or d when B = V, for a model
+// without a diagonal: every larger set has determinant zero).
 func NewFast(m *ndpp.Model, capacity int) (*Fast, error) {
 	if err := checkCapacity(m, capacity); err != nil {
 		return nil, err
 	}
 	d, c := m.D(), capacity
-	o := &Fast{m: m, d: d, cap: c,
+	o := &Fast{m: m, d: d, cap: c, maxRank: m.MaxRank(), hasDiag: m.HasDiag(),
 		items: make([]int, 0, c),
 		vs:    make([]float64, c*d), bcs: make([]float64, c*d),
 		mk: make([]float64, c*c), inv: make([]float64, c*c),
@@ -167,9 +172,27 @@ func (o *Fast) itemV(i int) []float64  { return o.vRows[i*o.d : (i+1)*o.d : (i+1
 func (o *Fast) itemB(i int) []float64  { return o.bRows[i*o.d : (i+1)*o.d : (i+1)*o.d] }
 func (o *Fast) itemBC(i int) []float64 { return o.bcRows[i*o.d : (i+1)*o.d : (i+1)*o.d] }
 
-// entry returns L_ij.
+// entry returns L_ij = [i = j]δᵢ + vᵢ·vⱼ + (bᵢᵀC)·bⱼ.
 func (o *Fast) entry(i, j int) float64 {
-	return blas.Dot(o.itemV(i), o.itemV(j)) + blas.Dot(o.itemBC(i), o.itemB(j))
+	e := blas.Dot(o.itemV(i), o.itemV(j)) + blas.Dot(o.itemBC(i), o.itemB(j))
+	if i == j && o.hasDiag {
+		e += o.m.ItemDiag(i)
+	}
+	return e
+}
+
+// itemNorm2 returns ‖zᵢ‖² = vᵢ·vᵢ + bᵢ·bᵢ + δᵢ, the square of item i's
+// scale in the equilibration and the error bounds: |L_ii| ≤ ‖zᵢ‖², and
+// L_ij and its rounding error are at most (1 + ‖C‖_F)‖zᵢ‖‖zⱼ‖ and
+// ε(1 + ‖C‖_F)‖zᵢ‖‖zⱼ‖ up to dimension factors. ndpp.Model.LogDet
+// equilibrates by the same norms, so the zero rules see the same matrix.
+func (o *Fast) itemNorm2(i int) float64 {
+	v, b := o.itemV(i), o.itemB(i)
+	zz := blas.Dot(v, v) + blas.Dot(b, b)
+	if o.hasDiag {
+		zz += o.m.ItemDiag(i)
+	}
+	return zz
 }
 
 // Evals returns the number of candidate values produced.

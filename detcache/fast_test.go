@@ -47,14 +47,15 @@ type checker struct {
 // check compares v (the value of set from an oracle) with a fresh LU.
 func (ck *checker) check(v Value, set []int, what string) {
 	ck.t.Helper()
-	want := Value{}
+	want := Value{} // the empty set
 	if hasDup(set) {
 		want = ZeroValue
-	} else {
+	} else if len(set) > 0 {
 		want = freshValue(ck.t, ck.m, set)
 	}
 	ck.compared++
 	require.False(ck.t, math.IsNaN(v.Log), "%s: NaN value", what)
+	require.True(ck.t, v.Zero || !math.IsInf(v.Log, 0), "%s %s: non-zero value with Log %v", ck.label, what, v.Log)
 	if v.Zero != want.Zero {
 		// Either rule may call a set zero that the other scores: this is
 		// allowed only when the set is numerically singular by a looser
@@ -107,7 +108,7 @@ func nearZero(m *ndpp.Model, set []int) bool {
 // setRcond returns the reciprocal 1-norm condition number of the set's
 // equilibrated kernel (0 for a repeated item or a singular kernel).
 func setRcond(m *ndpp.Model, set []int) float64 {
-	if hasDup(set) || len(set) > 2*m.D() {
+	if hasDup(set) || len(set) > m.MaxRank() {
 		return 0
 	}
 	k := len(set)
@@ -116,7 +117,7 @@ func setRcond(m *ndpp.Model, set []int) float64 {
 	z := make([]float64, k)
 	for i, it := range set {
 		v, b := m.ItemV(it), m.ItemB(it)
-		z[i] = math.Sqrt(blas.Dot(v, v) + blas.Dot(b, b))
+		z[i] = math.Sqrt(blas.Dot(v, v) + blas.Dot(b, b) + m.ItemDiag(it))
 		if z[i] == 0 {
 			return 0
 		}
@@ -220,8 +221,10 @@ func (r *opRun) step() {
 	ck.check(o.Value(), o.Items(), "value of S")
 }
 
-// randomSize samples (k, d, n) with k ≤ 2d, skewed to small sizes.
-func randomSize(rng *rand.Rand) (k, d, n int) {
+// randomSize samples (k, d, n) with k ≤ 2d, skewed to small sizes; with
+// beyond, a third of the draws have 2d < k ≤ 3d + 4 (for models with a
+// diagonal, whose sets larger than 2d can have non-zero determinants).
+func randomSize(rng *rand.Rand, beyond bool) (k, d, n int) {
 	switch rng.IntN(10) {
 	case 0:
 		d = 2 + rng.IntN(99)
@@ -236,49 +239,232 @@ func randomSize(rng *rand.Rand) (k, d, n int) {
 	if rng.IntN(6) == 0 {
 		k = min(2*d, 64) // full rank
 	}
+	if beyond && rng.IntN(3) == 0 {
+		k = min(2*d+1+rng.IntN(d+4), 64)
+	}
 	n = k + 3 + rng.IntN(3*k+10)
 	return k, d, n
 }
 
+// diagScales are the sizes of the diagonals the tests add to their models,
+// δᵢ = scale·e^{N(0,1)}: from nearly low-rank (1e-8) to nearly diagonal (10).
+var diagScales = []float64{1e-8, 1e-4, 1e-2, 1, 10}
+
+// diagCase picks a diagonal for a test model from a seed: a scale of
+// diagScales, and every third time a partial diagonal.
+func diagCase(seed uint64) (scale float64, partial bool) {
+	return diagScales[seed%uint64(len(diagScales))], seed%3 == 0
+}
+
+// withDiag returns m with a seeded diagonal of the given scale added (V, B
+// and C unchanged). With partial, about half of the items get δᵢ = 0, so
+// that sets of those items keep the rank bound 2d and can be singular.
+func withDiag(t testing.TB, m *ndpp.Model, scale float64, seed uint64, partial bool) *ndpp.Model {
+	t.Helper()
+	v, b, _, c := m.Rows()
+	if m.Shared() {
+		b = nil
+	}
+	rng := rand.New(rand.NewPCG(seed, 31))
+	delta := make([]float64, m.N())
+	for i := range delta {
+		delta[i] = scale * math.Exp(rng.NormFloat64())
+		if partial && rng.IntN(2) == 0 {
+			delta[i] = 0
+		}
+	}
+	dm, err := ndpp.NewFromRows(m.N(), m.D(), v, b, c, ndpp.WithDiag(delta))
+	require.NoError(t, err)
+	return dm
+}
+
+// seqTotals accumulates what the random-sequence tests saw.
+type seqTotals struct {
+	ck                          checker
+	fallbacks, refactors, evals int64
+	maxDrift, maxLD             float64
+}
+
+func (tot *seqTotals) add(r *opRun, st Stats) {
+	tot.ck.maxErr = math.Max(tot.ck.maxErr, r.ck.maxErr)
+	tot.ck.compared += r.ck.compared
+	tot.ck.flagDiff += r.ck.flagDiff
+	tot.ck.byExact += r.ck.byExact
+	tot.ck.maxExactErr = math.Max(tot.ck.maxExactErr, r.ck.maxExactErr)
+	tot.fallbacks += st.Fallbacks
+	tot.refactors += st.Refactors
+	tot.evals += st.Evals
+	tot.maxDrift = math.Max(tot.maxDrift, st.MaxDrift)
+	tot.maxLD = math.Max(tot.maxLD, st.MaxLogDetDrift)
+}
+
+func (tot *seqTotals) log(t *testing.T, what string, sequences int) {
+	t.Logf("%s: %d sequences, %d values compared with fresh LU: max |Δlog| = %.3g (tol %g), zero-flag differences near singularity %d",
+		what, sequences, tot.ck.compared, tot.ck.maxErr, logTolRandom, tot.ck.flagDiff)
+	t.Logf("%s: %d values where the oracle and the fresh LU differ by more than tol, judged against the exact value: max oracle error there %.3g",
+		what, tot.ck.byExact, tot.ck.maxExactErr)
+	t.Logf("%s: evals %d, fallbacks %d (%.3g%%), refactors %d, max inverse drift %.3g, max log-det drift %.3g",
+		what, tot.evals, tot.fallbacks, 100*float64(tot.fallbacks)/float64(tot.evals), tot.refactors, tot.maxDrift, tot.maxLD)
+}
+
+// TestFastRandomSequences compares every value of random operation
+// sequences with a fresh LU, on Gaussian models without a diagonal (k ≤ 2d)
+// and with one (diagScales, some partial; k up to 3d + 4).
 func TestFastRandomSequences(t *testing.T) {
 	sequences := 1500
 	if testing.Short() || raceEnabled {
 		sequences = 60
 	}
-	total := &checker{}
-	var fallbacks, refactors, evals int64
-	maxDrift, maxLD := 0.0, 0.0
-	for seed := uint64(1); seed <= uint64(sequences); seed++ {
-		rng := rand.New(rand.NewPCG(seed, 3))
-		k, d, n := randomSize(rng)
-		m := ndpp.Random(n, d, seed, ndpp.RandomOptions{Shared: seed%4 == 0, BlockDiagonal: seed%3 == 0})
-		o, err := NewFast(m, k)
-		require.NoError(t, err)
-		r := newOpRun(t, o, seed, logTolRandom)
-		r.ck.label = fmt.Sprintf("seed %d (k %d, d %d, n %d)", seed, k, d, n)
-		steps := 2*k + 10
-		if k > 24 {
-			steps = k + 20
+	for _, withD := range []bool{false, true} {
+		tot := &seqTotals{}
+		count := sequences
+		if withD {
+			count = sequences / 3
 		}
-		for i := 0; i < steps; i++ {
-			r.step()
+		for seed := uint64(1); seed <= uint64(count); seed++ {
+			rng := rand.New(rand.NewPCG(seed, 3))
+			k, d, n := randomSize(rng, withD)
+			m := ndpp.Random(n, d, seed, ndpp.RandomOptions{Shared: seed%4 == 0, BlockDiagonal: seed%3 == 0})
+			label := fmt.Sprintf("seed %d (k %d, d %d, n %d)", seed, k, d, n)
+			if withD {
+				scale, partial := diagCase(seed)
+				m = withDiag(t, m, scale, seed, partial)
+				label += fmt.Sprintf(" diagonal %g partial %v", scale, partial)
+			}
+			k = min(k, m.MaxRank())
+			o, err := NewFast(m, k)
+			require.NoError(t, err)
+			r := newOpRun(t, o, seed, logTolRandom)
+			r.ck.label = label
+			steps := 2*k + 10
+			if k > 24 {
+				steps = k + 20
+			}
+			for i := 0; i < steps; i++ {
+				r.step()
+			}
+			tot.add(r, o.Stats())
 		}
-		total.maxErr = math.Max(total.maxErr, r.ck.maxErr)
-		total.compared += r.ck.compared
-		total.flagDiff += r.ck.flagDiff
-		total.byExact += r.ck.byExact
-		total.maxExactErr = math.Max(total.maxExactErr, r.ck.maxExactErr)
-		st := o.Stats()
-		fallbacks += st.Fallbacks
-		refactors += st.Refactors
-		evals += st.Evals
-		maxDrift = math.Max(maxDrift, st.MaxDrift)
-		maxLD = math.Max(maxLD, st.MaxLogDetDrift)
+		what := "without a diagonal"
+		if withD {
+			what = "with a diagonal"
+		}
+		tot.log(t, what, count)
 	}
-	t.Logf("%d sequences, %d values compared with fresh LU: max |Δlog| = %.3g (tol %g), zero-flag differences near singularity %d",
-		sequences, total.compared, total.maxErr, logTolRandom, total.flagDiff)
-	t.Logf("%d values where the oracle and the fresh LU differ by more than tol, judged against the exact value: max oracle error there %.3g",
-		total.byExact, total.maxExactErr)
-	t.Logf("evals %d, fallbacks %d (%.3g%%), refactors %d, max inverse drift %.3g, max log-det drift %.3g",
-		evals, fallbacks, 100*float64(fallbacks)/float64(evals), refactors, maxDrift, maxLD)
+}
+
+// boundStats accumulates TestFastErrorBoundsHold's measurements: the
+// largest |r − exact|/err over the ratios Fast would use (err ≤
+// FallbackErr·r) and over all others, and how many of each.
+type boundStats struct {
+	used, other       int
+	maxUsed, maxOther float64
+}
+
+// checkBound compares a ratio r with error bound err against the exact
+// ratio exp(exactNew − exactOld) (256-bit determinants).
+func (bs *boundStats) checkBound(t *testing.T, r, err, exactNew, exactOld float64, what string) {
+	t.Helper()
+	exact := 0.0
+	if !math.IsInf(exactNew, -1) {
+		exact = math.Exp(exactNew - exactOld)
+	}
+	if math.IsNaN(r) || math.IsInf(exact, 0) {
+		return
+	}
+	// The exact ratio through exp of a difference of logs carries a
+	// relative error of order ε·|log det|.
+	dev := math.Max(0, math.Abs(r-exact)-1e-12*exact*(1+math.Abs(exactNew)+math.Abs(exactOld)))
+	q := 0.0
+	if dev > 0 {
+		q = dev / err
+	}
+	if fromIdentity(r, err) {
+		bs.used++
+		bs.maxUsed = math.Max(bs.maxUsed, q)
+		require.LessOrEqual(t, dev, err, "%s: ratio %v, exact %v, bound %v", what, r, exact, err)
+		return
+	}
+	bs.other++
+	bs.maxOther = math.Max(bs.maxOther, q)
+}
+
+// TestFastErrorBoundsHold: the first-order error bounds of the ratios
+// (s for an add, swapRatio, pairRatio) bound their actual error against
+// exact ratios of 256-bit determinants, on random and ill-conditioned
+// models without and with a diagonal (where the item norms include δᵢ).
+// Every ratio Fast would use as a value must lie within its bound; the
+// largest |r − exact|/err is logged for those and for the others.
+func TestFastErrorBoundsHold(t *testing.T) {
+	sequences := 60
+	if testing.Short() || raceEnabled {
+		sequences = 10
+	}
+	for _, withD := range []bool{false, true} {
+		bs := &boundStats{}
+		for seed := uint64(1); seed <= uint64(sequences); seed++ {
+			rng := rand.New(rand.NewPCG(seed, 41))
+			d := 2 + rng.IntN(5)
+			k := 2 + rng.IntN(2*d-1)
+			if withD && rng.IntN(2) == 0 {
+				k = 2*d + 1 + rng.IntN(d+2)
+			}
+			n := k + 10 + rng.IntN(20)
+			var m *ndpp.Model
+			kind := -1
+			if seed%2 == 0 {
+				kind = int(seed/2) % 6
+				m = illModel(t, seed, n, d, kind)
+			} else {
+				m = ndpp.Random(n, d, seed, ndpp.RandomOptions{Shared: seed%5 == 0, BlockDiagonal: seed%3 == 0})
+			}
+			label := fmt.Sprintf("seed %d kind %d (d %d, n %d)", seed, kind, d, n)
+			if withD {
+				scale, partial := diagCase(seed)
+				m = withDiag(t, m, scale, seed, partial)
+				label += fmt.Sprintf(" diagonal %g partial %v", scale, partial)
+			}
+			k = min(k, m.MaxRank())
+			o := mustFast(t, m, k)
+			r := newOpRun(t, o, seed, logTolIll)
+			x, y := o.NewCand(), o.NewCand()
+			for step := 0; step < 2*k+6; step++ {
+				r.step()
+				kk := o.Len()
+				if o.Direct() || kk == 0 {
+					continue
+				}
+				tx, ty := rng.IntN(n), rng.IntN(n)
+				o.Prepare(x, tx)
+				o.Prepare(y, ty)
+				if x.dup >= 0 || y.dup >= 0 || tx == ty {
+					continue
+				}
+				at := fmt.Sprintf("%s k %d step %d", label, k, step)
+				old := bigLogDet(m, o.Items())
+				if kk+1 <= m.MaxRank() {
+					bs.checkBound(t, x.s, x.serr, bigLogDet(m, append(append([]int(nil), o.Items()...), tx)), old, at+" add")
+				}
+				for j := 0; j < kk; j++ {
+					set := append([]int(nil), o.Items()...)
+					set[j] = tx
+					rr, _, e := o.swapRatio(x, j)
+					bs.checkBound(t, rr, e, bigLogDet(m, set), old, fmt.Sprintf("%s swap %d", at, j))
+				}
+				for p := 0; p < min(kk*(kk-1)/2, 4); p++ {
+					a, b := rng.IntN(kk), rng.IntN(kk-1)
+					if b >= a {
+						b++
+					}
+					set := append([]int(nil), o.Items()...)
+					set[a], set[b] = tx, ty
+					rr, _, e := o.pairRatio(x, y, a, b)
+					bs.checkBound(t, rr, e, bigLogDet(m, set), old, fmt.Sprintf("%s pair (%d, %d)", at, a, b))
+				}
+			}
+		}
+		t.Logf("diagonal %v: %d ratios within FallbackErr, largest |r − exact|/err %.3g; %d others, largest %.3g",
+			withD, bs.used, bs.maxUsed, bs.other, bs.maxOther)
+		require.Positive(t, bs.used)
+	}
 }

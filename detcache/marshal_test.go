@@ -29,7 +29,9 @@ func TestMarshalContinuesBitIdentically(t *testing.T) {
 		name string
 		kind int // -1: Gaussian; else illModel kind
 		k, d int
-	}{{"gauss", -1, 6, 5}, {"full", -1, 8, 4}, {"near-dup", 0, 5, 4}, {"span", 2, 6, 4}} {
+		diag float64 // scale of a diagonal (0: none)
+	}{{"gauss", -1, 6, 5, 0}, {"full", -1, 8, 4, 0}, {"near-dup", 0, 5, 4, 0}, {"span", 2, 6, 4, 0},
+		{"diag", -1, 11, 4, 0.5}, {"diag-tiny", -1, 9, 4, 1e-8}, {"diag-near-dup", 0, 10, 4, 1e-3}} {
 		for _, method := range []string{"fast", "naive"} {
 			t.Run(tc.name+"/"+method, func(t *testing.T) {
 				var m *ndpp.Model
@@ -37,6 +39,9 @@ func TestMarshalContinuesBitIdentically(t *testing.T) {
 					m = ndpp.Random(40, tc.d, 7, ndpp.RandomOptions{})
 				} else {
 					m = illModel(t, 7, 40, tc.d, tc.kind)
+				}
+				if tc.diag > 0 {
+					m = withDiag(t, m, tc.diag, 7, false)
 				}
 				mk := func() Oracle {
 					var o Oracle
@@ -91,6 +96,7 @@ func TestUnmarshalRejectsCorruptState(t *testing.T) {
 	require.NoError(t, err)
 	ns, err := nv.MarshalBinary()
 	require.NoError(t, err)
+	md := withDiag(t, m, 0.5, 1, false) // m with a diagonal
 
 	for _, tc := range []struct {
 		o    Oracle
@@ -126,9 +132,76 @@ func TestUnmarshalRejectsCorruptState(t *testing.T) {
 			o3 = mustNaive(t, m, 4)
 		}
 		require.ErrorContains(t, o3.UnmarshalBinary(tc.good), "capacity = 5")
+		// Same shape, a diagonal.
+		var o4 Oracle = mustFast(t, md, 5)
+		if _, ok := o.(*Naive); ok {
+			o4 = mustNaive(t, md, 5)
+		}
+		require.ErrorContains(t, o4.UnmarshalBinary(tc.good), "state is for a model without a diagonal; this oracle's model has one")
 		after, _ := o.MarshalBinary()
 		require.Equal(t, before, after, "a failed UnmarshalBinary changed the oracle")
 		require.NoError(t, o.UnmarshalBinary(tc.good))
+	}
+}
+
+// TestUnmarshalChecksDiagonal: a state restores only onto a model with the
+// same diagonal (none, or equal δ), and a state of format version 2 (which
+// did not record the diagonal) restores onto a model without one, bit for
+// bit, and is refused by a model with one.
+func TestUnmarshalChecksDiagonal(t *testing.T) {
+	base := ndpp.Random(30, 4, 3, ndpp.RandomOptions{})
+	md := withDiag(t, base, 0.5, 1, false)
+	mother := withDiag(t, base, 0.5, 2, false) // another diagonal
+	mpart := withDiag(t, base, 0.5, 1, true)   // a partial diagonal
+	type mk func(m *ndpp.Model) Oracle
+	for _, mkO := range []mk{
+		func(m *ndpp.Model) Oracle { return mustFast(t, m, 9) },
+		func(m *ndpp.Model) Oracle { return mustNaive(t, m, 9) },
+	} {
+		src := mkO(md)
+		continueRun(t, src, 1, 12)
+		good, err := src.MarshalBinary()
+		require.NoError(t, err)
+		for _, m := range []*ndpp.Model{mother, mpart} {
+			require.ErrorContains(t, mkO(m).UnmarshalBinary(good), "state is for a model with another diagonal")
+		}
+		// The model without a diagonal cannot take capacity 9 > 2d: use 8.
+		lowState := func(m *ndpp.Model, k int) []byte {
+			var o Oracle = mustFast(t, m, k)
+			if _, ok := src.(*Naive); ok {
+				o = mustNaive(t, m, k)
+			}
+			continueRun(t, o, 1, 12)
+			b, err := o.MarshalBinary()
+			require.NoError(t, err)
+			return b
+		}
+		dstLike := func(m *ndpp.Model, k int) Oracle {
+			if _, ok := src.(*Naive); ok {
+				return mustNaive(t, m, k)
+			}
+			return mustFast(t, m, k)
+		}
+		dState := lowState(md, 8)
+		require.ErrorContains(t, dstLike(base, 8).UnmarshalBinary(dState), "state is for a model with a diagonal; this oracle's model has none")
+		require.NoError(t, dstLike(md, 8).UnmarshalBinary(dState))
+
+		// Version 2: the header without the diagonal's flag and fingerprint.
+		good3 := lowState(base, 8)
+		v2 := append([]byte(nil), good3[:12+24]...)
+		v2 = append(v2, good3[12+24+9:len(good3)-4]...)
+		binary.LittleEndian.PutUint32(v2[8:12], 2)
+		v2 = withCRC(append(v2, 0, 0, 0, 0))
+		a, b := dstLike(base, 8), dstLike(base, 8)
+		require.NoError(t, a.UnmarshalBinary(good3))
+		require.NoError(t, b.UnmarshalBinary(v2))
+		require.Empty(t, cmp.Diff(snapshot(a), snapshot(b)), "restored from version 3 and 2 (-v3 +v2)")
+		va, vb := continueRun(t, a, 2, 20), continueRun(t, b, 2, 20)
+		require.Empty(t, cmp.Diff(va, vb), "values after the restore (-v3 +v2)")
+		sa, _ := a.MarshalBinary()
+		sb, _ := b.MarshalBinary()
+		require.Equal(t, sa, sb, "a version 2 state is saved as version 3")
+		require.ErrorContains(t, dstLike(md, 8).UnmarshalBinary(v2), "format version 2")
 	}
 }
 
@@ -212,7 +285,8 @@ func TestUnmarshalRejectsBadFields(t *testing.T) {
 	continueRun(t, f, 1, 8)
 	good, _ := f.MarshalBinary()
 	// Field offsets after the 8-byte magic and the 4-byte version: n, d,
-	// capacity, since (8 bytes each), direct (1 byte), |S|, then the items.
+	// capacity (8 bytes each), the diagonal's flag (1 byte) and fingerprint
+	// (8 bytes), since (8 bytes), direct (1 byte), |S|, then the items.
 	set := func(off int, v uint64) []byte {
 		b := append([]byte(nil), good...)
 		binary.LittleEndian.PutUint64(b[off:], v)
@@ -227,11 +301,13 @@ func TestUnmarshalRejectsBadFields(t *testing.T) {
 		data []byte
 		want string
 	}{
-		"since":  {set(36, 1000), "updates since refactor"},
-		"direct": {setByte(44, 7), "flag byte 7"},
-		"size":   {set(45, 6), "|S| = 6"},
-		"item":   {set(53, 30), "item = 30"},
-		"neg":    {set(53, ^uint64(0)), "item = -1"},
+		"diag":   {setByte(36, 7), "flag byte 7"},
+		"print":  {set(37, 1), "fingerprint without a diagonal"},
+		"since":  {set(45, 1000), "updates since refactor"},
+		"direct": {setByte(53, 7), "flag byte 7"},
+		"size":   {set(54, 6), "|S| = 6"},
+		"item":   {set(62, 30), "item = 30"},
+		"neg":    {set(62, ^uint64(0)), "item = -1"},
 		"short":  {withCRC(good[:60]), "truncated"},
 		"long":   {withCRC(append(append([]byte(nil), good[:len(good)-4]...), make([]byte, 12)...)), "trailing"},
 	} {

@@ -19,13 +19,15 @@ type Naive struct {
 	scratch []int
 	version uint64
 	stats   Stats
+	dprint  diagPrint // the diagonal's fingerprint in states
 }
 
 var _ Oracle = (*Naive)(nil)
 
 // NewNaive returns an empty naive oracle for solutions of at most capacity
 // items. It returns an error for a nil model and for capacity < 1,
-// capacity > 2d (every larger set has determinant zero) or capacity > n.
+// capacity > n or capacity > m.MaxRank() (2d, or d when B = V, for a model
+// without a diagonal: every larger set has determinant zero).
 func NewNaive(m *ndpp.Model, capacity int) (*Naive, error) {
 	if err := checkCapacity(m, capacity); err != nil {
 		return nil, err

@@ -35,6 +35,22 @@ func TestNewRejectsBadCapacity(t *testing.T) {
 	require.ErrorContains(t, err, "exceeds the number of items n = 4")
 	_, err = NewFast(small, 5)
 	require.ErrorContains(t, err, "exceeds the number of items n = 4")
+	// B = V: the rank is d.
+	shared := ndpp.Random(10, 3, 1, ndpp.RandomOptions{Shared: true})
+	_, err = NewNaive(shared, 4)
+	require.ErrorContains(t, err, "exceeds d = 3")
+	_, err = NewFast(shared, 4)
+	require.ErrorContains(t, err, "exceeds d = 3")
+	// With a diagonal every size up to n can have a non-zero determinant.
+	diag := ndpp.Random(10, 3, 1, ndpp.RandomOptions{Diag: 1})
+	for _, c := range []int{7, 10} {
+		_, err = NewNaive(diag, c)
+		require.NoError(t, err)
+		_, err = NewFast(diag, c)
+		require.NoError(t, err)
+	}
+	_, err = NewFast(diag, 11)
+	require.ErrorContains(t, err, "exceeds the number of items n = 10")
 	_, err = NewNaive(nil, 1)
 	require.ErrorContains(t, err, "nil model")
 	_, err = NewFast(nil, 1)

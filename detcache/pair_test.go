@@ -69,8 +69,9 @@ func pairMatrix(o *Fast, x, y *Cand, a, b int) (mtx, mag, errs [16]float64) {
 
 // TestPairRatioMatchesLoop: pairRatio returns the results of det4Ref on the
 // pair matrix bit for bit (NaNs alike), at every state of random and
-// ill-conditioned operation sequences, for every pair of positions (the
-// values themselves are checked against fresh LUs by the sequence tests).
+// ill-conditioned operation sequences (models without and with a
+// diagonal), for every pair of positions (the values themselves are checked
+// against fresh LUs by the sequence tests).
 func TestPairRatioMatchesLoop(t *testing.T) {
 	// Floats equal bit for bit, every NaN alike (a NaN's sign and payload
 	// are not observable by the oracle).
@@ -78,7 +79,7 @@ func TestPairRatioMatchesLoop(t *testing.T) {
 		return math.Float64bits(a) == math.Float64bits(b) || math.IsNaN(a) && math.IsNaN(b)
 	})
 	compared := 0
-	for seed := uint64(1); seed <= 60; seed++ {
+	for seed := uint64(1); seed <= 90; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 17))
 		d := 2 + rng.IntN(6)
 		k := 2 + rng.IntN(min(2*d, 10)-1)
@@ -88,6 +89,11 @@ func TestPairRatioMatchesLoop(t *testing.T) {
 			m = illModel(t, seed, n, d, int(seed/2)%6)
 		} else {
 			m = ndpp.Random(n, d, seed, ndpp.RandomOptions{})
+		}
+		if seed > 60 { // with a diagonal, k up to 2d + 2
+			scale, partial := diagCase(seed)
+			m = withDiag(t, m, scale, seed, partial)
+			k = 2 + rng.IntN(2*d+1)
 		}
 		o := mustFast(t, m, k)
 		r := newOpRun(t, o, seed, logTolIll)

@@ -25,7 +25,13 @@ func (o *Fast) Prepare(c *Cand, item int) {
 	vt, bt, bct := o.itemV(item), o.itemB(item), o.itemBC(item)
 	vv := blas.Dot(vt, vt)
 	c.ltt = vv + blas.Dot(bct, bt)
-	c.logz2 = math.Log(vv + blas.Dot(bt, bt))
+	zz := vv + blas.Dot(bt, bt)
+	if o.hasDiag {
+		dt := o.m.ItemDiag(item)
+		c.ltt += dt
+		zz += dt
+	}
+	c.logz2 = math.Log(zz)
 	if o.direct {
 		return
 	}
@@ -102,14 +108,34 @@ func (o *Fast) schur(c *Cand, zt float64) {
 	// size ‖z_t‖: hence the ‖z_t‖ added to the error scales pn and qn.
 	c.zt, c.zp = zt, zp
 	c.pn, c.w1 = pn+zt, w1
-	if k == 2*o.d {
-		// rank L ≤ 2d: the Schur complement of a full-rank L_S of size 2d
-		// in L_{S+t} is exactly zero, and the computed s is rounding noise.
+	if k == 2*o.d && o.rankBound(c.item) {
+		// rank L_{S+t} ≤ 2d: the Schur complement of a full-rank L_S of
+		// size 2d in L_{S+t} is exactly zero, and the computed s is
+		// rounding noise.
 		c.s, c.smag, c.serr = 0, 0, 0
 		return
 	}
 	c.s, c.smag = s, mag
 	c.serr = eps*mag + o.gamma*c.pn*w1 + eps*o.cw*zt*(zt+zp)
+}
+
+// rankBound reports whether the rank bound 2d holds on S ∪ {t} for the
+// item t (t < 0: on S alone): no item of the set has a diagonal entry, so
+// its kernel is the rank-2d Z_SᵀWZ_S. It is true for every set of a model
+// without a diagonal. O(k) with a diagonal.
+func (o *Fast) rankBound(t int) bool {
+	if !o.hasDiag {
+		return true
+	}
+	if t >= 0 && o.m.ItemDiag(t) != 0 {
+		return false
+	}
+	for _, it := range o.items {
+		if o.m.ItemDiag(it) != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // qScale computes the error scale of q, max_i |q_i|·‖z_i‖ + ‖z_t‖, after

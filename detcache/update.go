@@ -3,8 +3,6 @@ package detcache
 import (
 	"fmt"
 	"math"
-
-	"github.com/ndpp-go/ndpp/blas"
 )
 
 // Accepted changes: the O(k²) updates of M and M⁻¹.
@@ -206,8 +204,7 @@ func (o *Fast) setRow(pos, item int) {
 	d := o.d
 	copy(o.vs[pos*d:(pos+1)*d], o.itemV(item))
 	copy(o.bcs[pos*d:(pos+1)*d], o.itemBC(item))
-	v, b := o.itemV(item), o.itemB(item)
-	o.znorm[pos] = math.Sqrt(blas.Dot(v, v) + blas.Dot(b, b))
+	o.znorm[pos] = math.Sqrt(o.itemNorm2(item))
 	o.izn[pos] = 1 / o.znorm[pos]
 	o.logz2[pos] = 2 * math.Log(o.znorm[pos])
 }

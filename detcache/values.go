@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/ndpp-go/ndpp/blas"
 	"github.com/ndpp-go/ndpp/internal/f64"
 	"github.com/ndpp-go/ndpp/ndpp"
 )
@@ -18,7 +17,7 @@ import (
 // equilibrated determinant were 1) into a Value; ok is false when the value
 // must be computed directly.
 func (o *Fast) ratioValue(r, mag, err, logN float64) (v Value, ok bool) {
-	if err <= FallbackErr*r && r <= math.MaxFloat64 {
+	if fromIdentity(r, err) {
 		return Value{Log: o.logDet + math.Log(r)}, true
 	}
 	bound := math.Abs(r) + err
@@ -27,6 +26,14 @@ func (o *Fast) ratioValue(r, mag, err, logN float64) (v Value, ok bool) {
 		return ZeroValue, true
 	}
 	return Value{}, false // NaN, or neither accurate nor clearly zero
+}
+
+// fromIdentity reports whether a ratio r with error bound err is a value:
+// positive, finite and with err ≤ FallbackErr·r. A ratio that is exactly
+// zero with a zero bound (a Schur complement set to zero by the rank bound)
+// is not: the zero rule of ratioValue calls it zero.
+func fromIdentity(r, err float64) bool {
+	return r > 0 && err <= FallbackErr*r && r <= math.MaxFloat64
 }
 
 // swapRatio returns the Jacobi ratio for position j, its cancellation
@@ -56,15 +63,14 @@ func (o *Fast) directSet() Value {
 	if k == 0 {
 		return Value{}
 	}
-	if hasDup(set) || k > 2*o.d {
+	if hasDup(set) || k > o.maxRank {
 		return ZeroValue
 	}
 	o.stats.Fallbacks++
 	a, inv, z := o.da[:k*k], o.dinv[:k*k], o.dz[:k]
 	logScale := 0.0
 	for i, it := range set {
-		v, b := o.itemV(it), o.itemB(it)
-		zz := blas.Dot(v, v) + blas.Dot(b, b)
+		zz := o.itemNorm2(it)
 		if !(zz > 0) {
 			return ZeroValue
 		}
@@ -91,7 +97,7 @@ func (o *Fast) directSet() Value {
 // addValue is AddValue without counting.
 func (o *Fast) addValue(c *Cand) Value {
 	k := len(o.items)
-	if c.dup >= 0 || k+1 > 2*o.d {
+	if c.dup >= 0 || k+1 > o.maxRank {
 		return ZeroValue
 	}
 	if !o.direct {
@@ -142,7 +148,7 @@ func (o *Fast) SwapValues(c *Cand, dst []Value) {
 	if c.dup < 0 && !o.direct {
 		for j := 0; j < k; j++ {
 			r, _, err := o.swapRatio(c, j)
-			if err <= FallbackErr*r && r <= math.MaxFloat64 {
+			if fromIdentity(r, err) {
 				dst[j] = Value{Log: o.logDet + math.Log(r)}
 			} else {
 				dst[j], _ = o.swapValue(c, j)
@@ -176,8 +182,10 @@ func (o *Fast) pairSigma(x, y *Cand) {
 	}
 	exy := eps*mxy + o.gamma*y.pn*x.w1 + eps*o.cw*x.zt*(y.zt+y.zp)
 	eyx := eps*myx + o.gamma*x.pn*y.w1 + eps*o.cw*y.zt*(x.zt+x.zp)
-	if k == 2*o.d {
-		// Σ = L_XX − L_{X,S}M⁻¹L_{S,X} is exactly zero (rank L ≤ 2d).
+	if k == 2*o.d && o.rankBound(-1) {
+		// Σ_xy and Σ_yx are exactly zero: with L_S full rank 2d and no
+		// diagonal entry on S, the rows S + x and columns S + y of L have
+		// rank ≤ 2d (δ_x, δ_y do not enter them).
 		sxy, syx, mxy, myx, exy, eyx = 0, 0, 0, 0, 0, 0
 	}
 	x.pair, x.pairStamp, x.pairOwnStamp = y, y.stamp, x.stamp
@@ -264,7 +272,7 @@ func (o *Fast) pairValue(x, y *Cand, a, b int) (v Value, ident bool) {
 	}
 	if x.dup < 0 && y.dup < 0 && !o.direct {
 		r, size, err := o.pairRatio(x, y, a, b)
-		if err <= FallbackErr*r && r <= math.MaxFloat64 {
+		if fromIdentity(r, err) {
 			return Value{Log: o.logDet + math.Log(r)}, true
 		}
 		logN := x.logz2 + y.logz2 - o.logz2[a] - o.logz2[b] - o.logDetE

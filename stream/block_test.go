@@ -82,10 +82,10 @@ func checkSkips(t *testing.T, s Solver, m *ndpp.Model, label string) *int {
 
 // TestBatchIdentical: block scoring (ObserveBatch through Run) gives the
 // same solutions, values, counters and trajectories as observing one item at
-// a time, on many seeded streams including near-singular models, on every
-// oracle; every move it rules out without the oracle has a fresh
-// determinant below the bar it was ruled out by; and it actually skips
-// items.
+// a time, on many seeded streams including near-singular models and models
+// with a diagonal (there also k > 2d), on every oracle; every move it rules
+// out without the oracle has a fresh determinant below the bar it was ruled
+// out by; and it actually skips items.
 func TestBatchIdentical(t *testing.T) {
 	seeds := 32
 	if testing.Short() || raceEnabled {
@@ -93,7 +93,7 @@ func TestBatchIdentical(t *testing.T) {
 	}
 	var skippedTotal, itemsTotal int64
 	checkedTotal := 0
-	for seed := uint64(1); seed <= uint64(seeds); seed++ {
+	for seed := uint64(1); seed <= uint64(seeds+seeds/2); seed++ {
 		rng := rand.New(rand.NewPCG(seed, 21))
 		var m *ndpp.Model
 		if seed%4 == 0 {
@@ -102,7 +102,10 @@ func TestBatchIdentical(t *testing.T) {
 			d := 2 + rng.IntN(5)
 			m = ndpp.Random(250+rng.IntN(400), d, seed, ndpp.RandomOptions{Shared: seed%3 == 0, BlockDiagonal: seed%5 == 0})
 		}
-		k := 1 + rng.IntN(min(2*m.D(), 8))
+		if seed > uint64(seeds) { // the last third with a diagonal
+			m = withDiag(m, seed)
+		}
+		k := 1 + rng.IntN(maxK(m, 8))
 		if m.N() > 200 && raceEnabled {
 			k = min(k, 4)
 		}
@@ -118,7 +121,7 @@ func TestBatchIdentical(t *testing.T) {
 				order = order[:min(len(order), 150)] // 2-neighbor on the naive oracle is slow
 			}
 			for _, ok := range oracleKinds() {
-				label := fmtLabel(seed, a.name, ok.name, k, alpha)
+				label := fmtLabel(seed, a.name, ok.name, k, alpha) + ", " + diagLabel(m)
 				var res [2]Result
 				var traj [2][]Point
 				var skipped int64
@@ -181,15 +184,15 @@ func TestBatchErrors(t *testing.T) {
 }
 
 // TestBatchNearTies: streams full of (near-)copies of earlier items put
-// many swap ratios at or within rounding of 1 and of α; block scoring must
-// still agree with the one-at-a-time path, and every move it rules out must
-// have a fresh determinant below its bar.
+// many swap ratios at or within rounding of 1 and of α (also with a
+// diagonal); block scoring must still agree with the one-at-a-time path,
+// and every move it rules out must have a fresh determinant below its bar.
 func TestBatchNearTies(t *testing.T) {
 	seeds := uint64(8)
 	if raceEnabled {
 		seeds = 3
 	}
-	for seed := uint64(1); seed <= seeds; seed++ {
+	for seed := uint64(1); seed <= seeds+seeds/2; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 77))
 		d, n := 3, 250
 		base := ndpp.Random(n, d, seed, ndpp.RandomOptions{})
@@ -210,11 +213,19 @@ func TestBatchNearTies(t *testing.T) {
 		m, err := ndpp.NewFromRows(n, d, v, b, c)
 		require.NoError(t, err)
 		k := 2 + rng.IntN(4)
+		if seed > seeds { // the last third with a diagonal, k around 2d
+			m = withDiag(m, seed)
+			k = 2*d - 1 + rng.IntN(3)
+		}
+		stashCap := 0
+		if m.HasDiag() {
+			stashCap = 4 // large k and many swaps: keep the naive 2-neighbor's stash search short
+		}
 		for _, alpha := range []float64{1, 1.05 * 1.05, 1.1} {
-			for _, a := range algos(alpha, 0) {
+			for _, a := range algos(alpha, stashCap) {
 				for _, ok := range oracleKinds() {
 					var res [2]Result
-					label := fmtLabel(seed, a.name, ok.name, k, alpha)
+					label := fmtLabel(seed, a.name, ok.name, k, alpha) + ", " + diagLabel(m)
 					for p, one := range []bool{true, false} {
 						o, _ := ok.new(m, k)
 						s, err := a.mk(o, k, n)

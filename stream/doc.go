@@ -3,18 +3,21 @@
 // Inference and Learning for Nonsymmetric Determinantal Point Processes"
 // (arXiv:2111.14674): Stream-Partition, Online-LSS, Online-2-neighbor and
 // Online-Greedy — on top of the detcache oracle, plus the offline greedy
-// baseline of Gartrell et al. (ICLR 2021, Alg. 1) and exact MAP by
-// enumeration for small n.
+// baseline of Gartrell et al. (ICLR 2021, Alg. 1), local search over single
+// and pair swaps (Anari & Vuong, "Simple and Near-Optimal MAP Inference for
+// Nonsymmetric DPPs") and exact MAP by enumeration for small n.
 //
 // # Problem
 //
-// Items of a model L = VᵀV + BᵀCB arrive one at a time; the goal is a set S
-// of k items maximising f(S) = det L_S. Values are kept in log space with a
-// zero flag (detcache.Value): "f(S) ≠ 0" means the oracle's numerical zero
-// rule (ndpp.ZeroRcondFactor for fresh LUs, detcache's cancellation rule
-// for the fast oracle) did not declare det L_S zero. The reported objective
-// of a run is f_k(S) = det L_S when |S| = k and 0 otherwise
-// (Result.Objective).
+// Items of a model L = D + VᵀV + BᵀCB (D = diag(δ) ≥ 0, zero for a
+// low-rank model) arrive one at a time; the goal is a set S of k items
+// maximising f(S) = det L_S, for 1 ≤ k ≤ ndpp.Model.MaxRank (2d, or d when
+// B = V, without a diagonal, as every larger set then has determinant 0; n
+// with one). Values are kept in log space with a zero flag
+// (detcache.Value): "f(S) ≠ 0" means the oracle's numerical zero rule
+// (ndpp.ZeroRcondFactor for fresh LUs, detcache's cancellation rule for the
+// fast oracle) did not declare det L_S zero. The reported objective of a
+// run is f_k(S) = det L_S when |S| = k and 0 otherwise (Result.Objective).
 //
 // # Interfaces
 //
@@ -41,6 +44,17 @@
 //     in the stash search, best move first, singles before pairs on ties.
 //   - Online-Greedy: fill, then swap t for the best j when f strictly grows.
 //
+// Local search (LocalSearch) starts from any set (greedy's, an online
+// solution, a user's) and applies the best single swap S − j + t, or pair
+// swap S − {i, j} + {t, u} with t, u from a pool of candidates (the top
+// items by conditional gain; LocalSearchOptions.Pool), while it multiplies
+// f(S) by more than 1 + ε; it stops at a (1 + ε)-local optimum of that
+// neighbourhood. With the whole 2-neighbourhood searched, a local optimum
+// is within a factor k^O(k) of the MAP for nonsymmetric kernels (Anari &
+// Vuong); single swaps alone give no such factor, and a restricted pool
+// makes the search a heuristic. Swaps are priced by the oracle in O(1)
+// after O(kd + k²) per candidate.
+//
 // A stash cap (Options.StashCap, beyond the paper) drops the oldest stash
 // item; it bounds memory but voids the approximation guarantee, which needs
 // every swapped-out item to stay available.
@@ -54,9 +68,10 @@
 // item's Schur complement s_x against the growing S with two families of
 // coefficient vectors (rows and columns, since L is not symmetric):
 // R_r(x, y) = L_xy − Σ_{m<r} a_m(x)b_m(y), a_r(x) = R_r(x, j_r)/s_{j_r},
-// b_r(x) = R_r(j_r, x), s_x ← s_x − a_r(x)b_r(x), using L_xx = ‖v_x‖² and
-// L_{x,j} = v_x·v_j − b_x·(b_jᵀC), L_{j,x} = v_x·v_j + b_x·(b_jᵀC) for a
-// skew C: O(n·k·(k + d)) in all. See ../shared/docs/ndpp-math.md.
+// b_r(x) = R_r(j_r, x), s_x ← s_x − a_r(x)b_r(x), using L_xx = δ_x + ‖v_x‖²
+// and L_{x,j} = v_x·v_j − b_x·(b_jᵀC), L_{j,x} = v_x·v_j + b_x·(b_jᵀC) for a
+// skew C (x ≠ j: the diagonal enters only L_xx): O(n·k·(k + d)) in all. See
+// ../shared/docs/ndpp-math.md.
 //
 // # Block scoring
 //
@@ -80,8 +95,9 @@
 // MarshalBinary writes the project's binary format (internal/binfmt: magic,
 // version, CRC-32C) holding the algorithm's name, the solver's fields and
 // the oracle's own state; UnmarshalBinary refuses other algorithms,
-// corrupt or truncated data and snapshots of the previous format (version
-// 1), leaving the solver unchanged.
+// corrupt or truncated data, snapshots of the previous format (version 1)
+// and oracle states of a model with another n, d or diagonal (detcache
+// records them), leaving the solver unchanged.
 //
 // # Measurements
 //

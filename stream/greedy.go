@@ -35,16 +35,19 @@ const eps = 0x1p-52
 // OfflineGreedy is the offline greedy MAP baseline of Gartrell et al. (2021,
 // Alg. 1): k rounds, each adding the item x with the largest
 // det L_{S+x} = det L_S · s_x, where s_x = L_xx − L_{x,S} L_S⁻¹ L_{S,x} is x's
-// Schur complement. It starts from s_x = L_xx = ‖v_x‖² (b_xᵀCb_x = 0 for a
-// skew C) and keeps, for every item, s_x and two families of
+// Schur complement. It starts from s_x = L_xx = δ_x + ‖v_x‖² (b_xᵀCb_x = 0
+// for a skew C; δ_x is the model's diagonal entry, 0 without one) and keeps,
+// for every item, s_x and two families of
 // coefficients (L is not symmetric): with j_m the m-th chosen item and
 // R_r(x, y) = L_xy − Σ_{m<r} a_m(x)·b_m(y) the residual kernel,
 //
 //	a_r(x) = R_r(x, j_r) / s_{j_r},  b_r(x) = R_r(j_r, x),  s_x ← s_x − a_r(x)·b_r(x).
 //
 // The new kernel column and row, L_{x,j} = v_x·v_j − b_x·(b_jᵀC) and
-// L_{j,x} = v_x·v_j + b_x·(b_jᵀC), cost one pass over the items (matrix–vector
-// products through the blas backend), so a run costs O(n·k·(k + d)). Chosen
+// L_{j,x} = v_x·v_j + b_x·(b_jᵀC) (off the diagonal for x ≠ j, so without δ),
+// cost one pass over the items (matrix–vector products through the blas
+// backend), so a run costs O(n·k·(k + d)). With a diagonal, k may exceed 2d
+// (up to n: ndpp.Model.MaxRank). Chosen
 // items are masked; the run stops early when no item has a positive gain
 // (a non-zero determinant under GreedyZeroFactor's rule); NaNs and
 // overflowed (infinite) gains never win.
@@ -159,12 +162,17 @@ func (g *greedy) run() []int {
 	var sol []int
 	r := 0
 	tol := func() float64 { return GreedyZeroFactor * float64(r+1) * eps }
-	// Round 0: s_x = L_xx = ‖v_x‖², since b_xᵀCb_x = 0 for a skew C.
+	// Round 0: s_x = L_xx = δ_x + ‖v_x‖², since b_xᵀCb_x = 0 for a skew C.
+	diag := g.m.HasDiag()
 	best := g.parallel(func(lo, hi int) (int, float64) {
 		bx, bs, t := -1, 0.0, tol()
 		for x := lo; x < hi; x++ {
-			v := g.m.ItemV(g.item(x))
+			it := g.item(x)
+			v := g.m.ItemV(it)
 			vv := blas.Dot(v, v)
+			if diag {
+				vv += g.m.ItemDiag(it)
+			}
 			g.s[x], g.mu[x] = vv, vv
 			if vv > t*vv && (bx < 0 || vv > bs) {
 				bx, bs = x, vv

@@ -10,10 +10,6 @@ import (
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
-// NameLocalSearch is the name of LocalSearch's results (Result.Algo) and of
-// the ndpp-bench infer algorithm.
-const NameLocalSearch = "local-search"
-
 // Defaults of LocalSearchOptions.
 const (
 	// DefaultLocalSearchEps is the default ε: a move must multiply f(S) by

@@ -18,6 +18,7 @@ const (
 	NameOnline2Neighbor = "online-2neighbor"
 	NameOnlineGreedy    = "online-greedy"
 	NameOfflineGreedy   = "offline-greedy"
+	NameLocalSearch     = "local-search"
 	NameExact           = "exact"
 )
 
@@ -244,13 +245,20 @@ func IDOrder(n int) []int {
 	return p
 }
 
-// checkK validates a solution size against a model (and an oracle's capacity).
+// checkK validates a solution size against a model's rank bound
+// (ndpp.Model.MaxRank) and an oracle's capacity (capacity < 0: none).
 func checkK(m *ndpp.Model, k, capacity int) error {
 	if k < 1 {
 		return fmt.Errorf("stream: k = %d; need k ≥ 1", k)
 	}
-	if k > 2*m.D() {
-		return fmt.Errorf("stream: k = %d exceeds 2d = %d: every set larger than 2d has determinant 0", k, 2*m.D())
+	if r := m.MaxRank(); k > r {
+		switch {
+		case r == m.N():
+			return fmt.Errorf("stream: k = %d exceeds the number of items n = %d", k, r)
+		case m.Shared():
+			return fmt.Errorf("stream: k = %d exceeds d = %d, the rank of a model with B = V and no diagonal: every larger set has determinant 0", k, r)
+		}
+		return fmt.Errorf("stream: k = %d exceeds 2d = %d, the rank of a model without a diagonal: every larger set has determinant 0", k, r)
 	}
 	if capacity >= 0 && k > capacity {
 		return fmt.Errorf("stream: k = %d exceeds the oracle's capacity %d", k, capacity)

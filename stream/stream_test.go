@@ -2,6 +2,7 @@ package stream
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -79,6 +80,57 @@ func instance(seed uint64) *ndpp.Model {
 	return mm
 }
 
+// diagScales are the sizes of the diagonals the tests add to their models,
+// δᵢ = scale·e^{N(0,1)}: from nearly low-rank (1e-8) to nearly diagonal (10).
+var diagScales = []float64{1e-8, 1e-4, 1e-2, 1, 10}
+
+// withDiag returns m with a seeded diagonal added (V, B and C unchanged):
+// the scale is diagScales[seed mod 5], and every third seed leaves about
+// half of the items without a diagonal entry (partial: sets of those items
+// keep the rank bound 2d).
+func withDiag(m *ndpp.Model, seed uint64) *ndpp.Model {
+	scale, partial := diagScales[seed%uint64(len(diagScales))], seed%3 == 0
+	v, b, _, c := m.Rows()
+	if m.Shared() {
+		b = nil
+	}
+	rng := rand.New(rand.NewPCG(seed, 31))
+	delta := make([]float64, m.N())
+	for i := range delta {
+		delta[i] = scale * math.Exp(rng.NormFloat64())
+		if partial && rng.IntN(2) == 0 {
+			delta[i] = 0
+		}
+	}
+	dm, err := ndpp.NewFromRows(m.N(), m.D(), v, b, c, ndpp.WithDiag(delta))
+	if err != nil {
+		panic(err)
+	}
+	return dm
+}
+
+// diagLabel describes a test model's diagonal.
+func diagLabel(m *ndpp.Model) string {
+	if !m.HasDiag() {
+		return "no diagonal"
+	}
+	lo, hi := math.Inf(1), 0.0
+	for i := 0; i < m.N(); i++ {
+		lo, hi = min(lo, m.ItemDiag(i)), max(hi, m.ItemDiag(i))
+	}
+	return fmt.Sprintf("diagonal in [%.3g, %.3g]", lo, hi)
+}
+
+// maxK is the largest k the tests draw for m: limit, capped by the rank
+// bound MaxRank; with a diagonal up to 2d + 2 (sets beyond 2d have non-zero
+// determinants), capped by limit + 2 and n.
+func maxK(m *ndpp.Model, limit int) int {
+	if m.HasDiag() {
+		return min(m.N(), max(limit, 2*m.D()+2), limit+2)
+	}
+	return min(m.MaxRank(), limit)
+}
+
 type algo struct {
 	name string
 	mk   func(o oracleArg, k, n int) (Solver, error)
@@ -120,16 +172,20 @@ func runSolver(t *testing.T, s Solver, order []int) Result {
 
 // TestAgainstDirect: every algorithm, on every oracle, gives the solution of
 // the direct implementation on hundreds of seeded random streams (some
-// near-singular), with the same counters.
+// near-singular; a third with a diagonal, there also with k > 2d), with the
+// same counters.
 func TestAgainstDirect(t *testing.T) {
 	streams := 240
 	if testing.Short() || raceEnabled {
 		streams = 60
 	}
-	for seed := uint64(1); seed <= uint64(streams); seed++ {
+	for seed := uint64(1); seed <= uint64(streams+streams/2); seed++ {
 		m := instance(seed)
+		if seed > uint64(streams) { // the last third with a diagonal
+			m = withDiag(m, seed)
+		}
 		rng := rand.New(rand.NewPCG(seed, 11))
-		k := 1 + rng.IntN(min(2*m.D(), 5))
+		k := 1 + rng.IntN(maxK(m, 5))
 		alpha := []float64{1, 1.01, 1.1, 2}[rng.IntN(4)]
 		stashCap := []int{0, 0, 1, 3}[rng.IntN(4)]
 		order := IDOrder(m.N())
@@ -139,7 +195,7 @@ func TestAgainstDirect(t *testing.T) {
 		for _, a := range algosOpt(alpha, stashCap, seed%3 == 0) {
 			want := a.ref(m, k, order)
 			for _, ok := range oracleKinds() {
-				label := fmtLabel(seed, a.name, ok.name, k, alpha)
+				label := fmtLabel(seed, a.name, ok.name, k, alpha) + ", " + diagLabel(m)
 				o, err := ok.new(m, k)
 				require.NoError(t, err)
 				s, err := a.mk(o, k, len(order))
@@ -169,7 +225,7 @@ func TestAgainstDirect(t *testing.T) {
 // TestHardInstance: V = 0, B = I (n = d items), C block-diagonal with blocks
 // [[0, x], [−x, 0]]. Every singleton has determinant 0, so for k = 2 every
 // online algorithm ends with an empty solution (f_k = 0) while the optimum
-// is x².
+// is x². With a diagonal added, every algorithm fills its solution.
 func TestHardInstance(t *testing.T) {
 	for _, dd := range []int{2, 4, 8} {
 		n := dd
@@ -207,12 +263,48 @@ func TestHardInstance(t *testing.T) {
 		require.NoError(t, err)
 		require.Empty(t, g.Solution, "d=%d offline greedy: want ∅", dd)
 		require.True(t, g.Objective().Zero, "d=%d offline greedy: want f = 0", dd)
+
+		// With a diagonal the instance is no longer hard: every singleton
+		// has det δ > 0, and every algorithm fills S.
+		delta := make([]float64, n)
+		for i := range delta {
+			delta[i] = 0.1
+		}
+		md, err := ndpp.NewFromRows(n, dd, v, b, c, ndpp.WithDiag(delta))
+		require.NoError(t, err)
+		for _, kd := range []int{2, min(n, dd+1)} {
+			opt, err := ExactMAP(md, kd, nil)
+			require.NoError(t, err)
+			require.False(t, opt.Value.Zero)
+			for _, a := range algos(DefaultAlpha, 0) {
+				for _, ok := range oracleKinds() {
+					o, err := ok.new(md, kd)
+					require.NoError(t, err)
+					s, err := a.mk(o, kd, n)
+					require.NoError(t, err)
+					res := runSolver(t, s, IDOrder(n))
+					require.Len(t, res.Solution, kd, "d=%d k=%d %s/%s with a diagonal", dd, kd, a.name, ok.name)
+					require.False(t, res.Objective().Zero)
+					require.LessOrEqual(t, res.Value.Log, opt.Value.Log+logTol)
+				}
+			}
+			g, err := OfflineGreedy(md, kd, GreedyOptions{})
+			require.NoError(t, err)
+			require.Len(t, g.Solution, kd)
+		}
 	}
 }
 
-// TestApproximationRatios compares each algorithm with exact MAP on small n:
-// no algorithm may beat the optimum, and the ratios f(S)/OPT are logged.
+// TestApproximationRatios compares each algorithm with exact MAP on small n,
+// on models without and with a diagonal (then k up to 2d + 2): no algorithm
+// may beat the optimum, and the ratios f(S)/OPT are logged.
 func TestApproximationRatios(t *testing.T) {
+	for _, withD := range []bool{false, true} {
+		approximationRatios(t, withD)
+	}
+}
+
+func approximationRatios(t *testing.T, withD bool) {
 	const instances = 40
 	sum := map[string]float64{}
 	worst := map[string]float64{}
@@ -223,6 +315,10 @@ func TestApproximationRatios(t *testing.T) {
 		n := 14
 		k := 2 + rng.IntN(3)
 		m := ndpp.Random(n, d, seed, ndpp.RandomOptions{})
+		if withD {
+			m = withDiag(m, seed)
+			k = 2 + rng.IntN(2*d+1) // up to 2d + 2
+		}
 		opt, err := ExactMAP(m, k, nil)
 		require.NoError(t, err)
 		require.False(t, opt.Value.Zero, "seed %d: generic model with zero optimum", seed)
@@ -252,7 +348,7 @@ func TestApproximationRatios(t *testing.T) {
 	}
 	for _, name := range names {
 		mean := sum[name] / instances
-		t.Logf("%-17s mean f(S)/OPT %.3f, worst %.3f (n=14, k=2..4, d=2..4, random order)", name, mean, worst[name])
+		t.Logf("diagonal %-5v %-17s mean f(S)/OPT %.3f, worst %.3f (n=14, k=2..4 (2..2d+2 with a diagonal), d=2..4, random order)", withD, name, mean, worst[name])
 		// Sanity bounds: the local-search and greedy algorithms are far
 		// from random on these instances.
 		if name != NameStreamPartition {
@@ -263,12 +359,17 @@ func TestApproximationRatios(t *testing.T) {
 }
 
 // TestSnapshotContinues: saving the state mid-stream and restoring it into a
-// fresh solver on a fresh oracle continues with identical results.
+// fresh solver on a fresh oracle continues with identical results (models
+// without and with a diagonal). A snapshot does not restore onto a model
+// with another diagonal.
 func TestSnapshotContinues(t *testing.T) {
-	for seed := uint64(1); seed <= 40; seed++ {
+	for seed := uint64(1); seed <= 60; seed++ {
 		m := instance(seed)
+		if seed > 40 {
+			m = withDiag(m, seed)
+		}
 		rng := rand.New(rand.NewPCG(seed, 5))
-		k := 1 + rng.IntN(min(2*m.D(), 4))
+		k := 1 + rng.IntN(maxK(m, 4))
 		order := RandomOrder(m.N(), seed)
 		cut := rng.IntN(len(order) + 1)
 		for _, a := range algos(1.05, []int{0, 2}[seed%2]) {
@@ -297,6 +398,19 @@ func TestSnapshotContinues(t *testing.T) {
 			}
 		}
 	}
+	for _, ok := range oracleKinds() {
+		m := withDiag(instance(7), 1)
+		o1, _ := ok.new(m, 3)
+		s1, _ := NewOnlineLSS(o1, 3, Options{})
+		runSolver(t, s1, RandomOrder(m.N(), 1))
+		snap, err := s1.MarshalBinary()
+		require.NoError(t, err)
+		for _, other := range []*ndpp.Model{instance(7), withDiag(instance(7), 2)} {
+			o2, _ := ok.new(other, 3)
+			s2, _ := NewOnlineLSS(o2, 3, Options{})
+			require.ErrorContains(t, s2.UnmarshalBinary(snap), "diagonal", "%s: snapshot restored onto %s", ok.name, diagLabel(other))
+		}
+	}
 	m := instance(3)
 	o1, _ := detcache.NewNaive(m, 2)
 	lss, _ := NewOnlineLSS(o1, 2, Options{})
@@ -310,8 +424,13 @@ func TestSnapshotContinues(t *testing.T) {
 // snapshot (its own fields, the oracle's embedded state, the header or the
 // checksum) is refused, and leaves the solver as it was.
 func TestSnapshotRejectsAnyChangedByte(t *testing.T) {
-	m := instance(5)
-	k := min(2*m.D(), 3)
+	for _, m := range []*ndpp.Model{instance(5), withDiag(instance(5), 4)} {
+		snapshotRejectsAnyChangedByte(t, m)
+	}
+}
+
+func snapshotRejectsAnyChangedByte(t *testing.T, m *ndpp.Model) {
+	k := min(m.MaxRank(), 3)
 	for _, a := range algos(1.05, 2) {
 		for _, ok := range oracleKinds() {
 			o1, _ := ok.new(m, k)
@@ -393,6 +512,23 @@ func TestValidation(t *testing.T) {
 	for _, c := range cases {
 		require.Error(t, c.f(), c.name)
 	}
+	// B = V: the rank is d; with a diagonal k may exceed 2d (up to n).
+	shared := ndpp.Random(10, 2, 1, ndpp.RandomOptions{Shared: true})
+	_, err := OfflineGreedy(shared, 3, GreedyOptions{})
+	require.ErrorContains(t, err, "exceeds d = 2")
+	_, err = ExactMAP(shared, 3, nil)
+	require.ErrorContains(t, err, "exceeds d = 2")
+	_, err = OfflineGreedy(m, 5, GreedyOptions{})
+	require.ErrorContains(t, err, "exceeds 2d = 4")
+	md := ndpp.Random(10, 2, 1, ndpp.RandomOptions{Diag: 0.5})
+	od, _ := detcache.NewNaive(md, 7)
+	_, err = NewOnlineLSS(od, 7, Options{})
+	require.NoError(t, err)
+	g, err := OfflineGreedy(md, 7, GreedyOptions{})
+	require.NoError(t, err)
+	require.Len(t, g.Solution, 7)
+	_, err = OfflineGreedy(md, 11, GreedyOptions{})
+	require.ErrorContains(t, err, "exceeds the number of items n = 10")
 	for _, a := range algos(1.1, 0) {
 		o, _ := detcache.NewNaive(m, 2)
 		s, err := a.mk(o, 2, 10)
@@ -441,13 +577,16 @@ func TestPartitionShapes(t *testing.T) {
 }
 
 // TestOfflineGreedy compares the incremental greedy with the direct one
-// (fresh determinant per candidate), also restricted to a candidate subset
-// and with several workers.
+// (fresh determinant per candidate), also restricted to a candidate subset,
+// with several workers, and on models with a diagonal (also k > 2d).
 func TestOfflineGreedy(t *testing.T) {
-	for seed := uint64(1); seed <= 200; seed++ {
+	for seed := uint64(1); seed <= 300; seed++ {
 		m := instance(seed)
+		if seed > 200 { // with a diagonal
+			m = withDiag(m, seed)
+		}
 		rng := rand.New(rand.NewPCG(seed, 13))
-		k := 1 + rng.IntN(min(2*m.D(), m.N()))
+		k := 1 + rng.IntN(maxK(m, m.N()))
 		var cands []int
 		if seed%3 == 0 {
 			cands = RandomOrder(m.N(), seed)[:k+rng.IntN(m.N()-k+1)]
@@ -455,8 +594,14 @@ func TestOfflineGreedy(t *testing.T) {
 		res, err := OfflineGreedy(m, k, GreedyOptions{Items: cands})
 		require.NoError(t, err)
 		want := refGreedy(m, k, cands)
-		require.Equal(t, want, res.Solution, "seed %d k=%d: solution (direct, greedy); values %v, %v", seed, k, direct(m, want), res.Value)
+		require.Equal(t, want, res.Solution, "seed %d k=%d %s: solution (direct, greedy); values %v, %v", seed, k, diagLabel(m), direct(m, want), res.Value)
 	}
+	// A diagonal, k > 2d, several workers: the brute-force greedy's solution.
+	md := ndpp.Random(3000, 4, 5, ndpp.RandomOptions{Diag: 0.05})
+	res, err := OfflineGreedy(md, 14, GreedyOptions{Workers: 3})
+	require.NoError(t, err)
+	require.Equal(t, refGreedy(md, 14, nil), res.Solution)
+	require.InDelta(t, direct(md, res.Solution).Log, res.Value.Log, logTol)
 	// Parallel passes give the same result.
 	m := ndpp.Random(20000, 6, 4, ndpp.RandomOptions{})
 	one, _ := OfflineGreedy(m, 8, GreedyOptions{Workers: 1})
@@ -516,4 +661,72 @@ func TestGreedyNaNProof(t *testing.T) {
 	require.NotContains(t, res.Solution, 7, "overflowing item chosen")
 	require.Len(t, res.Solution, 4)
 	require.True(t, !res.Value.Zero && !math.IsNaN(res.Value.Log) && !math.IsInf(res.Value.Log, 0), "value %v", res.Value)
+}
+
+// TestExactMAPBruteForce: ExactMAP's value and solution are those of a
+// separate enumeration of all subsets of n ≤ 14 items (by bit masks, in
+// lexicographic order of positions) with fresh determinants, on models
+// without and with a diagonal (k up to n there), on all items and on a
+// candidate subset.
+func TestExactMAPBruteForce(t *testing.T) {
+	for seed := uint64(1); seed <= 60; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 19))
+		d := 1 + rng.IntN(4)
+		n := 4 + rng.IntN(11)
+		m := ndpp.Random(n, d, seed, ndpp.RandomOptions{Shared: seed%4 == 0})
+		if seed%2 == 0 {
+			m = withDiag(m, seed)
+		}
+		items := IDOrder(n)
+		if seed%5 == 0 {
+			items = RandomOrder(n, seed)[:n-1-rng.IntN(3)]
+		}
+		k := 1 + rng.IntN(min(m.MaxRank(), len(items)))
+		res, err := ExactMAP(m, k, items)
+		require.NoError(t, err)
+		// Brute force: every subset of positions of size k, lexicographic.
+		best, bestSet := zeroValue, []int(nil)
+		var masks []uint32
+		for mask := uint32(0); mask < 1<<len(items); mask++ {
+			if bitsSet(mask) == k {
+				masks = append(masks, mask)
+			}
+		}
+		slices.SortFunc(masks, func(a, b uint32) int { return slices.Compare(positions(a), positions(b)) })
+		for _, mask := range masks {
+			var set []int
+			for _, p := range positions(mask) {
+				set = append(set, items[p])
+			}
+			if v := direct(m, set); v.Greater(best) {
+				best, bestSet = v, set
+			}
+		}
+		label := fmt.Sprintf("seed %d n %d d %d k %d %s", seed, n, d, k, diagLabel(m))
+		require.Equal(t, bestSet, res.Solution, "%s: solution", label)
+		require.Equal(t, best, res.Value, "%s: value", label)
+		require.Equal(t, int64(len(masks)), res.Evals, "%s: evaluations", label)
+		if m.HasDiag() && !slices.ContainsFunc(IDOrder(m.N()), func(i int) bool { return m.ItemDiag(i) == 0 }) {
+			require.False(t, res.Value.Zero, "%s: a full diagonal gives every set a non-zero determinant", label)
+		}
+	}
+}
+
+func bitsSet(x uint32) int {
+	c := 0
+	for ; x != 0; x &= x - 1 {
+		c++
+	}
+	return c
+}
+
+// positions returns the set bits of mask in increasing order.
+func positions(mask uint32) []int {
+	var p []int
+	for i := 0; mask>>i != 0; i++ {
+		if mask>>i&1 == 1 {
+			p = append(p, i)
+		}
+	}
+	return p
 }

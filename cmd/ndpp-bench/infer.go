@@ -54,6 +54,7 @@ type inferFlags struct {
 	model      string
 	synthetic  bool
 	n, d       int
+	diag       float64
 	seed       uint64
 	k          int
 	alpha      float64
@@ -71,11 +72,12 @@ func runInfer(e *env, args []string) error {
 	fs := newFlagSet(e, "infer", "streaming/online MAP inference over a model's items (the stream is the items in order)",
 		"ndpp-bench infer --synthetic --n 1000000 --d 10 --k 8 --algos online-lss,offline-greedy", &f.g)
 	fs.StringVar(&f.model, "model", "", "model file (.npz)")
-	fs.BoolVar(&f.synthetic, "synthetic", false, "use a seeded random model (--n, --d, --seed) instead of --model")
+	fs.BoolVar(&f.synthetic, "synthetic", false, "use a seeded random model (--n, --d, --diag, --seed) instead of --model")
 	fs.IntVar(&f.n, "n", 100000, "synthetic: number of items")
 	fs.IntVar(&f.d, "d", 10, "synthetic: rank parameter d")
+	fs.Float64Var(&f.diag, "diag", 0, "synthetic: add a diagonal δᵢ = X·e^{N(0,1)} to the kernel (0 = none; sets larger than 2d then have non-zero determinants)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the synthetic model and of --order random")
-	fs.IntVar(&f.k, "k", 8, "solution size (1 ≤ k ≤ 2d, k ≤ n)")
+	fs.IntVar(&f.k, "k", 8, "solution size (1 ≤ k ≤ n; k ≤ 2d, or d when B = V, for a model without a diagonal)")
 	fs.Float64Var(&f.alpha, "alpha", stream.DefaultAlpha, "improvement factor α ≥ 1 of online-lss and online-2neighbor")
 	fs.IntVar(&f.stashCap, "stash-cap", 0, "cap on the stash size (0 = unbounded, the paper's algorithms)")
 	fs.StringVar(&f.algos, "algos", "all", "comma-separated algorithms or all: "+strings.Join(inferAlgos, " ")+"; also "+strings.Join(inferExtraAlgos, " ")+" (from the offline greedy's solution; the row counts the search alone)")
@@ -101,15 +103,23 @@ func runInfer(e *env, args []string) error {
 	if f.k > m.N() {
 		return usagef("--k %d exceeds the number of items n = %d", f.k, m.N())
 	}
-	if f.k > 2*m.D() {
-		return usagef("--k %d exceeds 2d = %d (every larger set has determinant 0)", f.k, 2*m.D())
+	if r := m.MaxRank(); f.k > r {
+		// r < n: a model without a diagonal, whose rank bounds every set.
+		if m.Shared() {
+			return usagef("--k %d exceeds d = %d, the rank of a model with B = V and no diagonal (every larger set has determinant 0)", f.k, r)
+		}
+		return usagef("--k %d exceeds 2d = %d, the rank of a model without a diagonal (every larger set has determinant 0)", f.k, r)
 	}
 	order := stream.IDOrder(m.N())
 	if f.order == "random" {
 		order = stream.RandomOrder(m.N(), f.seed)
 	}
 	if !f.g.quiet {
-		fmt.Fprintf(e.stderr, "infer: n = %d items, d = %d, k = %d, order %s, oracle %s\n", m.N(), m.D(), f.k, f.order, f.oracle)
+		diag := ""
+		if m.HasDiag() {
+			diag = ", with a diagonal"
+		}
+		fmt.Fprintf(e.stderr, "infer: n = %d items, d = %d%s, k = %d, order %s, oracle %s\n", m.N(), m.D(), diag, f.k, f.order, f.oracle)
 	}
 	var results []stream.Result
 	var traj [][]string
@@ -208,6 +218,12 @@ func (f *inferFlags) check() ([]string, error) {
 	if f.synthetic && (f.n < 1 || f.d < 1) {
 		return nil, usagef("--n and --d must be ≥ 1 (got %d, %d)", f.n, f.d)
 	}
+	if !(f.diag >= 0) || math.IsInf(f.diag, 0) {
+		return nil, usagef("--diag must be a finite number ≥ 0 (got %v)", f.diag)
+	}
+	if f.diag != 0 && !f.synthetic {
+		return nil, usagef("--diag applies to --synthetic models only (a model file carries its own diagonal)")
+	}
 	if f.k < 1 {
 		return nil, usagef("--k must be ≥ 1 (got %d)", f.k)
 	}
@@ -229,13 +245,19 @@ func (f *inferFlags) check() ([]string, error) {
 	if err := f.ls.check(); err != nil {
 		return nil, err
 	}
-	if strings.TrimSpace(f.algos) == "all" {
-		return inferAlgos, nil
-	}
 	var out []string
 	seen := map[string]bool{}
 	for _, a := range strings.Split(f.algos, ",") {
 		a = strings.TrimSpace(a)
+		if a == "all" { // the online algorithms and offline greedy, in their order
+			for _, b := range inferAlgos {
+				if !seen[b] {
+					seen[b] = true
+					out = append(out, b)
+				}
+			}
+			continue
+		}
 		known := false
 		for _, b := range append(inferAlgos, inferExtraAlgos...) {
 			known = known || a == b
@@ -253,7 +275,7 @@ func (f *inferFlags) check() ([]string, error) {
 
 func (f *inferFlags) loadModel() (*ndpp.Model, error) {
 	if f.synthetic {
-		return ndpp.Random(f.n, f.d, f.seed, ndpp.RandomOptions{}), nil
+		return ndpp.Random(f.n, f.d, f.seed, ndpp.RandomOptions{Diag: f.diag}), nil
 	}
 	m, err := npz.Load(f.model)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -88,12 +89,16 @@ func inferSolutions(t *testing.T, args ...string) map[string][]int {
 	return sols
 }
 
-// TestInferFastNaive: the fast and the naive oracle give the same solutions.
+// TestInferFastNaive: the fast and the naive oracle give the same solutions,
+// on synthetic models without and with a diagonal (k > 2d there).
 func TestInferFastNaive(t *testing.T) {
 	for _, seed := range []string{"1", "2", "3"} {
 		for _, order := range []string{"id", "random"} {
 			args := []string{"--synthetic", "--n", "400", "--d", "5", "--k", "5", "--seed", seed, "--order", order,
 				"--algos", "stream-partition,online-lss,online-2neighbor,online-greedy", "--alpha", "1.05"}
+			if seed == "3" {
+				args = append(args, "--diag", "0.01", "--k", "7", "--d", "3") // k > 2d = 6
+			}
 			fast := inferSolutions(t, append(args, "--oracle", "fast")...)
 			naive := inferSolutions(t, append(args, "--oracle", "naive")...)
 			if len(fast) != 4 {
@@ -115,7 +120,12 @@ func TestInferUsageErrors(t *testing.T) {
 		{"--model", "x.npz", "--synthetic"},
 		{"--model", filepath.Join(t.TempDir(), "missing.npz")},
 		append(slices.Clone(syn), "--k", "0"),
-		append(slices.Clone(syn), "--k", "7"),               // > 2d
+		append(slices.Clone(syn), "--k", "7"),                 // > 2d
+		append(slices.Clone(syn), "--diag", "1", "--k", "51"), // > n
+		append(slices.Clone(syn), "--diag", "-1"),
+		append(slices.Clone(syn), "--diag", "NaN"),
+		append(slices.Clone(syn), "--diag", "+Inf"),
+		{"--model", "x.npz", "--diag", "1"},
 		{"--synthetic", "--n", "5", "--d", "4", "--k", "6"}, // > n
 		append(slices.Clone(syn), "--alpha", "0.9"),
 		append(slices.Clone(syn), "--alpha", "NaN"),
@@ -201,7 +211,76 @@ func TestInferModelFile(t *testing.T) {
 			t.Errorf("%s: solution %v", a, s)
 		}
 	}
-	if code, _, errs := runInferArgs(t, "--model", path, "--k", "9"); code != 2 {
+	if code, _, errs := runInferArgs(t, "--model", path, "--k", "9"); code != 2 || !strings.Contains(errs, "exceeds 2d = 8") {
 		t.Errorf("k > 2d on a model file: exit %d (%s)", code, errs)
+	}
+	// A model with a diagonal: k > 2d is a MAP problem like any other, and
+	// every algorithm's value is the model's log det of its solution.
+	md := ndpp.Random(120, 4, 9, ndpp.RandomOptions{Diag: 0.3})
+	if err := npz.Save(path, md); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runInferArgs(t, "--model", path, "--k", "11", "--json", "--quiet")
+	if code != 0 {
+		t.Fatalf("k = 11 > 2d on a model with a diagonal: exit %d (%s)", code, errs)
+	}
+	var res struct {
+		Results []inferResult `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Results) != len(inferAlgos) {
+		t.Fatalf("%d results", len(res.Results))
+	}
+	for _, r := range res.Results {
+		if len(r.Solution) != 11 || r.LogValue == nil {
+			t.Errorf("%s: solution %v, log value %v", r.Algo, r.Solution, r.LogValue)
+			continue
+		}
+		want, sign, err := md.LogDet(r.Solution)
+		if err != nil || sign == 0 || math.Abs(want-*r.LogValue) > 1e-6*(1+math.Abs(want)) {
+			t.Errorf("%s: log value %v, the model's log det %v (sign %v, %v)", r.Algo, *r.LogValue, want, sign, err)
+		}
+	}
+	// A shared model (B = V) has rank d.
+	if err := npz.Save(path, ndpp.Random(120, 4, 9, ndpp.RandomOptions{Shared: true})); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := runInferArgs(t, "--model", path, "--k", "5"); code != 2 || !strings.Contains(errs, "exceeds d = 4") {
+		t.Errorf("k > d on a B = V model: exit %d (%s)", code, errs)
+	}
+}
+
+// TestInferAlgosAllPlus: "all" combines with the extra algorithms, in the
+// order given, without duplicates.
+func TestInferAlgosAllPlus(t *testing.T) {
+	for _, tc := range []struct {
+		spec string
+		want []string
+	}{
+		{"all", inferAlgos},
+		{"all,local-search", append(slices.Clone(inferAlgos), "local-search")},
+		{"local-search, all,offline-greedy", append([]string{"local-search"}, inferAlgos...)},
+	} {
+		code, out, errs := runInferArgs(t, "--synthetic", "--n", "60", "--d", "3", "--k", "3", "--algos", tc.spec, "--json", "--quiet")
+		if code != 0 {
+			t.Fatalf("%q: exit %d: %s", tc.spec, code, errs)
+		}
+		var res struct {
+			Results []struct {
+				Algo string `json:"algo"`
+			} `json:"results"`
+		}
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatalf("%q: %v", tc.spec, err)
+		}
+		var got []string
+		for _, r := range res.Results {
+			got = append(got, r.Algo)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%q: %v, want %v", tc.spec, got, tc.want)
+		}
 	}
 }

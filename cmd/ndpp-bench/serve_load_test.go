@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -99,17 +100,27 @@ func runLoad(t *testing.T, cfg loadConfig) loadReport {
 		errs      []string
 		issued    int
 	)
-	take := func() bool { // claims one request within the count bound
+	// The reload is triggered half-way through (by time or by count,
+	// whichever comes first) and the clients keep the load on until the
+	// server has logged it, so that the reload always happens under load
+	// however fast the machine is.
+	var reloaded atomic.Bool
+	half := make(chan struct{})
+	var halfOnce sync.Once
+	start := time.Now()
+	deadline := start.Add(cfg.duration)
+	take := func() bool { // claims one request within the bounds
 		mu.Lock()
 		defer mu.Unlock()
-		if issued == cfg.maxRequests {
+		if issued >= cfg.maxRequests/2 || time.Since(start) >= cfg.duration/2 {
+			halfOnce.Do(func() { close(half) })
+		}
+		if (issued >= cfg.maxRequests || !time.Now().Before(deadline)) && reloaded.Load() {
 			return false
 		}
 		issued++
 		return true
 	}
-	start := time.Now()
-	deadline := start.Add(cfg.duration)
 	var wg sync.WaitGroup
 	for c := 0; c < cfg.clients; c++ {
 		wg.Add(1)
@@ -117,7 +128,7 @@ func runLoad(t *testing.T, cfg loadConfig) loadReport {
 			defer wg.Done()
 			var lat []time.Duration
 			var bad []string
-			for i := c; time.Now().Before(deadline) && take(); i += cfg.clients {
+			for i := c; take(); i += cfg.clients {
 				t0 := time.Now()
 				resp, err := client.Post(url+"/v1/rerank", "application/json", strings.NewReader(bodies[i%len(bodies)]))
 				if err != nil {
@@ -142,9 +153,17 @@ func runLoad(t *testing.T, cfg loadConfig) loadReport {
 		}(c)
 	}
 	// Reload half-way through, under load.
-	time.Sleep(cfg.duration / 2)
+	select {
+	case <-half:
+	case <-time.After(cfg.duration):
+	}
 	require.NoError(t, npz.Save(path, ndpp.Random(cfg.items, cfg.d, 2, ndpp.RandomOptions{Diag: 0.05})))
 	sigs <- syscall.SIGHUP
+	reloadDeadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(stderr.String(), "reloaded") && time.Now().Before(reloadDeadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	reloaded.Store(true)
 	wg.Wait()
 	elapsed := time.Since(start).Seconds()
 	require.Contains(t, stderr.String(), "reloaded", "the reload happened during the load")
