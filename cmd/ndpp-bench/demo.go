@@ -132,6 +132,13 @@ func runDemo(e *env, args []string) error {
 	if err := os.MkdirAll(f.out, 0o755); err != nil {
 		return err
 	}
+	var outs []pathFlag
+	for _, name := range []string{trajectoryCSV, greedyCSV, nllCSV, "model.npz"} {
+		outs = append(outs, pathFlag{"--out", filepath.Join(f.out, name)})
+	}
+	if err := checkPaths([]pathFlag{{"--data", f.data}}, outs); err != nil {
+		return err
+	}
 	start := time.Now()
 	logf := func(format string, a ...any) {
 		if !f.g.quiet {

@@ -12,6 +12,8 @@ import (
 	"strconv"
 
 	"gonum.org/v1/plot/vg"
+
+	"github.com/ndpp-go/ndpp/internal/atomicfile"
 )
 
 // The demo writes its measurements as CSV files and draws the figures from
@@ -49,19 +51,14 @@ type nllRow struct {
 // nll_time.csv and learn --trace).
 var nllHeader = []string{"mode", "seconds", "baskets", "nll"}
 
+// writeCSV replaces the file at path (atomically) by a CSV file.
 func writeCSV(path string, header []string, rows [][]string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := csv.NewWriter(f)
-	_ = w.Write(header)
-	_ = w.WriteAll(rows)
-	if err := w.Error(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return atomicfile.Write(path, func(f io.Writer) error {
+		w := csv.NewWriter(f)
+		_ = w.Write(header)
+		_ = w.WriteAll(rows)
+		return w.Error()
+	})
 }
 
 func writeTrajectories(dir string, rows []trajRow) error {

@@ -96,6 +96,9 @@ func runInfer(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkPaths([]pathFlag{{"--model", f.model}}, []pathFlag{{"--trajectory", f.trajectory}}); err != nil {
+		return err
+	}
 	m, err := f.loadModel()
 	if err != nil {
 		return err

@@ -12,7 +12,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/ndpp-go/ndpp/internal/atomicfile"
 	"github.com/ndpp-go/ndpp/learn"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/ndpp/baskets"
@@ -302,6 +301,16 @@ func runLearn(e *env, args []string) error {
 	if err := f.check(); err != nil {
 		return err
 	}
+	// --checkpoint may be the --resume file (the run goes on saving where
+	// it resumed from); every other output is distinct from every input.
+	data, resume := pathFlag{"--data", f.data}, pathFlag{"--resume", f.resume}
+	out, trace := pathFlag{"--out", f.out}, pathFlag{"--trace", f.trace}
+	if err := checkPaths([]pathFlag{data, resume}, []pathFlag{out, trace}); err != nil {
+		return err
+	}
+	if err := checkPaths([]pathFlag{data}, []pathFlag{out, trace, {"--checkpoint", f.checkpoint}}); err != nil {
+		return err
+	}
 	voc, err := ndpp.NewVocab(nil)
 	if err != nil {
 		return err
@@ -370,15 +379,18 @@ func runLearn(e *env, args []string) error {
 	if !f.g.quiet {
 		rankNote(e, "learn", met, model)
 	}
-	if f.out != "" {
-		if err := npz.Save(f.out, model); err != nil {
-			return err
-		}
+	// The model and the trace replace their files together, after
+	// everything else has succeeded.
+	var outs outputSet
+	defer outs.discard()
+	if err := outs.add(f.out, func(w io.Writer) error { return npz.Write(w, model) }); err != nil {
+		return err
 	}
-	if f.trace != "" {
-		if err := writeTrace(f.trace, f.mode, res.Trace); err != nil {
-			return err
-		}
+	if err := outs.add(f.trace, func(w io.Writer) error { return writeTraceTo(w, f.mode, res.Trace) }); err != nil {
+		return err
+	}
+	if err := outs.commit(); err != nil {
+		return err
 	}
 	extra := [][2]string{{"items", strconv.Itoa(n)}, {"validation LL", fmt.Sprintf("%.4f", res.ValLL)}}
 	return writeMetrics(e, &f.g, toMetricsJSON(f.mode, model.D(), met, base, res.Seconds, res.Passes, res.Baskets), extra)
@@ -519,14 +531,13 @@ func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, mode
 	return res, model, base, val, test, nil
 }
 
-func writeTrace(path, mode string, tr []learn.TracePoint) error {
-	return atomicfile.Write(path, func(w io.Writer) error {
-		cw := csv.NewWriter(w)
-		_ = cw.Write(nllHeader)
-		for _, p := range tr {
-			_ = cw.Write([]string{mode, strconv.FormatFloat(p.Seconds, 'g', 6, 64), strconv.Itoa(p.Baskets), strconv.FormatFloat(p.NLL, 'g', 8, 64)})
-		}
-		cw.Flush()
-		return cw.Error()
-	})
+// writeTraceTo writes a learning curve in the format of nllHeader.
+func writeTraceTo(w io.Writer, mode string, tr []learn.TracePoint) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write(nllHeader)
+	for _, p := range tr {
+		_ = cw.Write([]string{mode, strconv.FormatFloat(p.Seconds, 'g', 6, 64), strconv.Itoa(p.Baskets), strconv.FormatFloat(p.NLL, 'g', 8, 64)})
+	}
+	cw.Flush()
+	return cw.Error()
 }

@@ -64,6 +64,9 @@ func runSample(e *env, args []string) error {
 	case f.block < 0:
 		return usagef("--block must be ≥ 0 (got %d)", f.block)
 	}
+	if err := checkPaths([]pathFlag{{"--model", f.model}}, []pathFlag{{"--out", f.out}}); err != nil {
+		return err
+	}
 	m, err := npz.Load(f.model)
 	if err != nil {
 		return usageError{err.Error()}
