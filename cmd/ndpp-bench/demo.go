@@ -188,7 +188,13 @@ func runDemo(e *env, args []string) error {
 	if err := writeNLL(f.out, nll); err != nil {
 		return err
 	}
-	if err := npz.Save(filepath.Join(f.out, "model.npz"), model); err != nil {
+	// The saved model records the file's item ids (row + --base), so that
+	// eval, score, infer and serve read the same file as the demo did.
+	saved, err := withIDs(model, f.base)
+	if err != nil {
+		return err
+	}
+	if err := npz.Save(filepath.Join(f.out, "model.npz"), saved); err != nil {
 		return err
 	}
 	figs, err := drawFigures(f.out)
@@ -372,4 +378,17 @@ func fmtNum(x *float64, prec int) string {
 		return "-Inf"
 	}
 	return strconv.FormatFloat(*x, 'f', prec, 64)
+}
+
+// withIDs returns m with the item ids row + base.
+func withIDs(m *ndpp.Model, base int) (*ndpp.Model, error) {
+	ids := make([]int64, m.N())
+	for i := range ids {
+		ids[i] = int64(i + base)
+	}
+	v, b, _, c := m.Rows()
+	if m.Shared() {
+		b = nil
+	}
+	return ndpp.NewFromRows(m.N(), m.D(), v, b, c, ndpp.WithDiag(m.Diag()), ndpp.WithIDs(ids))
 }

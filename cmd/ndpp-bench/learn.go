@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -137,6 +138,8 @@ type basketFlags struct {
 	itemCol   string
 	comma     string
 	maxSize   int
+	tokens    string
+	header    bool
 }
 
 func (b *basketFlags) register(fs *flag.FlagSet) {
@@ -145,6 +148,34 @@ func (b *basketFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&b.itemCol, "item-col", "", "csv: header of the item column")
 	fs.StringVar(&b.comma, "comma", ",", "csv: field separator (one character)")
 	fs.IntVar(&b.maxSize, "max-size", 0, "skip baskets with more items (0 = no limit)")
+	fs.BoolVar(&b.header, "header", false, "lines format: skip the first line (a header)")
+	b.tokens = "any"
+}
+
+// registerTokens adds --tokens, the rule of a growing vocabulary (learn).
+func (b *basketFlags) registerTokens(fs *flag.FlagSet) {
+	fs.StringVar(&b.tokens, "tokens", "auto", "which tokens are items: int (non-negative integer ids only), any (every token), auto (int when the first basket's tokens are all integers; a first line of words before integer lines is reported as a header)")
+}
+
+// tokenHint adds to an error of the token rule the flag that changes it.
+func tokenHint(err error) error {
+	switch {
+	case errors.Is(err, baskets.ErrHeader):
+		return fmt.Errorf("%w (--header skips it)", err)
+	case errors.Is(err, baskets.ErrNotInteger):
+		return fmt.Errorf("%w (--tokens any takes every token as an item)", err)
+	}
+	return err
+}
+
+// tokenRule returns the baskets.Tokens of --tokens.
+func (b *basketFlags) tokenRule() (baskets.Tokens, bool) {
+	for _, t := range []baskets.Tokens{baskets.AnyTokens, baskets.IntTokens, baskets.AutoTokens} {
+		if t.String() == b.tokens {
+			return t, true
+		}
+	}
+	return 0, false
 }
 
 func (b *basketFlags) check() error {
@@ -165,6 +196,12 @@ func (b *basketFlags) check() error {
 	}
 	if b.maxSize < 0 {
 		return usagef("--max-size must be ≥ 0")
+	}
+	if _, ok := b.tokenRule(); !ok {
+		return usagef("--tokens must be int, any or auto, not %q", b.tokens)
+	}
+	if b.header && b.format != "lines" {
+		return usagef("--header applies to --format lines (csv files always have a header)")
 	}
 	return nil
 }
@@ -192,15 +229,16 @@ func (b *basketFlags) read(path string, voc *ndpp.Vocab, grow bool, n int) ([][]
 
 // open streams a basket file in the chosen format (path "-" reads stdin).
 func (b *basketFlags) open(path string, stdin io.Reader, voc *ndpp.Vocab, grow bool, n int) (*baskets.Reader, error) {
+	rule, _ := b.tokenRule()
 	if b.format == "csv" {
 		opt := baskets.CSVOptions{BasketColumn: b.basketCol, ItemColumn: b.itemCol,
-			Vocab: voc, Grow: grow, N: n, MaxSize: b.maxSize, Comma: []rune(b.comma)[0]}
+			Vocab: voc, Grow: grow, N: n, MaxSize: b.maxSize, Comma: []rune(b.comma)[0], Tokens: rule}
 		if path == "-" {
 			return baskets.NewCSVReader(stdin, opt)
 		}
 		return baskets.OpenCSV(path, opt)
 	}
-	opt := baskets.LineOptions{Vocab: voc, Grow: grow, N: n, MaxSize: b.maxSize}
+	opt := baskets.LineOptions{Vocab: voc, Grow: grow, N: n, MaxSize: b.maxSize, Tokens: rule, Header: b.header}
 	if path == "-" {
 		return baskets.NewLineReader(stdin, opt), nil
 	}
@@ -264,6 +302,7 @@ func runLearn(e *env, args []string) error {
 		"ndpp-bench learn --data testdata/1_100_100_100_apparel_regs.csv --mode offline --d 30 --seed 1 --out apparel.npz", &f.g)
 	fs.StringVar(&f.data, "data", "", "basket file (required)")
 	f.bf.register(fs)
+	f.bf.registerTokens(fs)
 	fs.StringVar(&f.mode, "mode", "offline", "online (one pass, constant memory) or offline (minibatch Adam with validation-based stopping)")
 	fs.IntVar(&f.d, "d", 30, "rank parameter d")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the split, the initialisation and the minibatch order")
@@ -324,7 +363,7 @@ func runLearn(e *env, args []string) error {
 	if f.mode == "offline" {
 		data, err := f.bf.read(f.data, voc, true, 0)
 		if err != nil {
-			return err
+			return tokenHint(err)
 		}
 		if train, val, test, err = baskets.HoldOutSlice(data, f.nVal, f.nTest, f.seed); err != nil {
 			return fmt.Errorf("%s: %w", f.data, err)
@@ -507,7 +546,7 @@ func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, mode
 	}
 	if res, err = o.Run(src, run); err != nil {
 		bar.Finish()
-		return nil, nil, nil, nil, nil, fmt.Errorf("%s: %w", f.data, err)
+		return nil, nil, nil, nil, nil, tokenHint(fmt.Errorf("%s: %w", f.data, err))
 	}
 	bar.Finish()
 	if val, test, err = hold.Held(); err != nil {
