@@ -13,7 +13,6 @@ import (
 	"github.com/ndpp-go/ndpp/blas"
 	"github.com/ndpp-go/ndpp/detcache"
 	"github.com/ndpp-go/ndpp/ndpp"
-	"github.com/ndpp-go/ndpp/ndpp/npz"
 	"github.com/ndpp-go/ndpp/stream"
 )
 
@@ -283,7 +282,7 @@ func (f *inferFlags) loadModel() (*ndpp.Model, error) {
 	if f.synthetic {
 		return ndpp.Random(f.n, f.d, f.seed, ndpp.RandomOptions{Diag: f.diag}), nil
 	}
-	m, err := npz.Load(f.model)
+	m, err := loadModel(f.model)
 	if err != nil {
 		return nil, usageError{err.Error()}
 	}

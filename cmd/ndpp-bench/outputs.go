@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 
 	"github.com/ndpp-go/ndpp/internal/atomicfile"
+	"github.com/ndpp-go/ndpp/ndpp"
+	"github.com/ndpp-go/ndpp/ndpp/npz"
 )
 
 // pathFlag is a file named by a flag: the flag (for messages) and the path.
@@ -107,4 +109,17 @@ func (s *outputSet) discard() {
 		p.Discard()
 	}
 	s.ps = nil
+}
+
+// loadModel reads a model file and refuses a model whose kernel overflows
+// float64 (ndpp.Model.CheckScale): its scores would be NaN or infinite.
+func loadModel(path string) (*ndpp.Model, error) {
+	m, err := npz.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.CheckScale(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return m, nil
 }

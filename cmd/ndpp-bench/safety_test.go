@@ -1,11 +1,16 @@
 package main
 
 import (
+	"io"
+	"log"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ndpp-go/ndpp/ndpp"
+	"github.com/ndpp-go/ndpp/ndpp/npz"
 )
 
 // TestLearnRefusesHeaderAndJunkTokens: a header line or a junk token in an
@@ -40,4 +45,81 @@ func TestLearnRefusesHeaderAndJunkTokens(t *testing.T) {
 	}
 	code, _, errs := runCmd(t, "", "learn", "--data", hdr, "--tokens", "ints")
 	require.Equal(t, 2, code, errs)
+}
+
+// hugeModel writes the small test model with every vector scaled by scale.
+func hugeModel(t *testing.T, scale float64) string {
+	t.Helper()
+	m, err := npz.Load(smallModel)
+	require.NoError(t, err)
+	v, b, _, c := m.Rows()
+	sv := make([]float64, len(v))
+	sb := make([]float64, len(b))
+	for i := range v {
+		sv[i] = v[i] * scale
+		sb[i] = b[i] * scale
+	}
+	if m.Shared() {
+		sb = nil
+	}
+	big, err := ndpp.NewFromRows(m.N(), m.D(), sv, sb, c, ndpp.WithDiag(m.Diag()))
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "huge.npz")
+	require.NoError(t, npz.Save(path, big))
+	return path
+}
+
+// TestModelsThatOverflowAreRefused: a model with finite but huge entries
+// (×1e200) is refused with an overflow error by every command that loads
+// a model, instead of NaN scores, empty JSON lines or an empty solution.
+func TestModelsThatOverflowAreRefused(t *testing.T) {
+	path := hugeModel(t, 1e200)
+	test := filepath.Join(t.TempDir(), "b.txt")
+	require.NoError(t, os.WriteFile(test, []byte("1 2\n3 4\n2 5 6\n"), 0o644))
+	for _, args := range [][]string{
+		{"score", "--model", path, "--input", test},
+		{"score", "--model", path, "--input", test, "--json"},
+		{"score", "--model", path, "--input", test, "--recommend", "3"},
+		{"eval", "--model", path, "--test", test},
+		{"infer", "--model", path, "--k", "3"},
+		{"sample", "--model", path, "--count", "2"},
+	} {
+		code, stdout, errs := runCmd(t, "", args...)
+		require.NotEqual(t, 0, code, "%v: %s", args, stdout)
+		require.Contains(t, errs, "overflow", "%v", args)
+		require.Empty(t, stdout, "%v", args)
+	}
+	_, err := newServer(path, defaultServeLimits(), log.New(io.Discard, "", 0))
+	require.ErrorIs(t, err, ndpp.ErrOverflow)
+	// A large but harmless scale is accepted.
+	code, _, errs := runCmd(t, "", "score", "--model", hugeModel(t, 1e10), "--input", test)
+	require.Equal(t, 0, code, errs)
+}
+
+// TestLearnDivergedTrainingSavesNoModel: a learning rate or an initial
+// scale far too large is an error (exit 1) that keeps the earlier --out
+// file, not a garbage model saved with exit 0; --val 0 prints no NaN.
+func TestLearnDivergedTrainingSavesNoModel(t *testing.T) {
+	data := smallApparel(t, 600)
+	out := filepath.Join(t.TempDir(), "keep.npz")
+	keep := sentinel(t, out)
+	for _, bad := range [][]string{
+		{"--mode", "offline", "--diag=false", "--init-scale", "1e10"},
+		{"--mode", "online", "--diag=false", "--init-scale", "1e10"},
+		{"--mode", "offline", "--diag=false", "--lr", "1e6"},
+		{"--mode", "online", "--lr", "1e6"},
+		{"--mode", "offline", "--init-scale", "1e200", "--diag=false"},
+	} {
+		args := append([]string{"learn", "--data", data, "--d", "4", "--epochs", "2", "--val", "50", "--test", "100", "--quiet", "--out", out}, bad...)
+		code, stdout, errs := runCmd(t, "", args...)
+		require.Equal(t, 1, code, "%v: %s", bad, stdout)
+		require.Regexp(t, "diverged|non-finite", errs, "%v", bad)
+		requireUnchanged(t, out, keep)
+	}
+	for _, mode := range []string{"offline", "online"} {
+		code, stdout, errs := runCmd(t, "", "learn", "--data", data, "--mode", mode, "--d", "4", "--epochs", "2", "--val", "0", "--test", "100", "--quiet")
+		require.Equal(t, 0, code, errs)
+		require.NotContains(t, stdout, "NaN")
+		require.Contains(t, stdout, "none (--val 0)")
+	}
 }

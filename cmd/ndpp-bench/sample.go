@@ -15,7 +15,6 @@ import (
 	"github.com/ndpp-go/ndpp/blas"
 	"github.com/ndpp-go/ndpp/internal/atomicfile"
 	"github.com/ndpp-go/ndpp/ndpp"
-	"github.com/ndpp-go/ndpp/ndpp/npz"
 	"github.com/ndpp-go/ndpp/sample"
 )
 
@@ -67,7 +66,7 @@ func runSample(e *env, args []string) error {
 	if err := checkPaths([]pathFlag{{"--model", f.model}}, []pathFlag{{"--out", f.out}}); err != nil {
 		return err
 	}
-	m, err := npz.Load(f.model)
+	m, err := loadModel(f.model)
 	if err != nil {
 		return usageError{err.Error()}
 	}
