@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/ndpp-go/ndpp/internal/memlimit"
 	"github.com/ndpp-go/ndpp/learn"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/ndpp/baskets"
@@ -350,6 +351,11 @@ func runLearn(e *env, args []string) error {
 	if err := checkPaths([]pathFlag{data}, []pathFlag{out, trace, {"--checkpoint", f.checkpoint}}); err != nil {
 		return err
 	}
+	// The d-sized state is checked before the data is read, the item
+	// vectors as soon as the number of items is known (offline).
+	if err := f.checkMemory(0); err != nil {
+		return err
+	}
 	voc, err := ndpp.NewVocab(nil)
 	if err != nil {
 		return err
@@ -369,6 +375,9 @@ func runLearn(e *env, args []string) error {
 			return fmt.Errorf("%s: %w", f.data, err)
 		}
 		n := voc.Len()
+		if err := f.checkMemory(n); err != nil {
+			return err
+		}
 		if !f.g.quiet {
 			fmt.Fprintf(e.stderr, "learn: %d baskets over %d items (%d train, %d validation, %d test), mode %s, d = %d\n",
 				len(data), n, len(train), len(val), len(test), f.mode, f.d)
@@ -446,6 +455,22 @@ func runLearn(e *env, args []string) error {
 	}
 	extra := [][2]string{{"items", strconv.Itoa(n)}, {"validation LL", valLL}}
 	return writeMetrics(e, &f.g, toMetricsJSON(f.mode, model.D(), met, base, res.Seconds, res.Passes, res.Baskets), extra)
+}
+
+// checkMemory refuses a learner whose estimated memory exceeds the budget
+// (memlimit): C's factor with its gradient and optimiser moments (d×d),
+// the normaliser's 2d×2d matrices, and for n items the vectors V and B with
+// their gradients, moments and model copies and each worker's gradient
+// sums.
+func (f *learnFlags) checkMemory(n int) error {
+	d, nn, w := int64(f.d), int64(n), int64(max(f.g.threads, 1))
+	need := memlimit.Sum(memlimit.Bytes(d, d, 8*6), memlimit.Bytes(2*d, 2*d, 8*6),
+		memlimit.Bytes(nn, d, 8*10), memlimit.Bytes(w, memlimit.Sum(memlimit.Bytes(nn, d, 2), memlimit.Bytes(d, d)), 8))
+	what := fmt.Sprintf("learning with d = %d", f.d)
+	if n > 0 {
+		what = fmt.Sprintf("learning %d items with d = %d", n, f.d)
+	}
+	return memlimit.Check(what, need)
 }
 
 // divergedMargin is how far, in nats per basket beyond twice the

@@ -5,10 +5,12 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ndpp-go/ndpp/internal/memlimit"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/ndpp/npz"
 )
@@ -122,4 +124,36 @@ func TestLearnDivergedTrainingSavesNoModel(t *testing.T) {
 		require.NotContains(t, stdout, "NaN")
 		require.Contains(t, stdout, "none (--val 0)")
 	}
+}
+
+// TestHugeSizesAreRefusedBeforeAllocating: sizes whose memory exceeds the
+// budget are refused with a one-line error (exit 1, the runtime-error
+// code) naming the need and the budget, not a Go out-of-memory crash; the
+// budget comes from --max-memory or NDPP_MAX_MEMORY.
+func TestHugeSizesAreRefusedBeforeAllocating(t *testing.T) {
+	t.Cleanup(func() { memlimit.Set(0) })
+	data := smallApparel(t, 300)
+	for _, args := range [][]string{
+		{"infer", "--synthetic", "--n", "10000000000", "--k", "5"},
+		{"infer", "--synthetic", "--d", "100000", "--k", "5"},
+		{"learn", "--data", data, "--d", "100000"},
+		{"learn", "--data", data, "--mode", "online", "--d", "100000"},
+		{"learn", "--data", data, "--d", "5000", "--max-memory", "4G"},
+		{"eval", "--model", smallModel, "--test", data, "--max-memory", "1K"},
+		{"score", "--model", smallModel, "--input", data, "--max-memory", "1K"},
+	} {
+		code, _, errs := runCmd(t, "", args...)
+		require.Equal(t, 1, code, "%v: %s", args, errs)
+		require.Contains(t, errs, "of memory, more than the limit of", "%v", args)
+		require.Equal(t, 1, strings.Count(strings.TrimSpace(errs), "\n")+1, "%v: %s", args, errs)
+	}
+	t.Setenv(memlimit.EnvVar, "1K")
+	code, _, errs := runCmd(t, "", "learn", "--data", data, "--d", "3")
+	require.Equal(t, 1, code, errs)
+	require.Contains(t, errs, "from "+memlimit.EnvVar)
+	// --max-memory raises the budget above the environment's.
+	code, _, errs = runCmd(t, "", "learn", "--data", data, "--d", "3", "--epochs", "1", "--val", "20", "--test", "20", "--quiet", "--max-memory", "1G")
+	require.Equal(t, 0, code, errs)
+	code, _, errs = runCmd(t, "", "learn", "--data", data, "--max-memory", "lots")
+	require.Equal(t, 2, code, errs)
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/ndpp-go/ndpp/internal/atomicfile"
+	"github.com/ndpp-go/ndpp/internal/memlimit"
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
@@ -18,6 +19,12 @@ import (
 // the arrays). Errors name the file and the problem: a missing array, a
 // wrong dtype or shape, a truncated or corrupt archive, an invalid model
 // such as a C that is not skew-symmetric.
+//
+// No entry is inflated beyond the size its zip header declares, and an
+// archive whose declared sizes, decoded into a model, would exceed the
+// process's memory budget (NDPP_MAX_MEMORY, else 3/4 of the machine's or
+// the process's memory limit) is refused before any is inflated, with an
+// error naming the need and the budget.
 //
 // Reading accepts float32 as well as float64 (converted exactly), ids of any
 // integer width, little- and big-endian data, C and Fortran order, NPY
@@ -194,6 +201,23 @@ func decode(r io.ReaderAt, size int64) (*ndpp.Model, error) {
 		}
 		entries[key] = f
 		names = append(names, key)
+	}
+	// The declared sizes cap what is inflated (readNPY reads no more than
+	// an entry declares); their total, decoded and built into a model
+	// (about three copies), must fit the memory budget.
+	var total uint64
+	for _, f := range entries {
+		total += f.UncompressedSize64
+		if total > math.MaxInt64/4 {
+			break
+		}
+	}
+	need := int64(-1)
+	if total <= math.MaxInt64/4 {
+		need = int64(total) * 3
+	}
+	if err := memlimit.Check(fmt.Sprintf("decoding model arrays of %d bytes", total), need); err != nil {
+		return nil, err
 	}
 	get := func(key string) (*npyArray, error) {
 		f, ok := entries[key]

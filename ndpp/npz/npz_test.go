@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ndpp-go/ndpp/internal/memlimit"
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
@@ -696,4 +697,23 @@ func fortranOrder(x []float64, r, c int) []float64 {
 		}
 	}
 	return out
+}
+
+// TestLoadRefusesArchivesBeyondTheMemoryBudget: an archive whose declared
+// sizes exceed the memory budget (a deflated array of zeros inflating to
+// gigabytes, here a small budget) is refused before it is inflated.
+func TestLoadRefusesArchivesBeyondTheMemoryBudget(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.npz")
+	m := ndpp.Random(2000, 20, 1, ndpp.RandomOptions{})
+	require.NoError(t, Save(path, m))
+	memlimit.Set(512 << 10)
+	defer memlimit.Set(0)
+	_, err := Load(path)
+	var me *memlimit.Error
+	require.ErrorAs(t, err, &me)
+	require.Contains(t, err.Error(), "m.npz")
+	memlimit.Set(64 << 20)
+	got, err := Load(path)
+	require.NoError(t, err)
+	require.Equal(t, m.N(), got.N())
 }
