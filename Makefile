@@ -3,7 +3,7 @@ GO ?= go
 PKGS := ./...
 HAVE_OPENBLAS := $(shell pkg-config --exists openblas lapacke 2>/dev/null && echo yes)
 
-.PHONY: build build-openblas test test-gonum test-openblas test-noasm test-race bench loadtest lint demo
+.PHONY: build build-openblas test test-gonum test-openblas test-noasm test-race bench loadtest lint demo fuzz
 
 build:
 	$(GO) build -o bin/ndpp-bench ./cmd/ndpp-bench
@@ -36,6 +36,18 @@ test-noasm:
 
 test-race:
 	$(GO) test -race $(PKGS)
+
+# Every fuzz target of the module (found by name, so that none is left
+# out), FUZZTIME each (CI: 10 s; about a minute in all).
+FUZZTIME ?= 10s
+fuzz:
+	@set -e; for f in $$(grep -rl --include='*_test.go' '^func Fuzz' . | sort); do \
+	  pkg=./$$(dirname $${f#./}); \
+	  for fn in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
+	    echo "fuzz: $$pkg $$fn ($(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
