@@ -132,11 +132,11 @@ func runDemo(e *env, args []string) error {
 	if err := os.MkdirAll(f.out, 0o755); err != nil {
 		return err
 	}
-	var outs []pathFlag
+	var outPaths []pathFlag
 	for _, name := range []string{trajectoryCSV, greedyCSV, nllCSV, "model.npz"} {
-		outs = append(outs, pathFlag{"--out", filepath.Join(f.out, name)})
+		outPaths = append(outPaths, pathFlag{"--out", filepath.Join(f.out, name)})
 	}
-	if err := checkPaths([]pathFlag{{"--data", f.data}}, outs); err != nil {
+	if err := checkPaths([]pathFlag{{"--data", f.data}}, outPaths); err != nil {
 		return err
 	}
 	start := time.Now()
@@ -179,13 +179,17 @@ func runDemo(e *env, args []string) error {
 		return err
 	}
 
-	if err := writeTrajectories(f.out, traj); err != nil {
+	// The CSV files and the model replace their files together; the
+	// figures are drawn from the CSV files.
+	var outs outputSet
+	defer outs.discard()
+	if err := writeTrajectories(outs.add, f.out, traj); err != nil {
 		return err
 	}
-	if err := writeGreedy(f.out, greedyLog); err != nil {
+	if err := writeGreedy(outs.add, f.out, greedyLog); err != nil {
 		return err
 	}
-	if err := writeNLL(f.out, nll); err != nil {
+	if err := writeNLL(outs.add, f.out, nll); err != nil {
 		return err
 	}
 	// The saved model records the file's item ids (row + --base), so that
@@ -194,7 +198,10 @@ func runDemo(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := npz.Save(filepath.Join(f.out, "model.npz"), saved); err != nil {
+	if err := outs.add(filepath.Join(f.out, "model.npz"), func(w io.Writer) error { return npz.Write(w, saved) }); err != nil {
+		return err
+	}
+	if err := outs.commit(); err != nil {
 		return err
 	}
 	figs, err := drawFigures(f.out)

@@ -3,8 +3,10 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -90,4 +92,29 @@ func mustRead(t *testing.T, path string) []byte {
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	return b
+}
+
+// TestStaleTempFilesOfKilledWritesAreCleaned: the temporary files that a
+// killed checkpoint or model write leaves (".NAME.tmp-DIGITS") are removed
+// by the next write of the same file; other files are not touched.
+func TestStaleTempFilesOfKilledWritesAreCleaned(t *testing.T) {
+	data := smallApparel(t, 300)
+	dir := t.TempDir()
+	old := time.Now().Add(-time.Hour)
+	stale := []string{".ck.bin.tmp-12345", ".m.npz.tmp-4294967295"}
+	keep := []string{".ck.bin.tmp-x1", "ck.bin.tmp-1", ".other.tmp-1"}
+	for _, name := range append(slices.Clone(stale), keep...) {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte("partial"), 0o600))
+		require.NoError(t, os.Chtimes(p, old, old))
+	}
+	code, _, errs := runCmd(t, "", "learn", "--data", data, "--mode", "online", "--d", "3", "--val", "20", "--test", "20", "--quiet",
+		"--checkpoint", filepath.Join(dir, "ck.bin"), "--out", filepath.Join(dir, "m.npz"))
+	require.Equal(t, 0, code, errs)
+	for _, name := range stale {
+		require.NoFileExists(t, filepath.Join(dir, name))
+	}
+	for _, name := range keep {
+		require.FileExists(t, filepath.Join(dir, name))
+	}
 }
