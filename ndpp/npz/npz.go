@@ -21,10 +21,11 @@ import (
 // such as a C that is not skew-symmetric.
 //
 // No entry is inflated beyond the size its zip header declares, and an
-// archive whose declared sizes, decoded into a model, would exceed the
-// process's memory budget (NDPP_MAX_MEMORY, else 3/4 of the machine's or
-// the process's memory limit) is refused before any is inflated, with an
-// error naming the need and the budget.
+// archive whose arrays, as their NPY headers declare them, would need more
+// memory decoded into a model than the process's budget (NDPP_MAX_MEMORY,
+// else 3/4 of the machine's or the process's memory limit) is refused
+// before the data of the array that crosses it is inflated, with an error
+// naming the need and the budget.
 //
 // Reading accepts float32 as well as float64 (converted exactly), ids of any
 // integer width, little- and big-endian data, C and Fortran order, NPY
@@ -202,29 +203,32 @@ func decode(r io.ReaderAt, size int64) (*ndpp.Model, error) {
 		entries[key] = f
 		names = append(names, key)
 	}
-	// The declared sizes cap what is inflated (readNPY reads no more than
-	// an entry declares); their total, decoded and built into a model
-	// (about three copies), must fit the memory budget.
-	var total uint64
-	for _, f := range entries {
-		total += f.UncompressedSize64
-		if total > math.MaxInt64/4 {
-			break
+	// Each entry is inflated no further than its declared size (readNPY),
+	// and before its data is read, the memory of the arrays so far — their
+	// bytes and, per element, the decoded float64 and the model's copies
+	// (three for V and B: the decoded array, the model's rows, B's rows
+	// times C) — is checked against the budget.
+	need := int64(0)
+	reserve := func(key string) func(count, bytes uint64) error {
+		copies := uint64(2)
+		if key == "V" || key == "B" {
+			copies = 3
 		}
-	}
-	need := int64(-1)
-	if total <= math.MaxInt64/4 {
-		need = int64(total) * 3
-	}
-	if err := memlimit.Check(fmt.Sprintf("decoding model arrays of %d bytes", total), need); err != nil {
-		return nil, err
+		return func(count, bytes uint64) error {
+			if count > math.MaxInt64/32 || bytes > math.MaxInt64/2 {
+				need = -1
+			} else {
+				need = memlimit.Sum(need, int64(bytes), memlimit.Bytes(int64(count), 8, int64(copies)))
+			}
+			return memlimit.Check(fmt.Sprintf("decoding the model's arrays (up to %s)", key), need)
+		}
 	}
 	get := func(key string) (*npyArray, error) {
 		f, ok := entries[key]
 		if !ok {
 			return nil, nil
 		}
-		a, err := readNPYEntry(f)
+		a, err := readNPYEntry(f, reserve(key))
 		if err != nil {
 			return nil, fmt.Errorf("array %s: %w", key, err)
 		}

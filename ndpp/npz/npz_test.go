@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -716,4 +717,38 @@ func TestLoadRefusesArchivesBeyondTheMemoryBudget(t *testing.T) {
 	got, err := Load(path)
 	require.NoError(t, err)
 	require.Equal(t, m.N(), got.N())
+}
+
+// TestLoadRefusesADeflatedArrayOfZerosBeyondTheBudget: a small archive
+// whose deflated float32 array of zeros would decode to hundreds of
+// megabytes is refused from its header, before the data is inflated.
+func TestLoadRefusesADeflatedArrayOfZerosBeyondTheBudget(t *testing.T) {
+	const n, d = 8192, 1024 // 32 MiB of float32, 192 MiB decoded with the model's copies
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	w, err := zw.CreateHeader(&zip.FileHeader{Name: "V.npy", Method: zip.Deflate})
+	require.NoError(t, err)
+	_, err = w.Write(appendNPYHeader(nil, "<f4", []int{n, d}))
+	require.NoError(t, err)
+	_, err = w.Write(make([]byte, n*d*4))
+	require.NoError(t, err)
+	w, err = zw.CreateHeader(&zip.FileHeader{Name: "C.npy", Method: zip.Deflate})
+	require.NoError(t, err)
+	_, err = w.Write(appendNPYHeader(nil, "<f4", []int{d, d}))
+	require.NoError(t, err)
+	_, err = w.Write(make([]byte, d*d*4))
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	require.Less(t, buf.Len(), 1<<20)
+
+	memlimit.Set(64 << 20)
+	defer memlimit.Set(0)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = Read(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	runtime.ReadMemStats(&after)
+	var me *memlimit.Error
+	require.ErrorAs(t, err, &me)
+	require.Contains(t, err.Error(), "more than the limit of 64 MiB")
+	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(8<<20), "inflated before refusing")
 }
