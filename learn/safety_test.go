@@ -19,3 +19,12 @@ func TestTrainOnlineHugeItemIDTakesOneRow(t *testing.T) {
 	require.ElementsMatch(t, []int64{3, 1_000_000_000}, res.Model.IDs())
 	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(64<<20))
 }
+
+// TestNilBasketSourcePanicsWithItsName: a nil source is a programmer error
+// reported with the package and the argument, not a nil dereference.
+func TestNilBasketSourcePanicsWithItsName(t *testing.T) {
+	require.PanicsWithValue(t, "learn: Online.Run with a nil BasketSource", func() {
+		_, _ = TrainOnline(nil, OnlineOptions{D: 2}, OnlineRun{})
+	})
+	require.PanicsWithValue(t, "learn: SkipBaskets with a nil BasketSource", func() { _ = SkipBaskets(nil, 1) })
+}
