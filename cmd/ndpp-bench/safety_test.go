@@ -1,17 +1,21 @@
 package main
 
 import (
+	"encoding/json"
 	"io"
 	"log"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndpp-go/ndpp/internal/memlimit"
+	"github.com/ndpp-go/ndpp/learn"
 	"github.com/ndpp-go/ndpp/ndpp"
+	"github.com/ndpp-go/ndpp/ndpp/baskets"
 	"github.com/ndpp-go/ndpp/ndpp/npz"
 )
 
@@ -156,4 +160,53 @@ func TestHugeSizesAreRefusedBeforeAllocating(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	code, _, errs = runCmd(t, "", "learn", "--data", data, "--max-memory", "lots")
 	require.Equal(t, 2, code, errs)
+}
+
+// TestEvalReadsTokensThroughTheModelsVocabulary is the apparel case: a
+// model learned on the apparel registries (1-based ids) and evaluated on a
+// subset of the file scores the baskets its vocabulary names. Reading the
+// tokens as 0-based rows (what a model without ids or vocabulary implies)
+// scores other baskets and ranks held-out baskets barely above chance.
+func TestEvalReadsTokensThroughTheModelsVocabulary(t *testing.T) {
+	all := mustRead(t, filepath.Join("..", "..", "testdata", "1_100_100_100_apparel_regs.csv"))
+	lines := strings.SplitAfter(string(all), "\n")
+	dir := t.TempDir()
+	train, subset := filepath.Join(dir, "train.txt"), filepath.Join(dir, "subset.txt")
+	require.NoError(t, os.WriteFile(train, []byte(strings.Join(lines[:4000], "")), 0o644))
+	// The subset leaves out baskets with item 100, which has no row when
+	// tokens are read as 0-based rows of a 100-item model.
+	var sub []string
+	for _, l := range lines[4000:6000] {
+		if !slices.Contains(strings.Fields(l), "100") {
+			sub = append(sub, l)
+		}
+	}
+	require.NoError(t, os.WriteFile(subset, []byte(strings.Join(sub, "")), 0o644))
+	model := filepath.Join(dir, "m.npz")
+	code, _, errs := runCmd(t, "", "learn", "--data", train, "--mode", "online", "--d", "10", "--val", "100", "--test", "300", "--quiet", "--out", model)
+	require.Equal(t, 0, code, errs)
+	m, err := npz.Load(model)
+	require.NoError(t, err)
+	require.NotNil(t, m.Vocab(), "learn saves the vocabulary it trained on")
+
+	code, stdout, errs := runCmd(t, "", "eval", "--model", model, "--test", subset, "--json", "--quiet")
+	require.Equal(t, 0, code, errs)
+	var got metricsJSON
+	require.NoError(t, json.Unmarshal([]byte(stdout), &got))
+
+	voc := m.Vocab()
+	right, err := baskets.ReadFile(subset, baskets.LineOptions{Vocab: voc})
+	require.NoError(t, err)
+	want, err := learn.Evaluate(m, right, learn.EvalOptions{Seed: 1, Key: sortKeys(voc)})
+	require.NoError(t, err)
+	require.Equal(t, want.TestLL, *got.TestLL)
+	require.Equal(t, want.AUC, *got.AUC)
+
+	wrongRows, err := baskets.ReadFile(subset, baskets.LineOptions{N: m.N()})
+	require.NoError(t, err)
+	wrong, err := learn.Evaluate(m, wrongRows, learn.EvalOptions{Seed: 1, Key: sortKeys(voc)})
+	require.NoError(t, err)
+	t.Logf("tokens through the vocabulary: LL %.3f, AUC %.3f; tokens as rows: LL %.3f, AUC %.3f", want.TestLL, want.AUC, wrong.TestLL, wrong.AUC)
+	require.Greater(t, want.TestLL, wrong.TestLL+1)
+	require.Greater(t, want.AUC, wrong.AUC+0.1)
 }
