@@ -292,7 +292,7 @@ func (f *inferFlags) loadModel() (*ndpp.Model, error) {
 	}
 	m, err := loadModel(f.model)
 	if err != nil {
-		return nil, usageError{err.Error()}
+		return nil, modelFileError(err)
 	}
 	return m, nil
 }

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 
 	"github.com/ndpp-go/ndpp/internal/atomicfile"
+	"github.com/ndpp-go/ndpp/internal/memlimit"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/ndpp/npz"
 )
@@ -122,4 +124,15 @@ func loadModel(path string) (*ndpp.Model, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return m, nil
+}
+
+// modelFileError classifies an error of loadModel for commands that treat
+// a bad model file as a usage error (exit 2): a model beyond the memory
+// budget or one that overflows is a runtime error (exit 1), as elsewhere.
+func modelFileError(err error) error {
+	var me *memlimit.Error
+	if errors.As(err, &me) || errors.Is(err, ndpp.ErrOverflow) {
+		return err
+	}
+	return usageError{err.Error()}
 }

@@ -83,6 +83,7 @@ func TestModelsThatOverflowAreRefused(t *testing.T) {
 	test := filepath.Join(t.TempDir(), "b.txt")
 	require.NoError(t, os.WriteFile(test, []byte("1 2\n3 4\n2 5 6\n"), 0o644))
 	for _, args := range [][]string{
+		{"serve", "--model", path},
 		{"score", "--model", path, "--input", test},
 		{"score", "--model", path, "--input", test, "--json"},
 		{"score", "--model", path, "--input", test, "--recommend", "3"},
@@ -91,7 +92,7 @@ func TestModelsThatOverflowAreRefused(t *testing.T) {
 		{"sample", "--model", path, "--count", "2"},
 	} {
 		code, stdout, errs := runCmd(t, "", args...)
-		require.NotEqual(t, 0, code, "%v: %s", args, stdout)
+		require.Equal(t, 1, code, "%v: %s", args, stdout)
 		require.Contains(t, errs, "overflow", "%v", args)
 		require.Empty(t, stdout, "%v", args)
 	}
@@ -145,6 +146,9 @@ func TestHugeSizesAreRefusedBeforeAllocating(t *testing.T) {
 		{"learn", "--data", data, "--d", "5000", "--max-memory", "4G"},
 		{"eval", "--model", smallModel, "--test", data, "--max-memory", "1K"},
 		{"score", "--model", smallModel, "--input", data, "--max-memory", "1K"},
+		{"infer", "--model", smallModel, "--k", "3", "--max-memory", "1K"},
+		{"sample", "--model", smallModel, "--max-memory", "1K"},
+		{"serve", "--model", smallModel, "--max-memory", "1K"},
 	} {
 		code, _, errs := runCmd(t, "", args...)
 		require.Equal(t, 1, code, "%v: %s", args, errs)

@@ -68,7 +68,7 @@ func runSample(e *env, args []string) error {
 	}
 	m, err := loadModel(f.model)
 	if err != nil {
-		return usageError{err.Error()}
+		return modelFileError(err)
 	}
 	given, err := parseGiven(m, f.given)
 	if err != nil {
