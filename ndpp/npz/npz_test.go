@@ -14,11 +14,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/ndpp-go/ndpp/internal/memlimit"
 	"github.com/ndpp-go/ndpp/ndpp"
@@ -751,4 +753,50 @@ func TestLoadRefusesADeflatedArrayOfZerosBeyondTheBudget(t *testing.T) {
 	require.ErrorAs(t, err, &me)
 	require.Contains(t, err.Error(), "more than the limit of 64 MiB")
 	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(8<<20), "inflated before refusing")
+}
+
+// TestLoadNeverReturnsAChangedModelAfterAByteFlip: every single-byte change
+// of a model file (with a diagonal and ids; shared, with a vocabulary) is
+// refused or loads the same model (a byte that no reader looks at, such as
+// a timestamp). A changed entry name in the zip central directory, which
+// would drop an optional array, is caught by the local header's copy.
+func TestLoadNeverReturnsAChangedModelAfterAByteFlip(t *testing.T) {
+	ids := make([]int64, 6)
+	for i := range ids {
+		ids[i] = int64(10 + i)
+	}
+	m0 := ndpp.Random(6, 2, 3, ndpp.RandomOptions{Diag: 0.5})
+	v, b, _, c := m0.Rows()
+	withIDs, err := ndpp.NewFromRows(6, 2, v, b, c, ndpp.WithDiag(m0.Diag()), ndpp.WithIDs(ids))
+	require.NoError(t, err)
+	voc, err := ndpp.NewVocab([]string{"a", "bb", "c", "dd", "e", "ff"})
+	require.NoError(t, err)
+	shared, err := ndpp.NewFromRows(6, 2, v, nil, c, ndpp.WithVocab(voc))
+	require.NoError(t, err)
+	for _, m := range []*ndpp.Model{withIDs, shared} {
+		var buf bytes.Buffer
+		require.NoError(t, Write(&buf, m))
+		data := buf.Bytes()
+		same := func(got *ndpp.Model) bool {
+			sameVocab := (got.Vocab() == nil) == (m.Vocab() == nil)
+			if sameVocab && m.Vocab() != nil {
+				sameVocab = slices.Equal(got.Vocab().Tokens(), m.Vocab().Tokens())
+			}
+			return mat.Equal(got.V(), m.V()) && mat.Equal(got.B(), m.B()) && mat.Equal(got.C(), m.C()) &&
+				got.Shared() == m.Shared() && slices.Equal(got.Diag(), m.Diag()) && slices.Equal(got.IDs(), m.IDs()) && sameVocab
+		}
+		silent := 0
+		for k := range data {
+			for _, x := range []byte{0x01, 0x80, 0xff} {
+				bad := bytes.Clone(data)
+				bad[k] ^= x
+				got, err := Read(bytes.NewReader(bad), int64(len(bad)))
+				if err == nil && !same(got) {
+					silent++
+					t.Errorf("byte %d of %d flipped by 0x%02x loads a different model", k, len(data), x)
+				}
+			}
+		}
+		require.Zero(t, silent)
+	}
 }
