@@ -38,16 +38,10 @@ test-race:
 	$(GO) test -race $(PKGS)
 
 # Every fuzz target of the module (found by name, so that none is left
-# out), FUZZTIME each (CI: 10 s; about a minute in all).
+# out), FUZZTIME each (CI: 10 s; about a minute in all); see .ci/fuzz.
 FUZZTIME ?= 10s
 fuzz:
-	@set -e; for f in $$(grep -rl --include='*_test.go' '^func Fuzz' . | sort); do \
-	  pkg=./$$(dirname $${f#./}); \
-	  for fn in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
-	    echo "fuzz: $$pkg $$fn ($(FUZZTIME))"; \
-	    $(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg; \
-	  done; \
-	done
+	GO=$(GO) FUZZTIME=$(FUZZTIME) ./.ci/fuzz
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
