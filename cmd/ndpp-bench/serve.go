@@ -28,7 +28,6 @@ import (
 
 	"github.com/ndpp-go/ndpp/blas"
 	"github.com/ndpp-go/ndpp/ndpp"
-	"github.com/ndpp-go/ndpp/ndpp/npz"
 	"github.com/ndpp-go/ndpp/rerank"
 )
 
@@ -153,7 +152,7 @@ type servedModel struct {
 }
 
 func loadServed(path string) (*servedModel, error) {
-	m, err := npz.Load(path)
+	m, err := loadModel(path)
 	if err != nil {
 		return nil, err
 	}
