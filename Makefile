@@ -3,7 +3,7 @@ GO ?= go
 PKGS := ./...
 HAVE_OPENBLAS := $(shell pkg-config --exists openblas lapacke 2>/dev/null && echo yes)
 
-.PHONY: build build-openblas test test-gonum test-openblas test-noasm test-race bench loadtest lint demo beam-build beam-test lint-beam
+.PHONY: build build-openblas test test-gonum test-openblas test-noasm test-race bench loadtest lint demo fuzz beam-build beam-test lint-beam
 
 build:
 	$(GO) build -o bin/ndpp-bench ./cmd/ndpp-bench
@@ -36,6 +36,12 @@ test-noasm:
 
 test-race:
 	$(GO) test -race $(PKGS)
+
+# Every fuzz target of the module (found by name, so that none is left
+# out), FUZZTIME each (CI: 10 s; about a minute in all); see .ci/fuzz.
+FUZZTIME ?= 10s
+fuzz:
+	GO=$(GO) FUZZTIME=$(FUZZTIME) ./.ci/fuzz
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)

@@ -78,11 +78,20 @@ type LocalSearchOptions struct {
 	// no block scoring. Results are identical either way (for timing and
 	// tests).
 	OracleOnly bool
+	// Fixed are items that stay in the set and are never swapped out
+	// (validated: in range, distinct, not in the start set): the search
+	// maximises det L_{F ∪ S} over sets S of k candidates outside F, i.e.
+	// det L_S conditioned on F (det L_{F ∪ S} = det L_F · det of the
+	// Schur complement). The oracle's capacity must hold k + |F| items,
+	// and det L_F must be non-zero. Candidates in F are never chosen.
+	Fixed []int
 }
 
 // LocalSearchResult is the outcome of LocalSearch. Its Result has Algo
-// NameLocalSearch, the solution (in the oracle's position order) and its
-// Value (log det L_S recomputed by ndpp.Model.LogDet), Evals (determinant
+// NameLocalSearch, the solution (the k chosen items in the oracle's
+// position order, without the fixed items) and its Value (log det L_S, or
+// log det L_{F ∪ S} with fixed items F, recomputed by
+// ndpp.Model.LogDet), Evals (determinant
 // evaluations, counted as the oracle counts them, including those block
 // scoring made unnecessary), Adds (items added to fill a start of fewer
 // than k items), Swaps (single and pair swaps applied), Items (the
@@ -150,8 +159,8 @@ func LocalSearch(o detcache.Oracle, k int, start []int, opt LocalSearchOptions) 
 	}
 	res := ls.res
 	res.Algo, res.K = NameLocalSearch, k
-	res.Solution = append([]int(nil), o.Items()...)
-	res.Value = logDetValue(ls.m, res.Solution)
+	res.Solution = append([]int(nil), o.Items()[ls.nf:]...)
+	res.Value = logDetValue(ls.m, o.Items())
 	res.Evals = o.Evals() - ls.evalBase + ls.skippedEvals
 	res.Swaps = res.SingleSwaps + res.PairSwaps
 	res.Items = int64(len(ls.cands))
@@ -163,7 +172,9 @@ func LocalSearch(o detcache.Oracle, k int, start []int, opt LocalSearchOptions) 
 type lsearch struct {
 	o      detcache.Oracle
 	m      *ndpp.Model
-	k      int
+	k      int // items to choose
+	nf     int // fixed items, at the oracle's positions 0…nf−1
+	fixed  []int
 	cands  []int
 	inS    []bool // by item: in the current solution
 	logEps float64
@@ -195,7 +206,15 @@ func newLocalSearch(o detcache.Oracle, k int, start []int, opt LocalSearchOption
 	if m == nil {
 		return nil, fmt.Errorf("stream: oracle without a model")
 	}
-	if err := checkK(m, k, o.Cap()); err != nil {
+	if len(opt.Fixed) > 0 {
+		if err := m.CheckItems(opt.Fixed); err != nil {
+			return nil, fmt.Errorf("stream: local search fixed items: %w", err)
+		}
+	}
+	if k < 1 {
+		return nil, fmt.Errorf("stream: k = %d; need k ≥ 1", k)
+	}
+	if err := checkK(m, k+len(opt.Fixed), o.Cap()); err != nil {
 		return nil, err
 	}
 	eps := opt.Eps
@@ -228,6 +247,27 @@ func newLocalSearch(o detcache.Oracle, k int, start []int, opt LocalSearchOption
 			return nil, fmt.Errorf("stream: local search start set: %w", err)
 		}
 	}
+	free := len(cands) // candidates outside the fixed items
+	if len(opt.Fixed) > 0 {
+		isFixed := make(map[int]bool, len(opt.Fixed))
+		for _, f := range opt.Fixed {
+			isFixed[f] = true
+		}
+		for _, s := range start {
+			if isFixed[s] {
+				return nil, fmt.Errorf("stream: start item %d is a fixed item", s)
+			}
+		}
+		free = 0
+		for _, c := range cands {
+			if !isFixed[c] {
+				free++
+			}
+		}
+		if k > free {
+			return nil, fmt.Errorf("stream: k = %d exceeds the %d candidates outside the fixed items", k, free)
+		}
+	}
 	if opt.Items != nil {
 		isCand := make(map[int]bool, len(cands))
 		for _, c := range cands {
@@ -246,9 +286,9 @@ func newLocalSearch(o detcache.Oracle, k int, start []int, opt LocalSearchOption
 	case pool == 0:
 		pool = DefaultPoolPerItem * k
 	case pool < 0:
-		pool = len(cands)
+		pool = free
 	}
-	pool = min(pool, len(cands)-k)
+	pool = min(pool, free-k)
 	if pool < 2 {
 		pool = 0 // no pair of items outside S
 	}
@@ -258,9 +298,9 @@ func newLocalSearch(o detcache.Oracle, k int, start []int, opt LocalSearchOption
 	}
 	o.Reset()
 	ls := &lsearch{
-		o: o, m: m, k: k, cands: cands, inS: make([]bool, m.N()), logEps: math.Log1p(eps),
+		o: o, m: m, k: k, nf: len(opt.Fixed), fixed: opt.Fixed, cands: cands, inS: make([]bool, m.N()), logEps: math.Log1p(eps),
 		pool: pool, poolBy: opt.PoolBy, maxP: maxP, direct: opt.OracleOnly,
-		cur: o.NewCand(), vals: make([]detcache.Value, k), evalBase: o.Evals(),
+		cur: o.NewCand(), vals: make([]detcache.Value, k+len(opt.Fixed)), evalBase: o.Evals(),
 	}
 	ls.heap.cap = pool
 	return ls, nil
@@ -268,6 +308,16 @@ func newLocalSearch(o detcache.Oracle, k int, start []int, opt LocalSearchOption
 
 func (ls *lsearch) run(start []int) error {
 	o := ls.o
+	for _, f := range ls.fixed {
+		o.Prepare(ls.cur, f)
+		if err := o.Add(ls.cur); err != nil {
+			return fmt.Errorf("stream: local search: adding fixed item %d: %w", f, err)
+		}
+		ls.inS[f] = true
+	}
+	if ls.nf > 0 && o.Value().Zero {
+		return fmt.Errorf("stream: local search: the fixed items' determinant is zero")
+	}
 	for _, s := range start {
 		o.Prepare(ls.cur, s)
 		if err := o.Add(ls.cur); err != nil {
@@ -305,7 +355,7 @@ func (ls *lsearch) run(start []int) error {
 // fill adds the best candidate while |S| < k.
 func (ls *lsearch) fill() error {
 	o := ls.o
-	for o.Len() < ls.k {
+	for o.Len() < ls.nf+ls.k {
 		best, bv := -1, detcache.ZeroValue
 		for _, t := range ls.cands {
 			if ls.inS[t] {
@@ -353,7 +403,7 @@ func (ls *lsearch) sweep() (changed bool, err error) {
 			}
 			if scored && ls.provedIdle(c-start, bar, ls.ranking(changed)) {
 				ls.res.Skipped++
-				ls.skippedEvals += int64(ls.k)
+				ls.skippedEvals += int64(o.Len())
 				if ls.ranking(changed) && ls.poolBy == PoolByGain {
 					ls.skippedEvals++
 				}
@@ -401,8 +451,8 @@ func (ls *lsearch) visit(t, c int, fv Value, ranking bool) (bool, error) {
 	k := o.Len()
 	o.Prepare(ls.cur, t)
 	o.SwapValues(ls.cur, ls.vals)
-	bj := 0
-	for j := 1; j < k; j++ {
+	bj := ls.nf
+	for j := ls.nf + 1; j < k; j++ {
 		if ls.vals[j].Greater(ls.vals[bj]) {
 			bj = j
 		}
@@ -465,7 +515,8 @@ func (ls *lsearch) pairRound() (bool, error) {
 		}
 		scored = o.ScoreBlock(ls.pblk, ls.cols)
 	}
-	npairs := int64(k * (k - 1) / 2)
+	free := k - ls.nf
+	npairs := int64(free * (free - 1) / 2)
 	bar := fv.Log + ls.logEps
 	bv := detcache.ZeroValue
 	bx, by, ba, bb := -1, -1, -1, -1
@@ -483,7 +534,7 @@ func (ls *lsearch) pairRound() (bool, error) {
 				}
 			}
 			cx, cy := prep(x), prep(y)
-			for a := 0; a < k; a++ {
+			for a := ls.nf; a < k; a++ {
 				for b := a + 1; b < k; b++ {
 					if v := o.PairSwapValue(cx, cy, a, b); v.Greater(bv) {
 						bv, bx, by, ba, bb = v, x, y, a, b

@@ -29,12 +29,13 @@ type refLS struct {
 // refLocalSearch is LocalSearch with a fresh determinant per value (sets
 // are position-ordered slices changed in place, as the oracle does). pool
 // is the resolved pool size (0: no pair swaps).
-func refLocalSearch(m *ndpp.Model, k int, start, cands []int, eps float64, pool int, by PoolRank, maxPasses int) refLS {
+func refLocalSearch(m *ndpp.Model, k int, fixed, start, cands []int, eps float64, pool int, by PoolRank, maxPasses int) refLS {
 	var out refLS
 	le := math.Log1p(eps)
-	S := slices.Clone(start)
+	nf := len(fixed)
+	S := append(slices.Clone(fixed), start...)
 	inS := func(t int) bool { return slices.Contains(S, t) }
-	for len(S) < k {
+	for len(S) < nf+k {
 		best, bv := -1, detcache.ZeroValue
 		for _, t := range cands {
 			if inS(t) {
@@ -66,7 +67,8 @@ func refLocalSearch(m *ndpp.Model, k int, start, cands []int, eps float64, pool 
 			}
 			fv := direct(m, S)
 			bv, bj := detcache.ZeroValue, -1
-			for j := range S {
+			out.evals += int64(nf) // the oracle prices the fixed positions too
+			for j := nf; j < len(S); j++ {
 				out.evals++
 				if v := direct(m, with(S, j, t)); bj < 0 || v.Greater(bv) {
 					bv, bj = v, j
@@ -112,8 +114,8 @@ func refLocalSearch(m *ndpp.Model, k int, start, cands []int, eps float64, pool 
 		bx, by2, ba, bb := -1, -1, -1, -1
 		for x := range ranked {
 			for y := x + 1; y < len(ranked); y++ {
-				for a := 0; a < k; a++ {
-					for b := a + 1; b < k; b++ {
+				for a := nf; a < nf+k; a++ {
+					for b := a + 1; b < nf+k; b++ {
 						out.evals++
 						if v := direct(m, with(with(S, a, ranked[x].t), b, ranked[y].t)); v.Greater(bv) {
 							bv, bx, by2, ba, bb = v, x, y, a, b
@@ -128,7 +130,7 @@ func refLocalSearch(m *ndpp.Model, k int, start, cands []int, eps float64, pool 
 		S[ba], S[bb] = ranked[bx].t, ranked[by2].t
 		out.pairs++
 	}
-	out.sol = S
+	out.sol = S[nf:]
 	return out
 }
 
@@ -216,6 +218,26 @@ func randomLSCase(m *ndpp.Model, seed uint64) lsCase {
 		Items:       cands,
 		OracleOnly:  rng.IntN(3) == 0,
 	}
+	// Fixed items (conditioning) in a third of the cases where the rank
+	// leaves room: outside the start set, with det L_F ≠ 0 and at least
+	// k + 1 candidates outside F.
+	if nf := 1 + rng.IntN(2); rng.IntN(3) == 0 && k+nf <= min(m.MaxRank(), n) {
+		var fixed []int
+		for _, t := range rng.Perm(n) {
+			if len(fixed) < nf && !slices.Contains(start, t) {
+				fixed = append(fixed, t)
+			}
+		}
+		free := 0
+		for _, t := range all {
+			if !slices.Contains(fixed, t) {
+				free++
+			}
+		}
+		if len(fixed) == nf && free > k && !direct(m, fixed).Zero {
+			opt.Fixed = fixed
+		}
+	}
 	return lsCase{k: k, start: start, opt: opt}
 }
 
@@ -231,8 +253,14 @@ func checkAgainstRef(t *testing.T, m *ndpp.Model, ok oracleKind, c lsCase, label
 	if all == nil {
 		all = IDOrder(m.N())
 	}
-	want := refLocalSearch(m, c.k, c.start, all, eps, resolvePool(c.opt, c.k, len(all)), c.opt.PoolBy, DefaultMaxPasses)
-	o, err := ok.new(m, c.k)
+	free := len(all)
+	for _, f := range c.opt.Fixed {
+		if slices.Contains(all, f) {
+			free--
+		}
+	}
+	want := refLocalSearch(m, c.k, c.opt.Fixed, c.start, all, eps, resolvePool(c.opt, c.k, free), c.opt.PoolBy, DefaultMaxPasses)
+	o, err := ok.new(m, c.k+len(c.opt.Fixed))
 	require.NoError(t, err, label)
 	res, err := LocalSearch(o, c.k, c.start, c.opt)
 	require.NoError(t, err, label)
@@ -244,7 +272,7 @@ func checkAgainstRef(t *testing.T, m *ndpp.Model, ok oracleKind, c lsCase, label
 	require.Equal(t, NameLocalSearch, res.Algo, label)
 	require.False(t, res.Capped, label)
 	require.Equal(t, int64(len(all)), res.Items, label)
-	dv := direct(m, res.Solution)
+	dv := direct(m, append(slices.Clone(c.opt.Fixed), res.Solution...))
 	require.Equal(t, dv, res.Value, "%s: value is the fresh log det", label)
 	if !res.Start.Zero {
 		require.False(t, res.Value.Zero, "%s: a non-zero start ended at zero", label)
@@ -294,7 +322,7 @@ func fmtLSLabel(seed uint64, oracle string, c lsCase) string {
 func poolLabel(c lsCase) string {
 	o := c.opt
 	return "pool=" + strconv.Itoa(o.Pool) + "/" + o.PoolBy.String() + map[bool]string{true: " singles-only", false: ""}[o.SinglesOnly] +
-		map[bool]string{true: " oracle-only", false: ""}[o.OracleOnly] + " start=" + strconv.Itoa(len(c.start)) + " cands=" + strconv.Itoa(len(o.Items))
+		map[bool]string{true: " oracle-only", false: ""}[o.OracleOnly] + " start=" + strconv.Itoa(len(c.start)) + " cands=" + strconv.Itoa(len(o.Items)) + " fixed=" + strconv.Itoa(len(o.Fixed))
 }
 
 // ratioStats accumulates ratios f(S)/OPT.
@@ -506,6 +534,15 @@ func TestLocalSearchValidation(t *testing.T) {
 	m := ndpp.Random(20, 3, 1, ndpp.RandomOptions{})
 	o, err := detcache.NewNaive(m, 4)
 	require.NoError(t, err)
+	// A model whose item 0 is the zero vector: det L_{0} = 0.
+	v, b, _, cm := m.Rows()
+	v, b = slices.Clone(v), slices.Clone(b)
+	clear(v[:3])
+	clear(b[:3])
+	mz, err := ndpp.NewFromRows(20, 3, v, b, cm)
+	require.NoError(t, err)
+	oz, err := detcache.NewNaive(mz, 4)
+	require.NoError(t, err)
 	for _, c := range []struct {
 		name  string
 		o     detcache.Oracle
@@ -527,6 +564,12 @@ func TestLocalSearchValidation(t *testing.T) {
 		{"start not a candidate", o, 2, []int{1, 2}, LocalSearchOptions{Items: []int{1, 3, 4}}, "not a candidate"},
 		{"bad candidates", o, 2, nil, LocalSearchOptions{Items: []int{1, 1, 4}}, "duplicate"},
 		{"too few candidates", o, 3, nil, LocalSearchOptions{Items: []int{1, 4}}, "exceeds the number of candidates"},
+		{"fixed out of range", o, 2, nil, LocalSearchOptions{Fixed: []int{-1}}, "fixed items"},
+		{"fixed twice", o, 2, nil, LocalSearchOptions{Fixed: []int{3, 3}}, "fixed items"},
+		{"fixed beyond capacity", o, 3, nil, LocalSearchOptions{Fixed: []int{3, 4}}, "capacity"},
+		{"fixed in start", o, 2, []int{3}, LocalSearchOptions{Fixed: []int{3}}, "is a fixed item"},
+		{"too few free candidates", o, 2, nil, LocalSearchOptions{Items: []int{1, 3, 4}, Fixed: []int{3, 4}}, "outside the fixed items"},
+		{"singular fixed", oz, 1, nil, LocalSearchOptions{Fixed: []int{0}}, "fixed items' determinant is zero"},
 	} {
 		_, err := LocalSearch(c.o, c.k, c.start, c.opt)
 		require.ErrorContains(t, err, c.want, c.name)

@@ -66,6 +66,10 @@ func loadScoringModel(ctx context.Context, path string) (*scoringModel, error) {
 	if err != nil {
 		return nil, err
 	}
+	// As ndpp-bench does, a model whose kernel overflows is refused.
+	if err := m.CheckScale(); err != nil {
+		return nil, fmt.Errorf("pipelines: %s: %w", path, err)
+	}
 	return &scoringModel{m: m, voc: m.TokenVocab()}, nil
 }
 
@@ -196,6 +200,9 @@ func scoreChunk(c Chunk, m *ndpp.Model, topN int, asJSON bool, gains *[][]float6
 			return nil, err
 		}
 		norm := m.LogNormalizer()
+		if math.IsNaN(norm) || math.IsInf(norm, 0) {
+			return nil, fmt.Errorf("%w: log det(I + L) = %v", ndpp.ErrOverflow, norm)
+		}
 		for i, ld := range lds {
 			ll := ld - norm
 			if asJSON {
@@ -203,7 +210,10 @@ func scoreChunk(c Chunk, m *ndpp.Model, topN int, asJSON bool, gains *[][]float6
 				if !math.IsInf(ll, -1) {
 					r.LL = &ll
 				}
-				b, _ := json.Marshal(r)
+				b, err := json.Marshal(r)
+				if err != nil {
+					return nil, fmt.Errorf("line %d: %w", c.Lines[i], err)
+				}
 				out = append(append(out, b...), '\n')
 				continue
 			}
@@ -243,7 +253,10 @@ func scoreChunk(c Chunk, m *ndpp.Model, topN int, asJSON bool, gains *[][]float6
 			}
 		}
 		if asJSON {
-			b, _ := json.Marshal(r)
+			b, err := json.Marshal(r)
+			if err != nil {
+				return nil, fmt.Errorf("line %d: %w", r.Line, err)
+			}
 			out = append(append(out, b...), '\n')
 			continue
 		}
