@@ -1,18 +1,15 @@
 package pipelines
 
 import (
-	"container/heap"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
-	"strconv"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
+	"github.com/ndpp-go/ndpp/internal/scorefmt"
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
@@ -100,7 +97,7 @@ func (f *scoreFn) ProcessElement(ctx context.Context, key int64, emit func(int64
 			return
 		}
 		var out []byte
-		if out, serr = scoreChunk(c, sm.m, f.Recommend, f.JSON, &gains); serr == nil {
+		if out, serr = scorefmt.Lines(sm.m, c.Baskets, c.Lines, f.Recommend, f.JSON, &gains); serr == nil {
 			emit(int64(t.Part), Scored{File: c.File, Line: c.Lines[0], Text: string(out)})
 		}
 	})
@@ -171,151 +168,4 @@ func Score(ctx context.Context, s beam.Scope, opt ScoreOptions) (beam.PCollectio
 	scored := beam.ParDo(s, &scoreFn{Reader: r, ModelPath: opt.Model, Recommend: opt.Recommend, JSON: opt.JSON}, readTasks(s, r))
 	beam.ParDo0(s, &writeShardFn{Prefix: opt.Output, Shards: shards}, beam.GroupByKey(s, scored))
 	return beam.DropKey(s, scored), nil
-}
-
-// The rest is the output of `ndpp-bench score` (cmd/ndpp-bench/score.go),
-// line for line.
-
-type scoreLL struct {
-	Line int      `json:"line"`
-	LL   *float64 `json:"log_likelihood"` // null when det L_S = 0
-}
-
-type scoreRec struct {
-	Line  int       `json:"line"`
-	Items []string  `json:"items"`
-	Gains []float64 `json:"gains"`
-	Error string    `json:"error,omitempty"`
-}
-
-// scoreRecBatch is the number of baskets whose recommendations are
-// computed together (ndpp.Model.ConditionalGainsBatch).
-const scoreRecBatch = 32
-
-func scoreChunk(c Chunk, m *ndpp.Model, topN int, asJSON bool, gains *[][]float64) ([]byte, error) {
-	var out []byte
-	if topN == 0 {
-		lds, err := m.LogDets(c.Baskets, 1)
-		if err != nil {
-			return nil, err
-		}
-		norm := m.LogNormalizer()
-		if math.IsNaN(norm) || math.IsInf(norm, 0) {
-			return nil, fmt.Errorf("%w: log det(I + L) = %v", ndpp.ErrOverflow, norm)
-		}
-		for i, ld := range lds {
-			ll := ld - norm
-			if asJSON {
-				r := scoreLL{Line: c.Lines[i]}
-				if !math.IsInf(ll, -1) {
-					r.LL = &ll
-				}
-				b, err := json.Marshal(r)
-				if err != nil {
-					return nil, fmt.Errorf("line %d: %w", c.Lines[i], err)
-				}
-				out = append(append(out, b...), '\n')
-				continue
-			}
-			out = strconv.AppendInt(out, int64(c.Lines[i]), 10)
-			out = append(out, '\t')
-			out = strconv.AppendFloat(out, ll, 'g', 10, 64)
-			out = append(out, '\n')
-		}
-		return out, nil
-	}
-	if *gains == nil {
-		*gains = make([][]float64, scoreRecBatch)
-		for i := range *gains {
-			(*gains)[i] = make([]float64, m.N())
-		}
-	}
-	errs := make([]error, scoreRecBatch)
-	for i, y := range c.Baskets {
-		b := i % scoreRecBatch
-		if b == 0 {
-			nb := min(scoreRecBatch, len(c.Baskets)-i)
-			if err := m.ConditionalGainsBatch(c.Baskets[i:i+nb], (*gains)[:nb], errs[:nb]); err != nil {
-				return nil, err
-			}
-		}
-		g := (*gains)[b]
-		r := scoreRec{Line: c.Lines[i], Items: []string{}, Gains: []float64{}}
-		switch err := errs[b]; {
-		case errors.Is(err, ndpp.ErrSingularCondition):
-			r.Error = "query set has a zero determinant"
-		case err != nil:
-			return nil, fmt.Errorf("line %d: %w", c.Lines[i], err)
-		default:
-			for _, j := range topItems(g, y, topN) {
-				r.Items = append(r.Items, m.Token(j))
-				r.Gains = append(r.Gains, g[j])
-			}
-		}
-		if asJSON {
-			b, err := json.Marshal(r)
-			if err != nil {
-				return nil, fmt.Errorf("line %d: %w", r.Line, err)
-			}
-			out = append(append(out, b...), '\n')
-			continue
-		}
-		out = strconv.AppendInt(out, int64(r.Line), 10)
-		out = append(out, '\t')
-		if r.Error != "" {
-			out = append(out, "error: "+r.Error...)
-		}
-		for k, it := range r.Items {
-			if k > 0 {
-				out = append(out, ' ')
-			}
-			out = append(out, it...)
-		}
-		out = append(out, '\n')
-	}
-	return out, nil
-}
-
-// topItems returns the n items with the largest gains, excluding those in y,
-// best first (ties: lower index first).
-func topItems(gains []float64, y []int, n int) []int {
-	h := &minHeap{g: gains}
-	for j := range gains {
-		if gains[j] == 0 && slices.Contains(y, j) {
-			continue
-		}
-		if h.Len() < n {
-			heap.Push(h, j)
-		} else if n > 0 && h.better(j, h.idx[0]) {
-			h.idx[0] = j
-			heap.Fix(h, 0)
-		}
-	}
-	out := make([]int, h.Len())
-	for i := len(out) - 1; i >= 0; i-- {
-		out[i] = heap.Pop(h).(int)
-	}
-	return out
-}
-
-// minHeap keeps the current best n items with the worst on top.
-type minHeap struct {
-	g   []float64
-	idx []int
-}
-
-func (h *minHeap) better(a, b int) bool {
-	if h.g[a] != h.g[b] {
-		return h.g[a] > h.g[b]
-	}
-	return a < b
-}
-func (h *minHeap) Len() int           { return len(h.idx) }
-func (h *minHeap) Less(i, j int) bool { return h.better(h.idx[j], h.idx[i]) }
-func (h *minHeap) Swap(i, j int)      { h.idx[i], h.idx[j] = h.idx[j], h.idx[i] }
-func (h *minHeap) Push(x any)         { h.idx = append(h.idx, x.(int)) }
-func (h *minHeap) Pop() any {
-	x := h.idx[len(h.idx)-1]
-	h.idx = h.idx[:len(h.idx)-1]
-	return x
 }

@@ -2,18 +2,15 @@ package main
 
 import (
 	"bufio"
-	"container/heap"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"slices"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/ndpp-go/ndpp/blas"
+	"github.com/ndpp-go/ndpp/internal/scorefmt"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/ndpp/baskets"
 )
@@ -104,9 +101,9 @@ func scoreStream(br *baskets.Reader, w io.Writer, m *ndpp.Model, topN, workers i
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var gains [][]float64 // scoreRecBatch rows of m.N() gains, made on first use
+			var gains [][]float64 // scorefmt.RecBatch rows of m.N() gains, made on first use
 			for c := range jobs {
-				c.out, c.err = scoreChunkOut(c, m, topN, asJSON, &gains)
+				c.out, c.err = scorefmt.Lines(m, c.baskets, c.lines, topN, asJSON, &gains)
 				done <- c
 			}
 		}()
@@ -183,150 +180,4 @@ func scoreStream(br *baskets.Reader, w io.Writer, m *ndpp.Model, topN, workers i
 		firstErr = err
 	}
 	return total, firstErr
-}
-
-type scoreLL struct {
-	Line int      `json:"line"`
-	LL   *float64 `json:"log_likelihood"` // null when det L_S = 0
-}
-
-type scoreRec struct {
-	Line  int       `json:"line"`
-	Items []string  `json:"items"`
-	Gains []float64 `json:"gains"`
-	Error string    `json:"error,omitempty"`
-}
-
-// scoreRecBatch is the number of baskets whose recommendations are
-// computed together (ndpp.Model.ConditionalGainsBatch), each needing a row
-// of n gains.
-const scoreRecBatch = 32
-
-func scoreChunkOut(c *scoreChunk, m *ndpp.Model, topN int, asJSON bool, gains *[][]float64) ([]byte, error) {
-	var out []byte
-	if topN == 0 {
-		lds, err := m.LogDets(c.baskets, 1)
-		if err != nil {
-			return nil, err
-		}
-		norm := m.LogNormalizer()
-		if math.IsNaN(norm) || math.IsInf(norm, 0) {
-			return nil, fmt.Errorf("%w: log det(I + L) = %v", ndpp.ErrOverflow, norm)
-		}
-		for i, ld := range lds {
-			ll := ld - norm
-			if asJSON {
-				r := scoreLL{Line: c.lines[i]}
-				if !math.IsInf(ll, -1) {
-					r.LL = &ll
-				}
-				b, err := json.Marshal(r)
-				if err != nil {
-					return nil, fmt.Errorf("line %d: %w", c.lines[i], err)
-				}
-				out = append(append(out, b...), '\n')
-				continue
-			}
-			out = strconv.AppendInt(out, int64(c.lines[i]), 10)
-			out = append(out, '\t')
-			out = strconv.AppendFloat(out, ll, 'g', 10, 64)
-			out = append(out, '\n')
-		}
-		return out, nil
-	}
-	if *gains == nil {
-		*gains = make([][]float64, scoreRecBatch)
-		for i := range *gains {
-			(*gains)[i] = make([]float64, m.N())
-		}
-	}
-	errs := make([]error, scoreRecBatch)
-	for i, y := range c.baskets {
-		b := i % scoreRecBatch
-		if b == 0 {
-			nb := min(scoreRecBatch, len(c.baskets)-i)
-			if err := m.ConditionalGainsBatch(c.baskets[i:i+nb], (*gains)[:nb], errs[:nb]); err != nil {
-				return nil, err
-			}
-		}
-		g := (*gains)[b]
-		r := scoreRec{Line: c.lines[i], Items: []string{}, Gains: []float64{}}
-		switch err := errs[b]; {
-		case errors.Is(err, ndpp.ErrSingularCondition):
-			r.Error = "query set has a zero determinant"
-		case err != nil:
-			return nil, fmt.Errorf("line %d: %w", c.lines[i], err)
-		default:
-			for _, j := range topItems(g, y, topN) {
-				r.Items = append(r.Items, m.Token(j))
-				r.Gains = append(r.Gains, g[j])
-			}
-		}
-		if asJSON {
-			b, err := json.Marshal(r)
-			if err != nil {
-				return nil, fmt.Errorf("line %d: %w", r.Line, err)
-			}
-			out = append(append(out, b...), '\n')
-			continue
-		}
-		out = strconv.AppendInt(out, int64(r.Line), 10)
-		out = append(out, '\t')
-		if r.Error != "" {
-			out = append(out, "error: "+r.Error...)
-		}
-		for k, it := range r.Items {
-			if k > 0 {
-				out = append(out, ' ')
-			}
-			out = append(out, it...)
-		}
-		out = append(out, '\n')
-	}
-	return out, nil
-}
-
-// topItems returns the n items with the largest gains, excluding those in y,
-// best first (ties: lower index first). The gains of y's items are 0, so
-// only items with a zero gain are looked up in y.
-func topItems(gains []float64, y []int, n int) []int {
-	h := &minHeap{g: gains}
-	for j := range gains {
-		if gains[j] == 0 && slices.Contains(y, j) {
-			continue
-		}
-		if h.Len() < n {
-			heap.Push(h, j)
-		} else if n > 0 && h.better(j, h.idx[0]) {
-			h.idx[0] = j
-			heap.Fix(h, 0)
-		}
-	}
-	out := make([]int, h.Len())
-	for i := len(out) - 1; i >= 0; i-- {
-		out[i] = heap.Pop(h).(int)
-	}
-	return out
-}
-
-// minHeap keeps the current best n items with the worst on top.
-type minHeap struct {
-	g   []float64
-	idx []int
-}
-
-func (h *minHeap) better(a, b int) bool {
-	if h.g[a] != h.g[b] {
-		return h.g[a] > h.g[b]
-	}
-	return a < b
-}
-func (h *minHeap) Len() int           { return len(h.idx) }
-func (h *minHeap) Less(i, j int) bool { return h.better(h.idx[j], h.idx[i]) }
-func (h *minHeap) Swap(i, j int)      { h.idx[i], h.idx[j] = h.idx[j], h.idx[i] }
-func (h *minHeap) Push(x any)         { h.idx = append(h.idx, x.(int)) }
-func (h *minHeap) Pop() any {
-	x := h.idx[len(h.idx)-1]
-	h.idx = h.idx[:len(h.idx)-1]
-	return x
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ndpp-go/ndpp/internal/scorefmt"
 	"github.com/ndpp-go/ndpp/ndpp/npz"
 )
 
@@ -84,7 +85,7 @@ func TestScoreRecommendMatchesBruteForce(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	require.Len(t, lines, len(queries))
 	for qi, q := range queries {
-		var r scoreRec
+		var r scorefmt.Rec
 		require.NoError(t, json.Unmarshal([]byte(lines[qi]), &r))
 		require.Equal(t, qi+1, r.Line)
 		// Brute force: the gain of every candidate from determinant ratios.

@@ -27,6 +27,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ndpp-go/ndpp/blas"
+	"github.com/ndpp-go/ndpp/internal/scorefmt"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/rerank"
 )
@@ -651,7 +652,7 @@ func (s *server) recommend(sm *servedModel, r *http.Request) (any, *apiError) {
 				rec.Error = err.Error()
 			} else {
 				g := (*gp)[i]
-				for _, j := range topItems(g, bs[b0+i], n) {
+				for _, j := range scorefmt.TopItems(g, bs[b0+i], n) {
 					rec.Items = append(rec.Items, sm.tokJSON[j])
 					rec.Scores = append(rec.Scores, g[j])
 				}

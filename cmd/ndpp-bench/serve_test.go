@@ -23,6 +23,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ndpp-go/ndpp/internal/scorefmt"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/ndpp/npz"
 	"github.com/ndpp-go/ndpp/rerank"
@@ -141,13 +142,13 @@ func TestServeRecommendMatchesScoreCommand(t *testing.T) {
 	queries := []string{"1 2 3", "5", "10 20"}
 	code, out, errs := runCmd(t, strings.Join(queries, "\n")+"\n", "score", "--model", smallModel, "--recommend", "5", "--json")
 	require.Equal(t, 0, code, errs)
-	var want []scoreRec
+	var want []scorefmt.Rec
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		var r scoreRec
+		var r scorefmt.Rec
 		require.NoError(t, json.Unmarshal([]byte(line), &r))
 		want = append(want, r)
 	}
-	check := func(w scoreRec, got recommendation) {
+	check := func(w scorefmt.Rec, got recommendation) {
 		t.Helper()
 		require.Len(t, got.Items, len(w.Items))
 		for i := range w.Items {

@@ -1,0 +1,79 @@
+package scorefmt
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ndpp-go/ndpp/ndpp"
+)
+
+// TestTopItems: against a full sort (gain descending, index ascending on
+// ties), items of y excluded, on random gains with many ties and zeros.
+func TestTopItems(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := 0; trial < 500; trial++ {
+		n := 1 + rng.IntN(40)
+		g := make([]float64, n)
+		for j := range g {
+			g[j] = float64(rng.IntN(5)) // ties and zeros
+		}
+		var y []int
+		for j := range g {
+			if rng.IntN(4) == 0 {
+				y = append(y, j)
+				g[j] = 0
+			}
+		}
+		var all []int
+		for j := range g {
+			if !slices.Contains(y, j) {
+				all = append(all, j)
+			}
+		}
+		sort.SliceStable(all, func(a, b int) bool { return g[all[a]] > g[all[b]] })
+		top := rng.IntN(n + 2)
+		want := append([]int{}, all[:min(top, len(all))]...)
+		require.Equal(t, want, append([]int{}, TopItems(g, y, top)...), "trial %d", trial)
+	}
+}
+
+// TestLines: log-likelihood lines are line<TAB>log det L_S − log det(I + L)
+// and recommendation lines name the top items by token.
+func TestLines(t *testing.T) {
+	m := ndpp.Random(12, 3, 1, ndpp.RandomOptions{Diag: 0.1})
+	bs := [][]int{{0, 1}, {2}, {3, 4, 5}}
+	lines := []int{3, 7, 9}
+	var gains [][]float64
+	out, err := Lines(m, bs, lines, 0, false, &gains)
+	require.NoError(t, err)
+	rows := strings.Split(strings.TrimSpace(string(out)), "\n")
+	require.Len(t, rows, 3)
+	for i, r := range rows {
+		f := strings.Split(r, "\t")
+		require.Equal(t, strconv.Itoa(lines[i]), f[0])
+		ld, _, err := m.LogDet(bs[i])
+		require.NoError(t, err)
+		v, err := strconv.ParseFloat(f[1], 64)
+		require.NoError(t, err)
+		require.InDelta(t, ld-m.LogNormalizer(), v, 1e-8*math.Max(1, math.Abs(v)))
+	}
+	out, err = Lines(m, bs, lines, 2, false, &gains)
+	require.NoError(t, err)
+	rows = strings.Split(strings.TrimSpace(string(out)), "\n")
+	for i, r := range rows {
+		g := make([]float64, m.N())
+		require.NoError(t, m.ConditionalGains(bs[i], g))
+		var toks []string
+		for _, j := range TopItems(g, bs[i], 2) {
+			toks = append(toks, m.Token(j))
+		}
+		require.Equal(t, strconv.Itoa(lines[i])+"\t"+strings.Join(toks, " "), r)
+	}
+}
