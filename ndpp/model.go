@@ -213,18 +213,7 @@ func build(n, d int, v, b, c []float64, opts []Option) (*Model, error) {
 	m := &Model{n: n, d: d, v: v, b: b, c: c, shared: shared}
 	m.bc = make([]float64, n*d)
 	for i := 0; i < n; i++ {
-		bi := b[i*d : (i+1)*d]
-		out := m.bc[i*d : (i+1)*d]
-		// (bᵢᵀC)_k = Σ_l b_il C_lk
-		for l, bl := range bi {
-			if bl == 0 {
-				continue
-			}
-			row := c[l*d : (l+1)*d]
-			for k, ck := range row {
-				out[k] += bl * ck
-			}
-		}
+		RowTimesC(m.bc[i*d:(i+1)*d], b[i*d:(i+1)*d], c)
 	}
 	for _, o := range opts {
 		if err := o(m); err != nil {
@@ -232,6 +221,30 @@ func build(n, d int, v, b, c []float64, opts []Option) (*Model, error) {
 		}
 	}
 	return m, nil
+}
+
+// RowTimesC writes bᵀC into dst (len d) for a row b (len d) and a row-major
+// d×d C, in the order the model uses for its rows bᵢᵀC (Rows, ItemBC), so
+// that a vector computed from the same b and C has the same bits. It
+// panics if the lengths disagree.
+func RowTimesC(dst, b, c []float64) {
+	d := len(b)
+	if len(dst) != d || len(c) != d*d {
+		panic(fmt.Sprintf("ndpp: RowTimesC with len(dst) = %d, len(b) = %d, len(C) = %d", len(dst), d, len(c)))
+	}
+	for k := range dst {
+		dst[k] = 0
+	}
+	// (bᵀC)_k = Σ_l b_l C_lk
+	for l, bl := range b {
+		if bl == 0 {
+			continue
+		}
+		row := c[l*d : (l+1)*d]
+		for k, ck := range row {
+			dst[k] += bl * ck
+		}
+	}
 }
 
 func checkFinite(name string, x []float64, d int) error {

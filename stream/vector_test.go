@@ -1,0 +1,188 @@
+package stream
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ndpp-go/ndpp/detcache"
+	"github.com/ndpp-go/ndpp/ndpp"
+)
+
+// vectorOracle builds the oracle of the same implementation as ok over m's
+// kernel, for vector items.
+func vectorOracle(t *testing.T, okName string, m *ndpp.Model, k int) detcache.Oracle {
+	t.Helper()
+	var o detcache.Oracle
+	var err error
+	if okName == "naive" {
+		o, err = detcache.NewNaiveKernel(detcache.KernelOf(m), k)
+	} else {
+		o, err = detcache.NewFastKernel(detcache.KernelOf(m), k)
+	}
+	require.NoError(t, err)
+	return o
+}
+
+// chunky is a source that hands out a model's items as vectors in chunks of
+// random sizes (buffers reused, as readers do).
+type chunky struct {
+	src LenSource
+	rng *rand.Rand
+}
+
+func (c *chunky) Next(max int) ([]detcache.Item, error) {
+	return c.src.Next(1 + c.rng.IntN(max))
+}
+
+// TestVectorStreamsMatchModel: streaming a model's items as vectors (copies
+// in reused buffers, in chunks of random sizes) through a solver on an
+// oracle of the model's kernel gives the same solutions, values, evaluation,
+// add and swap counts, stashes, trajectories and block-scoring skips as the
+// model-backed run — every algorithm, both oracles, one at a time and with
+// block scoring, without and with a diagonal (also k > 2d) and B = V.
+func TestVectorStreamsMatchModel(t *testing.T) {
+	seeds := 24
+	if testing.Short() || raceEnabled {
+		seeds = 10
+	}
+	var skipped int64
+	for seed := uint64(1); seed <= uint64(seeds); seed++ {
+		rng := rand.New(rand.NewPCG(seed, 41))
+		var m *ndpp.Model
+		if seed%4 == 0 {
+			m = instance(seed)
+		} else {
+			d := 2 + rng.IntN(5)
+			m = ndpp.Random(200+rng.IntN(300), d, seed, ndpp.RandomOptions{Shared: seed%3 == 0})
+		}
+		if seed%2 == 1 {
+			m = withDiag(m, seed)
+		}
+		k := 1 + rng.IntN(maxK(m, 8))
+		alpha := []float64{1, 1.01, 1.1}[rng.IntN(3)]
+		order := RandomOrder(m.N(), seed)
+		every := 1 + rng.IntN(100)
+		for _, oracleOnly := range []bool{false, true} {
+			for _, a := range algosOpt(alpha, []int{0, 2}[rng.IntN(2)], oracleOnly) {
+				order := order
+				if a.name == NameOnline2Neighbor {
+					order = order[:min(len(order), 120)]
+				}
+				for _, ok := range oracleKinds() {
+					for _, one := range []bool{false, true} {
+						label := fmt.Sprintf("%s oracle-only=%v one=%v, %s", fmtLabel(seed, a.name, ok.name, k, alpha), oracleOnly, one, diagLabel(m))
+						om, err := ok.new(m, k)
+						require.NoError(t, err)
+						sm, err := a.mk(om, k, len(order))
+						require.NoError(t, err)
+						var tm, tv []Point
+						want, err := Run(sm, order, RunOptions{OneAtATime: one, Every: every, Trajectory: func(p Point) { tm = append(tm, p) }})
+						require.NoError(t, err)
+
+						sv, err := a.mk(vectorOracle(t, ok.name, m, k), k, len(order))
+						require.NoError(t, err)
+						src := &chunky{src: ModelSource(m, order), rng: rand.New(rand.NewPCG(seed, 3))}
+						got, err := RunItems(sv, src, RunOptions{OneAtATime: one, Every: every, Trajectory: func(p Point) { tv = append(tv, p) }})
+						require.NoError(t, err)
+						require.Empty(t, cmp.Diff(want, got, ignoreTime), "%s: result (-model +vectors)", label)
+						require.Empty(t, cmp.Diff(tm, tv), "%s: trajectory (-model +vectors)", label)
+						if st, ok := sm.(interface{ Stash() []int }); ok {
+							require.Equal(t, st.Stash(), sv.(interface{ Stash() []int }).Stash(), label)
+						}
+						if ls, ok := sm.(interface{ skippedItems() int64 }); ok {
+							require.Equal(t, ls.skippedItems(), sv.(interface{ skippedItems() int64 }).skippedItems(), "%s: skipped items", label)
+							skipped += ls.skippedItems()
+						}
+					}
+				}
+			}
+		}
+	}
+	require.Positive(t, skipped, "block scoring skipped nothing")
+}
+
+// TestVectorSnapshotContinues: a solver of vector items saved mid-stream
+// and restored into a fresh solver on a fresh oracle of the kernel
+// continues exactly as the uninterrupted run (stash and previous item
+// vectors travel in the snapshot); snapshots do not cross between
+// model-backed and vector solvers.
+func TestVectorSnapshotContinues(t *testing.T) {
+	for seed := uint64(1); seed <= 30; seed++ {
+		m := instance(seed)
+		if seed%2 == 0 {
+			m = withDiag(m, seed)
+		}
+		rng := rand.New(rand.NewPCG(seed, 5))
+		k := 1 + rng.IntN(maxK(m, 4))
+		order := RandomOrder(m.N(), seed)
+		cut := rng.IntN(len(order) + 1)
+		for _, a := range algos(1.05, []int{0, 2}[seed%2]) {
+			for _, ok := range oracleKinds() {
+				full, err := a.mk(vectorOracle(t, ok.name, m, k), k, len(order))
+				require.NoError(t, err)
+				want, err := RunItems(full, ModelSource(m, order), RunOptions{})
+				require.NoError(t, err)
+
+				first, _ := a.mk(vectorOracle(t, ok.name, m, k), k, len(order))
+				_, err = RunItems(first, ModelSource(m, order[:cut]), RunOptions{})
+				require.NoError(t, err)
+				snap, err := first.MarshalBinary()
+				require.NoError(t, err)
+				second, _ := a.mk(vectorOracle(t, ok.name, m, k), k, len(order))
+				_, err = RunItems(second, ModelSource(m, RandomOrder(m.N(), seed+99)[:len(order)/2]), RunOptions{})
+				require.NoError(t, err)
+				require.NoError(t, second.UnmarshalBinary(snap), "seed %d %s/%s: restore", seed, a.name, ok.name)
+				got, err := RunItems(second, ModelSource(m, order[cut:]), RunOptions{})
+				require.NoError(t, err)
+				require.Empty(t, cmp.Diff(want, got, ignoreTime), "seed %d %s/%s cut %d: run (-uninterrupted +restored)", seed, a.name, ok.name, cut)
+
+				om, _ := ok.new(m, k)
+				sm, _ := a.mk(om, k, len(order))
+				require.ErrorContains(t, sm.UnmarshalBinary(snap), "vector items")
+				msnap, err := sm.MarshalBinary()
+				require.NoError(t, err)
+				require.ErrorContains(t, second.UnmarshalBinary(msnap), "model-backed")
+			}
+		}
+	}
+}
+
+// TestVectorItemErrors: bad items are errors naming them, and the two kinds
+// of solvers refuse each other's items.
+func TestVectorItemErrors(t *testing.T) {
+	m := ndpp.Random(30, 3, 1, ndpp.RandomOptions{})
+	o, err := detcache.NewFastKernel(detcache.KernelOf(m), 3)
+	require.NoError(t, err)
+	s, err := NewOnlineLSS(o, 3, Options{})
+	require.NoError(t, err)
+	require.ErrorIs(t, s.Observe(0), errVectors)
+	require.ErrorContains(t, s.ObserveItem(detcache.Item{ID: 4, V: []float64{1, 2}}), "item 4: v has 2 entries")
+	items := []detcache.Item{
+		{ID: 0, V: []float64{1, 0, 0}, B: []float64{0, 1, 0}},
+		{ID: 1, V: []float64{0, 1, 0}, B: []float64{1, 0, 0}},
+		{ID: 1, V: []float64{0, 0, 1}, B: []float64{1, 0, 0}},
+	}
+	_, err = RunItems(s, SliceSource(items), RunOptions{})
+	require.ErrorContains(t, err, "item 2 of the stream")
+	require.ErrorContains(t, err, "item 1 is already in the solution")
+
+	om, _ := detcache.NewFast(m, 3)
+	sm, _ := NewOnlineLSS(om, 3, Options{})
+	require.ErrorContains(t, sm.ObserveItem(items[0]), "not an item of the solver's model")
+	require.NoError(t, sm.ObserveItem(detcache.ModelItem(m, 3)))
+
+	// Stream-Partition needs n: a source may know it.
+	n, known := SourceLen(ModelSource(m, IDOrder(7)))
+	require.True(t, known)
+	require.Equal(t, 7, n)
+	_, known = SourceLen(&chunky{src: ModelSource(m, IDOrder(7))})
+	require.False(t, known)
+	src := SliceSource(nil)
+	_, err = src.Next(5)
+	require.ErrorIs(t, err, io.EOF)
+}
