@@ -156,6 +156,9 @@ type RunOptions struct {
 	// solver offers it: every item goes through Observe. Results are the
 	// same either way; this is for measuring and testing.
 	OneAtATime bool
+	// SolverTrajectory receives RunItemsAll's samples with the index of
+	// their solver.
+	SolverTrajectory func(solver int, p Point)
 }
 
 // BatchObserver is implemented by solvers that can observe a run of items
@@ -251,63 +254,103 @@ const runChunk = 4096
 
 // RunItems feeds the items of src to s in turn, until src ends (io.EOF),
 // and returns the result; s must be a solver of vector items (an oracle of
-// a vector kernel) or accept the source's items (ModelSource items of its
-// model through ObserveItem). As Run, it samples trajectories and, unless
-// opt.OneAtATime, observes in batches (BatchObserver.ObserveItems). The
-// wall time covers reading the source and observing.
+// a vector kernel), or a model-backed solver given detcache.ModelItem
+// items. As Run, it samples trajectories and, unless opt.OneAtATime,
+// observes in batches (BatchObserver.ObserveItems). The result's wall time
+// covers the solver's observation of the items, not the reading of the
+// source (RunItemsAll reports that).
 func RunItems(s Solver, src ItemSource, opt RunOptions) (Result, error) {
+	if opt.Trajectory != nil {
+		tr := opt.Trajectory
+		opt.SolverTrajectory = func(_ int, p Point) { tr(p) }
+	}
+	res, _, err := RunItemsAll([]Solver{s}, src, opt)
+	if err != nil {
+		return Result{}, err
+	}
+	return res[0], nil
+}
+
+// RunItemsAll reads src once and feeds every item to each of the solvers in
+// turn (a chunk of items at a time), as RunItems does for one: a stream that
+// cannot be read twice (a pipe) serves several algorithms. Each result's
+// wall time covers its solver's observation of the items; read is the time
+// spent reading the source. Trajectory samples go to
+// opt.SolverTrajectory with the solver's index (opt.Trajectory is not
+// used).
+func RunItemsAll(solvers []Solver, src ItemSource, opt RunOptions) (res []Result, read time.Duration, err error) {
 	if opt.Every < 0 {
-		return Result{}, fmt.Errorf("stream: trajectory interval %d must be ≥ 1", opt.Every)
+		return nil, 0, fmt.Errorf("stream: trajectory interval %d must be ≥ 1", opt.Every)
+	}
+	if len(solvers) == 0 {
+		return nil, 0, errors.New("stream: RunItemsAll without solvers")
 	}
 	every := int64(opt.Every)
 	if every == 0 {
 		every = 1
 	}
-	start := time.Now()
-	var pause time.Duration
-	bo, batch := s.(BatchObserver)
-	batch = batch && !opt.OneAtATime
+	elapsed := make([]time.Duration, len(solvers))
 	var seen int64
+	sample := func(i int) {
+		st := solvers[i].Stats()
+		opt.SolverTrajectory(i, pointOf(solvers[i], st))
+	}
 	for {
 		want := runChunk
-		if opt.Trajectory != nil {
-			want = int(min(int64(want), every-s.Stats().Items%every))
+		if opt.SolverTrajectory != nil {
+			want = int(min(int64(want), every-seen%every))
 		}
+		t0 := time.Now()
 		items, err := src.Next(want)
+		read += time.Since(t0)
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return Result{}, fmt.Errorf("stream: %s: reading the stream after %d items: %w", s.Name(), seen, err)
+			return nil, read, fmt.Errorf("stream: reading the stream after %d items: %w", seen, err)
 		}
-		if batch {
-			if err := bo.ObserveItems(items); err != nil {
+		for i, s := range solvers {
+			t := time.Now()
+			err := observeItems(s, items, opt.OneAtATime)
+			elapsed[i] += time.Since(t)
+			if err != nil {
 				var be *BatchError
 				if errors.As(err, &be) {
-					return Result{}, fmt.Errorf("stream: %s: item %d of the stream: %w", s.Name(), seen+int64(be.Index), be.Err)
+					return nil, read, fmt.Errorf("stream: %s: item %d of the stream: %w", s.Name(), seen+int64(be.Index), be.Err)
 				}
-				return Result{}, fmt.Errorf("stream: %s: %w", s.Name(), err)
-			}
-		} else {
-			for i, it := range items {
-				if err := s.ObserveItem(it); err != nil {
-					return Result{}, fmt.Errorf("stream: %s: item %d of the stream: %w", s.Name(), seen+int64(i), err)
-				}
+				return nil, read, fmt.Errorf("stream: %s: %w", s.Name(), err)
 			}
 		}
 		seen += int64(len(items))
-		if opt.Trajectory != nil && s.Stats().Items%every == 0 {
-			t := time.Now()
-			opt.Trajectory(pointOf(s, s.Stats()))
-			pause += time.Since(t)
+		if opt.SolverTrajectory != nil && seen%every == 0 {
+			for i := range solvers {
+				sample(i)
+			}
 		}
 	}
-	if opt.Trajectory != nil && s.Stats().Items%every != 0 {
-		t := time.Now()
-		opt.Trajectory(pointOf(s, s.Stats()))
-		pause += time.Since(t)
+	if opt.SolverTrajectory != nil && seen%every != 0 {
+		for i := range solvers {
+			sample(i)
+		}
 	}
-	return resultOf(s, time.Since(start)-pause), nil
+	for i, s := range solvers {
+		res = append(res, resultOf(s, elapsed[i]))
+	}
+	return res, read, nil
+}
+
+// observeItems feeds items to s: in a batch unless oneAtATime (or s has no
+// batch method), with the failing item's index in a *BatchError.
+func observeItems(s Solver, items []detcache.Item, oneAtATime bool) error {
+	if bo, ok := s.(BatchObserver); ok && !oneAtATime {
+		return bo.ObserveItems(items)
+	}
+	for i, it := range items {
+		if err := s.ObserveItem(it); err != nil {
+			return &BatchError{Index: i, Err: err}
+		}
+	}
+	return nil
 }
 
 // sliceSource is an ItemSource over a slice.

@@ -186,3 +186,29 @@ func TestVectorItemErrors(t *testing.T) {
 	_, err = src.Next(5)
 	require.ErrorIs(t, err, io.EOF)
 }
+
+// TestRunItemsAll: one pass over a source feeds several solvers, each with
+// the result (and trajectory) of its own run.
+func TestRunItemsAll(t *testing.T) {
+	m := withDiag(ndpp.Random(400, 4, 3, ndpp.RandomOptions{}), 2)
+	order := RandomOrder(m.N(), 3)
+	var solvers []Solver
+	var want []Result
+	var wantTraj [][]Point
+	for _, a := range algos(1.1, 0) {
+		s, err := a.mk(vectorOracle(t, "fast", m, 6), 6, len(order))
+		require.NoError(t, err)
+		solvers = append(solvers, s)
+		s2, _ := a.mk(vectorOracle(t, "fast", m, 6), 6, len(order))
+		var tr []Point
+		r, err := RunItems(s2, ModelSource(m, order), RunOptions{Every: 37, Trajectory: func(p Point) { tr = append(tr, p) }})
+		require.NoError(t, err)
+		want, wantTraj = append(want, r), append(wantTraj, tr)
+	}
+	got := make([][]Point, len(solvers))
+	res, read, err := RunItemsAll(solvers, ModelSource(m, order), RunOptions{Every: 37, SolverTrajectory: func(i int, p Point) { got[i] = append(got[i], p) }})
+	require.NoError(t, err)
+	require.Positive(t, read)
+	require.Empty(t, cmp.Diff(want, res, ignoreTime))
+	require.Empty(t, cmp.Diff(wantTraj, got))
+}
