@@ -1,7 +1,9 @@
 package stream
 
 import (
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"math/rand/v2"
 	"testing"
@@ -211,4 +213,37 @@ func TestRunItemsAll(t *testing.T) {
 	require.Positive(t, read)
 	require.Empty(t, cmp.Diff(want, res, ignoreTime))
 	require.Empty(t, cmp.Diff(wantTraj, got))
+}
+
+// TestSnapshotVersion2: a model-backed solver reads a snapshot of format
+// version 2 (without the vector flag) and continues as from version 3.
+func TestSnapshotVersion2(t *testing.T) {
+	m := withDiag(instance(11), 3)
+	order := RandomOrder(m.N(), 11)
+	for _, a := range algos(1.05, 0) {
+		o1, _ := detcache.NewFast(m, 3)
+		s1, err := a.mk(o1, 3, len(order))
+		require.NoError(t, err)
+		_, err = Run(s1, order[:len(order)/2], RunOptions{})
+		require.NoError(t, err)
+		v3, err := s1.MarshalBinary()
+		require.NoError(t, err)
+		flag := 12 + 8 + len(a.name) + 8 + 32 + 8
+		require.Equal(t, byte(0), v3[flag])
+		v2 := append(append([]byte(nil), v3[:flag]...), v3[flag+1:len(v3)-4]...)
+		binary.LittleEndian.PutUint32(v2[8:12], 2)
+		v2 = binary.LittleEndian.AppendUint32(v2, crc32.Checksum(v2, crc32.MakeTable(crc32.Castagnoli)))
+		var res [2]Result
+		for i, snap := range [][]byte{v3, v2} {
+			o, _ := detcache.NewFast(m, 3)
+			s, _ := a.mk(o, 3, len(order))
+			require.NoError(t, s.UnmarshalBinary(snap), a.name)
+			res[i], err = Run(s, order[len(order)/2:], RunOptions{})
+			require.NoError(t, err)
+		}
+		require.Empty(t, cmp.Diff(res[0], res[1], ignoreTime), a.name)
+		vo, _ := detcache.NewFastKernel(detcache.KernelOf(m), 3)
+		vs, _ := a.mk(vo, 3, len(order))
+		require.ErrorContains(t, vs.UnmarshalBinary(v2), "format version 2")
+	}
 }
