@@ -235,11 +235,25 @@ func RowTimesC(dst, b, c []float64) {
 	for k := range dst {
 		dst[k] = 0
 	}
-	// (bᵀC)_k = Σ_l b_l C_lk
-	for l, bl := range b {
-		if bl == 0 {
-			continue
+	// (bᵀC)_k = Σ_l b_l C_lk, summed in the order of l, four rows of C at a
+	// time. A term with b_l = 0 is ±0 and leaves every partial sum as it is
+	// (the sums start at +0 and are never −0 in round-to-nearest), so the
+	// bits do not depend on the grouping.
+	l := 0
+	for ; l+4 <= d; l += 4 {
+		b0, b1, b2, b3 := b[l], b[l+1], b[l+2], b[l+3]
+		r0, r1, r2, r3 := c[l*d:(l+1)*d], c[(l+1)*d:(l+2)*d], c[(l+2)*d:(l+3)*d], c[(l+3)*d:(l+4)*d]
+		r0, r1, r2, r3 = r0[:len(dst)], r1[:len(dst)], r2[:len(dst)], r3[:len(dst)]
+		for k, o := range dst {
+			o += b0 * r0[k]
+			o += b1 * r1[k]
+			o += b2 * r2[k]
+			o += b3 * r3[k]
+			dst[k] = o
 		}
+	}
+	for ; l < d; l++ {
+		bl := b[l]
 		row := c[l*d : (l+1)*d]
 		for k, ck := range row {
 			dst[k] += bl * ck
