@@ -98,10 +98,12 @@ func (o *Fast) ScoreBlock(b *Block, items []int) bool {
 		return false
 	}
 	nb, d := len(items), o.d
+	inS := o.inSMask()
 	for c, it := range items {
 		checkItem(o.m, it)
 		x := &b.cands[c]
 		x.item, x.r = it, modelRow(o.m, it)
+		o.blockCand(b, c, inS)
 	}
 	vb, bb := b.vb[:nb*d], b.bb[:nb*d]
 	if len(o.items) > 0 && nb > 0 {
@@ -132,6 +134,7 @@ func (o *Fast) ScoreBlockItems(b *Block, items []Item) bool {
 	if b.bcb == nil {
 		b.bcb = make([]float64, len(b.cands)*d)
 	}
+	inS := o.inSMask()
 	for c, it := range items {
 		checkItemShape(&o.kern, it)
 		x := &b.cands[c]
@@ -149,6 +152,7 @@ func (o *Fast) ScoreBlockItems(b *Block, items []Item) bool {
 			ndpp.RowTimesC(r.bc, r.b, o.kern.C)
 		}
 		x.item, x.r = it.ID, r
+		o.blockCand(b, c, inS)
 	}
 	o.scoreBlock(b, b.vb[:nb*d], b.bb[:nb*d])
 	return true
@@ -167,32 +171,41 @@ func (o *Fast) startBlock(b *Block, nb int) bool {
 	return !o.direct
 }
 
-// scoreBlock computes the products of the block's columns, whose items and
-// rows are set, with their v and b rows stacked in vb and bb (n×d).
-func (o *Fast) scoreBlock(b *Block, vb, bb []float64) {
-	nb := b.n
-	var inS uint64 // bit item mod 64 of every item of S: most items skip positionOf
+// inSMask returns a mask with bit item mod 64 of every item of S: most
+// items of a block skip positionOf.
+func (o *Fast) inSMask() uint64 {
+	var inS uint64
 	for _, it := range o.items {
 		inS |= 1 << (uint(it) & 63)
 	}
-	for c := range b.cands[:nb] {
-		x := &b.cands[c]
-		it := x.item
-		dup := -1
-		if inS&(1<<(uint(it)&63)) != 0 {
-			dup = positionOf(o.items, it)
-		}
-		o.begin(x, it, dup)
-		vv, bsq, bcb := rowDots(x.r.v, x.r.b, x.r.bc)
-		ltt, zz := vv+bcb, vv+bsq
-		if o.hasDiag {
-			dt := x.r.delta
-			ltt += dt
-			zz += dt
-		}
-		x.ltt, b.zt[c] = ltt, math.Sqrt(zz)
-		x.logz2 = math.NaN() // only the value methods' zero rule reads it
+	return inS
+}
+
+// blockCand starts column c of a block, whose item and row are set: its
+// stamp, position in S, L_tt and ‖z_t‖.
+func (o *Fast) blockCand(b *Block, c int, inS uint64) {
+	x := &b.cands[c]
+	it := x.item
+	dup := -1
+	if inS&(1<<(uint(it)&63)) != 0 {
+		dup = positionOf(o.items, it)
 	}
+	o.begin(x, it, dup)
+	vv, bsq, bcb := rowDots(x.r.v, x.r.b, x.r.bc)
+	ltt, zz := vv+bcb, vv+bsq
+	if o.hasDiag {
+		dt := x.r.delta
+		ltt += dt
+		zz += dt
+	}
+	x.ltt, b.zt[c] = ltt, math.Sqrt(zz)
+	x.logz2 = math.NaN() // only the value methods' zero rule reads it
+}
+
+// scoreBlock computes the products of the block's columns, started by
+// blockCand, with their v and b rows stacked in vb and bb (n×d).
+func (o *Fast) scoreBlock(b *Block, vb, bb []float64) {
+	nb := b.n
 	k, d, ld := len(o.items), o.d, o.cap
 	if k > 0 && nb > 0 {
 		blas.Gemm(gblas.NoTrans, gblas.Trans, nb, k, d, 1, vb, d, o.vs, d, 0, b.u, ld)

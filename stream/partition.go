@@ -206,28 +206,10 @@ func (s *StreamPartition) observeBatch(ids []int, items []detcache.Item) error {
 		s.blk = s.o.NewBlock(blockSize + 1)
 	}
 	n := max(len(ids), len(items))
-	one := func(i int) error {
-		var err error
-		if ids != nil {
-			err = s.Observe(ids[i])
-		} else {
-			err = s.observe(items[i])
-		}
-		if err != nil {
-			return &BatchError{Index: i, Err: err}
-		}
-		return nil
-	}
-	id := func(i int) int {
-		if ids != nil {
-			return ids[i]
-		}
-		return items[i].ID
-	}
 	for start := 0; start < n; {
 		p := s.items + 1 // position of the item at start
 		if s.direct || !s.have || s.bestV.Zero || p > int64(s.n) || s.last(p) {
-			if err := one(start); err != nil {
+			if err := s.one(ids, items, start); err != nil {
 				return err
 			}
 			start++
@@ -237,12 +219,13 @@ func (s *StreamPartition) observeBatch(ids []int, items []detcache.Item) error {
 		end := start
 		for end < n && end-start < blockSize+1 && !s.last(p+int64(end-start)) {
 			var err error
+			t := 0
 			if ids != nil {
-				err = s.checkID(ids[end])
+				t, err = ids[end], s.checkID(ids[end])
 			} else {
-				err = s.checkItem(items[end])
+				t, err = items[end].ID, s.checkItem(items[end])
 			}
-			if err != nil || id(end) == s.bestItem {
+			if err != nil || t == s.bestItem {
 				break
 			}
 			end++
@@ -259,7 +242,12 @@ func (s *StreamPartition) observeBatch(ids []int, items []detcache.Item) error {
 			}
 		}
 		for c := 0; c < hi-start; c++ {
-			t := id(start + c)
+			var t int
+			if ids != nil {
+				t = ids[start+c]
+			} else {
+				t = items[start+c].ID
+			}
 			if scored && s.blk.AddBelow(c, s.bestV.Log) {
 				if s.onSkip != nil {
 					s.onSkip(t, -1, s.bestV.Log)
@@ -272,11 +260,25 @@ func (s *StreamPartition) observeBatch(ids []int, items []detcache.Item) error {
 			if t == s.bestItem {
 				return &BatchError{Index: start + c, Err: fmt.Errorf("stream: item %d is already the partition's candidate", t)}
 			}
-			if err := one(start + c); err != nil {
+			if err := s.one(ids, items, start+c); err != nil {
 				return err
 			}
 		}
 		start = hi
+	}
+	return nil
+}
+
+// one observes item i of a batch (ids[i] by index, or items[i]).
+func (s *StreamPartition) one(ids []int, items []detcache.Item, i int) error {
+	var err error
+	if ids != nil {
+		err = s.Observe(ids[i])
+	} else {
+		err = s.observe(items[i])
+	}
+	if err != nil {
+		return &BatchError{Index: i, Err: err}
 	}
 	return nil
 }
