@@ -182,7 +182,7 @@ func solveUnion(kern detcache.Kernel, parts [][]detcache.Item, k int, opt Corese
 	}
 	var sol []int
 	if n <= size {
-		sol = stream0(n)
+		sol = IDOrder(n)
 	} else {
 		g, err := OfflineGreedy(m, size, GreedyOptions{Workers: opt.Workers})
 		if err != nil {
@@ -208,9 +208,6 @@ func solveUnion(kern detcache.Kernel, parts [][]detcache.Item, k int, opt Corese
 	}
 	return out, nil
 }
-
-// stream0 returns 0..n−1.
-func stream0(n int) []int { return IDOrder(n) }
 
 // sameItem reports whether two items have the same vectors, bit for bit.
 func sameItem(a, b detcache.Item) bool {
