@@ -99,22 +99,24 @@ func (o *Fast) ScoreBlock(b *Block, items []int) bool {
 	}
 	nb, d := len(items), o.d
 	inS := o.inSMask()
+	vRows, bRows, bcRows, _ := o.m.Rows()
 	for c, it := range items {
 		checkItem(o.m, it)
 		x := &b.cands[c]
-		x.item, x.r = it, modelRow(o.m, it)
-		o.blockCand(b, c, inS)
+		// Of the row only δ is set here; colRows sets the rest for the
+		// pair tests, so that filling a block writes little per item.
+		x.item, x.r = it, row{delta: o.m.ItemDiag(it)}
+		lo, hi := it*d, (it+1)*d
+		o.blockCand(b, c, inS, vRows[lo:hi], bRows[lo:hi], bcRows[lo:hi])
 	}
 	vb, bb := b.vb[:nb*d], b.bb[:nb*d]
 	if len(o.items) > 0 && nb > 0 {
 		if lo := items[0]; consecutive(items) {
-			vRows, bRows, _, _ := o.m.Rows()
 			vb, bb = vRows[lo*d:(lo+nb)*d], bRows[lo*d:(lo+nb)*d]
 		} else {
-			for c := range items {
-				x := &b.cands[c]
-				copy(vb[c*d:(c+1)*d], x.r.v)
-				copy(bb[c*d:(c+1)*d], x.r.b)
+			for c, it := range items {
+				copy(vb[c*d:(c+1)*d], vRows[it*d:(it+1)*d])
+				copy(bb[c*d:(c+1)*d], bRows[it*d:(it+1)*d])
 			}
 		}
 	}
@@ -152,7 +154,7 @@ func (o *Fast) ScoreBlockItems(b *Block, items []Item) bool {
 			ndpp.RowTimesC(r.bc, r.b, o.kern.C)
 		}
 		x.item, x.r = it.ID, r
-		o.blockCand(b, c, inS)
+		o.blockCand(b, c, inS, r.v, r.b, r.bc)
 	}
 	o.scoreBlock(b, b.vb[:nb*d], b.bb[:nb*d])
 	return true
@@ -181,9 +183,9 @@ func (o *Fast) inSMask() uint64 {
 	return inS
 }
 
-// blockCand starts column c of a block, whose item and row are set: its
-// stamp, position in S, L_tt and ‖z_t‖.
-func (o *Fast) blockCand(b *Block, c int, inS uint64) {
+// blockCand starts column c of a block, whose item and δ are set, from
+// its vectors v, b and bᵀC: its stamp, position in S, L_tt and ‖z_t‖.
+func (o *Fast) blockCand(b *Block, c int, inS uint64, v, bv, bc []float64) {
 	x := &b.cands[c]
 	it := x.item
 	dup := -1
@@ -191,7 +193,7 @@ func (o *Fast) blockCand(b *Block, c int, inS uint64) {
 		dup = positionOf(o.items, it)
 	}
 	o.begin(x, it, dup)
-	vv, bsq, bcb := rowDots(x.r.v, x.r.b, x.r.bc)
+	vv, bsq, bcb := rowDots(v, bv, bc)
 	ltt, zz := vv+bcb, vv+bsq
 	if o.hasDiag {
 		dt := x.r.delta
@@ -410,6 +412,7 @@ func (b *Block) PairsBelow(cx, cy int, L float64) bool {
 		return true // every value is zero
 	}
 	b.ensureQ()
+	b.colRows(x, y)
 	o.pairSigma(x, y)
 	bound := b.pairErrBound(cx, cy)
 	k := len(o.items)
@@ -426,6 +429,15 @@ func (b *Block) PairsBelow(cx, cy int, L float64) bool {
 		}
 	}
 	return true
+}
+
+// colRows sets the rows of two columns of a model's block (views of the
+// model's rows; ScoreBlock sets only δ), for pairSigma. The columns of
+// ScoreBlockItems have theirs.
+func (b *Block) colRows(x, y *Cand) {
+	if m := b.fast.m; m != nil {
+		x.r, y.r = modelRow(m, x.item), modelRow(m, y.item)
+	}
 }
 
 // pairErrBound returns a bound on the err of pairRatio for the items of
