@@ -45,7 +45,8 @@ type Solver interface {
 	Observe(item int) error
 	// ObserveItem processes the next item given by its vectors (a solver
 	// on an oracle of a vector kernel; a model-backed solver accepts only
-	// detcache.ModelItem items of its model). It returns an error for an
+	// items of its model: detcache.ModelItem, or an Item with only its
+	// id). It returns an error for an
 	// item that does not fit the kernel (detcache.CheckItem) or whose id is
 	// in the solution or the stash; the state is then unchanged. The
 	// solver keeps copies of the vectors it needs: the caller may reuse
@@ -536,15 +537,17 @@ func (b *base) modelItem(item int) (detcache.Item, error) {
 	if item < 0 || item >= b.m.N() {
 		return detcache.Item{}, fmt.Errorf("stream: item %d out of range [0, %d)", item, b.m.N())
 	}
-	return detcache.ModelItem(b.m, item), nil
+	// A model-backed solver reads a model item's vectors through its
+	// oracle (by index): the id is enough.
+	return detcache.Item{ID: item}, nil
 }
 
 // checkItem validates an arriving item: for a model-backed solver an item
-// of its model (ModelItem), for a solver of vector items one that fits the
-// kernel; and not in S.
+// of its model (ModelItem, or an Item with only its id), for a solver of
+// vector items one that fits the kernel; and not in S.
 func (b *base) checkItem(it detcache.Item) error {
 	if b.m != nil {
-		if !it.FromModel() || it.ID < 0 || it.ID >= b.m.N() {
+		if !it.FromModel() && (it.V != nil || it.B != nil) || it.ID < 0 || it.ID >= b.m.N() {
 			return fmt.Errorf("stream: item %d is not an item of the solver's model (use Observe, or detcache.ModelItem)", it.ID)
 		}
 	} else if err := detcache.CheckItem(b.kern, it); err != nil {
