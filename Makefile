@@ -3,7 +3,7 @@ GO ?= go
 PKGS := ./...
 HAVE_OPENBLAS := $(shell pkg-config --exists openblas lapacke 2>/dev/null && echo yes)
 
-.PHONY: build build-openblas test test-gonum test-openblas test-noasm test-race bench loadtest lint demo
+.PHONY: build build-openblas test test-gonum test-openblas test-noasm test-race bench loadtest lint demo fuzz beam-build beam-test lint-beam
 
 build:
 	$(GO) build -o bin/ndpp-bench ./cmd/ndpp-bench
@@ -37,6 +37,12 @@ test-noasm:
 test-race:
 	$(GO) test -race $(PKGS)
 
+# Every fuzz target of the module (found by name, so that none is left
+# out), FUZZTIME each (CI: 10 s; about a minute in all); see .ci/fuzz.
+FUZZTIME ?= 10s
+fuzz:
+	GO=$(GO) FUZZTIME=$(FUZZTIME) ./.ci/fuzz
+
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 ifeq ($(HAVE_OPENBLAS),yes)
@@ -68,3 +74,19 @@ lint:
 
 demo:
 	$(GO) run ./cmd/ndpp-bench demo
+
+# The Apache Beam pipelines (beam/: a nested module with its own go.mod,
+# replace'd to this one, never imported by it). The Beam Go SDK is heavy —
+# a cold build downloads about 0.9 GB of modules and takes minutes — so
+# `make test` leaves it out; CI runs beam-test after the main tests.
+beam-build:
+	cd beam && $(GO) build -o ../bin/ndpp-beam ./cmd/ndpp-beam
+
+beam-test: lint-beam
+	cd beam && $(GO) build ./...
+	cd beam && $(GO) test -count=1 ./...
+
+lint-beam:
+	@cd beam && out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
+	cd beam && $(GO) vet ./...
+	cd beam && $(STATICCHECK) ./...

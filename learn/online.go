@@ -723,8 +723,11 @@ func TrainOnline(src BasketSource, opt OnlineOptions, run OnlineRun) (*Result, e
 // it runs after the call; a pending result still takes effect at its
 // position in a later Observe. To resume from a checkpoint, load it
 // (LoadOnline), skip Position() baskets of the stream (SkipBaskets) and
-// call Run.
+// call Run. A nil src panics.
 func (o *Online) Run(src BasketSource, run OnlineRun) (*Result, error) {
+	if src == nil {
+		panic("learn: Online.Run with a nil BasketSource")
+	}
 	if run.TraceEvery == 0 {
 		run.TraceEvery = 500
 	}
@@ -835,7 +838,11 @@ func (o *Online) Run(src BasketSource, run OnlineRun) (*Result, error) {
 
 // SkipBaskets reads and discards k baskets from src (to resume a stream at
 // a checkpoint's Position). It returns io.ErrUnexpectedEOF if src has fewer.
+// A nil src panics.
 func SkipBaskets(src BasketSource, k int64) error {
+	if src == nil {
+		panic("learn: SkipBaskets with a nil BasketSource")
+	}
 	for i := int64(0); i < k; i++ {
 		if _, err := src.Next(); err != nil {
 			if err == io.EOF {

@@ -27,7 +27,8 @@ var ErrSingularCondition = errors.New("ndpp: conditioning set has a zero determi
 // matrices plus O(n|Y|²): O(n·|Y|·(d + |Y|)).
 //
 // It returns ErrSingularCondition when det L_Y is zero under the numerical
-// zero rule, and an error for invalid Y.
+// zero rule, an error wrapping ErrOverflow when L_Y or a gain overflows
+// float64 (see Model.CheckScale), and an error for invalid Y.
 func (m *Model) ConditionalGains(y []int, dst []float64) error {
 	if len(dst) < m.n {
 		return fmt.Errorf("ndpp: ConditionalGains needs dst of length %d, got %d", m.n, len(dst))
@@ -42,7 +43,9 @@ func (m *Model) ConditionalGains(y []int, dst []float64) error {
 	if err := m.CheckItems(y); err != nil {
 		return err
 	}
-	if _, sign, _ := m.LogDet(y); sign == 0 {
+	if _, sign, err := m.LogDet(y); err != nil {
+		return err
+	} else if sign == 0 {
 		return ErrSingularCondition
 	}
 	k, d, n := len(y), m.d, m.n
@@ -82,8 +85,8 @@ func (m *Model) ConditionalGains(y []int, dst []float64) error {
 		dst[i] = 0
 	}
 	for j, s := range dst {
-		if math.IsNaN(s) {
-			return fmt.Errorf("ndpp: conditional gain of item %d is NaN", j)
+		if math.IsNaN(s) || math.IsInf(s, 0) {
+			return fmt.Errorf("%w: the conditional gain of item %d is %v", ErrOverflow, j, s)
 		}
 	}
 	return nil

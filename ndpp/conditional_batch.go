@@ -31,7 +31,9 @@ const (
 //
 // with s_j = 0 for j ∈ Y, and into errs[b] the outcome for that set: nil,
 // ErrSingularCondition (det L_Y is zero under the numerical zero rule; dst[b]
-// is then left unspecified), or the validation error of an invalid set. The
+// is then left unspecified), an error wrapping ErrOverflow (a gain or L_Y
+// overflows float64, see Model.CheckScale), or the validation error of an
+// invalid set. The
 // empty set gives s_j = L_jj.
 //
 // The items of all sets are stacked and multiplied with the item matrices
@@ -71,8 +73,11 @@ func (m *Model) ConditionalGainsBatch(ys [][]int, dst [][]float64, errs []error)
 			errs[b] = err
 			continue
 		}
-		if _, sign, _ := m.LogDet(y); sign == 0 {
-			errs[b] = ErrSingularCondition
+		if _, sign, err := m.LogDet(y); err != nil || sign == 0 {
+			errs[b] = err
+			if err == nil {
+				errs[b] = ErrSingularCondition
+			}
 			continue
 		}
 		k, off := len(y), len(inv)
@@ -161,8 +166,8 @@ func (m *Model) ConditionalGainsBatch(ys [][]int, dst [][]float64, errs []error)
 				out[i] = 0
 			}
 			for j, x := range out {
-				if math.IsNaN(x) {
-					errs[s.b] = fmt.Errorf("ndpp: conditional gain of item %d is NaN", j)
+				if math.IsNaN(x) || math.IsInf(x, 0) {
+					errs[s.b] = fmt.Errorf("%w: the conditional gain of item %d is %v", ErrOverflow, j, x)
 					break
 				}
 			}

@@ -44,8 +44,19 @@ func (m *Model) LogDet(items []int) (logDet, sign float64, err error) {
 		return math.Inf(-1), 0, nil
 	}
 	buf := make([]float64, k*k+k)
-	ld, s := m.logDetInto(buf, items, 0)
+	ld, s, ok := m.logDetInto(buf, items, 0)
+	if !ok {
+		return 0, 0, overflowError(items)
+	}
 	return ld, s, nil
+}
+
+// overflowError is the error of a set whose kernel overflows float64.
+func overflowError(items []int) error {
+	if len(items) > 8 {
+		return fmt.Errorf("%w: L_S of the %d items %v… (see Model.CheckScale)", ErrOverflow, len(items), items[:8])
+	}
+	return fmt.Errorf("%w: L_S of the items %v (see Model.CheckScale)", ErrOverflow, items)
 }
 
 // LogDetEps returns log det(L_S + εI) and its sign, for ε ≥ 0: the
@@ -65,16 +76,21 @@ func (m *Model) LogDetEps(items []int, eps float64) (logDet, sign float64, err e
 		return math.Inf(-1), 0, nil
 	}
 	buf := make([]float64, k*k+k)
-	ld, s := m.logDetInto(buf, items, eps)
+	ld, s, ok := m.logDetInto(buf, items, eps)
+	if !ok {
+		return 0, 0, overflowError(items)
+	}
 	return ld, s, nil
 }
 
 // logDetInto computes log det(L_S + εI) for validated items using buf
-// (≥ k²+k).
-func (m *Model) logDetInto(buf []float64, items []int, eps float64) (float64, float64) {
+// (≥ k²+k). ok is false when the kernel's values overflow float64 (an
+// item's ‖zᵢ‖² or an entry of L_S is not finite): the determinant is then
+// unknown, not zero.
+func (m *Model) logDetInto(buf []float64, items []int, eps float64) (logDet, sign float64, ok bool) {
 	k := len(items)
 	if eps == 0 && k > m.MaxRank() {
-		return math.Inf(-1), 0
+		return math.Inf(-1), 0, true
 	}
 	a, scale := buf[:k*k], buf[k*k:k*k+k]
 	m.KernelInto(a, items)
@@ -83,7 +99,10 @@ func (m *Model) logDetInto(buf []float64, items []int, eps float64) (float64, fl
 		a[p*k+p] += eps
 		z := math.Sqrt(blas.Dot(m.ItemV(it), m.ItemV(it)) + blas.Dot(m.ItemB(it), m.ItemB(it)) + m.ItemDiag(it) + eps)
 		if z == 0 {
-			return math.Inf(-1), 0
+			return math.Inf(-1), 0, true
+		}
+		if math.IsInf(z, 0) {
+			return 0, 0, false
 		}
 		scale[p] = 1 / z
 		logScale += 2 * math.Log(z)
@@ -92,9 +111,13 @@ func (m *Model) logDetInto(buf []float64, items []int, eps float64) (float64, fl
 		row := a[r*k : (r+1)*k]
 		for c := range row {
 			row[c] *= scale[r] * scale[c]
+			if math.IsInf(row[c], 0) || math.IsNaN(row[c]) {
+				return 0, 0, false
+			}
 		}
 	}
-	return LogDetRaw(a, k, logScale)
+	ld, s := LogDetRaw(a, k, logScale)
+	return ld, s, true
 }
 
 // LogDetRaw factorises the row-major k×k matrix a (overwritten) and returns
@@ -117,7 +140,9 @@ func LogDetRaw(a []float64, k int, offset float64) (logDet, sign float64) {
 // identity det(I_n + ZᵀWZ) = det(I_2d + WG) with G = ZZᵀ the 2d×2d Gram
 // matrix of the stacked item vectors zᵢ = [vᵢ; bᵢ] and W = blockdiag(I, C)
 // (with a diagonal, see LogNormalizerDiag): O(n·d²) for G plus O(d³), and
-// no inverse of C. The value is computed once per model and cached.
+// no inverse of C. The value is computed once per model and cached. It is
+// NaN or ±Inf when the kernel's values overflow float64 (see CheckScale;
+// LogLikelihood reports that as an error).
 func (m *Model) LogNormalizer() float64 {
 	m.normOnce.Do(func() { m.logNorm = LogNormalizerDiag(m.n, m.d, m.v, m.b, m.c, m.diag) })
 	return m.logNorm
@@ -216,13 +241,18 @@ func (m *Model) LogLikelihood(baskets [][]int) (float64, error) {
 	for _, ld := range lds {
 		sum += ld
 	}
-	return sum/float64(len(lds)) - m.LogNormalizer(), nil
+	norm := m.LogNormalizer()
+	if math.IsNaN(norm) || math.IsInf(norm, 0) {
+		return 0, fmt.Errorf("%w: log det(I + L) = %v (see Model.CheckScale)", ErrOverflow, norm)
+	}
+	return sum/float64(len(lds)) - norm, nil
 }
 
 // LogDets scores many baskets in parallel: out[i] = log det L_{baskets[i]}
 // (−Inf when zero). workers ≤ 0 means GOMAXPROCS. The model is shared
-// read-only between the workers. An invalid basket stops the batch with an
-// error naming its index.
+// read-only between the workers. An invalid basket, or one whose kernel
+// overflows float64 (ErrOverflow), stops the batch with an error naming
+// its index.
 func (m *Model) LogDets(baskets [][]int, workers int) ([]float64, error) {
 	return m.LogDetsEps(baskets, workers, 0)
 }
@@ -243,6 +273,7 @@ func (m *Model) LogDetsEps(baskets [][]int, workers int, eps float64) ([]float64
 	}
 	workers = min(workers, max(1, len(baskets)/64))
 	var wg sync.WaitGroup
+	overflow := make([]int, workers) // per worker: 1 + the first overflowing basket, or 0
 	chunk := (len(baskets) + workers - 1) / workers
 	for w := 0; w < workers; w++ {
 		lo, hi := w*chunk, min((w+1)*chunk, len(baskets))
@@ -250,7 +281,7 @@ func (m *Model) LogDetsEps(baskets [][]int, workers int, eps float64) ([]float64
 			break
 		}
 		wg.Add(1)
-		go func(lo, hi int) {
+		go func(w, lo, hi int) {
 			defer wg.Done()
 			var buf []float64
 			for i := lo; i < hi; i++ {
@@ -258,10 +289,19 @@ func (m *Model) LogDetsEps(baskets [][]int, workers int, eps float64) ([]float64
 				if need := k*k + k; cap(buf) < need {
 					buf = make([]float64, need)
 				}
-				out[i], _ = m.logDetInto(buf[:k*k+k], baskets[i], eps)
+				var ok bool
+				if out[i], _, ok = m.logDetInto(buf[:k*k+k], baskets[i], eps); !ok {
+					overflow[w] = i + 1
+					return
+				}
 			}
-		}(lo, hi)
+		}(w, lo, hi)
 	}
 	wg.Wait()
+	for _, i := range overflow {
+		if i > 0 {
+			return nil, fmt.Errorf("basket %d: %w", i-1, overflowError(baskets[i-1]))
+		}
+	}
 	return out, nil
 }

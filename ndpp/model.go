@@ -261,6 +261,58 @@ func RowTimesC(dst, b, c []float64) {
 	}
 }
 
+// MaxKernelScale bounds the scale of a kernel that evaluates without
+// overflow: CheckScale reports a model whose
+//
+//	s = (Σᵢ ‖zᵢ‖² + maxᵢ δᵢ)·(1 + d·max|C_kl|),  zᵢ = [vᵢ; bᵢ],
+//
+// exceeds it. s bounds the magnitude of every kernel entry L_ij and of every
+// entry of the normaliser's 2d×2d matrix I + W·G, so that sums and products
+// of two of them, as the determinants and conditional gains form, stay
+// finite in float64 (whose largest value is about 1.8e308).
+const MaxKernelScale = 1e150
+
+// ErrOverflow is wrapped by the errors of computations whose values
+// overflow float64 for a model's kernel (see CheckScale).
+var ErrOverflow = errors.New("ndpp: the kernel's values overflow float64")
+
+// CheckScale returns an error wrapping ErrOverflow when the model's kernel
+// is beyond MaxKernelScale, naming the largest item vector. Such a model has
+// finite parameters but its determinants, normaliser and conditional gains
+// may overflow: LogDet and LogLikelihood then return errors, LogNormalizer
+// a non-finite value. Parameters that large come from diverged training or
+// rescaled files, not from data; the ndpp-bench commands refuse such models
+// when they load them.
+func (m *Model) CheckScale() error {
+	d := m.d
+	sum, big, bigRow := 0.0, 0.0, 0
+	for i := 0; i < m.n; i++ {
+		z := 0.0
+		for _, x := range m.v[i*d : (i+1)*d] {
+			z += x * x
+		}
+		if !m.shared {
+			for _, x := range m.b[i*d : (i+1)*d] {
+				z += x * x
+			}
+		}
+		if !(z <= big) {
+			big, bigRow = z, i
+		}
+		sum += z
+	}
+	maxDiag := 0.0
+	for _, x := range m.diag {
+		maxDiag = math.Max(maxDiag, x)
+	}
+	s := (sum + maxDiag) * (1 + float64(d)*maxAbs(m.c))
+	if s <= MaxKernelScale {
+		return nil
+	}
+	return fmt.Errorf("%w: the kernel's scale (Σᵢ‖zᵢ‖² + max δᵢ)·(1 + d·max|C|) = %.3g exceeds %g (largest item: row %d, ‖zᵢ‖² = %.3g; max δᵢ = %.3g, max |C| = %.3g); such parameters come from diverged training or a rescaled file",
+		ErrOverflow, s, MaxKernelScale, bigRow, big, maxDiag, maxAbs(m.c))
+}
+
 func checkFinite(name string, x []float64, d int) error {
 	for i, f := range x {
 		if math.IsNaN(f) || math.IsInf(f, 0) {
@@ -335,8 +387,12 @@ func (m *Model) Diag() []float64 {
 // HasDiag reports whether the model has a diagonal term.
 func (m *Model) HasDiag() bool { return m.diag != nil }
 
-// ItemDiag returns δᵢ (0 without a diagonal).
+// ItemDiag returns δᵢ (0 without a diagonal). It panics, naming the item,
+// when i is not in [0, N()).
 func (m *Model) ItemDiag(i int) float64 {
+	if uint(i) >= uint(m.n) {
+		panic(itemRangeError{"ItemDiag", i, m.n})
+	}
 	if m.diag == nil {
 		return 0
 	}
@@ -385,18 +441,52 @@ func colsDense(rows []float64, n, d int) *mat.Dense {
 // loops (detcache, learners); modifying them breaks the model.
 func (m *Model) Rows() (vRows, bRows, bcRows, c []float64) { return m.v, m.b, m.bc, m.c }
 
-// ItemV returns vᵢ (read-only view).
-func (m *Model) ItemV(i int) []float64 { return m.v[i*m.d : (i+1)*m.d : (i+1)*m.d] }
+// ItemV returns vᵢ (read-only view). It panics, naming the item, when i is
+// not in [0, N()).
+func (m *Model) ItemV(i int) []float64 {
+	if uint(i) >= uint(m.n) {
+		panic(itemRangeError{"ItemV", i, m.n})
+	}
+	return m.v[i*m.d : (i+1)*m.d : (i+1)*m.d]
+}
 
-// ItemB returns bᵢ (read-only view).
-func (m *Model) ItemB(i int) []float64 { return m.b[i*m.d : (i+1)*m.d : (i+1)*m.d] }
+// ItemB returns bᵢ (read-only view). It panics, naming the item, when i is
+// not in [0, N()).
+func (m *Model) ItemB(i int) []float64 {
+	if uint(i) >= uint(m.n) {
+		panic(itemRangeError{"ItemB", i, m.n})
+	}
+	return m.b[i*m.d : (i+1)*m.d : (i+1)*m.d]
+}
 
-// ItemBC returns bᵢᵀC (read-only view).
-func (m *Model) ItemBC(i int) []float64 { return m.bc[i*m.d : (i+1)*m.d : (i+1)*m.d] }
+// ItemBC returns bᵢᵀC (read-only view). It panics, naming the item, when i
+// is not in [0, N()).
+func (m *Model) ItemBC(i int) []float64 {
+	if uint(i) >= uint(m.n) {
+		panic(itemRangeError{"ItemBC", i, m.n})
+	}
+	return m.bc[i*m.d : (i+1)*m.d : (i+1)*m.d]
+}
 
-// Entry returns L_ij = [i = j]δᵢ + vᵢ·vⱼ + bᵢᵀCbⱼ. It panics for
-// out-of-range indices.
+// itemRangeError is the panic value of an item index out of range in a
+// Model accessor: a programmer error (CheckItems validates indices from
+// data). It is a value, not a formatted string, so that the accessors stay
+// cheap enough to be inlined.
+type itemRangeError struct {
+	fn   string
+	i, n int
+}
+
+func (e itemRangeError) Error() string {
+	return fmt.Sprintf("ndpp: Model.%s: item %d out of range [0, %d)", e.fn, e.i, e.n)
+}
+
+// Entry returns L_ij = [i = j]δᵢ + vᵢ·vⱼ + bᵢᵀCbⱼ. It panics, naming the
+// index, when i or j is not in [0, N()).
 func (m *Model) Entry(i, j int) float64 {
+	if uint(i) >= uint(m.n) || uint(j) >= uint(m.n) {
+		panic(fmt.Sprintf("ndpp: Model.Entry(%d, %d): index out of range [0, %d)", i, j, m.n))
+	}
 	e := blas.Dot(m.ItemV(i), m.ItemV(j)) + blas.Dot(m.ItemBC(i), m.ItemB(j))
 	if i == j && m.diag != nil {
 		e += m.diag[i]
@@ -438,10 +528,20 @@ func (m *Model) CheckItems(items []int) error {
 // ErrEmptySet is returned when an operation needs a non-empty set of items.
 var ErrEmptySet = errors.New("ndpp: empty item set")
 
-// KernelInto writes L_S into dst (len(items)×len(items), row-major) without
-// validating items.
+// KernelInto writes L_S into dst (len(items)×len(items), row-major). It
+// does not look for duplicate items (Kernel validates the set); a dst
+// shorter than len(items)² or an item not in [0, N()) is a programmer
+// error and panics with a message naming it.
 func (m *Model) KernelInto(dst []float64, items []int) {
 	k := len(items)
+	if len(dst) < k*k {
+		panic(fmt.Sprintf("ndpp: Model.KernelInto: dst has length %d; want at least %d×%d = %d", len(dst), k, k, k*k))
+	}
+	for p, i := range items {
+		if uint(i) >= uint(m.n) {
+			panic(fmt.Sprintf("ndpp: Model.KernelInto: item %d (position %d) out of range [0, %d)", i, p, m.n))
+		}
+	}
 	for a, i := range items {
 		vi, bci := m.ItemV(i), m.ItemBC(i)
 		row := dst[a*k : (a+1)*k]

@@ -25,8 +25,12 @@ func (m *Model) TokenVocab() *Vocab {
 }
 
 // Token returns the external name of row i: its vocabulary token, else its
-// id, else the decimal row index.
+// id, else the decimal row index. It panics, naming the row, when i is not
+// in [0, N()).
 func (m *Model) Token(i int) string {
+	if uint(i) >= uint(m.n) {
+		panic(itemRangeError{"Token", i, m.n})
+	}
 	switch {
 	case m.vocab != nil:
 		return m.vocab.Token(i)

@@ -43,8 +43,14 @@ func (v *Vocab) Lookup(t string) (int, bool) {
 	return i, ok
 }
 
-// Token returns the token of row i.
-func (v *Vocab) Token(i int) string { return v.tokens[i] }
+// Token returns the token of row i. It panics, naming the row, when i is
+// not in [0, Len()).
+func (v *Vocab) Token(i int) string {
+	if uint(i) >= uint(len(v.tokens)) {
+		panic(fmt.Sprintf("ndpp: Vocab.Token: row %d out of range [0, %d)", i, len(v.tokens)))
+	}
+	return v.tokens[i]
+}
 
 // Tokens returns a copy of the tokens in row order.
 func (v *Vocab) Tokens() []string { return append([]string(nil), v.tokens...) }

@@ -11,8 +11,9 @@ import (
 // BenchmarkRerank is the latency of one request: N candidates drawn from a
 // catalogue of 10⁴ items (a model with a diagonal), quality scores, k
 // chosen, no window; and, as "shown=20/window=10", the same with 20 shown
-// items and a sliding window of 10. One reused workspace (zero
-// allocations); -tags openblas for the native backend.
+// items and a sliding window of 10; "polish" adds local search to the
+// first ("polish-singles": single swaps only). One reused workspace (zero allocations without polish); -tags
+// openblas for the native backend.
 func BenchmarkRerank(b *testing.B) {
 	const n = 10000
 	for _, d := range []int{30, 100} {
@@ -23,6 +24,11 @@ func BenchmarkRerank(b *testing.B) {
 				req := benchRequest(rng, n, nc, k)
 				b.Run(fmt.Sprintf("N=%d/k=%d/d=%d", nc, k, d), func(b *testing.B) { benchRequestLoop(b, m, req) })
 				if nc == 500 {
+					pr := req
+					pr.Polish = true
+					b.Run(fmt.Sprintf("N=%d/k=%d/d=%d/polish", nc, k, d), func(b *testing.B) { benchRequestLoop(b, m, pr) })
+					pr.PolishPool = 1
+					b.Run(fmt.Sprintf("N=%d/k=%d/d=%d/polish-singles", nc, k, d), func(b *testing.B) { benchRequestLoop(b, m, pr) })
 					req.Shown = rng.Perm(n)[:20]
 					req.Window = 10
 					b.Run(fmt.Sprintf("N=%d/k=%d/d=%d/shown=20/window=10", nc, k, d), func(b *testing.B) { benchRequestLoop(b, m, req) })

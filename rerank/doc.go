@@ -68,12 +68,24 @@
 // O(P·(k + s)·(d + w)) for P working rows, s shown items and a
 // conditioning set of at most w items.
 //
+// # Polish
+//
+// Request.Polish (window 0 only) hands the greedy's set to local search
+// (stream.LocalSearch, Anari & Vuong): single swaps with every choosable
+// candidate and pair swaps within a pool (Request.PolishPool), applied
+// while they multiply det L′_{F ∪ S} by more than 1 + ε, F being the shown
+// items kept in the conditioning set (held fixed). The search runs on a
+// model of F and the candidates with vectors scaled by qᵢ and diagonal by
+// qᵢ², and the fast oracle's Jacobi-identity swap values; the final set is
+// ordered greedily given F and its gains reported as above. When no swap
+// applies, the result is the greedy's, unchanged.
+//
 // # Concurrency and allocation
 //
 // A Workspace serves one request at a time and keeps its buffers, so the
-// steady state allocates nothing (tested); the model is only read, so any
-// number of workspaces may rerank over one model at once (a sync.Pool of
-// workspaces suits an HTTP handler; see the example).
+// steady state allocates nothing without polish (tested); the model is
+// only read, so any number of workspaces may rerank over one model at once
+// (a sync.Pool of workspaces suits an HTTP handler; see the example).
 //
 // # References
 //

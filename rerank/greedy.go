@@ -63,6 +63,7 @@ type Workspace struct {
 	outItems     []int
 	outGains     []float64
 	shownSkipped int
+	polishSwaps  int
 	rebuilds     int // slides that rebuilt the conditioning set (tests)
 }
 

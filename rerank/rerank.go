@@ -30,7 +30,28 @@ type Request struct {
 	// items of Shown followed by the items chosen so far (sliding-window
 	// greedy); 0 conditions on all of them.
 	Window int `json:"window,omitempty"`
+	// Polish, without a window, improves the greedy result by local
+	// search over single and pair swaps (stream.LocalSearch) on L′
+	// conditioned on the shown items: the result is then a (1 + ε)-local
+	// optimum of det L′ given them, within a pool of pair-swap candidates,
+	// never below the greedy's value. It allocates per request (a model of
+	// the candidates and an oracle), unlike the greedy path.
+	Polish bool `json:"polish,omitempty"`
+	// PolishEps is the local search's ε (0: stream.DefaultLocalSearchEps):
+	// a swap is applied when it multiplies the determinant by more than
+	// 1 + ε.
+	PolishEps float64 `json:"polish_eps,omitempty"`
+	// PolishPool is the number of candidates among which pair swaps are
+	// searched (0: DefaultPolishPool; 1: single swaps only). A pair round
+	// costs O(P²·K²) determinant ratios for a pool of P, which dominates
+	// the polish at large K.
+	PolishPool int `json:"polish_pool,omitempty"`
 }
+
+// DefaultPolishPool is the default Request.PolishPool: pair swaps among the
+// 16 best candidates, a latency-bound choice (stream.LocalSearch's own
+// default, stream.DefaultPoolPerItem·K, costs seconds at K = 50).
+const DefaultPolishPool = 16
 
 // Result is the outcome of a request: the chosen items (rows) in the order
 // they were chosen and the gain of each, the determinant ratio
@@ -49,10 +70,15 @@ type Result struct {
 	// shown items kept before them was zero (see the package
 	// documentation).
 	ShownSkipped int `json:"shown_skipped,omitempty"`
+	// PolishSwaps counts the swaps local search applied (Request.Polish).
+	// When it is positive, Items is the polished set in greedy order given
+	// the shown items, and Gains are the determinant ratios of that order.
+	PolishSwaps int `json:"polish_swaps,omitempty"`
 }
 
 // RequestError is a request that cannot be served, naming the field
-// ("candidates", "quality", "shown", "k" or "window") and, for an entry of
+// ("candidates", "quality", "shown", "k", "window", "polish_eps" or
+// "polish_pool") and, for an entry of
 // a list, its position (Index ≥ 0; −1 otherwise).
 type RequestError struct {
 	Field  string
@@ -83,7 +109,13 @@ func (w *Workspace) Rerank(m *ndpp.Model, req Request) (Result, error) {
 		return Result{}, err
 	}
 	w.run(m, &req)
-	return Result{Items: w.outItems, Gains: w.outGains, ShownSkipped: w.shownSkipped}, nil
+	w.polishSwaps = 0
+	if req.Polish {
+		if err := w.polish(m, &req); err != nil {
+			return Result{}, err
+		}
+	}
+	return Result{Items: w.outItems, Gains: w.outGains, ShownSkipped: w.shownSkipped, PolishSwaps: w.polishSwaps}, nil
 }
 
 // validate checks req against the model and marks the candidates and shown
@@ -99,6 +131,15 @@ func (w *Workspace) validate(m *ndpp.Model, req *Request) error {
 	}
 	if req.Window < 0 {
 		return reqErr("window", -1, "window = %d; want ≥ 0", req.Window)
+	}
+	if req.Polish && req.Window > 0 {
+		return reqErr("window", -1, "window = %d with polish; local search maximises one determinant, which needs window = 0", req.Window)
+	}
+	if req.PolishPool < 0 {
+		return reqErr("polish_pool", -1, "%d; want ≥ 0 (0: the default, 1: single swaps only)", req.PolishPool)
+	}
+	if !(req.PolishEps >= 0) || math.IsInf(req.PolishEps, 0) {
+		return reqErr("polish_eps", -1, "%v; want a finite ε ≥ 0 (0: the default)", req.PolishEps)
 	}
 	if req.Quality != nil && len(req.Quality) != nc {
 		return reqErr("quality", -1, "%d scores for %d candidates", len(req.Quality), nc)

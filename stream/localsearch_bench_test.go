@@ -54,10 +54,8 @@ func BenchmarkLocalSearch(b *testing.B) {
 
 // BenchmarkLocalSearchModels runs greedy and local search on the model
 // files listed in NDPP_LS_MODELS (comma separated; skipped when unset) for
-// k = 4, 8, 12, 16, 20. On models with a diagonal both run on the naive
-// oracle (the greedy is LocalSearch's fill from the empty set, whose rule
-// is the offline greedy's); without one, the offline greedy and the fast
-// oracle. Metrics: the greedy's and the search's log f, the gain and the
+// k = 4, 8, 12, 16, 20 (up to the model's MaxRank): the offline greedy,
+// then local search from its solution on the fast oracle. Metrics: the greedy's and the search's log f, the gain and the
 // relative gain (log f(LS) − log f(greedy))/|log f(LS)|, and the search's
 // work.
 func BenchmarkLocalSearchModels(b *testing.B) {
@@ -71,7 +69,7 @@ func BenchmarkLocalSearchModels(b *testing.B) {
 			b.Fatal(err)
 		}
 		for _, k := range []int{4, 8, 12, 16, 20} {
-			if k > 2*m.D() || k > m.N() {
+			if k > m.MaxRank() {
 				continue
 			}
 			b.Run(fmt.Sprintf("%s/n=%d/d=%d/diag=%v/k=%d", filepath.Base(path), m.N(), m.D(), m.HasDiag(), k), func(b *testing.B) {
@@ -79,24 +77,16 @@ func BenchmarkLocalSearchModels(b *testing.B) {
 				var start Value
 				var greedySec float64
 				for i := 0; i < b.N; i++ {
-					var o detcache.Oracle
-					var from []int
 					t0 := time.Now()
-					if m.HasDiag() {
-						if o, err = detcache.NewNaive(m, k); err != nil {
-							b.Fatal(err)
-						}
-						from = oracleGreedy(o, k)
-						start = logDetValue(m, from)
-					} else {
-						g, err := OfflineGreedy(m, k, GreedyOptions{})
-						if err != nil {
-							b.Fatal(err)
-						}
-						from, start = g.Solution, g.Value
-						if o, err = detcache.NewFast(m, k); err != nil {
-							b.Fatal(err)
-						}
+					g, err := OfflineGreedy(m, k, GreedyOptions{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					from := g.Solution
+					start = g.Value
+					o, err := detcache.NewFast(m, k)
+					if err != nil {
+						b.Fatal(err)
 					}
 					greedySec = time.Since(t0).Seconds()
 					if res, err = LocalSearch(o, k, from, LocalSearchOptions{}); err != nil {
@@ -111,28 +101,6 @@ func BenchmarkLocalSearchModels(b *testing.B) {
 			})
 		}
 	}
-}
-
-// oracleGreedy is the offline greedy's rule (the largest f(S + x), the
-// first candidate on ties) with every value from the oracle: LocalSearch's
-// fill from the empty set.
-func oracleGreedy(o detcache.Oracle, k int) []int {
-	o.Reset()
-	c := o.NewCand()
-	for o.Len() < k {
-		best, bv := -1, detcache.ZeroValue
-		for t := 0; t < o.Model().N(); t++ {
-			o.Prepare(c, t)
-			if v := o.AddValue(c); best < 0 || v.Greater(bv) {
-				best, bv = t, v
-			}
-		}
-		o.Prepare(c, best)
-		if err := o.Add(c); err != nil {
-			panic(err)
-		}
-	}
-	return append([]int(nil), o.Items()...)
 }
 
 func abs(x float64) float64 {

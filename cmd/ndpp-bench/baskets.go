@@ -49,6 +49,9 @@ func runBaskets(e *env, args []string) error {
 	if !f.synthetic {
 		return usagef("--synthetic is required")
 	}
+	if err := checkPaths(nil, []pathFlag{{"--out", f.out}}); err != nil {
+		return err
+	}
 	src, err := baskets.NewSynthetic(baskets.SyntheticOptions{N: f.n, Count: f.count, Topics: f.topics, MeanSize: f.meanSize, Seed: f.seed})
 	if err != nil {
 		return usageError{err.Error()}

@@ -132,6 +132,13 @@ func runDemo(e *env, args []string) error {
 	if err := os.MkdirAll(f.out, 0o755); err != nil {
 		return err
 	}
+	var outPaths []pathFlag
+	for _, name := range []string{trajectoryCSV, greedyCSV, nllCSV, "model.npz"} {
+		outPaths = append(outPaths, pathFlag{"--out", filepath.Join(f.out, name)})
+	}
+	if err := checkPaths([]pathFlag{{"--data", f.data}}, outPaths); err != nil {
+		return err
+	}
 	start := time.Now()
 	logf := func(format string, a ...any) {
 		if !f.g.quiet {
@@ -172,16 +179,29 @@ func runDemo(e *env, args []string) error {
 		return err
 	}
 
-	if err := writeTrajectories(f.out, traj); err != nil {
+	// The CSV files and the model replace their files together; the
+	// figures are drawn from the CSV files.
+	var outs outputSet
+	defer outs.discard()
+	if err := writeTrajectories(outs.add, f.out, traj); err != nil {
 		return err
 	}
-	if err := writeGreedy(f.out, greedyLog); err != nil {
+	if err := writeGreedy(outs.add, f.out, greedyLog); err != nil {
 		return err
 	}
-	if err := writeNLL(f.out, nll); err != nil {
+	if err := writeNLL(outs.add, f.out, nll); err != nil {
 		return err
 	}
-	if err := npz.Save(filepath.Join(f.out, "model.npz"), model); err != nil {
+	// The saved model records the file's item ids (row + --base), so that
+	// eval, score, infer and serve read the same file as the demo did.
+	saved, err := withIDs(model, f.base)
+	if err != nil {
+		return err
+	}
+	if err := outs.add(filepath.Join(f.out, "model.npz"), func(w io.Writer) error { return npz.Write(w, saved) }); err != nil {
+		return err
+	}
+	if err := outs.commit(); err != nil {
 		return err
 	}
 	figs, err := drawFigures(f.out)
@@ -365,4 +385,17 @@ func fmtNum(x *float64, prec int) string {
 		return "-Inf"
 	}
 	return strconv.FormatFloat(*x, 'f', prec, 64)
+}
+
+// withIDs returns m with the item ids row + base.
+func withIDs(m *ndpp.Model, base int) (*ndpp.Model, error) {
+	ids := make([]int64, m.N())
+	for i := range ids {
+		ids[i] = int64(i + base)
+	}
+	v, b, _, c := m.Rows()
+	if m.Shared() {
+		b = nil
+	}
+	return ndpp.NewFromRows(m.N(), m.D(), v, b, c, ndpp.WithDiag(m.Diag()), ndpp.WithIDs(ids))
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/ndpp-go/ndpp/learn"
-	"github.com/ndpp-go/ndpp/ndpp/npz"
 )
 
 func init() {
@@ -47,7 +46,7 @@ func runEval(e *env, args []string) error {
 	if err := f.bf.check(); err != nil {
 		return err
 	}
-	m, err := npz.Load(f.model)
+	m, err := loadModel(f.model)
 	if err != nil {
 		return err
 	}

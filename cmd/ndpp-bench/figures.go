@@ -12,6 +12,8 @@ import (
 	"strconv"
 
 	"gonum.org/v1/plot/vg"
+
+	"github.com/ndpp-go/ndpp/internal/atomicfile"
 )
 
 // The demo writes its measurements as CSV files and draws the figures from
@@ -49,42 +51,46 @@ type nllRow struct {
 // nll_time.csv and learn --trace).
 var nllHeader = []string{"mode", "seconds", "baskets", "nll"}
 
+// writeCSV replaces the file at path (atomically) by a CSV file.
 func writeCSV(path string, header []string, rows [][]string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := csv.NewWriter(f)
-	_ = w.Write(header)
-	_ = w.WriteAll(rows)
-	if err := w.Error(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return atomicfile.Write(path, csvContent(header, rows))
 }
 
-func writeTrajectories(dir string, rows []trajRow) error {
+// csvContent returns the writer of a CSV file's content.
+func csvContent(header []string, rows [][]string) func(io.Writer) error {
+	return func(f io.Writer) error {
+		w := csv.NewWriter(f)
+		_ = w.Write(header)
+		_ = w.WriteAll(rows)
+		return w.Error()
+	}
+}
+
+// fileWriter writes a file's content: atomicfile.Write, or outputSet.add
+// to replace several files together.
+type fileWriter func(path string, write func(io.Writer) error) error
+
+func writeTrajectories(put fileWriter, dir string, rows []trajRow) error {
 	out := make([][]string, len(rows))
 	for i, r := range rows {
 		out[i] = []string{r.algo, strconv.FormatInt(r.items, 10), fmtFloat(r.logValue),
 			strconv.FormatBool(math.IsInf(r.logValue, -1)), strconv.Itoa(r.size),
 			strconv.FormatInt(r.evals, 10), strconv.FormatInt(r.swaps, 10), strconv.Itoa(r.stash)}
 	}
-	return writeCSV(filepath.Join(dir, trajectoryCSV), trajectoryHeader, out)
+	return put(filepath.Join(dir, trajectoryCSV), csvContent(trajectoryHeader, out))
 }
 
-func writeGreedy(dir string, logValue float64) error {
-	return writeCSV(filepath.Join(dir, greedyCSV), []string{"algo", "log_value"},
-		[][]string{{"offline-greedy", fmtFloat(logValue)}})
+func writeGreedy(put fileWriter, dir string, logValue float64) error {
+	return put(filepath.Join(dir, greedyCSV), csvContent([]string{"algo", "log_value"},
+		[][]string{{"offline-greedy", fmtFloat(logValue)}}))
 }
 
-func writeNLL(dir string, rows []nllRow) error {
+func writeNLL(put fileWriter, dir string, rows []nllRow) error {
 	out := make([][]string, len(rows))
 	for i, r := range rows {
 		out[i] = []string{r.mode, fmtFloat(r.seconds), strconv.Itoa(r.baskets), fmtFloat(r.nll)}
 	}
-	return writeCSV(filepath.Join(dir, nllCSV), nllHeader, out)
+	return put(filepath.Join(dir, nllCSV), csvContent(nllHeader, out))
 }
 
 func fmtFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }

@@ -13,8 +13,8 @@ import (
 
 	"github.com/ndpp-go/ndpp/blas"
 	"github.com/ndpp-go/ndpp/detcache"
+	"github.com/ndpp-go/ndpp/internal/memlimit"
 	"github.com/ndpp-go/ndpp/ndpp"
-	"github.com/ndpp-go/ndpp/ndpp/npz"
 	"github.com/ndpp-go/ndpp/stream"
 )
 
@@ -38,16 +38,19 @@ var inferExtraAlgos = []string{stream.NameLocalSearch}
 
 // inferResult is one row of `infer --json`.
 type inferResult struct {
-	Algo        string   `json:"algo"`
-	K           int      `json:"k"`
-	Solution    []int    `json:"solution"`
-	LogValue    *float64 `json:"log_value"` // null when f_k(S) = 0
-	DetEvals    int64    `json:"det_evals"`
-	Swaps       int64    `json:"swaps"`
-	Stash       int      `json:"stash"`
-	Items       int64    `json:"items"`
-	Seconds     float64  `json:"seconds"`
-	ItemsPerSec float64  `json:"items_per_sec"`
+	Algo     string `json:"algo"`
+	K        int    `json:"k"`
+	Solution []int  `json:"solution"` // rows of the model
+	// SolutionItems are the solution's items as the model names them (its
+	// vocabulary's tokens or its ids), for models that record either.
+	SolutionItems []string `json:"solution_items,omitempty"`
+	LogValue      *float64 `json:"log_value"` // null when f_k(S) = 0
+	DetEvals      int64    `json:"det_evals"`
+	Swaps         int64    `json:"swaps"`
+	Stash         int      `json:"stash"`
+	Items         int64    `json:"items"`
+	Seconds       float64  `json:"seconds"`
+	ItemsPerSec   float64  `json:"items_per_sec"`
 }
 
 type inferFlags struct {
@@ -103,6 +106,9 @@ func runInfer(e *env, args []string) error {
 	}
 	algos, err := f.check()
 	if err != nil {
+		return err
+	}
+	if err := checkPaths([]pathFlag{{"--model", f.model}}, []pathFlag{{"--trajectory", f.trajectory}}); err != nil {
 		return err
 	}
 	if f.items != "" {
@@ -216,9 +222,9 @@ func runInfer(e *env, args []string) error {
 		}
 	}
 	if f.g.json {
-		return printInferJSON(e.stdout, results)
+		return printInferJSON(e.stdout, results, m)
 	}
-	printInferTable(e.stdout, results)
+	printInferTable(e.stdout, results, m)
 	return nil
 }
 
@@ -299,11 +305,18 @@ func (f *inferFlags) check() ([]string, error) {
 
 func (f *inferFlags) loadModel() (*ndpp.Model, error) {
 	if f.synthetic {
+		n, d := int64(f.n), int64(f.d)
+		// The model's V, B and BC rows, per-item arrays (diagonal, stream
+		// order) and the oracles' 2d×2d matrices.
+		need := memlimit.Sum(memlimit.Bytes(n, d, 3*8), memlimit.Bytes(n, 4*8), memlimit.Bytes(2*d, 2*d, 8*8))
+		if err := memlimit.Check(fmt.Sprintf("a synthetic model of n = %d items and d = %d", f.n, f.d), need); err != nil {
+			return nil, err
+		}
 		return ndpp.Random(f.n, f.d, f.seed, ndpp.RandomOptions{Diag: f.diag}), nil
 	}
-	m, err := npz.Load(f.model)
+	m, err := loadModel(f.model)
 	if err != nil {
-		return nil, usageError{err.Error()}
+		return nil, modelFileError(err)
 	}
 	return m, nil
 }
@@ -349,13 +362,16 @@ func trajectoryRow(algo string, p stream.Point) []string {
 		strconv.FormatInt(p.Swaps, 10), strconv.Itoa(p.Stash)}
 }
 
-func toInferResult(r stream.Result) inferResult {
+func toInferResult(r stream.Result, m *ndpp.Model) inferResult {
 	out := inferResult{
 		Algo: r.Algo, K: r.K, Solution: r.Solution, DetEvals: r.Evals, Swaps: r.Swaps, Stash: r.Stash,
 		Items: r.Items, Seconds: r.Seconds, ItemsPerSec: r.ItemsPerSec(),
 	}
 	if out.Solution == nil {
 		out.Solution = []int{}
+	}
+	if named(m) {
+		out.SolutionItems = itemNames(m, r.Solution)
 	}
 	if ob := r.Objective(); !ob.Zero {
 		v := ob.Log
@@ -364,19 +380,35 @@ func toInferResult(r stream.Result) inferResult {
 	return out
 }
 
-func printInferJSON(w io.Writer, results []stream.Result) error {
+// named reports whether m records the names of its items (a vocabulary
+// or ids), so that its rows are not what users call the items. Without a
+// model (infer --items) the items are named by the stream's ids.
+func named(m *ndpp.Model) bool { return m != nil && (m.Vocab() != nil || m.IDs() != nil) }
+
+// itemNames returns the model's names of rows (see ndpp.Model.Token).
+func itemNames(m *ndpp.Model, rows []int) []string {
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = m.Token(r)
+	}
+	return out
+}
+
+func printInferJSON(w io.Writer, results []stream.Result, m *ndpp.Model) error {
 	out := struct {
 		Results []inferResult `json:"results"`
 	}{Results: []inferResult{}}
 	for _, r := range results {
-		out.Results = append(out.Results, toInferResult(r))
+		out.Results = append(out.Results, toInferResult(r, m))
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
 }
 
-func printInferTable(w io.Writer, results []stream.Result) {
+// printInferTable prints the results and each solution: the items' names
+// for a model that records them (see named), else its rows.
+func printInferTable(w io.Writer, results []stream.Result, m *ndpp.Model) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "algo\tk\t|S|\tlog f(S)\tdet evals\tswaps\tstash (peak)\titems\tseconds\titems/s\t")
 	for _, r := range results {
@@ -389,6 +421,10 @@ func printInferTable(w io.Writer, results []stream.Result) {
 	}
 	tw.Flush()
 	for _, r := range results {
-		fmt.Fprintf(w, "%s: %v\n", r.Algo, r.Solution)
+		if named(m) {
+			fmt.Fprintf(w, "%s: items %s\n", r.Algo, strings.Join(itemNames(m, r.Solution), " "))
+		} else {
+			fmt.Fprintf(w, "%s: %v\n", r.Algo, r.Solution)
+		}
 	}
 }

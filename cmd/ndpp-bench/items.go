@@ -329,8 +329,8 @@ func (f *inferFlags) runItems(e *env, algos []string) error {
 		}
 	}
 	if f.g.json {
-		return printInferJSON(e.stdout, results)
+		return printInferJSON(e.stdout, results, nil)
 	}
-	printInferTable(e.stdout, results)
+	printInferTable(e.stdout, results, nil)
 	return nil
 }

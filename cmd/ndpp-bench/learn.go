@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -12,7 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/ndpp-go/ndpp/internal/atomicfile"
+	"github.com/ndpp-go/ndpp/internal/memlimit"
 	"github.com/ndpp-go/ndpp/learn"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/ndpp/baskets"
@@ -138,6 +139,8 @@ type basketFlags struct {
 	itemCol   string
 	comma     string
 	maxSize   int
+	tokens    string
+	header    bool
 }
 
 func (b *basketFlags) register(fs *flag.FlagSet) {
@@ -146,6 +149,34 @@ func (b *basketFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&b.itemCol, "item-col", "", "csv: header of the item column")
 	fs.StringVar(&b.comma, "comma", ",", "csv: field separator (one character)")
 	fs.IntVar(&b.maxSize, "max-size", 0, "skip baskets with more items (0 = no limit)")
+	fs.BoolVar(&b.header, "header", false, "lines format: skip the first line (a header)")
+	b.tokens = "any"
+}
+
+// registerTokens adds --tokens, the rule of a growing vocabulary (learn).
+func (b *basketFlags) registerTokens(fs *flag.FlagSet) {
+	fs.StringVar(&b.tokens, "tokens", "auto", "which tokens are items: int (non-negative integer ids only), any (every token), auto (int when the first basket's tokens are all integers; a first line of words before integer lines is reported as a header)")
+}
+
+// tokenHint adds to an error of the token rule the flag that changes it.
+func tokenHint(err error) error {
+	switch {
+	case errors.Is(err, baskets.ErrHeader):
+		return fmt.Errorf("%w (--header skips it)", err)
+	case errors.Is(err, baskets.ErrNotInteger):
+		return fmt.Errorf("%w (--tokens any takes every token as an item)", err)
+	}
+	return err
+}
+
+// tokenRule returns the baskets.Tokens of --tokens.
+func (b *basketFlags) tokenRule() (baskets.Tokens, bool) {
+	for _, t := range []baskets.Tokens{baskets.AnyTokens, baskets.IntTokens, baskets.AutoTokens} {
+		if t.String() == b.tokens {
+			return t, true
+		}
+	}
+	return 0, false
 }
 
 func (b *basketFlags) check() error {
@@ -166,6 +197,12 @@ func (b *basketFlags) check() error {
 	}
 	if b.maxSize < 0 {
 		return usagef("--max-size must be ≥ 0")
+	}
+	if _, ok := b.tokenRule(); !ok {
+		return usagef("--tokens must be int, any or auto, not %q", b.tokens)
+	}
+	if b.header && b.format != "lines" {
+		return usagef("--header applies to --format lines (csv files always have a header)")
 	}
 	return nil
 }
@@ -193,15 +230,16 @@ func (b *basketFlags) read(path string, voc *ndpp.Vocab, grow bool, n int) ([][]
 
 // open streams a basket file in the chosen format (path "-" reads stdin).
 func (b *basketFlags) open(path string, stdin io.Reader, voc *ndpp.Vocab, grow bool, n int) (*baskets.Reader, error) {
+	rule, _ := b.tokenRule()
 	if b.format == "csv" {
 		opt := baskets.CSVOptions{BasketColumn: b.basketCol, ItemColumn: b.itemCol,
-			Vocab: voc, Grow: grow, N: n, MaxSize: b.maxSize, Comma: []rune(b.comma)[0]}
+			Vocab: voc, Grow: grow, N: n, MaxSize: b.maxSize, Comma: []rune(b.comma)[0], Tokens: rule}
 		if path == "-" {
 			return baskets.NewCSVReader(stdin, opt)
 		}
 		return baskets.OpenCSV(path, opt)
 	}
-	opt := baskets.LineOptions{Vocab: voc, Grow: grow, N: n, MaxSize: b.maxSize}
+	opt := baskets.LineOptions{Vocab: voc, Grow: grow, N: n, MaxSize: b.maxSize, Tokens: rule, Header: b.header}
 	if path == "-" {
 		return baskets.NewLineReader(stdin, opt), nil
 	}
@@ -265,6 +303,7 @@ func runLearn(e *env, args []string) error {
 		"ndpp-bench learn --data testdata/1_100_100_100_apparel_regs.csv --mode offline --d 30 --seed 1 --out apparel.npz", &f.g)
 	fs.StringVar(&f.data, "data", "", "basket file (required)")
 	f.bf.register(fs)
+	f.bf.registerTokens(fs)
 	fs.StringVar(&f.mode, "mode", "offline", "online (one pass, constant memory) or offline (minibatch Adam with validation-based stopping)")
 	fs.IntVar(&f.d, "d", 30, "rank parameter d")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the split, the initialisation and the minibatch order")
@@ -302,6 +341,21 @@ func runLearn(e *env, args []string) error {
 	if err := f.check(); err != nil {
 		return err
 	}
+	// --checkpoint may be the --resume file (the run goes on saving where
+	// it resumed from); every other output is distinct from every input.
+	data, resume := pathFlag{"--data", f.data}, pathFlag{"--resume", f.resume}
+	out, trace := pathFlag{"--out", f.out}, pathFlag{"--trace", f.trace}
+	if err := checkPaths([]pathFlag{data, resume}, []pathFlag{out, trace}); err != nil {
+		return err
+	}
+	if err := checkPaths([]pathFlag{data}, []pathFlag{out, trace, {"--checkpoint", f.checkpoint}}); err != nil {
+		return err
+	}
+	// The d-sized state is checked before the data is read, the item
+	// vectors as soon as the number of items is known (offline).
+	if err := f.checkMemory(0); err != nil {
+		return err
+	}
 	voc, err := ndpp.NewVocab(nil)
 	if err != nil {
 		return err
@@ -315,12 +369,15 @@ func runLearn(e *env, args []string) error {
 	if f.mode == "offline" {
 		data, err := f.bf.read(f.data, voc, true, 0)
 		if err != nil {
-			return err
+			return tokenHint(err)
 		}
 		if train, val, test, err = baskets.HoldOutSlice(data, f.nVal, f.nTest, f.seed); err != nil {
 			return fmt.Errorf("%s: %w", f.data, err)
 		}
 		n := voc.Len()
+		if err := f.checkMemory(n); err != nil {
+			return err
+		}
 		if !f.g.quiet {
 			fmt.Fprintf(e.stderr, "learn: %d baskets over %d items (%d train, %d validation, %d test), mode %s, d = %d\n",
 				len(data), n, len(train), len(val), len(test), f.mode, f.d)
@@ -370,18 +427,89 @@ func runLearn(e *env, args []string) error {
 	if !f.g.quiet {
 		rankNote(e, "learn", met, model)
 	}
-	if f.out != "" {
-		if err := npz.Save(f.out, model); err != nil {
+	indep := baseModel
+	if indep == nil {
+		if indep, err = learn.Independent(train, n); err != nil {
 			return err
 		}
 	}
-	if f.trace != "" {
-		if err := writeTrace(f.trace, f.mode, res.Trace); err != nil {
-			return err
-		}
+	if err := checkDiverged(model, indep, test); err != nil {
+		return err
 	}
-	extra := [][2]string{{"items", strconv.Itoa(n)}, {"validation LL", fmt.Sprintf("%.4f", res.ValLL)}}
+	// The model and the trace replace their files together, after
+	// everything else has succeeded.
+	var outs outputSet
+	defer outs.discard()
+	if err := outs.add(f.out, func(w io.Writer) error { return npz.Write(w, model) }); err != nil {
+		return err
+	}
+	if err := outs.add(f.trace, func(w io.Writer) error { return writeTraceTo(w, f.mode, res.Trace) }); err != nil {
+		return err
+	}
+	if err := outs.commit(); err != nil {
+		return err
+	}
+	valLL := "none (--val 0)"
+	if f.nVal > 0 {
+		valLL = fmt.Sprintf("%.4f", res.ValLL)
+	}
+	extra := [][2]string{{"items", strconv.Itoa(n)}, {"validation LL", valLL}}
 	return writeMetrics(e, &f.g, toMetricsJSON(f.mode, model.D(), met, base, res.Seconds, res.Passes, res.Baskets), extra)
+}
+
+// checkMemory refuses a learner whose estimated memory exceeds the budget
+// (memlimit): C's factor with its gradient and optimiser moments (d×d),
+// the normaliser's 2d×2d matrices, and for n items the vectors V and B with
+// their gradients, moments and model copies and each worker's gradient
+// sums.
+func (f *learnFlags) checkMemory(n int) error {
+	d, nn, w := int64(f.d), int64(n), int64(max(f.g.threads, 1))
+	need := memlimit.Sum(memlimit.Bytes(d, d, 8*6), memlimit.Bytes(2*d, 2*d, 8*6),
+		memlimit.Bytes(nn, d, 8*10), memlimit.Bytes(w, memlimit.Sum(memlimit.Bytes(nn, d, 2), memlimit.Bytes(d, d)), 8))
+	what := fmt.Sprintf("learning with d = %d", f.d)
+	if n > 0 {
+		what = fmt.Sprintf("learning %d items with d = %d", n, f.d)
+	}
+	return memlimit.Check(what, need)
+}
+
+// divergedMargin is how far, in nats per basket beyond twice the
+// independent-items log-likelihood, a learned model may fall before learn
+// takes its training for diverged (see checkDiverged).
+const divergedMargin = 20
+
+// checkDiverged refuses a learned model whose kernel overflows
+// (ndpp.Model.CheckScale) or whose mean log-likelihood on the held-out
+// baskets within its rank is below 2·ℓ₀ − divergedMargin, ℓ₀ < 0 being the
+// independent-items model's on the same baskets: parameters blown up by a
+// learning rate or an initial scale far too large give log-likelihoods
+// tens of times ℓ₀, while a model that learned anything is near or above
+// ℓ₀. Baskets beyond the rank are left out: their probability is ε's.
+func checkDiverged(model, indep *ndpp.Model, held [][]int) error {
+	if err := model.CheckScale(); err != nil {
+		return fmt.Errorf("training diverged (lower --lr or --init-scale); no model saved: %w", err)
+	}
+	var in [][]int
+	for _, b := range held {
+		if len(b) <= model.MaxRank() {
+			in = append(in, b)
+		}
+	}
+	if len(in) == 0 {
+		return nil
+	}
+	ll, err := learn.LogLikelihood(model, in, 0)
+	if err != nil {
+		return fmt.Errorf("training diverged (lower --lr or --init-scale); no model saved: %w", err)
+	}
+	l0, err := learn.LogLikelihood(indep, in, 0)
+	if err != nil {
+		return err
+	}
+	if !(ll >= 2*l0-divergedMargin) {
+		return fmt.Errorf("training diverged (lower --lr or --init-scale); no model saved: the learned model's mean log-likelihood on %d held-out baskets is %.4g, the independent-items model's %.4g", len(in), ll, l0)
+	}
+	return nil
 }
 
 // rankNote says on stderr how many test baskets exceed the model's rank
@@ -495,7 +623,7 @@ func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, mode
 	}
 	if res, err = o.Run(src, run); err != nil {
 		bar.Finish()
-		return nil, nil, nil, nil, nil, fmt.Errorf("%s: %w", f.data, err)
+		return nil, nil, nil, nil, nil, tokenHint(fmt.Errorf("%s: %w", f.data, err))
 	}
 	bar.Finish()
 	if val, test, err = hold.Held(); err != nil {
@@ -519,14 +647,13 @@ func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, mode
 	return res, model, base, val, test, nil
 }
 
-func writeTrace(path, mode string, tr []learn.TracePoint) error {
-	return atomicfile.Write(path, func(w io.Writer) error {
-		cw := csv.NewWriter(w)
-		_ = cw.Write(nllHeader)
-		for _, p := range tr {
-			_ = cw.Write([]string{mode, strconv.FormatFloat(p.Seconds, 'g', 6, 64), strconv.Itoa(p.Baskets), strconv.FormatFloat(p.NLL, 'g', 8, 64)})
-		}
-		cw.Flush()
-		return cw.Error()
-	})
+// writeTraceTo writes a learning curve in the format of nllHeader.
+func writeTraceTo(w io.Writer, mode string, tr []learn.TracePoint) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write(nllHeader)
+	for _, p := range tr {
+		_ = cw.Write([]string{mode, strconv.FormatFloat(p.Seconds, 'g', 6, 64), strconv.Itoa(p.Baskets), strconv.FormatFloat(p.NLL, 'g', 8, 64)})
+	}
+	cw.Flush()
+	return cw.Error()
 }

@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/ndpp-go/ndpp/blas"
+	"github.com/ndpp-go/ndpp/internal/memlimit"
 )
 
 // command is one subcommand. run parses its own flags from args.
@@ -61,6 +62,7 @@ type globals struct {
 	threads int
 	json    bool
 	quiet   bool
+	maxMem  string
 }
 
 func (g *globals) register(fs *flag.FlagSet) {
@@ -68,6 +70,7 @@ func (g *globals) register(fs *flag.FlagSet) {
 	fs.IntVar(&g.threads, "threads", 0, "worker goroutines (default: number of CPUs); OpenBLAS itself runs one thread per call, since ndpp parallelises across goroutines")
 	fs.BoolVar(&g.json, "json", false, "print JSON instead of tables")
 	fs.BoolVar(&g.quiet, "quiet", false, "no progress or summary lines on stderr")
+	fs.StringVar(&g.maxMem, "max-memory", "", "memory budget that large allocations are checked against before they are made, e.g. 8G (default: $"+memlimit.EnvVar+", else 3/4 of the machine's or the process's memory limit)")
 }
 
 // apply selects the backend and thread count.
@@ -87,6 +90,17 @@ func (g *globals) apply() error {
 		g.threads = runtime.NumCPU()
 	}
 	blas.SetThreads(1) // ndpp parallelises across goroutines itself
+	memlimit.Set(0)
+	if g.maxMem != "" {
+		b, err := memlimit.Parse(g.maxMem)
+		if err != nil {
+			return usagef("--max-memory: %v", err)
+		}
+		memlimit.Set(b)
+	}
+	if _, _, err := memlimit.Limit(); err != nil {
+		return usageError{err.Error()}
+	}
 	return nil
 }
 

@@ -3,12 +3,15 @@ package main
 import (
 	"fmt"
 	"image/color"
+	"io"
 	"path/filepath"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/ndpp-go/ndpp/internal/atomicfile"
 )
 
 // series is one line of a figure.
@@ -126,7 +129,11 @@ func (f figure) save(dir string) ([]string, error) {
 	var out []string
 	for _, ext := range []string{".png", ".svg"} {
 		path := filepath.Join(dir, f.base+ext)
-		if err := p.Save(w, h, path); err != nil {
+		wt, err := p.WriterTo(w, h, ext[1:])
+		if err != nil {
+			return nil, fmt.Errorf("figure %s: %w", path, err)
+		}
+		if err := atomicfile.Write(path, func(out io.Writer) error { _, err := wt.WriteTo(out); return err }); err != nil {
 			return nil, fmt.Errorf("figure %s: %w", path, err)
 		}
 		out = append(out, path)

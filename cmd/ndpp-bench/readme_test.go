@@ -44,10 +44,10 @@ func Example_readme() {
 	fmt.Println(res.Solution, res.Value.Log, res.Evals)
 
 	// One-pass online learning from a basket file, streamed.
-	br, _ := baskets.Open("testdata/1_100_100_100_apparel_regs.csv", baskets.LineOptions{Base: 1})
+	br, _ := baskets.Open("testdata/1_100_100_100_apparel_regs.csv", baskets.LineOptions{})
 	defer br.Close()
-	lr, _ := learn.TrainOnline(br, learn.OnlineOptions{D: 30, N: 100}, learn.OnlineRun{})
-	_ = npz.Save("apparel.npz", lr.Model) // atomic; readable by numpy.load
+	lr, _ := learn.TrainOnline(br, learn.OnlineOptions{D: 30}, learn.OnlineRun{})
+	_ = npz.Save("apparel.npz", lr.Model) // records the file's item ids; atomic; readable by numpy.load
 }
 
 // TestREADMESnippet checks that the README's "Using the library" code is
@@ -114,4 +114,27 @@ func parseFunc(t *testing.T, name string, src []byte, fn string) (*ast.File, fun
 	}
 	t.Fatalf("%s has no func %s", name, fn)
 	return nil, funcBody{}
+}
+
+// TestREADMESnippetModelRecordsTheFileIDs checks that the model the README
+// snippet learns (file ids as they are, no N) records the file's 1-based
+// ids, so that eval and score read the same file by the same mapping.
+func TestREADMESnippetModelRecordsTheFileIDs(t *testing.T) {
+	br, err := baskets.Open("../../testdata/1_100_100_100_apparel_regs.csv", baskets.LineOptions{})
+	require.NoError(t, err)
+	defer br.Close()
+	lr, err := learn.TrainOnline(br, learn.OnlineOptions{D: 5}, learn.OnlineRun{MaxBaskets: 2000})
+	require.NoError(t, err)
+	ids := lr.Model.IDs()
+	require.Len(t, ids, lr.Model.N())
+	for _, id := range ids {
+		require.True(t, id >= 1 && id <= 100, "id %d", id)
+	}
+	// The model's vocabulary maps each id token to its row.
+	voc := lr.Model.TokenVocab()
+	for r, id := range ids {
+		row, ok := voc.Lookup(strconv.FormatInt(id, 10))
+		require.True(t, ok)
+		require.Equal(t, r, row)
+	}
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/ndpp-go/ndpp/blas"
 	"github.com/ndpp-go/ndpp/internal/atomicfile"
 	"github.com/ndpp-go/ndpp/ndpp"
-	"github.com/ndpp-go/ndpp/ndpp/npz"
 	"github.com/ndpp-go/ndpp/sample"
 )
 
@@ -64,9 +63,12 @@ func runSample(e *env, args []string) error {
 	case f.block < 0:
 		return usagef("--block must be ≥ 0 (got %d)", f.block)
 	}
-	m, err := npz.Load(f.model)
+	if err := checkPaths([]pathFlag{{"--model", f.model}}, []pathFlag{{"--out", f.out}}); err != nil {
+		return err
+	}
+	m, err := loadModel(f.model)
 	if err != nil {
-		return usageError{err.Error()}
+		return modelFileError(err)
 	}
 	given, err := parseGiven(m, f.given)
 	if err != nil {

@@ -16,7 +16,6 @@ import (
 	"github.com/ndpp-go/ndpp/blas"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/ndpp/baskets"
-	"github.com/ndpp-go/ndpp/ndpp/npz"
 )
 
 func init() {
@@ -63,7 +62,7 @@ func runScore(e *env, args []string) error {
 	if *recommend < 0 {
 		return usagef("--recommend must be ≥ 0")
 	}
-	m, err := npz.Load(*modelPath)
+	m, err := loadModel(*modelPath)
 	if err != nil {
 		return err
 	}
@@ -211,6 +210,9 @@ func scoreChunkOut(c *scoreChunk, m *ndpp.Model, topN int, asJSON bool, gains *[
 			return nil, err
 		}
 		norm := m.LogNormalizer()
+		if math.IsNaN(norm) || math.IsInf(norm, 0) {
+			return nil, fmt.Errorf("%w: log det(I + L) = %v", ndpp.ErrOverflow, norm)
+		}
 		for i, ld := range lds {
 			ll := ld - norm
 			if asJSON {
@@ -218,7 +220,10 @@ func scoreChunkOut(c *scoreChunk, m *ndpp.Model, topN int, asJSON bool, gains *[
 				if !math.IsInf(ll, -1) {
 					r.LL = &ll
 				}
-				b, _ := json.Marshal(r)
+				b, err := json.Marshal(r)
+				if err != nil {
+					return nil, fmt.Errorf("line %d: %w", c.lines[i], err)
+				}
 				out = append(append(out, b...), '\n')
 				continue
 			}
@@ -258,7 +263,10 @@ func scoreChunkOut(c *scoreChunk, m *ndpp.Model, topN int, asJSON bool, gains *[
 			}
 		}
 		if asJSON {
-			b, _ := json.Marshal(r)
+			b, err := json.Marshal(r)
+			if err != nil {
+				return nil, fmt.Errorf("line %d: %w", r.Line, err)
+			}
 			out = append(append(out, b...), '\n')
 			continue
 		}

@@ -28,7 +28,6 @@ import (
 
 	"github.com/ndpp-go/ndpp/blas"
 	"github.com/ndpp-go/ndpp/ndpp"
-	"github.com/ndpp-go/ndpp/ndpp/npz"
 	"github.com/ndpp-go/ndpp/rerank"
 )
 
@@ -153,7 +152,7 @@ type servedModel struct {
 }
 
 func loadServed(path string) (*servedModel, error) {
-	m, err := npz.Load(path)
+	m, err := loadModel(path)
 	if err != nil {
 		return nil, err
 	}
@@ -672,11 +671,15 @@ type rerankRequest struct {
 	Quality    []json.RawMessage `json:"quality"`
 	Shown      []json.RawMessage `json:"shown"`
 	Window     int               `json:"window"`
+	Polish     bool              `json:"polish"`
+	PolishEps  float64           `json:"polish_eps"`
+	PolishPool int               `json:"polish_pool"`
 }
 
 type rerankResponse struct {
-	Items []json.RawMessage `json:"items"`
-	Gains []float64         `json:"gains"`
+	Items       []json.RawMessage `json:"items"`
+	Gains       []float64         `json:"gains"`
+	PolishSwaps int               `json:"polish_swaps,omitempty"`
 }
 
 func (s *server) rerank(sm *servedModel, r *http.Request) (any, *apiError) {
@@ -700,7 +703,7 @@ func (s *server) rerank(sm *servedModel, r *http.Request) (any, *apiError) {
 	case req.Quality != nil && len(req.Quality) != len(req.Candidates):
 		return nil, badField("quality", "%d scores for %d candidates", len(req.Quality), len(req.Candidates))
 	}
-	rq := rerank.Request{K: *req.K, Window: req.Window}
+	rq := rerank.Request{K: *req.K, Window: req.Window, Polish: req.Polish, PolishEps: req.PolishEps, PolishPool: req.PolishPool}
 	var aerr *apiError
 	if rq.Candidates, aerr = sm.rows("candidates", req.Candidates, nil); aerr != nil {
 		return nil, aerr
@@ -737,7 +740,7 @@ func (s *server) rerank(sm *servedModel, r *http.Request) (any, *apiError) {
 		}
 		return nil, &apiError{code: http.StatusInternalServerError, msg: err.Error()}
 	}
-	out := rerankResponse{Items: make([]json.RawMessage, len(res.Items)), Gains: append([]float64{}, res.Gains...)}
+	out := rerankResponse{Items: make([]json.RawMessage, len(res.Items)), Gains: append([]float64{}, res.Gains...), PolishSwaps: res.PolishSwaps}
 	for i, it := range res.Items {
 		out.Items[i] = sm.tokJSON[it]
 	}

@@ -206,7 +206,8 @@ func TestServeRerankIsOfflineGreedy(t *testing.T) {
 }
 
 // TestServeRerankMatchesLibrary: tokens of a vocabulary, quality, shown
-// items and a window give the reranker's own result.
+// items and a window (or local-search polish) give the reranker's own
+// result.
 func TestServeRerankMatchesLibrary(t *testing.T) {
 	path := vocabModel(t, t.TempDir(), 200, 6, 3, 0.1)
 	s, url, _ := testServer(t, path, defaultServeLimits())
@@ -214,6 +215,9 @@ func TestServeRerankMatchesLibrary(t *testing.T) {
 	var ws rerank.Workspace
 	for seed := 0; seed < 20; seed++ {
 		req := rerank.Request{Candidates: []int{}, K: 1 + seed%7, Window: seed % 4}
+		if req.Window == 0 && seed%8 == 0 {
+			req.Polish, req.PolishEps = true, 1e-9
+		}
 		var cands, quality, shown []string
 		for i := 0; i < 30; i++ {
 			x := (i*37 + seed*11) % 200
@@ -229,8 +233,8 @@ func TestServeRerankMatchesLibrary(t *testing.T) {
 		}
 		want, err := ws.Rerank(m, req)
 		require.NoError(t, err)
-		body := fmt.Sprintf(`{"candidates": [%s], "quality": [%s], "shown": [%s], "k": %d, "window": %d}`,
-			strings.Join(cands, ","), strings.Join(quality, ","), strings.Join(shown, ","), req.K, req.Window)
+		body := fmt.Sprintf(`{"candidates": [%s], "quality": [%s], "shown": [%s], "k": %d, "window": %d, "polish": %v, "polish_eps": %g}`,
+			strings.Join(cands, ","), strings.Join(quality, ","), strings.Join(shown, ","), req.K, req.Window, req.Polish, req.PolishEps)
 		var got struct {
 			Items []string  `json:"items"`
 			Gains []float64 `json:"gains"`
@@ -284,6 +288,8 @@ func TestServeBadRequests(t *testing.T) {
 		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "shown": ["x"]}`, 400, "shown[0]"},
 		{"/v1/rerank", `{"candidates": ["item-1"], "k": 1, "shown": ["item-2", "item-3", "item-4", "item-5"]}`, 400, "shown"},
 		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "window": -2}`, 400, "window"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "window": 2, "polish": true}`, 400, "window"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "polish": true, "polish_pool": -1}`, 400, "polish_pool"},
 		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "windows": 2}`, 400, "windows"},
 		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1} {}`, 400, "body"},
 		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1`, 400, "body"},

@@ -5,14 +5,23 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
+	"time"
 )
+
+// StaleAge is the age (time since the last modification) from which a
+// temporary file of Write's naming is taken to be left over by an
+// interrupted writer and removed by the next Write of the same target.
+const StaleAge = time.Minute
 
 // Write replaces the file at path with the bytes produced by write, so that
 // readers see either the old file or the complete new one, never a partial
-// write.
+// write. It is Prepare followed by Commit.
 //
 // The data goes to a temporary file in the same directory (so that the final
 // rename does not cross file systems), through a 64 KiB buffer that is
@@ -22,31 +31,60 @@ import (
 // removed and the file at path is left untouched. An existing file's
 // permission bits are kept; a new file gets 0644.
 //
+// The temporary file is named ".NAME.tmp-DIGITS" for a target NAME. A
+// writer killed before it could remove its temporary file leaves it behind;
+// Write removes such files of the same target that are regular files older
+// than StaleAge (and nothing else: not other names, not younger files, which
+// may belong to a concurrent writer).
+//
 // Errors are *fs.PathError values with Op "write" and the path, wrapping the
 // cause (write's own error included), in the style of package os. A nil
 // write is a programmer error and panics.
-func Write(path string, write func(w io.Writer) error) (err error) {
+func Write(path string, write func(w io.Writer) error) error {
 	if write == nil {
 		panic("atomicfile: Write of " + path + " with a nil write function")
 	}
-	fail := func(err error) error { return &fs.PathError{Op: "write", Path: path, Err: err} }
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
+	p, err := Prepare(path, write)
+	if err != nil {
+		return err
 	}
-	if base == "" {
-		return fail(errors.New("not a file name"))
+	return p.Commit()
+}
+
+// Pending is new content for a file, complete and synced in a temporary
+// file next to its target but not yet in place: Commit puts it there,
+// Discard drops it. It lets a program that writes several files write all
+// of them before it replaces any (see CommitAll).
+type Pending struct {
+	path, tmp string
+	done      bool
+}
+
+// Prepare writes the bytes produced by write to a temporary file next to
+// path (see Write), flushed, fsynced and closed, and returns it pending:
+// path is not touched until Commit. On any failure, a panic in write
+// included, the temporary file is removed. Stale temporary files of the
+// same target are removed first (see Write). A nil write panics.
+func Prepare(path string, write func(w io.Writer) error) (p *Pending, err error) {
+	if write == nil {
+		panic("atomicfile: Prepare of " + path + " with a nil write function")
+	}
+	fail := func(err error) error { return &fs.PathError{Op: "write", Path: path, Err: err} }
+	dir, base, err := split(path)
+	if err != nil {
+		return nil, fail(err)
 	}
 	perm := fs.FileMode(0o644)
 	if st, statErr := os.Stat(path); statErr == nil {
 		if st.IsDir() {
-			return fail(syscall.EISDIR)
+			return nil, fail(syscall.EISDIR)
 		}
 		perm = st.Mode().Perm()
 	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	RemoveStale(path)
+	f, err := createTemp(dir, base)
 	if err != nil {
-		return fail(err)
+		return nil, fail(err)
 	}
 	tmp := f.Name()
 	done := false
@@ -60,29 +98,188 @@ func Write(path string, write func(w io.Writer) error) (err error) {
 	}()
 	bw := bufio.NewWriterSize(f, 1<<16)
 	if err := write(bw); err != nil {
-		return fail(err)
+		return nil, fail(err)
 	}
 	if err := bw.Flush(); err != nil {
-		return fail(err)
+		return nil, fail(err)
 	}
 	if err := f.Chmod(perm); err != nil {
-		return fail(err)
+		return nil, fail(err)
 	}
 	if err := f.Sync(); err != nil {
-		return fail(err)
+		return nil, fail(err)
 	}
 	if err := f.Close(); err != nil {
-		return fail(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fail(err)
+		_ = os.Remove(tmp)
+		done = true
+		return nil, fail(err)
 	}
 	done = true
+	return &Pending{path: path, tmp: tmp}, nil
+}
+
+// Path returns the target of the pending content.
+func (p *Pending) Path() string { return p.path }
+
+// Commit renames the pending content over its target and syncs the
+// directory (best effort). After a failed rename the temporary file is
+// removed and the target is untouched. Commit after Commit or Discard
+// is an error.
+func (p *Pending) Commit() error {
+	if p.done {
+		return &fs.PathError{Op: "write", Path: p.path, Err: errors.New("pending content already committed or discarded")}
+	}
+	p.done = true
+	if err := os.Rename(p.tmp, p.path); err != nil {
+		_ = os.Remove(p.tmp)
+		return &fs.PathError{Op: "write", Path: p.path, Err: err}
+	}
 	// Make the rename durable. Not every platform can sync a directory;
 	// the data itself is already on disk, so failures here are ignored.
-	if d, derr := os.Open(dir); derr == nil {
+	if d, derr := os.Open(filepath.Dir(p.path)); derr == nil {
 		_ = d.Sync()
 		_ = d.Close()
 	}
 	return nil
+}
+
+// Discard removes the pending content; the target is untouched. It does
+// nothing after Commit or Discard, and on a nil Pending.
+func (p *Pending) Discard() {
+	if p == nil || p.done {
+		return
+	}
+	p.done = true
+	_ = os.Remove(p.tmp)
+}
+
+// CommitAll commits the pending contents in order (nil entries are
+// skipped). When a commit fails, the later ones are discarded and the error
+// is returned: the targets committed before it are replaced, the others are
+// not.
+func CommitAll(ps ...*Pending) error {
+	for i, p := range ps {
+		if p == nil {
+			continue
+		}
+		if err := p.Commit(); err != nil {
+			for _, q := range ps[i+1:] {
+				q.Discard()
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// CheckWritable reports whether Write could replace or create the file at
+// path, without touching it: path names a file (not a directory) in an
+// existing directory in which a file can be created. The check creates
+// and removes a temporary file of Write's naming in that directory. Errors
+// are *fs.PathError values naming path.
+func CheckWritable(path string) error {
+	fail := func(err error) error { return &fs.PathError{Op: "write", Path: path, Err: err} }
+	dir, base, err := split(path)
+	if err != nil {
+		return fail(err)
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fail(syscall.EISDIR)
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return fail(err)
+	}
+	if !st.IsDir() {
+		return fail(syscall.ENOTDIR)
+	}
+	f, err := createTemp(dir, base)
+	if err != nil {
+		return fail(err)
+	}
+	name := f.Name()
+	_ = f.Close()
+	if err := os.Remove(name); err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// RemoveStale removes the temporary files that Write and Prepare leave
+// behind for the target path when their process is killed: regular files
+// named ".NAME.tmp-DIGITS" (NAME the base name of path, DIGITS the decimal
+// suffix of at most 10 digits that Write uses) in path's directory, last
+// modified at least StaleAge ago. Nothing else is touched, and errors
+// (an unreadable directory, a file that vanished) are ignored: cleaning is
+// best effort. Write and Prepare call it.
+func RemoveStale(path string) {
+	dir, base, err := split(path)
+	if err != nil {
+		return
+	}
+	prefix := "." + base + ".tmp-"
+	d, err := os.Open(dir)
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	now := time.Now()
+	for {
+		ents, err := d.ReadDir(1024)
+		for _, e := range ents {
+			name := e.Name()
+			if !isTempName(name, prefix) || !e.Type().IsRegular() {
+				continue
+			}
+			info, err := e.Info()
+			if err != nil || !info.Mode().IsRegular() || now.Sub(info.ModTime()) < StaleAge {
+				continue
+			}
+			_ = os.Remove(filepath.Join(dir, name))
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// isTempName reports whether name is prefix followed by 1 to 10 decimal
+// digits (a uint32 in decimal, as createTemp writes it).
+func isTempName(name, prefix string) bool {
+	s, ok := strings.CutPrefix(name, prefix)
+	if !ok || len(s) == 0 || len(s) > 10 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// createTemp creates a new file ".BASE.tmp-DIGITS" in dir, mode 0600, with
+// DIGITS a random uint32 in decimal.
+func createTemp(dir, base string) (*os.File, error) {
+	for try := 0; ; try++ {
+		name := filepath.Join(dir, "."+base+".tmp-"+strconv.FormatUint(uint64(rand.Uint32()), 10))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if os.IsExist(err) && try < 10000 {
+			continue
+		}
+		return f, err
+	}
+}
+
+// split returns the directory ("." for a bare name) and the base name of
+// path, and an error when path names no file.
+func split(path string) (dir, base string, err error) {
+	dir, base = filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	if base == "" || base == "." || base == ".." {
+		return "", "", errors.New("not a file name")
+	}
+	return dir, base, nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -102,4 +103,148 @@ func TestWrite(t *testing.T) {
 	t.Chdir(dir)
 	require.NoError(t, Write("rel.txt", writeString("rel")))
 	require.Equal(t, "rel", readFile(t, "rel.txt"))
+}
+
+// TestWriteRemovesStaleTempFilesOfItsTarget: temporary files left by an
+// interrupted writer (".NAME.tmp-DIGITS", older than StaleAge) are removed
+// by the next write of NAME; anything else is left alone.
+func TestWriteRemovesStaleTempFilesOfItsTarget(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "model.npz")
+	old := time.Now().Add(-2 * StaleAge)
+	mk := func(name string, age time.Time) {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte("partial"), 0o600))
+		require.NoError(t, os.Chtimes(p, age, age))
+	}
+	stale := []string{".model.npz.tmp-1", ".model.npz.tmp-4294967295", ".model.npz.tmp-0042"}
+	for _, name := range stale {
+		mk(name, old)
+	}
+	kept := []string{
+		".model.npz.tmp-12345678901", // 11 digits: not our naming
+		".model.npz.tmp-12a",
+		".model.npz.tmp-",
+		".model.npz.tmp-7x",
+		".other.npz.tmp-123", // another target
+		"model.npz.tmp-123",  // no leading dot
+		".model.npz.tmp-99",  // young: may be a concurrent writer's
+		"model.npz.bak",
+	}
+	for _, name := range kept {
+		age := old
+		if name == ".model.npz.tmp-99" {
+			age = time.Now()
+		}
+		mk(name, age)
+	}
+	// A directory and a symbolic link with our naming are not files we
+	// wrote: left alone.
+	require.NoError(t, os.Mkdir(filepath.Join(dir, ".model.npz.tmp-5"), 0o755))
+	require.NoError(t, os.Symlink("model.npz.bak", filepath.Join(dir, ".model.npz.tmp-6")))
+	kept = append(kept, ".model.npz.tmp-5", ".model.npz.tmp-6")
+
+	require.NoError(t, Write(path, writeString("new")))
+	want := append([]string{"model.npz"}, kept...)
+	require.ElementsMatch(t, want, listDir(t, dir))
+	require.Equal(t, "new", readFile(t, path))
+
+	// A checkpoint-style rewrite cleans too (and a failed write as well:
+	// cleaning precedes writing).
+	mk(".model.npz.tmp-77", old)
+	require.Error(t, Write(path, func(io.Writer) error { return errors.New("boom") }))
+	require.ElementsMatch(t, want, listDir(t, dir))
+}
+
+func TestPrepareCommitAndDiscard(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.txt"), filepath.Join(dir, "b.txt")
+	require.NoError(t, os.WriteFile(a, []byte("old a"), 0o600))
+
+	pa, err := Prepare(a, writeString("new a"))
+	require.NoError(t, err)
+	pb, err := Prepare(b, writeString("new b"))
+	require.NoError(t, err)
+	require.Equal(t, a, pa.Path())
+	// Nothing is in place before the commit.
+	require.Equal(t, "old a", readFile(t, a))
+	_, err = os.Stat(b)
+	require.ErrorIs(t, err, fs.ErrNotExist)
+
+	require.NoError(t, CommitAll(pa, nil, pb))
+	require.Equal(t, "new a", readFile(t, a))
+	require.Equal(t, "new b", readFile(t, b))
+	st, err := os.Stat(a)
+	require.NoError(t, err)
+	require.Equal(t, fs.FileMode(0o600), st.Mode().Perm(), "the replaced file keeps its mode")
+	require.ElementsMatch(t, []string{"a.txt", "b.txt"}, listDir(t, dir))
+	require.Error(t, pa.Commit(), "a second commit")
+
+	// Discard leaves the target and removes the temporary file.
+	pd, err := Prepare(a, writeString("discarded"))
+	require.NoError(t, err)
+	pd.Discard()
+	pd.Discard()
+	(*Pending)(nil).Discard()
+	require.Error(t, pd.Commit())
+	require.Equal(t, "new a", readFile(t, a))
+	require.ElementsMatch(t, []string{"a.txt", "b.txt"}, listDir(t, dir))
+
+	// A failing commit discards the later ones: the first target is
+	// replaced, the ones after the failure are not, and no temporary file
+	// remains.
+	p1, err := Prepare(a, writeString("third a"))
+	require.NoError(t, err)
+	p2, err := Prepare(filepath.Join(dir, "c.txt"), writeString("c"))
+	require.NoError(t, err)
+	p3, err := Prepare(b, writeString("third b"))
+	require.NoError(t, err)
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "c.txt"), 0o755)) // the rename now fails
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "c.txt", "x"), nil, 0o600))
+	require.Error(t, CommitAll(p1, p2, p3))
+	require.Equal(t, "third a", readFile(t, a))
+	require.Equal(t, "new b", readFile(t, b))
+	require.ElementsMatch(t, []string{"a.txt", "b.txt", "c.txt"}, listDir(t, dir))
+
+	// Prepare fails like Write, leaving nothing behind.
+	_, err = Prepare(a, func(io.Writer) error { return errors.New("boom") })
+	require.ErrorContains(t, err, "boom")
+	require.ElementsMatch(t, []string{"a.txt", "b.txt", "c.txt"}, listDir(t, dir))
+	require.PanicsWithValue(t, "atomicfile: Prepare of "+a+" with a nil write function", func() { _, _ = Prepare(a, nil) })
+}
+
+func TestCheckWritable(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f.txt")
+	require.NoError(t, os.WriteFile(file, []byte("x"), 0o600))
+	require.NoError(t, CheckWritable(filepath.Join(dir, "new.txt")))
+	require.NoError(t, CheckWritable(file))
+	require.Equal(t, []string{"f.txt"}, listDir(t, dir), "the check leaves nothing behind")
+
+	var pe *fs.PathError
+	for _, c := range []struct {
+		path string
+		err  error
+	}{
+		{filepath.Join(dir, "missing", "x.txt"), fs.ErrNotExist},
+		{filepath.Join(file, "x.txt"), syscall.ENOTDIR},
+		{dir, syscall.EISDIR},
+		{dir + "/", nil},
+	} {
+		err := CheckWritable(c.path)
+		require.Error(t, err, c.path)
+		require.ErrorAs(t, err, &pe)
+		require.Equal(t, c.path, pe.Path)
+		if c.err != nil {
+			require.ErrorIs(t, err, c.err, c.path)
+		}
+	}
+	if os.Geteuid() != 0 { // root writes anywhere
+		ro := filepath.Join(dir, "ro")
+		require.NoError(t, os.Mkdir(ro, 0o555))
+		require.ErrorIs(t, CheckWritable(filepath.Join(ro, "x.txt")), fs.ErrPermission)
+	}
+	t.Chdir(dir)
+	require.NoError(t, CheckWritable("rel.txt"))
 }

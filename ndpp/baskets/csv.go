@@ -28,6 +28,9 @@ type CSVOptions struct {
 	MaxSize int
 	// Comma is the field separator (default ',').
 	Comma rune
+	// Tokens says which item tokens a growing vocabulary takes as items
+	// (see Tokens; the zero value takes any).
+	Tokens Tokens
 }
 
 type csvState struct {
@@ -64,8 +67,13 @@ type csvState struct {
 // trimmed of spaces (and a leading byte-order mark); rows where the basket
 // or item field is empty are skipped and counted in Stats.Empty.
 // Duplicate items in a basket are removed as in the line format.
+// NewCSVReader panics if r is nil.
 func NewCSVReader(r io.Reader, opt CSVOptions) (*Reader, error) {
+	if r == nil {
+		panic("baskets: NewCSVReader with a nil io.Reader")
+	}
 	br := newReader(readerName(r), opt.Vocab, opt.Grow, 0, opt.N, opt.MaxSize)
+	br.tokens.rule = opt.Tokens
 	if err := br.checkOptions(); err != nil {
 		return nil, err
 	}
@@ -205,6 +213,9 @@ func (r *Reader) nextCSV(st *csvState) ([]int, error) {
 
 // finishCSV resolves the open basket; nil, nil means it was skipped.
 func (r *Reader) finishCSV(st *csvState) ([]int, error) {
+	if err := r.checkTokens(st.toks, st.curLine, st.lines); err != nil {
+		return nil, err
+	}
 	b, bad, reason := r.resolve(st.toks)
 	if reason != "" {
 		return nil, fmt.Errorf("baskets: %s:%d: bad item token %q: %s", r.name, st.lines[bad], st.toks[bad], reason)

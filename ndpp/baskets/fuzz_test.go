@@ -3,6 +3,7 @@ package baskets
 import (
 	"bytes"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -229,5 +230,83 @@ func FuzzCSVReader(f *testing.F) {
 		}
 		require.Equal(t, io.EOF, err, "the reference reads the input as %v", ref)
 		require.Equal(t, ref, got, "baskets against the reference")
+	})
+}
+
+// readTokens reads every basket with a growing vocabulary and returns the
+// baskets as tokens, and the first error other than io.EOF.
+func readTokens(data []byte, opt LineOptions) ([][]string, error) {
+	voc, _ := ndpp.NewVocab(nil)
+	opt.Vocab, opt.Grow = voc, true
+	r := NewLineReader(bytes.NewReader(data), opt)
+	out := [][]string{}
+	for {
+		b, err := r.Next()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		toks := make([]string, len(b))
+		for i, row := range b {
+			toks[i] = voc.Token(row)
+		}
+		out = append(out, toks)
+	}
+}
+
+// FuzzTokenRules checks the token rules of a growing vocabulary against
+// AnyTokens: IntTokens reads the same baskets up to its first refusal, and
+// refuses exactly when a basket holds a token that is not a non-negative
+// integer (AutoTokens: when the first basket's tokens all are); Header
+// reads the baskets of the input without its first line with tokens.
+func FuzzTokenRules(f *testing.F) {
+	f.Add([]byte("1 2 3\n4,5\t6\r\n\n7 7 8\n"))
+	f.Add([]byte("a b\n1 2\n"))
+	f.Add([]byte("1 2\n3 NaN\n"))
+	f.Add([]byte("\ufeffx\n\n 1 -2\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		all, err := readTokens(data, LineOptions{})
+		if err != nil {
+			return // a line too long or another reading error, the same for every rule
+		}
+		firstBad := -1
+		for i, b := range all {
+			for _, tok := range b {
+				if !isUint([]byte(tok)) && firstBad < 0 {
+					firstBad = i
+				}
+			}
+		}
+		ints, err := readTokens(data, LineOptions{Tokens: IntTokens})
+		if firstBad < 0 {
+			require.NoError(t, err)
+			require.Equal(t, all, ints)
+		} else {
+			require.ErrorIs(t, err, ErrNotInteger)
+			require.Equal(t, all[:firstBad], ints)
+		}
+		auto, err := readTokens(data, LineOptions{Tokens: AutoTokens})
+		switch {
+		case firstBad > 0 || (firstBad < 0 && len(all) > 0):
+			// The first basket is all integers: AutoTokens is IntTokens.
+			if firstBad < 0 {
+				require.NoError(t, err)
+			} else {
+				require.ErrorIs(t, err, ErrNotInteger)
+			}
+			require.Equal(t, ints, auto)
+		case firstBad == 0 && errors.Is(err, ErrHeader):
+			require.Len(t, auto, 1, "the header is reported when the second basket is read")
+		default:
+			require.NoError(t, err)
+			require.Equal(t, all, auto)
+		}
+		if len(all) > 0 {
+			hdr, err := readTokens(data, LineOptions{Header: true})
+			require.NoError(t, err)
+			require.Equal(t, all[1:], hdr)
+		}
 	})
 }

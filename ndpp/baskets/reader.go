@@ -31,6 +31,12 @@ type LineOptions struct {
 	// MaxSize, if > 0, skips baskets with more items (after removing
 	// duplicates); they are counted in Stats.Skipped.
 	MaxSize int
+	// Header skips the first line with tokens: a header naming the
+	// columns, not a basket.
+	Header bool
+	// Tokens says which tokens a growing vocabulary takes as items (see
+	// Tokens; the zero value takes any).
+	Tokens Tokens
 }
 
 // Stats counts what a Reader has seen so far.
@@ -58,6 +64,8 @@ type Reader struct {
 	last    int   // line of the last basket returned
 	stats   Stats
 	lineBuf []byte
+	header  bool // skip the first line with tokens (LineOptions.Header)
+	tokens  tokenState
 
 	// resolve state
 	vocab   *ndpp.Vocab
@@ -89,10 +97,16 @@ type Reader struct {
 //
 // Options that make no sense (Base other than 0 or 1, negative N or
 // MaxSize, Grow without Vocab) are reported by the first call to Next.
+// NewLineReader panics if r is nil.
 func NewLineReader(r io.Reader, opt LineOptions) *Reader {
+	if r == nil {
+		panic("baskets: NewLineReader with a nil io.Reader")
+	}
 	br := newReader(readerName(r), opt.Vocab, opt.Grow, opt.Base, opt.N, opt.MaxSize)
 	br.br = bufio.NewReaderSize(r, 1<<16)
 	br.next = br.nextLine
+	br.header = opt.Header
+	br.tokens.rule = opt.Tokens
 	if opt.Vocab == nil && opt.Base != 0 && opt.Base != 1 {
 		br.err = fmt.Errorf("baskets: %s: LineOptions.Base = %d; want 0 or 1", br.name, opt.Base)
 	}
@@ -114,6 +128,8 @@ func (r *Reader) checkOptions() error {
 		return fmt.Errorf("baskets: %s: MaxSize = %d; want MaxSize ≥ 0 (0: no limit)", r.name, r.maxSize)
 	case r.grow && r.vocab == nil:
 		return fmt.Errorf("baskets: %s: Grow needs a Vocab (use ndpp.NewVocab(nil) for an empty one)", r.name)
+	case r.tokens.rule < AnyTokens || r.tokens.rule > AutoTokens:
+		return fmt.Errorf("baskets: %s: Tokens = %d; want AnyTokens, IntTokens or AutoTokens", r.name, int(r.tokens.rule))
 	}
 	return nil
 }
@@ -257,6 +273,13 @@ func (r *Reader) nextLine() ([]int, error) {
 		if len(r.toks) == 0 {
 			r.stats.Empty++
 			continue
+		}
+		if r.header {
+			r.header = false
+			continue
+		}
+		if err := r.checkTokens(r.toks, r.line, nil); err != nil {
+			return nil, err
 		}
 		b, bad, reason := r.resolve(r.toks)
 		if reason != "" {

@@ -64,7 +64,7 @@ func decodeKernel(r io.ReaderAt, size int64) (Kernel, error) {
 	if !ok {
 		return Kernel{}, errors.New("missing array C")
 	}
-	ca, err := readNPYEntry(cf)
+	ca, err := readNPYEntry(cf, nil)
 	if err != nil {
 		return Kernel{}, fmt.Errorf("array C: %w", err)
 	}

@@ -113,13 +113,13 @@ type npyArray struct {
 
 var npyMagic = []byte("\x93NUMPY")
 
-func readNPYEntry(f *zip.File) (*npyArray, error) {
+func readNPYEntry(f *zip.File, reserve func(count, bytes uint64) error) (*npyArray, error) {
 	rc, err := f.Open()
 	if err != nil {
 		return nil, fmt.Errorf("cannot open zip entry: %w", err)
 	}
 	defer rc.Close()
-	return readNPY(rc, f.UncompressedSize64)
+	return readNPY(rc, f.UncompressedSize64, reserve)
 }
 
 // NPYHeader is what the header of an .npy stream says about its data: the
@@ -199,8 +199,10 @@ func readNPYHeader(r io.Reader, size uint64) (*npyArray, uint64, error) {
 }
 
 // readNPY decodes an .npy stream whose total length is declared as size
-// bytes. It never allocates more than the data actually present.
-func readNPY(r io.Reader, size uint64) (*npyArray, error) {
+// bytes. It never allocates more than the data actually present. reserve,
+// when not nil, is called with the element count and data bytes that the
+// header declares before any data is read; its error stops the reading.
+func readNPY(r io.Reader, size uint64, reserve func(count, bytes uint64) error) (*npyArray, error) {
 	a, hl, err := readNPYHeader(r, size)
 	if err != nil {
 		return nil, err
@@ -216,6 +218,11 @@ func readNPY(r io.Reader, size uint64) (*npyArray, error) {
 	want := count * uint64(a.size)
 	if avail := size - hl; want > avail {
 		return nil, fmt.Errorf("truncated data: shape %s of %s needs %d bytes, entry has %d", shapeString(a.shape), a.descr, want, avail)
+	}
+	if reserve != nil {
+		if err := reserve(count, want); err != nil {
+			return nil, err
+		}
 	}
 	// Read one byte more than needed so that the zip reader reaches the end
 	// of the entry (and verifies its CRC) and trailing garbage is detected.

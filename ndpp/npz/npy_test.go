@@ -49,7 +49,7 @@ func TestNPYHeaderMatchesEarlierWriter(t *testing.T) {
 		for _, s := range shape {
 			count *= s
 		}
-		a, err := readNPY(bytes.NewReader(got), uint64(len(got)))
+		a, err := readNPY(bytes.NewReader(got), uint64(len(got)), nil)
 		if count == 0 {
 			require.NoError(t, err, "header of %s %v", descr, shape)
 			require.Equal(t, shape, a.shape)

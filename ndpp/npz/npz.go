@@ -2,6 +2,8 @@ package npz
 
 import (
 	"archive/zip"
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/ndpp-go/ndpp/internal/atomicfile"
+	"github.com/ndpp-go/ndpp/internal/memlimit"
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
@@ -18,6 +21,16 @@ import (
 // the arrays). Errors name the file and the problem: a missing array, a
 // wrong dtype or shape, a truncated or corrupt archive, an invalid model
 // such as a C that is not skew-symmetric.
+//
+// No entry is inflated beyond the size its zip header declares, and an
+// archive whose arrays, as their NPY headers declare them, would need more
+// memory decoded into a model than the process's budget (NDPP_MAX_MEMORY,
+// else 3/4 of the machine's or the process's memory limit) is refused
+// before the data of the array that crosses it is inflated, with an error
+// naming the need and the budget. An entry whose name in the zip central
+// directory differs from the one in its local header is refused, so that a
+// corrupt name cannot drop an optional array (the zip CRC-32 covers the
+// entries' data, not their names).
 //
 // Reading accepts float32 as well as float64 (converted exactly), ids of any
 // integer width, little- and big-endian data, C and Fortran order, NPY
@@ -180,6 +193,11 @@ func decode(r io.ReaderAt, size int64) (*ndpp.Model, error) {
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
 		return nil, fmt.Errorf("not a valid .npz (zip) archive: %w", err)
 	}
+	for _, f := range zr.File {
+		if err := checkLocalName(r, f); err != nil {
+			return nil, err
+		}
+	}
 	entries := make(map[string]*zip.File)
 	var names []string
 	for _, f := range zr.File {
@@ -195,12 +213,32 @@ func decode(r io.ReaderAt, size int64) (*ndpp.Model, error) {
 		entries[key] = f
 		names = append(names, key)
 	}
+	// Each entry is inflated no further than its declared size (readNPY),
+	// and before its data is read, the memory of the arrays so far — their
+	// bytes and, per element, the decoded float64 and the model's copies
+	// (three for V and B: the decoded array, the model's rows, B's rows
+	// times C) — is checked against the budget.
+	need := int64(0)
+	reserve := func(key string) func(count, bytes uint64) error {
+		copies := uint64(2)
+		if key == "V" || key == "B" {
+			copies = 3
+		}
+		return func(count, bytes uint64) error {
+			if count > math.MaxInt64/32 || bytes > math.MaxInt64/2 {
+				need = -1
+			} else {
+				need = memlimit.Sum(need, int64(bytes), memlimit.Bytes(int64(count), 8, int64(copies)))
+			}
+			return memlimit.Check(fmt.Sprintf("decoding the model's arrays (up to %s)", key), need)
+		}
+	}
 	get := func(key string) (*npyArray, error) {
 		f, ok := entries[key]
 		if !ok {
 			return nil, nil
 		}
-		a, err := readNPYEntry(f)
+		a, err := readNPYEntry(f, reserve(key))
 		if err != nil {
 			return nil, fmt.Errorf("array %s: %w", key, err)
 		}
@@ -317,3 +355,38 @@ func decode(r io.ReaderAt, size int64) (*ndpp.Model, error) {
 }
 
 func sameBits(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
+
+// checkLocalName compares the name of a zip entry in the central directory
+// (which archive/zip reads) with the one in the entry's local header, which
+// the archive repeats: a corrupt name in the central directory would
+// otherwise turn an array such as D or ids into an ignored entry, and the
+// file would load as a different model. The local header is found by its
+// signature and lengths just before the entry's data; an archive in which
+// it cannot be found is not checked.
+func checkLocalName(r io.ReaderAt, f *zip.File) error {
+	data, err := f.DataOffset()
+	if err != nil {
+		return fmt.Errorf("zip entry %q: %w", f.Name, err)
+	}
+	const hdr = 30 // local header without name and extra field
+	window := min(data, int64(hdr+len(f.Name)+1024))
+	buf := make([]byte, window)
+	if _, err := r.ReadAt(buf, data-window); err != nil {
+		return fmt.Errorf("zip entry %q: %w", f.Name, err)
+	}
+	for h := int(window) - hdr; h >= 0; h-- {
+		if !bytes.Equal(buf[h:h+4], []byte("PK\x03\x04")) {
+			continue
+		}
+		n := int(binary.LittleEndian.Uint16(buf[h+26:]))
+		m := int(binary.LittleEndian.Uint16(buf[h+28:]))
+		if h+hdr+n+m != int(window) {
+			continue
+		}
+		if local := string(buf[h+hdr : h+hdr+n]); local != f.Name {
+			return fmt.Errorf("corrupt archive: an entry is named %q in the central directory but %q in its local header", f.Name, local)
+		}
+		return nil
+	}
+	return nil
+}

@@ -13,12 +13,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/mat"
 
+	"github.com/ndpp-go/ndpp/internal/memlimit"
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
@@ -696,4 +700,103 @@ func fortranOrder(x []float64, r, c int) []float64 {
 		}
 	}
 	return out
+}
+
+// TestLoadRefusesArchivesBeyondTheMemoryBudget: an archive whose declared
+// sizes exceed the memory budget (a deflated array of zeros inflating to
+// gigabytes, here a small budget) is refused before it is inflated.
+func TestLoadRefusesArchivesBeyondTheMemoryBudget(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.npz")
+	m := ndpp.Random(2000, 20, 1, ndpp.RandomOptions{})
+	require.NoError(t, Save(path, m))
+	memlimit.Set(512 << 10)
+	defer memlimit.Set(0)
+	_, err := Load(path)
+	var me *memlimit.Error
+	require.ErrorAs(t, err, &me)
+	require.Contains(t, err.Error(), "m.npz")
+	memlimit.Set(64 << 20)
+	got, err := Load(path)
+	require.NoError(t, err)
+	require.Equal(t, m.N(), got.N())
+}
+
+// TestLoadRefusesADeflatedArrayOfZerosBeyondTheBudget: a small archive
+// whose deflated float32 array of zeros would decode to hundreds of
+// megabytes is refused from its header, before the data is inflated.
+func TestLoadRefusesADeflatedArrayOfZerosBeyondTheBudget(t *testing.T) {
+	const n, d = 8192, 1024 // 32 MiB of float32, 192 MiB decoded with the model's copies
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	w, err := zw.CreateHeader(&zip.FileHeader{Name: "V.npy", Method: zip.Deflate})
+	require.NoError(t, err)
+	_, err = w.Write(appendNPYHeader(nil, "<f4", []int{n, d}))
+	require.NoError(t, err)
+	_, err = w.Write(make([]byte, n*d*4))
+	require.NoError(t, err)
+	w, err = zw.CreateHeader(&zip.FileHeader{Name: "C.npy", Method: zip.Deflate})
+	require.NoError(t, err)
+	_, err = w.Write(appendNPYHeader(nil, "<f4", []int{d, d}))
+	require.NoError(t, err)
+	_, err = w.Write(make([]byte, d*d*4))
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	require.Less(t, buf.Len(), 1<<20)
+
+	memlimit.Set(64 << 20)
+	defer memlimit.Set(0)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = Read(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	runtime.ReadMemStats(&after)
+	var me *memlimit.Error
+	require.ErrorAs(t, err, &me)
+	require.Contains(t, err.Error(), "more than the limit of 64 MiB")
+	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(8<<20), "inflated before refusing")
+}
+
+// TestLoadNeverReturnsAChangedModelAfterAByteFlip: every single-byte change
+// of a model file (with a diagonal and ids; shared, with a vocabulary) is
+// refused or loads the same model (a byte that no reader looks at, such as
+// a timestamp). A changed entry name in the zip central directory, which
+// would drop an optional array, is caught by the local header's copy.
+func TestLoadNeverReturnsAChangedModelAfterAByteFlip(t *testing.T) {
+	ids := make([]int64, 6)
+	for i := range ids {
+		ids[i] = int64(10 + i)
+	}
+	m0 := ndpp.Random(6, 2, 3, ndpp.RandomOptions{Diag: 0.5})
+	v, b, _, c := m0.Rows()
+	withIDs, err := ndpp.NewFromRows(6, 2, v, b, c, ndpp.WithDiag(m0.Diag()), ndpp.WithIDs(ids))
+	require.NoError(t, err)
+	voc, err := ndpp.NewVocab([]string{"a", "bb", "c", "dd", "e", "ff"})
+	require.NoError(t, err)
+	shared, err := ndpp.NewFromRows(6, 2, v, nil, c, ndpp.WithVocab(voc))
+	require.NoError(t, err)
+	for _, m := range []*ndpp.Model{withIDs, shared} {
+		var buf bytes.Buffer
+		require.NoError(t, Write(&buf, m))
+		data := buf.Bytes()
+		same := func(got *ndpp.Model) bool {
+			sameVocab := (got.Vocab() == nil) == (m.Vocab() == nil)
+			if sameVocab && m.Vocab() != nil {
+				sameVocab = slices.Equal(got.Vocab().Tokens(), m.Vocab().Tokens())
+			}
+			return mat.Equal(got.V(), m.V()) && mat.Equal(got.B(), m.B()) && mat.Equal(got.C(), m.C()) &&
+				got.Shared() == m.Shared() && slices.Equal(got.Diag(), m.Diag()) && slices.Equal(got.IDs(), m.IDs()) && sameVocab
+		}
+		silent := 0
+		for k := range data {
+			for _, x := range []byte{0x01, 0x80, 0xff} {
+				bad := bytes.Clone(data)
+				bad[k] ^= x
+				got, err := Read(bytes.NewReader(bad), int64(len(bad)))
+				if err == nil && !same(got) {
+					silent++
+					t.Errorf("byte %d of %d flipped by 0x%02x loads a different model", k, len(data), x)
+				}
+			}
+		}
+		require.Zero(t, silent)
+	}
 }

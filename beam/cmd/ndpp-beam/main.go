@@ -1,0 +1,189 @@
+// Command ndpp-beam runs ndpp's batch work as Apache Beam pipelines:
+//
+//	ndpp-beam score --model M.npz --input GLOB --output PREFIX [--recommend N]
+//	ndpp-beam learn --data GLOB --d D --steps T --out M.npz
+//
+// Beam's own flags select the runner: in process on Prism by default
+// (--runner=prism), or --runner=universal --endpoint=HOST:PORT for a
+// portable job server (Flink, Spark, an external Prism), --runner=dataflow
+// for Google Cloud Dataflow. See the README's "Scaling out" section and
+// package pipelines.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
+
+	"github.com/ndpp-go/ndpp/beam/pipelines"
+	"github.com/ndpp-go/ndpp/learn"
+)
+
+const usage = `usage: ndpp-beam <command> [flags] [Beam flags]
+
+commands:
+  score   score basket files with a model: the lines of ndpp-bench score, one output file per shard
+  learn   the offline learner's full-batch mode, one pipeline run per step
+
+Beam flags: --runner (prism, the default, in process; universal with --endpoint and
+--environment_type; flink, spark, dataflow), --job_name, ... ('ndpp-beam <command> -h' lists them).
+`
+
+func main() {
+	os.Exit(run(os.Args, os.Stderr))
+}
+
+func run(args []string, stderr io.Writer) int {
+	if len(args) < 2 || strings.HasPrefix(args[1], "-") {
+		// Started as a Beam worker (the runner passes only flags): Init
+		// runs the worker harness and does not return.
+		flag.Parse()
+		beam.Init()
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	cmd := args[1]
+	os.Args = append([]string{args[0] + " " + cmd}, args[2:]...)
+	var err error
+	switch cmd {
+	case "score":
+		err = runScore(stderr)
+	case "learn":
+		err = runLearn(stderr)
+	case "help":
+		fmt.Fprint(stderr, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "ndpp-beam: unknown command %q\n%s", cmd, usage)
+		return 2
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "ndpp-beam %s: %v\n", cmd, err)
+		return 1
+	}
+	return 0
+}
+
+// formatFlags are the basket-file flags of ndpp-bench.
+func formatFlags() *pipelines.BasketFormat {
+	f := &pipelines.BasketFormat{}
+	flag.StringVar(&f.Format, "format", "lines", "basket file format: lines (one basket per line) or csv (one row per item, with --basket-col and --item-col)")
+	flag.StringVar(&f.BasketCol, "basket-col", "", "csv: header of the basket id column")
+	flag.StringVar(&f.ItemCol, "item-col", "", "csv: header of the item column")
+	flag.StringVar(&f.Comma, "comma", ",", "csv: field separator (one character)")
+	flag.IntVar(&f.MaxSize, "max-size", 0, "skip baskets with more items (0 = no limit)")
+	return f
+}
+
+func usageError(format string, a ...any) error {
+	flag.Usage()
+	return fmt.Errorf(format, a...)
+}
+
+func runScore(stderr io.Writer) error {
+	var opt pipelines.ScoreOptions
+	flag.StringVar(&opt.Model, "model", "", "model file (.npz) on a filesystem the workers read (required)")
+	flag.StringVar(&opt.Input, "input", "", "glob of basket files (required)")
+	flag.StringVar(&opt.Output, "output", "", "output prefix: files PREFIX-SSSSS-of-NNNNN (required)")
+	flag.IntVar(&opt.Recommend, "recommend", 0, "emit the top N next-item recommendations instead of log-likelihoods")
+	flag.BoolVar(&opt.JSON, "json", false, "JSON lines, as ndpp-bench --json")
+	flag.IntVar(&opt.Shards, "shards", 1, "parts each file is read in, and output files")
+	flag.IntVar(&opt.ChunkSize, "chunk-size", pipelines.DefaultChunkSize, "baskets scored together")
+	format := formatFlags()
+	flag.Parse()
+	beam.Init()
+	if opt.Model == "" || opt.Input == "" || opt.Output == "" {
+		return usageError("--model, --input and --output are required")
+	}
+	if opt.Shards < 1 || opt.ChunkSize < 1 || opt.Recommend < 0 {
+		return usageError("--shards and --chunk-size must be ≥ 1, --recommend ≥ 0")
+	}
+	opt.Format = *format
+	ctx := context.Background()
+	p, s := beam.NewPipelineWithRoot()
+	if _, err := pipelines.Score(ctx, s, opt); err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := beamx.Run(ctx, p); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "ndpp-beam score: done in %.2fs, output %s\n", time.Since(start).Seconds(), pipelines.ShardName(opt.Output, 0, opt.Shards))
+	return nil
+}
+
+func runLearn(stderr io.Writer) error {
+	var opt pipelines.LearnOptions
+	l := &opt.Learner
+	var out string
+	var diag, quiet bool
+	flag.StringVar(&opt.Data, "data", "", "glob of basket files, all training baskets (required)")
+	flag.IntVar(&l.D, "d", 30, "rank parameter d")
+	flag.IntVar(&opt.Steps, "steps", 0, "full-batch steps, one pipeline run each (required)")
+	flag.StringVar(&out, "out", "", "write the learned model to this .npz file (required)")
+	flag.Uint64Var(&l.Seed, "seed", 1, "seed of the initialisation")
+	flag.BoolVar(&l.Shared, "shared", false, "B = V")
+	flag.BoolVar(&diag, "diag", true, "learn the kernel with a diagonal, L = D + VᵀV + BᵀCB (false: L = VᵀV + BᵀCB)")
+	flag.Float64Var(&l.LR, "lr", 0, "learning rate (default 0.006·√(baskets/800))")
+	flag.Float64Var(&l.DiagLR, "diag-lr", 0, "with --diag: learning rate of the diagonal (default --lr)")
+	flag.Float64Var(&l.RateScale, "rate-scale", 0, "with --diag: scale item i's embedding steps by min(1, √(δᵢ/rate-scale)) (default 0.1; negative: off)")
+	flag.Float64Var(&l.Alpha, "alpha", 0, "regulariser weight α of Σ‖vᵢ‖²/μᵢ")
+	flag.Float64Var(&l.Beta, "beta", 0, "regulariser weight β of Σ‖bᵢ‖²/μᵢ")
+	flag.BoolVar(&l.FixC, "fix-c", false, "keep C at its initial value")
+	flag.Float64Var(&l.Init.Scale, "init-scale", 0, "standard deviation of the initial entries of V and B (default 0.25/√d; with --diag 0.01/√d)")
+	flag.Float64Var(&l.Init.Share, "init-share", 0, "with --diag: initial E‖vᵢ‖² as a share of the item's initial δᵢ (default 0.5; negative: --init-scale as drawn)")
+	flag.IntVar(&opt.Shards, "shards", 1, "parts each file is read in (the gradient is summed per shard, then in total)")
+	flag.IntVar(&opt.ChunkSize, "chunk-size", pipelines.DefaultChunkSize, "baskets per chunk")
+	flag.StringVar(&opt.WorkDir, "work-dir", "", "directory shared by the driver and the workers for the vocabulary, the parameters and the gradients of each step (default with the in-process Prism runner: a new local temporary directory; required with other runners)")
+	flag.BoolVar(&quiet, "quiet", false, "no progress lines")
+	format := formatFlags()
+	flag.Parse()
+	beam.Init()
+	if opt.Data == "" || out == "" || opt.Steps < 1 {
+		return usageError("--data, --out and --steps ≥ 1 are required")
+	}
+	if l.D < 1 || opt.Shards < 1 || opt.ChunkSize < 1 {
+		return usageError("--d, --shards and --chunk-size must be ≥ 1")
+	}
+	l.LowRank = !diag
+	opt.Format = *format
+	if opt.WorkDir == "" {
+		if r := *runners.Runner; r != "" && r != "prism" {
+			return usageError("--work-dir is required with --runner=%s: a directory the driver and the workers share", r)
+		}
+		dir, err := os.MkdirTemp("", "ndpp-beam-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		opt.WorkDir = dir
+	}
+	start := time.Now()
+	if !quiet {
+		opt.Progress = func(step int, sum *learn.GradSum) {
+			fmt.Fprintf(stderr, "ndpp-beam learn: step %d/%d: mean basket term %.6f over %d baskets (%.1fs)\n",
+				step, opt.Steps, sum.Value/float64(sum.Baskets), sum.Baskets, time.Since(start).Seconds())
+		}
+	}
+	ctx := context.Background()
+	res, err := pipelines.Learn(ctx, beamx.Run, opt)
+	if err != nil {
+		return err
+	}
+	if err := pipelines.SaveModel(ctx, out, res.Model); err != nil {
+		return err
+	}
+	if !quiet {
+		fmt.Fprintf(stderr, "ndpp-beam learn: %d baskets over %d items, %d steps in %.1fs; model written to %s\n",
+			res.Baskets, res.Params.N, opt.Steps, time.Since(start).Seconds(), out)
+	}
+	return nil
+}
