@@ -7,6 +7,7 @@ import (
 	gblas "gonum.org/v1/gonum/blas"
 
 	"github.com/ndpp-go/ndpp/blas"
+	"github.com/ndpp-go/ndpp/ndpp"
 )
 
 // Block scoring: the products of a block of arriving items against S by
@@ -43,6 +44,7 @@ type Block struct {
 	cands      []Cand
 	u, w, p, q []float64
 	vb, bb     []float64
+	bcb        []float64 // n×d rows b_tᵀC of vector items (ScoreBlockItems)
 	zt         []float64 // ‖z_t‖ per column
 	// max |(M⁻¹)_ij|, max |(M⁻¹)_jj|, max 1/‖z_{S_j}‖ and
 	// max ‖z_{S_i}‖|(M⁻¹)_ij|‖z_{S_j}‖ (for the bounds below)
@@ -64,6 +66,9 @@ func (o *Fast) NewBlock(size int) *Block {
 		u: make([]float64, size*c), w: make([]float64, size*c),
 		p: make([]float64, size*c), q: make([]float64, size*c),
 		vb: make([]float64, size*d), bb: make([]float64, size*d), zt: make([]float64, size)}
+	if o.m == nil {
+		b.bcb = make([]float64, size*d)
+	}
 	for i := range b.cands {
 		x := &b.cands[i]
 		x.owner, x.item, x.dup = o, -1, -1
@@ -86,51 +91,125 @@ func (o *Fast) NewBlock(size int) *Block {
 // direct mode (every value needs a fresh LU). It counts no evaluations and
 // panics for an item out of range.
 func (o *Fast) ScoreBlock(b *Block, items []int) bool {
-	if b == nil || b.owner != o {
+	if o.m == nil {
+		panic(errNoModel)
+	}
+	if !o.startBlock(b, len(items)) {
+		return false
+	}
+	nb, d := len(items), o.d
+	inS := o.inSMask()
+	vRows, bRows, bcRows, _ := o.m.Rows()
+	for c, it := range items {
+		checkItem(o.m, it)
+		x := &b.cands[c]
+		// Of the row only δ is set here; colRows sets the rest for the
+		// pair tests, so that filling a block writes little per item.
+		x.item, x.r = it, row{delta: o.m.ItemDiag(it)}
+		lo, hi := it*d, (it+1)*d
+		o.blockCand(b, c, inS, vRows[lo:hi], bRows[lo:hi], bcRows[lo:hi])
+	}
+	vb, bb := b.vb[:nb*d], b.bb[:nb*d]
+	if len(o.items) > 0 && nb > 0 {
+		if lo := items[0]; consecutive(items) {
+			vb, bb = vRows[lo*d:(lo+nb)*d], bRows[lo*d:(lo+nb)*d]
+		} else {
+			for c, it := range items {
+				copy(vb[c*d:(c+1)*d], vRows[it*d:(it+1)*d])
+				copy(bb[c*d:(c+1)*d], bRows[it*d:(it+1)*d])
+			}
+		}
+	}
+	o.scoreBlock(b, vb, bb)
+	return true
+}
+
+// ScoreBlockItems is ScoreBlock for items given by their vectors: the
+// block copies them into its rows (and computes b_tᵀC as PrepareItem
+// does), so the caller may reuse the slices. It panics for vectors of the
+// wrong length.
+func (o *Fast) ScoreBlockItems(b *Block, items []Item) bool {
+	if !o.startBlock(b, len(items)) {
+		return false
+	}
+	nb, d := len(items), o.d
+	if b.bcb == nil {
+		b.bcb = make([]float64, len(b.cands)*d)
+	}
+	inS := o.inSMask()
+	for c, it := range items {
+		checkItemShape(&o.kern, it)
+		x := &b.cands[c]
+		r := row{v: b.vb[c*d : (c+1)*d : (c+1)*d], b: b.bb[c*d : (c+1)*d : (c+1)*d],
+			bc: b.bcb[c*d : (c+1)*d : (c+1)*d], delta: it.Delta}
+		copy(r.v, it.V)
+		if it.B != nil {
+			copy(r.b, it.B)
+		} else {
+			copy(r.b, it.V)
+		}
+		if it.bc != nil {
+			copy(r.bc, it.bc)
+		} else {
+			ndpp.RowTimesC(r.bc, r.b, o.kern.C)
+		}
+		x.item, x.r = it.ID, r
+		o.blockCand(b, c, inS, r.v, r.b, r.bc)
+	}
+	o.scoreBlock(b, b.vb[:nb*d], b.bb[:nb*d])
+	return true
+}
+
+// startBlock checks the block and records its size; false in direct mode.
+func (o *Fast) startBlock(b *Block, nb int) bool {
+	if b == nil || b.owner != Oracle(o) {
 		panic("detcache: Block was created by another oracle")
 	}
-	nb := len(items)
 	if nb > len(b.cands) {
 		panic(fmt.Sprintf("detcache: ScoreBlock with %d items for a block of %d", nb, len(b.cands)))
 	}
 	b.version, b.n, b.scored, b.qReady = o.version, nb, false, false
 	b.lastL, b.lastT = math.NaN(), 0
-	if o.direct {
-		return false
-	}
-	var inS uint64 // bit item mod 64 of every item of S: most items skip positionOf
+	return !o.direct
+}
+
+// inSMask returns a mask with bit item mod 64 of every item of S: most
+// items of a block skip positionOf.
+func (o *Fast) inSMask() uint64 {
+	var inS uint64
 	for _, it := range o.items {
 		inS |= 1 << (uint(it) & 63)
 	}
-	for c, it := range items {
-		checkItem(o.m, it)
-		x := &b.cands[c]
-		dup := -1
-		if inS&(1<<(uint(it)&63)) != 0 {
-			dup = positionOf(o.items, it)
-		}
-		o.begin(x, it, dup)
-		vv, bb, bcb := rowDots(o.itemV(it), o.itemB(it), o.itemBC(it))
-		ltt, zz := vv+bcb, vv+bb
-		if o.hasDiag {
-			dt := o.m.ItemDiag(it)
-			ltt += dt
-			zz += dt
-		}
-		x.ltt, b.zt[c] = ltt, math.Sqrt(zz)
-		x.logz2 = math.NaN() // only the value methods' zero rule reads it
+	return inS
+}
+
+// blockCand starts column c of a block, whose item and δ are set, from
+// its vectors v, b and bᵀC: its stamp, position in S, L_tt and ‖z_t‖.
+func (o *Fast) blockCand(b *Block, c int, inS uint64, v, bv, bc []float64) {
+	x := &b.cands[c]
+	it := x.item
+	dup := -1
+	if inS&(1<<(uint(it)&63)) != 0 {
+		dup = positionOf(o.items, it)
 	}
+	o.begin(x, it, dup)
+	vv, bsq, bcb := rowDots(v, bv, bc)
+	ltt, zz := vv+bcb, vv+bsq
+	if o.hasDiag {
+		dt := x.r.delta
+		ltt += dt
+		zz += dt
+	}
+	x.ltt, b.zt[c] = ltt, math.Sqrt(zz)
+	x.logz2 = math.NaN() // only the value methods' zero rule reads it
+}
+
+// scoreBlock computes the products of the block's columns, started by
+// blockCand, with their v and b rows stacked in vb and bb (n×d).
+func (o *Fast) scoreBlock(b *Block, vb, bb []float64) {
+	nb := b.n
 	k, d, ld := len(o.items), o.d, o.cap
 	if k > 0 && nb > 0 {
-		vb, bb := b.vb[:nb*d], b.bb[:nb*d]
-		if lo := items[0]; consecutive(items) {
-			vb, bb = o.vRows[lo*d:(lo+nb)*d], o.bRows[lo*d:(lo+nb)*d]
-		} else {
-			for c, it := range items {
-				copy(vb[c*d:(c+1)*d], o.itemV(it))
-				copy(bb[c*d:(c+1)*d], o.itemB(it))
-			}
-		}
 		blas.Gemm(gblas.NoTrans, gblas.Trans, nb, k, d, 1, vb, d, o.vs, d, 0, b.u, ld)
 		blas.Gemm(gblas.NoTrans, gblas.Trans, nb, k, d, 1, bb, d, o.bcs, d, 0, b.w, ld)
 		for c := 0; c < nb; c++ {
@@ -142,7 +221,7 @@ func (o *Fast) ScoreBlock(b *Block, items []int) bool {
 		}
 		blas.Gemm(gblas.NoTrans, gblas.Trans, nb, k, k, 1, b.u, ld, o.inv, ld, 0, b.p, ld)
 	}
-	for c := range items {
+	for c := 0; c < nb; c++ {
 		x := &b.cands[c]
 		x.hasUW = true
 		o.schur(x, b.zt[c])
@@ -158,7 +237,6 @@ func (o *Fast) ScoreBlock(b *Block, items []int) bool {
 		b.maxIzn = max(b.maxIzn, o.izn[i])
 	}
 	b.scored = true
-	return true
 }
 
 // rowDots returns v·v, b·b and bc·b (the block's L_tt = δ + v·v + bc·b and
@@ -334,6 +412,7 @@ func (b *Block) PairsBelow(cx, cy int, L float64) bool {
 		return true // every value is zero
 	}
 	b.ensureQ()
+	b.colRows(x, y)
 	o.pairSigma(x, y)
 	bound := b.pairErrBound(cx, cy)
 	k := len(o.items)
@@ -350,6 +429,15 @@ func (b *Block) PairsBelow(cx, cy int, L float64) bool {
 		}
 	}
 	return true
+}
+
+// colRows sets the rows of two columns of a model's block (views of the
+// model's rows; ScoreBlock sets only δ), for pairSigma. The columns of
+// ScoreBlockItems have theirs.
+func (b *Block) colRows(x, y *Cand) {
+	if m := b.fast.m; m != nil {
+		x.r, y.r = modelRow(m, x.item), modelRow(m, y.item)
+	}
 }
 
 // pairErrBound returns a bound on the err of pairRatio for the items of
@@ -399,10 +487,15 @@ func (o *Naive) NewBlock(size int) *Block {
 
 // ScoreBlock returns false: Naive computes every value with a fresh LU and
 // has no products to share across a block.
-func (o *Naive) ScoreBlock(b *Block, items []int) bool {
-	if b == nil || b.owner != o {
+func (o *Naive) ScoreBlock(b *Block, items []int) bool { return o.noBlock(b, len(items)) }
+
+// ScoreBlockItems returns false, as ScoreBlock.
+func (o *Naive) ScoreBlockItems(b *Block, items []Item) bool { return o.noBlock(b, len(items)) }
+
+func (o *Naive) noBlock(b *Block, n int) bool {
+	if b == nil || b.owner != Oracle(o) {
 		panic("detcache: Block was created by another oracle")
 	}
-	b.version, b.n, b.scored = o.version, len(items), false
+	b.version, b.n, b.scored = o.version, n, false
 	return false
 }

@@ -168,6 +168,7 @@ func checkBlock(t *testing.T, o *Fast, rng *rand.Rand, st *blockStats, label str
 			continue
 		}
 		o.Prepare(y, items[c-1])
+		b.colRows(&b.cands[c-1], bc)
 		o.pairSigma(&b.cands[c-1], bc)
 		bound := b.pairErrBound(c-1, c)
 		vals, fresh = vals[:0], fresh[:0]

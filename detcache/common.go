@@ -92,24 +92,49 @@ func checkPair(a, b, k int) error {
 	return nil
 }
 
-// directValue computes the value of the set with a fresh LU (ndpp's LogDet,
-// whose numerical zero rule it inherits). A set with a repeated item has
-// determinant zero (two equal rows).
-func directValue(m *ndpp.Model, set []int) Value {
-	if len(set) == 0 {
-		return Value{}
+// rowsValue computes the value of the set of the given rows (distinct
+// items) with a fresh LU, exactly as ndpp.Model.LogDet does for a model's
+// items (the same kernel entries, equilibration by ‖zᵢ‖ and zero rule), in
+// buf (grown to k² + k when shorter, and returned). A set larger than
+// maxRank is zero.
+func rowsValue(rows []row, maxRank int, diag bool, buf []float64) (Value, []float64) {
+	k := len(rows)
+	if k == 0 {
+		return Value{}, buf
 	}
-	if hasDup(set) {
-		return ZeroValue
+	if k > maxRank {
+		return ZeroValue, buf
 	}
-	ld, sign, err := m.LogDet(set)
-	if err != nil {
-		panic("detcache: " + err.Error()) // items were validated on entry
+	if cap(buf) < k*k+k {
+		buf = make([]float64, k*k+k)
 	}
+	a, scale := buf[:k*k], buf[k*k:k*k+k]
+	for i, ri := range rows {
+		r := a[i*k : (i+1)*k]
+		for j, rj := range rows {
+			r[j] = entryRows(ri, rj, i == j && diag)
+		}
+	}
+	logScale := 0.0
+	for p, r := range rows {
+		z := math.Sqrt(r.norm2())
+		if z == 0 {
+			return ZeroValue, buf
+		}
+		scale[p] = 1 / z
+		logScale += 2 * math.Log(z)
+	}
+	for i := 0; i < k; i++ {
+		r := a[i*k : (i+1)*k]
+		for j := range r {
+			r[j] *= scale[i] * scale[j]
+		}
+	}
+	ld, sign := ndpp.LogDetRaw(a, k, logScale)
 	if sign == 0 {
-		return ZeroValue
+		return ZeroValue, buf
 	}
-	return Value{Log: ld}
+	return Value{Log: ld}, buf
 }
 
 func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

@@ -139,19 +139,18 @@ func (o *Fast) refactor(measure bool) {
 func (o *Fast) enterDirect() {
 	o.direct = true
 	o.logDet = 0
-	o.value = directValue(o.m, o.items)
+	o.setS()
+	o.value, o.lbuf = rowsValue(o.setRows, o.maxRank, o.hasDiag, o.lbuf)
 }
 
-// rebuild recomputes the cached rows and M from the model for the current
-// items and refactors.
+// rebuild recomputes M from the rows of S (set by the caller) and
+// refactors.
 func (o *Fast) rebuild() {
-	ld := o.cap
-	for p, it := range o.items {
-		o.setRow(p, it)
-	}
-	for i, a := range o.items {
-		for j, b := range o.items {
-			o.mk[i*ld+j] = o.entry(a, b)
+	ld, k := o.cap, len(o.items)
+	for i := 0; i < k; i++ {
+		ri := o.sRow(i)
+		for j := 0; j < k; j++ {
+			o.mk[i*ld+j] = entryRows(ri, o.sRow(j), i == j && o.hasDiag)
 		}
 	}
 	o.refactor(false)

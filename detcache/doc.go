@@ -13,6 +13,25 @@
 // PairSwapValue counts as one determinant evaluation, the unit of the
 // online-MAP papers, identically in both.
 //
+// # Items given as vectors
+//
+// An oracle is built either over a model (NewFast, NewNaive: items are
+// model indices, Prepare and ScoreBlock) or over a kernel description
+// (NewFastKernel, NewNaiveKernel: Kernel gives d, C, whether B = V and
+// whether items carry a diagonal entry), for items that arrive as vectors
+// (Item: an id, v, b and δ; PrepareItem and ScoreBlockItems). Both run the
+// same code: every computation reads an item's vectors v, b, bᵀC and δ, as
+// views of the model's rows for a model's items and as copies otherwise
+// (bᵀC computed by ndpp.RowTimesC, the model's own routine, so that the
+// same vectors give the same bits either way). An oracle keeps copies of
+// the vectors of S, a Cand of its item's and a Block of its items', so an
+// oracle of a vector kernel holds O(k·d + d²) whatever the number of items
+// streamed, and the caller may reuse an item's slices after the call.
+// ModelItem turns a model's item into an Item (views); ItemAt returns the
+// items of S, so that a caller can keep the vectors of an item that leaves
+// S. Item ids of vector items are the caller's (≥ 0; distinct items need
+// distinct ids: an id already in S is the same item).
+//
 // # Values
 //
 // A Value is log det L_{S'} with a zero flag, never a raw determinant. The
@@ -130,20 +149,24 @@
 // # State
 //
 // MarshalBinary saves the solution, M, M⁻¹, log det M, the conditioning
-// record and the counters (not the model, but its n, d, the capacity and
-// whether it has a diagonal with a CRC-64 of δ) in the project's binary
-// format (internal/binfmt: magic, version 3, CRC-32C); UnmarshalBinary into
-// an oracle built with the same model and capacity continues
-// bit-identically, and refuses an oracle whose model differs in n, d or
-// the diagonal. Corrupt input (bad magic, version, checksum, sizes, items,
-// non-finite entries) and states of the format before binfmt (version 1)
-// are errors; states of version 2, which did not record the diagonal, are
-// read as states of a model without one.
+// record and the counters in the project's binary format (internal/binfmt:
+// magic, version 4, CRC-32C). A model-backed oracle's state records the
+// model's n, d, the capacity and whether it has a diagonal with a CRC-64 of
+// δ (not the model), and restores only onto an oracle of the same model and
+// capacity; a vector oracle's state records d, the capacity, B = V, the
+// diagonal flag and a CRC-64 of C, and carries the vectors of S (v, b, δ),
+// so that it restores onto a fresh oracle of the same kernel. Either
+// continues bit-identically. Corrupt input (bad magic, version, checksum,
+// sizes, items, non-finite entries), states of the other kind, and states
+// of the format before binfmt (version 1) are errors; states of versions 3
+// and 2 (model-backed oracles; version 2 did not record the diagonal and is
+// read as a state of a model without one) are read by model-backed oracles.
 //
 // # Layout
 //
 //   - oracle.go: the Oracle interface, Value, Cand, Stats; common.go: checks
-//     and the fresh-LU value shared by both implementations.
+//     and the fresh-LU value shared by both implementations; item.go:
+//     Kernel, Item and the rows the oracles read.
 //   - naive.go: Naive.
 //   - fast.go: Fast, its constants and constructor; prepare.go: Prepare and
 //     Refresh (u, w, p, q, s and the error scales); values.go: the ratios

@@ -55,36 +55,38 @@ const eps = 0x1p-52
 //
 // A Fast is not safe for concurrent use; the model it reads may be shared.
 type Fast struct {
-	m                    *ndpp.Model
-	d, cap               int
-	maxRank              int  // m.MaxRank(): larger sets have determinant zero
-	hasDiag              bool // m.HasDiag(): L = D + VᵀV + BᵀCB
-	vRows, bRows, bcRows []float64
+	m       *ndpp.Model // nil for an oracle of a vector kernel
+	kern    Kernel
+	d, cap  int
+	maxRank int  // larger sets have determinant zero
+	hasDiag bool // L = D + VᵀV + BᵀCB
 
-	items   []int
-	vs, bcs []float64 // cap×d; row i = v_{S_i}, b_{S_i}ᵀC
-	mk, inv []float64 // cap×cap, leading dimension cap: M = L_S and M⁻¹
-	znorm   []float64 // ‖z_{S_i}‖ (see itemNorm2)
-	izn     []float64 // 1/‖z_{S_i}‖
-	logz2   []float64 // log ‖z_{S_i}‖²
-	logDetE float64   // log det of the equilibrated L_S: logDet − Σ logz2
-	logDet  float64   // log det M (normal mode)
-	gamma   float64   // error scale of M⁻¹: GammaSafety·ε·kacc
-	kacc    float64   // Σ κ(equilibrated L_S) over the updates since the last refactor
-	einv    float64   // ‖E⁻¹‖₁ of the equilibrated L_S (E = Λ⁻¹L_SΛ⁻¹)
-	cw      float64   // 1 + ‖C‖_F: kernel entry errors are ≤ d·ε·cw·‖zᵢ‖‖zⱼ‖
-	direct  bool      // L_S singular or ill-conditioned: values by fresh LU
-	value   Value
-	version uint64
-	stamp   uint64
-	since   int    // low-rank updates since the last refactor
-	chgN    int    // positions changed by the last update (−1: all)
-	chgPos  [2]int // those positions
-	stats   Stats
-	dprint  diagPrint // the diagonal's fingerprint in states
+	items       []int
+	vs, bs, bcs []float64 // cap×d; row i = v_{S_i}, b_{S_i}, b_{S_i}ᵀC
+	deltas      []float64 // δ_{S_i}
+	mk, inv     []float64 // cap×cap, leading dimension cap: M = L_S and M⁻¹
+	znorm       []float64 // ‖z_{S_i}‖ (see itemNorm2)
+	izn         []float64 // 1/‖z_{S_i}‖
+	logz2       []float64 // log ‖z_{S_i}‖²
+	logDetE     float64   // log det of the equilibrated L_S: logDet − Σ logz2
+	logDet      float64   // log det M (normal mode)
+	gamma       float64   // error scale of M⁻¹: GammaSafety·ε·kacc
+	kacc        float64   // Σ κ(equilibrated L_S) over the updates since the last refactor
+	einv        float64   // ‖E⁻¹‖₁ of the equilibrated L_S (E = Λ⁻¹L_SΛ⁻¹)
+	cw          float64   // 1 + ‖C‖_F: kernel entry errors are ≤ d·ε·cw·‖zᵢ‖‖zⱼ‖
+	direct      bool      // L_S singular or ill-conditioned: values by fresh LU
+	value       Value
+	version     uint64
+	stamp       uint64
+	since       int    // low-rank updates since the last refactor
+	chgN        int    // positions changed by the last update (−1: all)
+	chgPos      [2]int // those positions
+	stats       Stats
+	dprint      diagPrint // the diagonal's fingerprint in states
 
 	// Scratch, sized at construction.
 	set     []int
+	setRows []row     // the rows of set's items
 	lu, tmp []float64 // cap×cap
 	piv     []int
 	col     []float64 // cap
@@ -94,6 +96,7 @@ type Fast struct {
 	// Fallback buffers, (cap+1)×(cap+1) and cap+1.
 	da, dlu, dinv, dz []float64
 	dpiv              []int
+	lbuf              []float64 // rowsValue's buffer
 }
 
 var _ Oracle = (*Fast)(nil)
@@ -106,10 +109,31 @@ func NewFast(m *ndpp.Model, capacity int) (*Fast, error) {
 	if err := checkCapacity(m, capacity); err != nil {
 		return nil, err
 	}
-	d, c := m.D(), capacity
-	o := &Fast{m: m, d: d, cap: c, maxRank: m.MaxRank(), hasDiag: m.HasDiag(),
+	o := newFast(KernelOf(m), capacity, m.MaxRank())
+	o.m = m
+	return o, nil
+}
+
+// NewFastKernel returns an empty incremental oracle for items given as
+// vectors (PrepareItem, ScoreBlockItems) of the kernel k, for solutions of
+// at most capacity items. It keeps copies of the vectors of S and of C:
+// memory O(capacity·d + d²), whatever the number of items streamed. It
+// returns an error for an invalid kernel (Kernel.Check), capacity < 1 and,
+// without a diagonal, capacity above the rank bound (2d, or d when B = V).
+func NewFastKernel(k Kernel, capacity int) (*Fast, error) {
+	if err := checkKernelCapacity(k, capacity); err != nil {
+		return nil, err
+	}
+	k.C = append([]float64(nil), k.C...)
+	return newFast(k, capacity, k.MaxRank(-1)), nil
+}
+
+func newFast(k Kernel, capacity, maxRank int) *Fast {
+	d, c := k.D, capacity
+	o := &Fast{kern: k, d: d, cap: c, maxRank: maxRank, hasDiag: k.Diag,
 		items: make([]int, 0, c),
-		vs:    make([]float64, c*d), bcs: make([]float64, c*d),
+		vs:    make([]float64, c*d), bs: make([]float64, c*d), bcs: make([]float64, c*d),
+		deltas: make([]float64, c), setRows: make([]row, 0, c+1),
 		mk: make([]float64, c*c), inv: make([]float64, c*c),
 		znorm: make([]float64, c), izn: make([]float64, c), logz2: make([]float64, c),
 		set: make([]int, 0, c+1),
@@ -120,16 +144,15 @@ func NewFast(m *ndpp.Model, capacity int) (*Fast, error) {
 		wa: make([]float64, c), wb: make([]float64, c),
 		wx: make([]float64, c), wy: make([]float64, c),
 	}
-	var cRows []float64
-	o.vRows, o.bRows, o.bcRows, cRows = m.Rows()
-	o.cw = 1 + math.Sqrt(blas.Dot(cRows, cRows))
+	o.cw = 1 + math.Sqrt(blas.Dot(k.C, k.C))
 	o.inner = o.NewCand()
 	o.inner.owner = o
 	o.setCond(1, 1, true)
-	return o, nil
+	return o
 }
 
-// Model returns the model the oracle scores against.
+// Model returns the model the oracle scores against (nil for an oracle of
+// a vector kernel).
 func (o *Fast) Model() *ndpp.Model { return o.m }
 
 // Cap returns the largest solution size.
@@ -168,31 +191,35 @@ func (o *Fast) NewCand() *Cand {
 		p: make([]float64, o.cap), q: make([]float64, o.cap)}
 }
 
-func (o *Fast) itemV(i int) []float64  { return o.vRows[i*o.d : (i+1)*o.d : (i+1)*o.d] }
-func (o *Fast) itemB(i int) []float64  { return o.bRows[i*o.d : (i+1)*o.d : (i+1)*o.d] }
-func (o *Fast) itemBC(i int) []float64 { return o.bcRows[i*o.d : (i+1)*o.d : (i+1)*o.d] }
+// Kernel returns the kernel description (for a model-backed oracle, the
+// model's; its C must not be modified).
+func (o *Fast) Kernel() Kernel { return o.kern }
 
-// entry returns L_ij = [i = j]δᵢ + vᵢ·vⱼ + (bᵢᵀC)·bⱼ.
-func (o *Fast) entry(i, j int) float64 {
-	e := blas.Dot(o.itemV(i), o.itemV(j)) + blas.Dot(o.itemBC(i), o.itemB(j))
-	if i == j && o.hasDiag {
-		e += o.m.ItemDiag(i)
+// N returns the model's number of items, or −1 for an oracle of a vector
+// kernel.
+func (o *Fast) N() int {
+	if o.m == nil {
+		return -1
 	}
-	return e
+	return o.m.N()
 }
 
-// itemNorm2 returns ‖zᵢ‖² = vᵢ·vᵢ + bᵢ·bᵢ + δᵢ, the square of item i's
-// scale in the equilibration and the error bounds: |L_ii| ≤ ‖zᵢ‖², and
-// L_ij and its rounding error are at most (1 + ‖C‖_F)‖zᵢ‖‖zⱼ‖ and
-// ε(1 + ‖C‖_F)‖zᵢ‖‖zⱼ‖ up to dimension factors. ndpp.Model.LogDet
-// equilibrates by the same norms, so the zero rules see the same matrix.
-func (o *Fast) itemNorm2(i int) float64 {
-	v, b := o.itemV(i), o.itemB(i)
-	zz := blas.Dot(v, v) + blas.Dot(b, b)
-	if o.hasDiag {
-		zz += o.m.ItemDiag(i)
+// sRow returns the row of S's item at position i (views of the copies).
+func (o *Fast) sRow(i int) row {
+	d := o.d
+	return row{v: o.vs[i*d : (i+1)*d : (i+1)*d], b: o.bs[i*d : (i+1)*d : (i+1)*d],
+		bc: o.bcs[i*d : (i+1)*d : (i+1)*d], delta: o.deltas[i]}
+}
+
+// ItemAt returns S's item at position pos: for a model-backed oracle the
+// model's item, otherwise views of the oracle's copies, valid until S
+// changes. It panics for pos out of range.
+func (o *Fast) ItemAt(pos int) Item {
+	it := o.items[pos]
+	if o.m != nil {
+		return ModelItem(o.m, it)
 	}
-	return zz
+	return o.sRow(pos).item(it, o.kern.Shared)
 }
 
 // Evals returns the number of candidate values produced.

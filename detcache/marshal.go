@@ -13,14 +13,19 @@ import (
 )
 
 // Oracle states are binfmt states: a magic naming the implementation,
-// format version stateVersion, the body below, and a CRC-32C. Version 2,
-// the same body without the diagonal's record in the header, is read as a
-// state of a model without a diagonal.
+// format version stateVersion, the body below, and a CRC-32C. Version 4
+// starts with a flag telling a vector kernel's state (which records d, the
+// capacity, B = V, the diagonal flag and a CRC-64 of C in its header and
+// the vectors of S after the items) from a model's; versions 2 and 3 are
+// states of model-backed oracles (version 2 without the diagonal's record,
+// read as a state of a model without a diagonal), read by model-backed
+// oracles only.
 const (
 	magicFast       = "NDPPDCFS"
 	magicNaive      = "NDPPDCNS"
-	stateVersion    = 3
+	stateVersion    = 4
 	noDiagVersion   = 2 // the last version without the diagonal's record
+	noVecVersion    = 3 // the last version without vector kernels
 	minStateVersion = noDiagVersion
 )
 
@@ -67,6 +72,113 @@ func (p *diagPrint) of(m *ndpp.Model) uint64 {
 		p.sum, p.done = h.Sum64(), true
 	}
 	return p.sum
+}
+
+// kernelPrint is a CRC-64 (ECMA) of the bits of a kernel's C.
+func kernelPrint(c []float64) uint64 {
+	h := crc64.New(crc64Table)
+	b := make([]byte, 0, 8*len(c))
+	for _, x := range c {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
+	}
+	h.Write(b)
+	return h.Sum64()
+}
+
+// encodeStateHeader writes the vector flag and the header: the kernel's
+// for a vector oracle (m nil), the model's otherwise.
+func encodeStateHeader(e *binfmt.Encoder, m *ndpp.Model, k *Kernel, p *diagPrint, capacity int) {
+	e.Bool(m == nil)
+	if m != nil {
+		encodeHeader(e, m, p, capacity)
+		return
+	}
+	e.Int(k.D)
+	e.Int(capacity)
+	e.Bool(k.Shared)
+	e.Bool(k.Diag)
+	e.U64(kernelPrint(k.C))
+}
+
+// decodeStateHeader reads what encodeStateHeader wrote (or a header of
+// version 2 or 3) and checks it against the restoring oracle.
+func decodeStateHeader(dec *binfmt.Decoder, m *ndpp.Model, k *Kernel, p *diagPrint, capacity int) error {
+	vec := false
+	if dec.Version() > noVecVersion {
+		vec = dec.Bool()
+	}
+	if err := dec.Err(); err != nil {
+		return err
+	}
+	switch {
+	case !vec && m == nil:
+		return fmt.Errorf("detcache: state is of a model-backed oracle (format version %d); this oracle reads vector items", dec.Version())
+	case vec && m != nil:
+		return errors.New("detcache: state is of an oracle of vector items; this oracle is model-backed")
+	case !vec:
+		return decodeHeader(dec, m, p, capacity)
+	}
+	gd, gc := dec.I64(), dec.I64()
+	shared, diag, sum := dec.Bool(), dec.Bool(), dec.U64()
+	if err := dec.Err(); err != nil {
+		return err
+	}
+	if gd != int64(k.D) || gc != int64(capacity) || shared != k.Shared || diag != k.Diag {
+		return fmt.Errorf("detcache: state is for d = %d, capacity = %d, B = V %v, diagonal %v; this oracle has d = %d, capacity = %d, B = V %v, diagonal %v",
+			gd, gc, shared, diag, k.D, capacity, k.Shared, k.Diag)
+	}
+	if sum != kernelPrint(k.C) {
+		return fmt.Errorf("detcache: state is for another kernel C (fingerprint %016x; this oracle's C has %016x)", sum, kernelPrint(k.C))
+	}
+	return nil
+}
+
+// encodeRows writes the vectors of S of a vector oracle: k×d V rows, k×d
+// B rows (omitted when B = V) and k diagonal entries.
+func encodeRows(e *binfmt.Encoder, k *Kernel, rows func(i int) row, n int) {
+	buf := make([]float64, 0, n*k.D)
+	for i := 0; i < n; i++ {
+		buf = append(buf, rows(i).v...)
+	}
+	e.F64s(buf)
+	if !k.Shared {
+		buf = buf[:0]
+		for i := 0; i < n; i++ {
+			buf = append(buf, rows(i).b...)
+		}
+		e.F64s(buf)
+	}
+	buf = buf[:0]
+	for i := 0; i < n; i++ {
+		buf = append(buf, rows(i).delta)
+	}
+	e.F64s(buf)
+}
+
+// decodeRows reads encodeRows' vectors of n items as Items (validated with
+// CheckItem).
+func decodeRows(dec *binfmt.Decoder, k *Kernel, ids []int) ([]Item, error) {
+	n, d := len(ids), k.D
+	v := dec.F64sLen("V rows", n*d)
+	var b []float64
+	if !k.Shared {
+		b = dec.F64sLen("B rows", n*d)
+	}
+	delta := dec.F64sLen("diagonal", n)
+	if err := dec.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]Item, n)
+	for i, id := range ids {
+		out[i] = Item{ID: id, V: v[i*d : (i+1)*d], Delta: delta[i]}
+		if b != nil {
+			out[i].B = b[i*d : (i+1)*d]
+		}
+		if err := CheckItem(*k, out[i]); err != nil {
+			return nil, fmt.Errorf("detcache: corrupt state: %w", err)
+		}
+	}
+	return out, nil
 }
 
 // The header records the model's n and d, the capacity and the diagonal
@@ -122,8 +234,12 @@ func encodeItems(e *binfmt.Encoder, items []int) {
 func decodeItems(dec *binfmt.Decoder, n, capacity int) []int {
 	k := dec.Int("|S|", 0, capacity)
 	items := make([]int, k, capacity)
+	hi := n - 1
+	if n < 0 { // vector items: any id
+		hi = math.MaxInt
+	}
 	for i := range items {
-		items[i] = dec.Int("item", 0, n-1)
+		items[i] = dec.Int("item", 0, hi)
 	}
 	return items
 }
@@ -164,10 +280,13 @@ func decodeStats(dec *binfmt.Decoder) Stats {
 func (o *Fast) MarshalBinary() ([]byte, error) {
 	e := binfmt.NewEncoder(magicFast, stateVersion)
 	k, ld := len(o.items), o.cap
-	encodeHeader(e, o.m, &o.dprint, o.cap)
+	encodeStateHeader(e, o.m, &o.kern, &o.dprint, o.cap)
 	e.Int(o.since)
 	e.Bool(o.direct)
 	encodeItems(e, o.items)
+	if o.m == nil {
+		encodeRows(e, &o.kern, o.sRow, k)
+	}
 	e.F64(o.logDet)
 	e.F64(o.kacc)
 	e.F64(o.einv)
@@ -196,13 +315,19 @@ func (o *Fast) UnmarshalBinary(data []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := decodeHeader(dec, o.m, &o.dprint, o.cap); err != nil {
+	if err := decodeStateHeader(dec, o.m, &o.kern, &o.dprint, o.cap); err != nil {
 		return err
 	}
 	since := dec.Int("updates since refactor", 0, RefactorEvery)
 	direct := dec.Bool()
-	items := decodeItems(dec, o.m.N(), o.cap)
+	items := decodeItems(dec, o.N(), o.cap)
 	k := len(items)
+	var vecs []Item
+	if o.m == nil {
+		if vecs, err = decodeRows(dec, &o.kern, items); err != nil {
+			return err
+		}
+	}
 	logDet := dec.F64()
 	kacc, einv := dec.F64(), dec.F64()
 	v := decodeValue(dec)
@@ -225,8 +350,16 @@ func (o *Fast) UnmarshalBinary(data []byte) error {
 	}
 	ld := o.cap
 	o.items = items
+	var buf []float64
+	if o.m == nil {
+		buf = make([]float64, 3*o.d)
+	}
 	for p, it := range items {
-		o.setRow(p, it)
+		if o.m != nil {
+			o.setRow(p, modelRow(o.m, it))
+		} else {
+			o.setRow(p, itemRow(&o.kern, vecs[p], buf))
+		}
 		copy(o.mk[p*ld:p*ld+k], mk[p*k:(p+1)*k])
 		copy(o.inv[p*ld:p*ld+k], inv[p*k:(p+1)*k])
 	}
@@ -244,8 +377,11 @@ func (o *Fast) UnmarshalBinary(data []byte) error {
 // saved: restore into an oracle built with the same model and capacity.
 func (o *Naive) MarshalBinary() ([]byte, error) {
 	e := binfmt.NewEncoder(magicNaive, stateVersion)
-	encodeHeader(e, o.m, &o.dprint, o.cap)
+	encodeStateHeader(e, o.m, &o.kern, &o.dprint, o.cap)
 	encodeItems(e, o.items)
+	if o.m == nil {
+		encodeRows(e, &o.kern, func(i int) row { return o.rows[i] }, len(o.items))
+	}
 	encodeValue(e, o.value)
 	encodeStats(e, o.stats)
 	return e.Finish()
@@ -260,10 +396,16 @@ func (o *Naive) UnmarshalBinary(data []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := decodeHeader(dec, o.m, &o.dprint, o.cap); err != nil {
+	if err := decodeStateHeader(dec, o.m, &o.kern, &o.dprint, o.cap); err != nil {
 		return err
 	}
-	items := decodeItems(dec, o.m.N(), o.cap)
+	items := decodeItems(dec, o.N(), o.cap)
+	var vecs []Item
+	if o.m == nil {
+		if vecs, err = decodeRows(dec, &o.kern, items); err != nil {
+			return err
+		}
+	}
 	v := decodeValue(dec)
 	stats := decodeStats(dec)
 	if err := dec.Done(); err != nil {
@@ -273,6 +415,18 @@ func (o *Naive) UnmarshalBinary(data []byte) error {
 		return fmt.Errorf("detcache: corrupt state: repeated item in S")
 	}
 	o.items, o.value, o.stats = items, v, stats
+	o.rows = o.rows[:0]
+	var buf []float64
+	if o.m == nil {
+		buf = make([]float64, 3*o.kern.D)
+	}
+	for p, it := range items {
+		if o.m != nil {
+			o.setRow(p, modelRow(o.m, it))
+		} else {
+			o.setRow(p, itemRow(&o.kern, vecs[p], buf))
+		}
+	}
 	// Cands prepared before are refreshed on use (the version is not part
 	// of the state).
 	o.version++

@@ -186,21 +186,29 @@ func TestUnmarshalChecksDiagonal(t *testing.T) {
 		require.ErrorContains(t, dstLike(base, 8).UnmarshalBinary(dState), "state is for a model with a diagonal; this oracle's model has none")
 		require.NoError(t, dstLike(md, 8).UnmarshalBinary(dState))
 
-		// Version 2: the header without the diagonal's flag and fingerprint.
-		good3 := lowState(base, 8)
-		v2 := append([]byte(nil), good3[:12+24]...)
-		v2 = append(v2, good3[12+24+9:len(good3)-4]...)
+		// Version 3: no vector flag; version 2: no vector flag and the
+		// header without the diagonal's flag and fingerprint.
+		good4 := lowState(base, 8)
+		v3 := append([]byte(nil), good4[:12]...)
+		v3 = append(v3, good4[13:len(good4)-4]...)
+		binary.LittleEndian.PutUint32(v3[8:12], 3)
+		v3 = withCRC(append(v3, 0, 0, 0, 0))
+		v2 := append([]byte(nil), good4[:12]...)
+		v2 = append(v2, good4[13:13+24]...)
+		v2 = append(v2, good4[13+24+9:len(good4)-4]...)
 		binary.LittleEndian.PutUint32(v2[8:12], 2)
 		v2 = withCRC(append(v2, 0, 0, 0, 0))
-		a, b := dstLike(base, 8), dstLike(base, 8)
-		require.NoError(t, a.UnmarshalBinary(good3))
-		require.NoError(t, b.UnmarshalBinary(v2))
-		require.Empty(t, cmp.Diff(snapshot(a), snapshot(b)), "restored from version 3 and 2 (-v3 +v2)")
-		va, vb := continueRun(t, a, 2, 20), continueRun(t, b, 2, 20)
-		require.Empty(t, cmp.Diff(va, vb), "values after the restore (-v3 +v2)")
-		sa, _ := a.MarshalBinary()
-		sb, _ := b.MarshalBinary()
-		require.Equal(t, sa, sb, "a version 2 state is saved as version 3")
+		for _, old := range [][]byte{v3, v2} {
+			a, b := dstLike(base, 8), dstLike(base, 8)
+			require.NoError(t, a.UnmarshalBinary(good4))
+			require.NoError(t, b.UnmarshalBinary(old))
+			require.Empty(t, cmp.Diff(snapshot(a), snapshot(b)), "restored from version 4 and an older one (-v4 +old)")
+			va, vb := continueRun(t, a, 2, 20), continueRun(t, b, 2, 20)
+			require.Empty(t, cmp.Diff(va, vb), "values after the restore (-v4 +old)")
+			sa, _ := a.MarshalBinary()
+			sb, _ := b.MarshalBinary()
+			require.Equal(t, sa, sb, "an older state is saved as version 4")
+		}
 		require.ErrorContains(t, dstLike(md, 8).UnmarshalBinary(v2), "format version 2")
 	}
 }
@@ -284,7 +292,8 @@ func TestUnmarshalRejectsBadFields(t *testing.T) {
 	f := mustFast(t, m, 5)
 	continueRun(t, f, 1, 8)
 	good, _ := f.MarshalBinary()
-	// Field offsets after the 8-byte magic and the 4-byte version: n, d,
+	// Field offsets after the 8-byte magic, the 4-byte version and the
+	// vector flag (1 byte): n, d,
 	// capacity (8 bytes each), the diagonal's flag (1 byte) and fingerprint
 	// (8 bytes), since (8 bytes), direct (1 byte), |S|, then the items.
 	set := func(off int, v uint64) []byte {
@@ -301,13 +310,14 @@ func TestUnmarshalRejectsBadFields(t *testing.T) {
 		data []byte
 		want string
 	}{
-		"diag":   {setByte(36, 7), "flag byte 7"},
-		"print":  {set(37, 1), "fingerprint without a diagonal"},
-		"since":  {set(45, 1000), "updates since refactor"},
-		"direct": {setByte(53, 7), "flag byte 7"},
-		"size":   {set(54, 6), "|S| = 6"},
-		"item":   {set(62, 30), "item = 30"},
-		"neg":    {set(62, ^uint64(0)), "item = -1"},
+		"vec":    {setByte(12, 7), "flag byte 7"},
+		"diag":   {setByte(37, 7), "flag byte 7"},
+		"print":  {set(38, 1), "fingerprint without a diagonal"},
+		"since":  {set(46, 1000), "updates since refactor"},
+		"direct": {setByte(54, 7), "flag byte 7"},
+		"size":   {set(55, 6), "|S| = 6"},
+		"item":   {set(63, 30), "item = 30"},
+		"neg":    {set(63, ^uint64(0)), "item = -1"},
 		"short":  {withCRC(good[:60]), "truncated"},
 		"long":   {withCRC(append(append([]byte(nil), good[:len(good)-4]...), make([]byte, 12)...)), "trailing"},
 	} {

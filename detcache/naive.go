@@ -12,11 +12,17 @@ import (
 // compare Fast with it, and algorithms can select it for side-by-side
 // benchmarks. Its zero rule is ndpp's (see ndpp.ZeroRcondFactor).
 type Naive struct {
-	m       *ndpp.Model
+	m       *ndpp.Model // nil for an oracle of a vector kernel
+	kern    Kernel
+	maxRank int
 	cap     int
 	items   []int
+	rows    []row     // rows of S's items
+	store   []float64 // cap×3d: copies of S's vectors (vector kernel)
 	value   Value
 	scratch []int
+	srows   []row // the rows of scratch
+	lbuf    []float64
 	version uint64
 	stats   Stats
 	dprint  diagPrint // the diagonal's fingerprint in states
@@ -32,16 +38,91 @@ func NewNaive(m *ndpp.Model, capacity int) (*Naive, error) {
 	if err := checkCapacity(m, capacity); err != nil {
 		return nil, err
 	}
-	return &Naive{
-		m:       m,
-		cap:     capacity,
-		items:   make([]int, 0, capacity),
-		scratch: make([]int, 0, capacity+1),
-	}, nil
+	o := newNaive(KernelOf(m), capacity, m.MaxRank())
+	o.m = m
+	return o, nil
 }
 
-// Model returns the model the oracle scores against.
+// NewNaiveKernel returns an empty naive oracle for items given as vectors
+// of the kernel k (see NewFastKernel). It keeps copies of the vectors of S.
+func NewNaiveKernel(k Kernel, capacity int) (*Naive, error) {
+	if err := checkKernelCapacity(k, capacity); err != nil {
+		return nil, err
+	}
+	k.C = append([]float64(nil), k.C...)
+	o := newNaive(k, capacity, k.MaxRank(-1))
+	o.store = make([]float64, capacity*3*k.D)
+	return o, nil
+}
+
+func newNaive(k Kernel, capacity, maxRank int) *Naive {
+	return &Naive{
+		kern: k, maxRank: maxRank,
+		cap:     capacity,
+		items:   make([]int, 0, capacity),
+		rows:    make([]row, 0, capacity),
+		scratch: make([]int, 0, capacity+1),
+		srows:   make([]row, 0, capacity+1),
+	}
+}
+
+// Model returns the model the oracle scores against (nil for an oracle of
+// a vector kernel).
 func (o *Naive) Model() *ndpp.Model { return o.m }
+
+// Kernel returns the kernel description.
+func (o *Naive) Kernel() Kernel { return o.kern }
+
+// N returns the model's number of items, or −1 without a model.
+func (o *Naive) N() int {
+	if o.m == nil {
+		return -1
+	}
+	return o.m.N()
+}
+
+// ItemAt returns S's item at position pos (see Oracle.ItemAt).
+func (o *Naive) ItemAt(pos int) Item {
+	if o.m != nil {
+		return ModelItem(o.m, o.items[pos])
+	}
+	return o.rows[pos].item(o.items[pos], o.kern.Shared)
+}
+
+// setRow stores r at position pos of S: for a vector kernel a copy in the
+// position's slot of store.
+func (o *Naive) setRow(pos int, r row) {
+	if o.store != nil {
+		d := o.kern.D
+		slot := o.store[pos*3*d : (pos+1)*3*d]
+		nr := row{v: slot[:d:d], b: slot[d : 2*d : 2*d], bc: slot[2*d : 3*d : 3*d], delta: r.delta}
+		copy(nr.v, r.v)
+		copy(nr.b, r.b)
+		copy(nr.bc, r.bc)
+		r = nr
+	}
+	if pos == len(o.rows) {
+		o.rows = append(o.rows, r)
+	} else {
+		o.rows[pos] = r
+	}
+}
+
+// direct returns the value of scratch (rows srows) with a fresh LU.
+func (o *Naive) direct() Value {
+	if len(o.scratch) > 0 && hasDup(o.scratch) {
+		return ZeroValue
+	}
+	var v Value
+	v, o.lbuf = rowsValue(o.srows, o.maxRank, o.kern.Diag, o.lbuf)
+	return v
+}
+
+// scratchS sets scratch and srows to S.
+func (o *Naive) scratchS() {
+	o.scratch = append(o.scratch[:0], o.items...)
+	o.srows = append(o.srows[:0], o.rows...)
+}
 
 // Cap returns the largest solution size.
 func (o *Naive) Cap() int { return o.cap }
@@ -49,6 +130,7 @@ func (o *Naive) Cap() int { return o.cap }
 // Reset empties the solution; statistics are kept.
 func (o *Naive) Reset() {
 	o.items = o.items[:0]
+	o.rows = o.rows[:0]
 	o.value = Value{}
 	o.version++
 }
@@ -67,7 +149,22 @@ func (o *Naive) NewCand() *Cand { return &Cand{item: -1, dup: -1} }
 
 // Prepare records item as c's item. It panics for an item out of range.
 func (o *Naive) Prepare(c *Cand, item int) {
+	if o.m == nil {
+		panic(errNoModel)
+	}
 	checkItem(o.m, item)
+	c.r, c.own = modelRow(o.m, item), false
+	o.prepare(c, item)
+}
+
+// PrepareItem records it as c's item, with copies of its vectors.
+func (o *Naive) PrepareItem(c *Cand, it Item) {
+	checkItemShape(&o.kern, it)
+	c.setRow(&o.kern, it)
+	o.prepare(c, it.ID)
+}
+
+func (o *Naive) prepare(c *Cand, item int) {
 	c.owner = o
 	c.item = item
 	c.version = o.version
@@ -87,8 +184,10 @@ func (o *Naive) Refresh(c *Cand) {
 func (o *Naive) AddValue(c *Cand) Value {
 	o.Refresh(c)
 	o.stats.Evals++
-	o.scratch = append(append(o.scratch[:0], o.items...), c.item)
-	return directValue(o.m, o.scratch)
+	o.scratchS()
+	o.scratch = append(o.scratch, c.item)
+	o.srows = append(o.srows, c.r)
+	return o.direct()
 }
 
 // SwapValues writes the value of S − S[j] + x into dst[j] for every j.
@@ -100,9 +199,9 @@ func (o *Naive) SwapValues(c *Cand, dst []Value) {
 	}
 	o.stats.Evals += int64(k)
 	for j := 0; j < k; j++ {
-		o.scratch = append(o.scratch[:0], o.items...)
-		o.scratch[j] = c.item
-		dst[j] = directValue(o.m, o.scratch)
+		o.scratchS()
+		o.scratch[j], o.srows[j] = c.item, c.r
+		dst[j] = o.direct()
 	}
 }
 
@@ -115,9 +214,10 @@ func (o *Naive) PairSwapValue(x, y *Cand, a, b int) Value {
 		panic(err.Error())
 	}
 	o.stats.Evals++
-	o.scratch = append(o.scratch[:0], o.items...)
+	o.scratchS()
 	o.scratch[a], o.scratch[b] = x.item, y.item
-	return directValue(o.m, o.scratch)
+	o.srows[a], o.srows[b] = x.r, y.r
+	return o.direct()
 }
 
 // Add appends x to S. It fails if S is full or x is already in S.
@@ -130,6 +230,7 @@ func (o *Naive) Add(c *Cand) error {
 		return fmt.Errorf("detcache: item %d is already in S at position %d", c.item, c.dup)
 	}
 	o.items = append(o.items, c.item)
+	o.setRow(len(o.items)-1, c.r)
 	o.changed()
 	return nil
 }
@@ -145,6 +246,7 @@ func (o *Naive) Swap(pos int, c *Cand) error {
 		return fmt.Errorf("detcache: item %d is already in S at position %d", c.item, c.dup)
 	}
 	o.items[pos] = c.item
+	o.setRow(pos, c.r)
 	o.changed()
 	return nil
 }
@@ -162,7 +264,9 @@ func (o *Naive) PairSwap(a, b int, x, y *Cand) error {
 	if hasDup(o.scratch) {
 		return fmt.Errorf("detcache: pair swap of items %d, %d at positions %d, %d repeats an item of S", x.item, y.item, a, b)
 	}
-	copy(o.items, o.scratch)
+	o.items[a], o.items[b] = x.item, y.item
+	o.setRow(a, x.r)
+	o.setRow(b, y.r)
 	o.changed()
 	return nil
 }
@@ -171,7 +275,8 @@ func (o *Naive) PairSwap(a, b int, x, y *Cand) error {
 func (o *Naive) changed() {
 	o.version++
 	o.stats.Updates++
-	o.value = directValue(o.m, o.items)
+	o.scratchS()
+	o.value = o.direct()
 }
 
 // Evals returns the number of candidate values produced.

@@ -38,6 +38,10 @@ type Cand struct {
 	p, q    []float64
 	s       float64
 
+	r   row       // the item's vectors: views of a model's rows or of buf
+	buf []float64 // 3d: copies of a vector item's v, b and bᵀC
+	own bool      // r is in buf (a vector item), not views of a model
+
 	owner Oracle // the oracle that prepared c (nil before the first Prepare)
 	dup   int    // position of item in S when prepared, or -1
 	hasUW bool   // u and w hold L_{S,t} and L_{t,S} (not in direct mode)
@@ -59,8 +63,34 @@ type Cand struct {
 	sxyErr, syxErr float64
 }
 
-// Item returns the candidate's item index.
+// Item returns the candidate's item index (its id for a vector item).
 func (c *Cand) Item() int { return c.item }
+
+// Vectors returns c's item as an Item (after Prepare or PrepareItem):
+// views of its vectors, which c owns for a vector item (valid until c is
+// prepared again) and which are the model's for a model item. For a kernel
+// with B = V, B equals V.
+func (c *Cand) Vectors() Item {
+	return Item{ID: c.item, V: c.r.v, B: c.r.b, Delta: c.r.delta, bc: c.modelBC()}
+}
+
+// modelBC returns c's bᵀC when c holds a model's item (views), else nil.
+func (c *Cand) modelBC() []float64 {
+	if c.own {
+		return nil
+	}
+	return c.r.bc
+}
+
+// setRow points c at item's vectors: views for an item of a model,
+// otherwise copies in c's own buffer (k describes the kernel).
+func (c *Cand) setRow(k *Kernel, it Item) {
+	if it.bc == nil && len(c.buf) < 3*k.D {
+		c.buf = make([]float64, 3*k.D)
+	}
+	c.r = itemRow(k, it, c.buf)
+	c.own = it.bc == nil
+}
 
 // Oracle holds a current solution S (an ordered list of distinct items, at
 // most Cap() of them) and answers "what is det L over S with these items
@@ -73,8 +103,17 @@ func (c *Cand) Item() int { return c.item }
 // Every value an oracle returns counts as one determinant evaluation (the
 // unit of the online-MAP paper); Evals returns the count.
 type Oracle interface {
-	// Model returns the model the oracle scores against.
+	// Model returns the model the oracle scores against, or nil for an
+	// oracle of a vector kernel (NewFastKernel, NewNaiveKernel), which
+	// takes items only as vectors.
 	Model() *ndpp.Model
+	// Kernel returns the kernel description (d, C, B = V, diagonal).
+	Kernel() Kernel
+	// N returns the model's number of items, or −1 without a model.
+	N() int
+	// ItemAt returns the item of S at position pos: the model's item, or
+	// views of the oracle's copies of its vectors, valid until S changes.
+	ItemAt(pos int) Item
 	// Cap returns the largest solution size the oracle accepts.
 	Cap() int
 	// Reset empties the solution (statistics are kept).
@@ -94,6 +133,12 @@ type Oracle interface {
 	// position gives Value()). It panics for an item out of range: callers
 	// validate ids.
 	Prepare(c *Cand, item int)
+	// PrepareItem is Prepare for an item given by its vectors (an oracle
+	// of a vector kernel), or by ModelItem of the oracle's model. The
+	// Cand keeps copies of the vectors, so it stays valid when the
+	// caller reuses them. It panics for vectors of the wrong length; the
+	// caller validates items (CheckItem).
+	PrepareItem(c *Cand, it Item)
 	// Refresh brings c up to date with the current S if it changed since c
 	// was prepared (O(d + k²) for Fast after one accepted change). The
 	// value methods and the changes refresh their Cands themselves.
@@ -121,6 +166,9 @@ type Oracle interface {
 	// callers that skip an item count the evaluations they did not make.
 	// It panics for an item out of range.
 	ScoreBlock(b *Block, items []int) bool
+	// ScoreBlockItems is ScoreBlock for items given by their vectors: the
+	// block keeps copies of them, so the caller may reuse the slices.
+	ScoreBlockItems(b *Block, items []Item) bool
 
 	// Add appends x to S. It returns an error if S is full or x's value is
 	// zero and the oracle cannot represent the singular solution.

@@ -14,20 +14,44 @@ import (
 // an item out of range. An item already in S is accepted: values of sets
 // that would repeat it are zero.
 func (o *Fast) Prepare(c *Cand, item int) {
+	if o.m == nil {
+		panic(errNoModel)
+	}
 	checkItem(o.m, item)
+	o.own(c)
+	c.r, c.own = modelRow(o.m, item), false
+	o.prepare(c, item)
+}
+
+// PrepareItem is Prepare for an item given by its vectors; c keeps copies
+// of them (see Oracle.PrepareItem). It panics for vectors of the wrong
+// length.
+func (o *Fast) PrepareItem(c *Cand, it Item) {
+	checkItemShape(&o.kern, it)
+	o.own(c)
+	c.setRow(&o.kern, it)
+	o.prepare(c, it.ID)
+}
+
+// own makes o the owner of c, panicking for a Cand of another oracle.
+func (o *Fast) own(c *Cand) {
 	if c.owner != o {
 		if c.owner != nil || len(c.u) < o.cap {
 			panic("detcache: Cand was created by another oracle")
 		}
 		c.owner = o
 	}
+}
+
+// prepare computes c's products from its row c.r (item is its id).
+func (o *Fast) prepare(c *Cand, item int) {
 	o.begin(c, item, positionOf(o.items, item))
-	vt, bt, bct := o.itemV(item), o.itemB(item), o.itemBC(item)
+	vt, bt, bct := c.r.v, c.r.b, c.r.bc
 	vv := blas.Dot(vt, vt)
 	c.ltt = vv + blas.Dot(bct, bt)
 	zz := vv + blas.Dot(bt, bt)
 	if o.hasDiag {
-		dt := o.m.ItemDiag(item)
+		dt := c.r.delta
 		c.ltt += dt
 		zz += dt
 	}
@@ -55,8 +79,8 @@ func (o *Fast) begin(c *Cand, item, dup int) {
 // setUW computes u_i = L_{S_i,t} and w_i = L_{t,S_i} for position i, O(d).
 func (o *Fast) setUW(c *Cand, i int) {
 	d := o.d
-	a := blas.Dot(o.vs[i*d:(i+1)*d], o.itemV(c.item))
-	b := blas.Dot(o.bcs[i*d:(i+1)*d], o.itemB(c.item))
+	a := blas.Dot(o.vs[i*d:(i+1)*d], c.r.v)
+	b := blas.Dot(o.bcs[i*d:(i+1)*d], c.r.b)
 	c.u[i], c.w[i] = a+b, a-b
 }
 
@@ -108,7 +132,7 @@ func (o *Fast) schur(c *Cand, zt float64) {
 	// size ‖z_t‖: hence the ‖z_t‖ added to the error scales pn and qn.
 	c.zt, c.zp = zt, zp
 	c.pn, c.w1 = pn+zt, w1
-	if k == 2*o.d && o.rankBound(c.item) {
+	if k == 2*o.d && o.rankBound(true, c.r.delta) {
 		// rank L_{S+t} ≤ 2d: the Schur complement of a full-rank L_S of
 		// size 2d in L_{S+t} is exactly zero, and the computed s is
 		// rounding noise.
@@ -119,19 +143,19 @@ func (o *Fast) schur(c *Cand, zt float64) {
 	c.serr = eps*mag + o.gamma*c.pn*w1 + eps*o.cw*zt*(zt+zp)
 }
 
-// rankBound reports whether the rank bound 2d holds on S ∪ {t} for the
-// item t (t < 0: on S alone): no item of the set has a diagonal entry, so
-// its kernel is the rank-2d Z_SᵀWZ_S. It is true for every set of a model
-// without a diagonal. O(k) with a diagonal.
-func (o *Fast) rankBound(t int) bool {
+// rankBound reports whether the rank bound 2d holds on S ∪ {t} for an
+// item t with diagonal entry dt (withT false: on S alone): no item of the
+// set has a diagonal entry, so its kernel is the rank-2d Z_SᵀWZ_S. It is
+// true for every set of a model without a diagonal. O(k) with a diagonal.
+func (o *Fast) rankBound(withT bool, dt float64) bool {
 	if !o.hasDiag {
 		return true
 	}
-	if t >= 0 && o.m.ItemDiag(t) != 0 {
+	if withT && dt != 0 {
 		return false
 	}
-	for _, it := range o.items {
-		if o.m.ItemDiag(it) != 0 {
+	for _, d := range o.deltas[:len(o.items)] {
+		if d != 0 {
 			return false
 		}
 	}
@@ -161,7 +185,7 @@ func (o *Fast) Refresh(c *Cand) {
 		return
 	}
 	if c.version+1 != o.version || o.chgN < 0 || !c.hasUW || o.direct {
-		o.Prepare(c, c.item)
+		o.prepare(c, c.item)
 		return
 	}
 	o.stamp++

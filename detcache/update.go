@@ -21,13 +21,14 @@ func (o *Fast) Add(c *Cand) error {
 	}
 	if o.direct {
 		o.items = append(o.items, c.item)
+		o.setRow(k, c.r)
 		o.rebuild()
 		o.changed(k)
 		return nil
 	}
 	v, ok := o.ratioValue(c.s, c.smag, c.serr, c.logz2-o.logDetE)
 	o.items = append(o.items, c.item)
-	o.setRow(k, c.item)
+	o.setRow(k, c.r)
 	ld := o.cap
 	for i := 0; i < k; i++ {
 		o.mk[i*ld+k] = c.u[i]
@@ -76,6 +77,7 @@ func (o *Fast) Swap(pos int, c *Cand) error {
 	}
 	if o.direct {
 		o.items[pos] = c.item
+		o.setRow(pos, c.r)
 		o.rebuild()
 		o.changed(pos)
 		return nil
@@ -88,6 +90,7 @@ func (o *Fast) Swap(pos int, c *Cand) error {
 		o.checkAfterUpdate()
 	} else {
 		o.items[pos] = c.item
+		o.setRow(pos, c.r)
 		o.rebuild()
 	}
 	o.changed(pos)
@@ -111,7 +114,7 @@ func (o *Fast) PairSwap(a, b int, x, y *Cand) error {
 		return fmt.Errorf("detcache: pair swap of items %d, %d at positions %d, %d repeats an item of S", x.item, y.item, a, b)
 	}
 	if o.direct || x.dup >= 0 || y.dup >= 0 {
-		copy(o.items, o.set)
+		o.pairRows(a, b, x, y)
 		o.rebuild()
 		o.changed(a, b)
 		return nil
@@ -129,7 +132,8 @@ func (o *Fast) PairSwap(a, b int, x, y *Cand) error {
 	if ident && !v.Zero && (okA || okB) {
 		o.swapUpdate(pf, first)
 		c := o.inner
-		o.Prepare(c, second.item)
+		c.r = second.r
+		o.prepare(c, second.item)
 		if r, _, e := o.swapRatio(c, ps); r > 0 && e <= FallbackErr*r {
 			o.swapUpdate(ps, c)
 			o.logDet, o.value = v.Log, v
@@ -139,7 +143,7 @@ func (o *Fast) PairSwap(a, b int, x, y *Cand) error {
 		}
 	}
 	if !done {
-		copy(o.items, o.set)
+		o.pairRows(a, b, x, y)
 		o.rebuild()
 	}
 	o.changed(a, b)
@@ -196,15 +200,24 @@ func (o *Fast) swapUpdate(j int, c *Cand) {
 	}
 	o.mk[j*ld+j] = c.ltt
 	o.items[j] = c.item
-	o.setRow(j, c.item)
+	o.setRow(j, c.r)
 }
 
-// setRow caches item's rows at position pos.
-func (o *Fast) setRow(pos, item int) {
+// pairRows puts x's item at position a and y's at b, with their rows.
+func (o *Fast) pairRows(a, b int, x, y *Cand) {
+	o.items[a], o.items[b] = x.item, y.item
+	o.setRow(a, x.r)
+	o.setRow(b, y.r)
+}
+
+// setRow copies an item's row to position pos.
+func (o *Fast) setRow(pos int, r row) {
 	d := o.d
-	copy(o.vs[pos*d:(pos+1)*d], o.itemV(item))
-	copy(o.bcs[pos*d:(pos+1)*d], o.itemBC(item))
-	o.znorm[pos] = math.Sqrt(o.itemNorm2(item))
+	copy(o.vs[pos*d:(pos+1)*d], r.v)
+	copy(o.bs[pos*d:(pos+1)*d], r.b)
+	copy(o.bcs[pos*d:(pos+1)*d], r.bc)
+	o.deltas[pos] = r.delta
+	o.znorm[pos] = math.Sqrt(r.norm2())
 	o.izn[pos] = 1 / o.znorm[pos]
 	o.logz2[pos] = 2 * math.Log(o.znorm[pos])
 }

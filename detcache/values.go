@@ -58,7 +58,7 @@ func (o *Fast) swapDet(c *Cand, j int) float64 { return c.s*o.inv[j*o.cap+j] + c
 // ndpp.ZeroRcondFactor) applied to the equilibrated kernel, with its exact
 // 1-norm condition number (ndpp.Model.LogDet uses LAPACK's estimate).
 func (o *Fast) directSet() Value {
-	set := o.set
+	set, rows := o.set, o.setRows
 	k := len(set)
 	if k == 0 {
 		return Value{}
@@ -69,18 +69,18 @@ func (o *Fast) directSet() Value {
 	o.stats.Fallbacks++
 	a, inv, z := o.da[:k*k], o.dinv[:k*k], o.dz[:k]
 	logScale := 0.0
-	for i, it := range set {
-		zz := o.itemNorm2(it)
+	for i := range set {
+		zz := rows[i].norm2()
 		if !(zz > 0) {
 			return ZeroValue
 		}
 		z[i] = 1 / math.Sqrt(zz)
 		logScale += math.Log(zz)
 	}
-	for i, it := range set {
+	for i := range set {
 		row := a[i*k : (i+1)*k]
-		for j, jt := range set {
-			row[j] = o.entry(it, jt) * z[i] * z[j]
+		for j := range set {
+			row[j] = entryRows(rows[i], rows[j], i == j && o.hasDiag) * z[i] * z[j]
 		}
 	}
 	copy(inv, a)
@@ -94,6 +94,15 @@ func (o *Fast) directSet() Value {
 	return Value{Log: logAbs + logScale}
 }
 
+// setS sets o.set and o.setRows to S's items and rows.
+func (o *Fast) setS() {
+	o.set = append(o.set[:0], o.items...)
+	o.setRows = o.setRows[:0]
+	for i := range o.items {
+		o.setRows = append(o.setRows, o.sRow(i))
+	}
+}
+
 // addValue is AddValue without counting.
 func (o *Fast) addValue(c *Cand) Value {
 	k := len(o.items)
@@ -105,7 +114,9 @@ func (o *Fast) addValue(c *Cand) Value {
 			return v
 		}
 	}
-	o.set = append(append(o.set[:0], o.items...), c.item)
+	o.setS()
+	o.set = append(o.set, c.item)
+	o.setRows = append(o.setRows, c.r)
 	return o.directSet()
 }
 
@@ -131,8 +142,8 @@ func (o *Fast) swapValue(c *Cand, j int) (v Value, ident bool) {
 			return v, true
 		}
 	}
-	o.set = append(o.set[:0], o.items...)
-	o.set[j] = c.item
+	o.setS()
+	o.set[j], o.setRows[j] = c.item, c.r
 	return o.directSet(), false
 }
 
@@ -169,7 +180,7 @@ func (o *Fast) pairSigma(x, y *Cand) {
 		return
 	}
 	k := len(o.items)
-	lxy, lyx := o.entry(x.item, y.item), o.entry(y.item, x.item)
+	lxy, lyx := entryRows(x.r, y.r, false), entryRows(y.r, x.r, false)
 	sxy, syx := lxy, lyx
 	mxy, myx := math.Abs(lxy), math.Abs(lyx)
 	wx, wy, px, py := x.w[:k], y.w[:k], x.p[:k], y.p[:k]
@@ -182,7 +193,7 @@ func (o *Fast) pairSigma(x, y *Cand) {
 	}
 	exy := eps*mxy + o.gamma*y.pn*x.w1 + eps*o.cw*x.zt*(y.zt+y.zp)
 	eyx := eps*myx + o.gamma*x.pn*y.w1 + eps*o.cw*y.zt*(x.zt+x.zp)
-	if k == 2*o.d && o.rankBound(-1) {
+	if k == 2*o.d && o.rankBound(false, 0) {
 		// Σ_xy and Σ_yx are exactly zero: with L_S full rank 2d and no
 		// diagonal entry on S, the rows S + x and columns S + y of L have
 		// rank ≤ 2d (δ_x, δ_y do not enter them).
@@ -280,8 +291,9 @@ func (o *Fast) pairValue(x, y *Cand, a, b int) (v Value, ident bool) {
 			return v, true
 		}
 	}
-	o.set = append(o.set[:0], o.items...)
+	o.setS()
 	o.set[a], o.set[b] = x.item, y.item
+	o.setRows[a], o.setRows[b] = x.r, y.r
 	return o.directSet(), false
 }
 

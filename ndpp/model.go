@@ -213,18 +213,7 @@ func build(n, d int, v, b, c []float64, opts []Option) (*Model, error) {
 	m := &Model{n: n, d: d, v: v, b: b, c: c, shared: shared}
 	m.bc = make([]float64, n*d)
 	for i := 0; i < n; i++ {
-		bi := b[i*d : (i+1)*d]
-		out := m.bc[i*d : (i+1)*d]
-		// (bᵢᵀC)_k = Σ_l b_il C_lk
-		for l, bl := range bi {
-			if bl == 0 {
-				continue
-			}
-			row := c[l*d : (l+1)*d]
-			for k, ck := range row {
-				out[k] += bl * ck
-			}
-		}
+		RowTimesC(m.bc[i*d:(i+1)*d], b[i*d:(i+1)*d], c)
 	}
 	for _, o := range opts {
 		if err := o(m); err != nil {
@@ -232,6 +221,44 @@ func build(n, d int, v, b, c []float64, opts []Option) (*Model, error) {
 		}
 	}
 	return m, nil
+}
+
+// RowTimesC writes bᵀC into dst (len d) for a row b (len d) and a row-major
+// d×d C, in the order the model uses for its rows bᵢᵀC (Rows, ItemBC), so
+// that a vector computed from the same b and C has the same bits. It
+// panics if the lengths disagree.
+func RowTimesC(dst, b, c []float64) {
+	d := len(b)
+	if len(dst) != d || len(c) != d*d {
+		panic(fmt.Sprintf("ndpp: RowTimesC with len(dst) = %d, len(b) = %d, len(C) = %d", len(dst), d, len(c)))
+	}
+	for k := range dst {
+		dst[k] = 0
+	}
+	// (bᵀC)_k = Σ_l b_l C_lk, summed in the order of l, four rows of C at a
+	// time. A term with b_l = 0 is ±0 and leaves every partial sum as it is
+	// (the sums start at +0 and are never −0 in round-to-nearest), so the
+	// bits do not depend on the grouping.
+	l := 0
+	for ; l+4 <= d; l += 4 {
+		b0, b1, b2, b3 := b[l], b[l+1], b[l+2], b[l+3]
+		r0, r1, r2, r3 := c[l*d:(l+1)*d], c[(l+1)*d:(l+2)*d], c[(l+2)*d:(l+3)*d], c[(l+3)*d:(l+4)*d]
+		r0, r1, r2, r3 = r0[:len(dst)], r1[:len(dst)], r2[:len(dst)], r3[:len(dst)]
+		for k, o := range dst {
+			o += b0 * r0[k]
+			o += b1 * r1[k]
+			o += b2 * r2[k]
+			o += b3 * r3[k]
+			dst[k] = o
+		}
+	}
+	for ; l < d; l++ {
+		bl := b[l]
+		row := c[l*d : (l+1)*d]
+		for k, ck := range row {
+			dst[k] += bl * ck
+		}
+	}
 }
 
 // MaxKernelScale bounds the scale of a kernel that evaluates without

@@ -2,6 +2,7 @@ package ndpp
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -362,4 +363,41 @@ func TestWithDiagValidates(t *testing.T) {
 	require.Equal(t, []float64{0, 1, 2, 3}, m.Diag())
 	require.Equal(t, 2.0, m.ItemDiag(2))
 	require.Equal(t, 3.0, m.Entry(3, 3))
+}
+
+// TestRowTimesC: RowTimesC equals the plain sum over l in order, skipping
+// zero entries of b, bit for bit (zeros in b and C included), so that
+// vectors computed from streamed items equal the model's rows.
+func TestRowTimesC(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := 0; trial < 300; trial++ {
+		d := 1 + rng.IntN(13)
+		b, c := make([]float64, d), make([]float64, d*d)
+		for i := range b {
+			if rng.IntN(4) > 0 {
+				b[i] = rng.NormFloat64() * math.Pow(10, float64(rng.IntN(20)-10))
+			}
+		}
+		for i := range c {
+			if rng.IntN(5) > 0 {
+				c[i] = rng.NormFloat64()
+			}
+		}
+		want := make([]float64, d)
+		for l, bl := range b {
+			if bl == 0 {
+				continue
+			}
+			for k := range want {
+				want[k] += bl * c[l*d+k]
+			}
+		}
+		got := make([]float64, d)
+		RowTimesC(got, b, c)
+		for k := range got {
+			if math.Float64bits(got[k]) != math.Float64bits(want[k]) {
+				t.Fatalf("d = %d, entry %d: %v, want %v", d, k, got[k], want[k])
+			}
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ndpp-go/ndpp/blas" // the default backend (auto with OpenBLAS)
+	"github.com/ndpp-go/ndpp/detcache"
 
 	"github.com/ndpp-go/ndpp/ndpp"
 )
@@ -92,4 +93,45 @@ func BenchmarkOfflineGreedy(b *testing.B) {
 			})
 		}
 	}
+}
+
+// benchVectors runs a whole stream of vector items per iteration (a
+// model's items as copies in reused buffers, ModelSource: the in-memory
+// vector path, blocks filled from the source) on the fast oracle of the
+// model's kernel, with block scoring, and reports items/s.
+func benchVectors(b *testing.B, name string, k, d, n int) {
+	m := ndpp.Random(n, d, 1, ndpp.RandomOptions{})
+	order := IDOrder(n)
+	mk := algoByName(name, false)
+	b.Run(fmt.Sprintf("k=%d/d=%d/vectors", k, d), func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			o, err := detcache.NewFastKernel(detcache.KernelOf(m), k)
+			if err != nil {
+				b.Fatal(err)
+			}
+			s, err := mk(o, k, n)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := RunItems(s, ModelSource(m, order), RunOptions{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "items/s")
+	})
+}
+
+func BenchmarkVectorsOnlineLSS(b *testing.B) {
+	benchVectors(b, NameOnlineLSS, 8, 10, 200000)
+	benchVectors(b, NameOnlineLSS, 32, 50, 50000)
+}
+
+func BenchmarkVectorsOnline2Neighbor(b *testing.B) {
+	benchVectors(b, NameOnline2Neighbor, 8, 10, 200000)
+	benchVectors(b, NameOnline2Neighbor, 32, 50, 20000)
+}
+
+func BenchmarkVectorsStreamPartition(b *testing.B) {
+	benchVectors(b, NameStreamPartition, 8, 10, 200000)
 }

@@ -2,6 +2,8 @@ package stream
 
 import (
 	"fmt"
+
+	"github.com/ndpp-go/ndpp/detcache"
 )
 
 // Block scoring. Between accepted changes the arriving items of the
@@ -26,9 +28,33 @@ const blockSize = 256
 // scoring (see the package documentation). On an error (a *BatchError),
 // the items before the failing one have been processed.
 func (l *local) ObserveBatch(items []int) error {
+	if l.m == nil && len(items) > 0 {
+		return &BatchError{Index: 0, Err: errVectors}
+	}
+	return l.observeBatch(items, nil)
+}
+
+// ObserveItems is ObserveBatch for items given by their vectors (blocks are
+// filled from items as they come): the same results as calling
+// ObserveItem on each.
+func (l *local) ObserveItems(items []detcache.Item) error { return l.observeBatch(nil, items) }
+
+// one observes item i of a batch: ids[i] by index (model-backed) or
+// items[i].
+func (l *local) one(ids []int, items []detcache.Item, i int) error {
+	if ids != nil {
+		return l.Observe(ids[i])
+	}
+	return l.observe(items[i])
+}
+
+// observeBatch is ObserveBatch (ids, for a model-backed solver) and
+// ObserveItems (items): one of them is nil.
+func (l *local) observeBatch(ids []int, items []detcache.Item) error {
+	n := max(len(ids), len(items))
 	if l.direct {
-		for i, it := range items {
-			if err := l.Observe(it); err != nil {
+		for i := 0; i < n; i++ {
+			if err := l.one(ids, items, i); err != nil {
 				return &BatchError{Index: i, Err: err}
 			}
 		}
@@ -39,43 +65,60 @@ func (l *local) ObserveBatch(items []int) error {
 	}
 	k := l.k
 	npairs := int64(k * (k - 1) / 2)
-	for start := 0; start < len(items); {
+	for start := 0; start < n; {
 		fv := l.o.Value()
 		if l.o.Len() < k || fv.Zero {
-			if err := l.Observe(items[start]); err != nil {
+			if err := l.one(ids, items, start); err != nil {
 				return &BatchError{Index: start, Err: err}
 			}
 			start++
 			continue
 		}
-		blk := items[start:min(start+blockSize, len(items))]
-		for c, it := range blk {
-			if err := l.checkItem(it); err != nil {
-				blk = blk[:c] // score up to the bad item; Observe reports it
+		end := min(start+blockSize, n)
+		for c := start; c < end; c++ {
+			var err error
+			if ids != nil {
+				err = l.checkID(ids[c])
+			} else {
+				err = l.checkItem(items[c])
+			}
+			if err != nil {
+				end = c // score up to the bad item; Observe reports it
 				break
 			}
 		}
-		if len(blk) == 0 { // items[start] is invalid: Observe says why
-			return &BatchError{Index: start, Err: l.Observe(items[start])}
+		if end == start { // the item at start is invalid: Observe says why
+			return &BatchError{Index: start, Err: l.one(ids, items, start)}
 		}
-		cols, off := l.cols[:0], 0
+		cols, its, off := l.cols[:0], l.colItems[:0], 0
 		if l.pairs && l.prev >= 0 && l.inS(l.prev) < 0 {
 			cols, off = append(cols, l.prev), 1
+			if ids == nil {
+				its = append(its, l.prevItem)
+			}
 		}
-		cols = append(cols, blk...)
-		l.cols = cols
+		if ids != nil {
+			cols = append(cols, ids[start:end]...)
+		} else {
+			for _, it := range items[start:end] {
+				cols = append(cols, it.ID)
+			}
+			its = append(its, items[start:end]...)
+		}
+		l.cols, l.colItems = cols, its
 		// Without block scoring (the oracle cannot bound values), every
 		// item goes through Observe until S changes.
-		scored := l.o.ScoreBlock(l.blk, cols)
+		scored := l.scoreBlock(l.blk, cols, its)
 		// A move is accepted when its value exceeds f(S)·α (see beats).
 		bar := fv.Log + l.logAlpha
 		version := l.changes
 		c := 0
-		for ; c < len(blk); c++ {
-			t, col := blk[c], off+c
+		for ; c < end-start; c++ {
+			col := off + c
+			t := cols[col]
 			pair := l.pairs && col > 0 && cols[col-1] != t
 			if !scored || !l.blk.SwapsBelow(col, bar) || pair && !l.blk.PairsBelow(col-1, col, bar) {
-				if err := l.Observe(t); err != nil {
+				if err := l.one(ids, items, start+c); err != nil {
 					return &BatchError{Index: start + c, Err: err}
 				}
 				if l.changes != version {
@@ -103,7 +146,11 @@ func (l *local) ObserveBatch(items []int) error {
 				if l.prev >= 0 && l.prev != t && l.inS(l.prev) < 0 {
 					l.evalBase -= npairs
 				}
-				l.prev, l.prevOK = t, false
+				if ids != nil {
+					l.prev, l.prevOK = t, false
+				} else {
+					l.setPrev(items[start+c])
+				}
 			}
 		}
 		start += c
@@ -114,6 +161,9 @@ func (l *local) ObserveBatch(items []int) error {
 func (l *local) initBlock() {
 	l.blk = l.o.NewBlock(blockSize + 1)
 	l.cols = make([]int, 0, blockSize+1)
+	if l.m == nil {
+		l.colItems = make([]detcache.Item, 0, blockSize+1)
+	}
 }
 
 // skippedItems returns the number of items the block scoring decided

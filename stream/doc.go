@@ -29,6 +29,25 @@
 // streams. Solvers take a detcache.Oracle, so the fast and the naive oracle
 // are interchangeable.
 //
+// # Items that arrive from outside
+//
+// A solver on an oracle of a vector kernel (detcache.NewFastKernel,
+// detcache.NewNaiveKernel) takes items as vectors: ObserveItem,
+// ObserveItems (blocks filled from the items as they come), and RunItems,
+// which reads an ItemSource (a file or a pipe, package ndpp/items; a
+// model's items as vectors, ModelSource; a slice, SliceSource) until
+// io.EOF; RunItemsAll feeds one pass of a source to several solvers. The
+// solver keeps copies of the vectors it needs — those of S (in the
+// oracle), of the stash T and, for Online-2-neighbor, of the previous
+// item — so its memory is O((k + |T|)·d + d²), independent of the stream's
+// length. The model-backed solvers (Observe, ObserveBatch, Run) run the
+// same code, their items being views of the model's rows: a model's items
+// streamed as vectors give the same solutions, values, evaluation, add and
+// swap counts, stashes and trajectories (tested for every algorithm, both
+// oracles, with and without block scoring and a diagonal). Stream-Partition
+// needs the stream's length n in advance: from the source when it knows it
+// (LenSource, SourceLen: an NPY header) or from the user.
+//
 // # Rules (exactly as implemented)
 //
 //   - Stream-Partition: the item at 1-based position p is in partition
@@ -93,11 +112,16 @@
 // # Snapshots
 //
 // MarshalBinary writes the project's binary format (internal/binfmt: magic,
-// version, CRC-32C) holding the algorithm's name, the solver's fields and
-// the oracle's own state; UnmarshalBinary refuses other algorithms,
-// corrupt or truncated data, snapshots of the previous format (version 1)
-// and oracle states of a model with another n, d or diagonal (detcache
-// records them), leaving the solver unchanged.
+// version 3, CRC-32C) holding the algorithm's name, the solver's fields, a
+// flag for solvers of vector items and the oracle's own state; a solver of
+// vector items also saves the vectors of its stash, of the previous item and
+// of Stream-Partition's candidate, so that a fresh solver on a fresh oracle
+// of the same kernel resumes the stream exactly. UnmarshalBinary refuses
+// other algorithms, snapshots of the other kind (model-backed or vector),
+// corrupt or truncated data, snapshots of the format before binfmt (version
+// 1) and oracle states of a model with another n, d or diagonal or of
+// another kernel (detcache records them), leaving the solver unchanged;
+// snapshots of version 2 are read by model-backed solvers.
 //
 // # Measurements
 //

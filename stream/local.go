@@ -78,7 +78,8 @@ func checkOptions(opt *Options) error {
 }
 
 type stashEntry struct {
-	item int
+	item detcache.Item // for vector items, its vectors live in buf
+	buf  []float64
 	c    *detcache.Cand
 	at   uint64 // value of changes when c was prepared
 	ok   bool   // c is prepared (at is meaningful)
@@ -96,24 +97,28 @@ type local struct {
 	direct   bool // Options.OracleOnly
 
 	stash   []stashEntry
-	stashed map[int]struct{} // the items of stash
-	pool    []*detcache.Cand
+	stashed map[int]struct{} // the ids of stash's items
+	pool    []stashEntry     // free entries (Cand and buffer)
 	peak    int
 	evicted int64
 	capped  int64
 
-	cur    *detcache.Cand
-	prev   int // previous item of the stream, −1 before the first
-	prevC  *detcache.Cand
-	prevAt uint64
-	prevOK bool
+	cur      *detcache.Cand
+	prev     int // id of the previous item of the stream, −1 before the first
+	prevItem detcache.Item
+	prevBuf  []float64 // prevItem's vectors (vector items)
+	prevC    *detcache.Cand
+	prevAt   uint64
+	prevOK   bool
 
-	vals []detcache.Value
+	vals       []detcache.Value
+	outA, outB []float64 // copies of items leaving S (vector items)
 
-	blk     *detcache.Block // block scoring of ObserveBatch and the stash search (nil until used)
-	cols    []int           // the items of blk
-	skipped int64
-	onSkip  skipFunc // nil but in tests
+	blk      *detcache.Block // block scoring of ObserveBatch and the stash search (nil until used)
+	cols     []int           // the ids of blk's items
+	colItems []detcache.Item // blk's items (vector items)
+	skipped  int64
+	onSkip   skipFunc // nil but in tests
 }
 
 func newLocal(o detcache.Oracle, k int, opt Options, name string, useStash, pairs bool) (local, error) {
@@ -141,11 +146,11 @@ func (l *local) Name() string { return l.name }
 // Alpha returns the improvement factor α.
 func (l *local) Alpha() float64 { return l.alpha }
 
-// Stash returns a copy of the stash T (oldest first).
+// Stash returns a copy of the stash T (oldest first): item ids.
 func (l *local) Stash() []int {
 	out := make([]int, len(l.stash))
 	for i, e := range l.stash {
-		out[i] = e.item
+		out[i] = e.item.ID
 	}
 	return out
 }
@@ -162,7 +167,7 @@ func (l *local) inStash(item int) int {
 		return -1
 	}
 	for i, e := range l.stash {
-		if e.item == item {
+		if e.item.ID == item {
 			return i
 		}
 	}
@@ -171,15 +176,28 @@ func (l *local) inStash(item int) int {
 
 // Observe processes the next item of the stream.
 func (l *local) Observe(t int) error {
-	if err := l.checkItem(t); err != nil {
+	it, err := l.modelItem(t)
+	if err != nil {
 		return err
 	}
+	return l.observe(it)
+}
+
+// ObserveItem processes the next item given by its vectors.
+func (l *local) ObserveItem(it detcache.Item) error { return l.observe(it) }
+
+// observe is Observe and ObserveItem: the algorithm.
+func (l *local) observe(it detcache.Item) error {
+	if err := l.checkItem(it); err != nil {
+		return err
+	}
+	t := it.ID
 	if l.inStash(t) >= 0 {
 		return fmt.Errorf("stream: item %d is already in the stash", t)
 	}
 	l.items++
 	o := l.o
-	o.Prepare(l.cur, t)
+	l.prepare(l.cur, it)
 	curAt := l.changes
 	if o.Len() < l.k {
 		if v := o.AddValue(l.cur); !v.Zero {
@@ -189,7 +207,7 @@ func (l *local) Observe(t int) error {
 			l.adds++
 			l.changes++
 		}
-		l.advance(t, curAt)
+		l.advance(it, curAt)
 		return nil
 	}
 	fv := o.Value()
@@ -203,7 +221,7 @@ func (l *local) Observe(t int) error {
 	}
 	if l.pairs && l.prev >= 0 && l.prev != t && l.inS(l.prev) < 0 {
 		if !l.prevOK || l.prevAt != l.changes {
-			o.Prepare(l.prevC, l.prev)
+			l.prepare(l.prevC, l.prevIt())
 			l.prevAt, l.prevOK = l.changes, true
 		}
 		for a := 0; a < k; a++ {
@@ -215,9 +233,11 @@ func (l *local) Observe(t int) error {
 		}
 	}
 	if beats(bv, fv, l.logAlpha) {
-		items := o.Items()
 		if pa < 0 {
-			out := items[bj]
+			var out detcache.Item
+			if l.useStash {
+				out, l.outA = l.outItem(bj, l.outA)
+			}
 			if err := o.Swap(bj, l.cur); err != nil {
 				return fmt.Errorf("stream: swapping item %d in: %w", t, err)
 			}
@@ -225,7 +245,11 @@ func (l *local) Observe(t int) error {
 			l.changes++
 			l.push(out)
 		} else {
-			outA, outB := items[pa], items[pb]
+			var outA, outB detcache.Item
+			if l.useStash {
+				outA, l.outA = l.outItem(pa, l.outA)
+				outB, l.outB = l.outItem(pb, l.outB)
+			}
 			if err := o.PairSwap(pa, pb, l.prevC, l.cur); err != nil {
 				return fmt.Errorf("stream: swapping items %d, %d in: %w", l.prev, t, err)
 			}
@@ -243,34 +267,54 @@ func (l *local) Observe(t int) error {
 			}
 		}
 	}
-	l.advance(t, curAt)
+	l.advance(it, curAt)
 	return nil
 }
 
-// advance makes t the previous item (its Cand prepared at version at).
-func (l *local) advance(t int, at uint64) {
+// advance makes it the previous item (its Cand prepared at version at).
+func (l *local) advance(it detcache.Item, at uint64) {
 	if !l.pairs {
 		return
 	}
-	l.prev = t
+	l.setPrev(it)
 	l.prevC, l.cur = l.cur, l.prevC
 	l.prevAt, l.prevOK = at, true
 }
 
-// push puts an item swapped out of S into the stash, evicting the oldest
-// item beyond the cap.
-func (l *local) push(item int) {
+// setPrev records it as the previous item (a copy of its vectors), its
+// Cand not prepared.
+func (l *local) setPrev(it detcache.Item) {
+	l.prev = it.ID
+	if l.m == nil {
+		l.prevItem, l.prevBuf = it.CopyTo(l.prevBuf)
+	}
+	l.prevOK = false
+}
+
+// prevIt returns the previous item (l.prev ≥ 0).
+func (l *local) prevIt() detcache.Item {
+	if l.m != nil {
+		return detcache.ModelItem(l.m, l.prev)
+	}
+	return l.prevItem
+}
+
+// push puts an item swapped out of S into the stash (a copy of its
+// vectors), evicting the oldest item beyond the cap.
+func (l *local) push(it detcache.Item) {
 	if !l.useStash {
 		return
 	}
-	var c *detcache.Cand
+	var e stashEntry
 	if n := len(l.pool); n > 0 {
-		c, l.pool = l.pool[n-1], l.pool[:n-1]
+		e, l.pool = l.pool[n-1], l.pool[:n-1]
 	} else {
-		c = l.o.NewCand()
+		e.c = l.o.NewCand()
 	}
-	l.stash = append(l.stash, stashEntry{item: item, c: c})
-	l.stashed[item] = struct{}{}
+	e.item, e.buf = it.CopyTo(e.buf)
+	e.at, e.ok = 0, false
+	l.stash = append(l.stash, e)
+	l.stashed[it.ID] = struct{}{}
 	if l.stashCap > 0 && len(l.stash) > l.stashCap {
 		l.drop(0)
 		l.evicted++
@@ -280,8 +324,9 @@ func (l *local) push(item int) {
 
 // drop removes stash entry i, keeping the order of the others.
 func (l *local) drop(i int) {
-	l.pool = append(l.pool, l.stash[i].c)
-	delete(l.stashed, l.stash[i].item)
+	e := l.stash[i]
+	l.pool = append(l.pool, stashEntry{c: e.c, buf: e.buf})
+	delete(l.stashed, e.item.ID)
 	copy(l.stash[i:], l.stash[i+1:])
 	l.stash[len(l.stash)-1] = stashEntry{}
 	l.stash = l.stash[:len(l.stash)-1]
@@ -305,7 +350,7 @@ func (l *local) stashSearch() error {
 			e := &l.stash[i]
 			switch {
 			case !e.ok:
-				o.Prepare(e.c, e.item)
+				l.prepare(e.c, e.item)
 			case e.at != l.changes:
 				o.Refresh(e.c) // O(d + k²) after one change, identical to Prepare
 			}
@@ -339,19 +384,22 @@ func (l *local) stashSearch() error {
 		if b1 < 0 || !beats(bv, fv, l.logAlpha) {
 			return nil
 		}
-		items := o.Items()
 		if b2 < 0 {
-			out, in := items[a1], l.stash[b1].item
+			in := l.stash[b1].item.ID
+			var out detcache.Item
+			out, l.outA = l.outItem(a1, l.outA)
 			if err := o.Swap(a1, l.stash[b1].c); err != nil {
 				return fmt.Errorf("stream: swapping stash item %d in: %w", in, err)
 			}
 			l.drop(b1)
 			l.push(out)
 		} else {
-			outA, outB := items[a1], items[a2]
+			var outA, outB detcache.Item
+			outA, l.outA = l.outItem(a1, l.outA)
+			outB, l.outB = l.outItem(a2, l.outB)
 			x, y := l.stash[b1], l.stash[b2]
 			if err := o.PairSwap(a1, a2, x.c, y.c); err != nil {
-				return fmt.Errorf("stream: swapping stash items %d, %d in: %w", x.item, y.item, err)
+				return fmt.Errorf("stream: swapping stash items %d, %d in: %w", x.item.ID, y.item.ID, err)
 			}
 			l.drop(b2) // b2 > b1: drop the later one first
 			l.drop(b1)
@@ -376,12 +424,15 @@ func (l *local) stashRejected() bool {
 	if l.blk == nil {
 		l.initBlock()
 	}
-	cols := l.cols[:0]
+	cols, its := l.cols[:0], l.colItems[:0]
 	for _, e := range l.stash {
-		cols = append(cols, e.item)
+		cols = append(cols, e.item.ID)
+		if l.m == nil {
+			its = append(its, e.item)
+		}
 	}
-	l.cols = cols
-	if !l.o.ScoreBlock(l.blk, cols) {
+	l.cols, l.colItems = cols, its
+	if !l.scoreBlock(l.blk, cols, its) {
 		return false
 	}
 	bar := fv.Log + l.logAlpha
@@ -411,7 +462,9 @@ func (l *local) stashRejected() bool {
 	return true
 }
 
-// MarshalBinary saves the solver's state (including the oracle's).
+// MarshalBinary saves the solver's state (including the oracle's). A
+// solver of vector items saves the vectors of its stash and of the previous
+// item with their ids.
 func (l *local) MarshalBinary() ([]byte, error) {
 	e, err := l.marshalBase(l.name)
 	if err != nil {
@@ -420,10 +473,18 @@ func (l *local) MarshalBinary() ([]byte, error) {
 	e.F64(l.alpha)
 	e.Int(l.stashCap)
 	e.Ints(l.Stash())
+	if l.m == nil {
+		for _, en := range l.stash {
+			encodeVectors(e, &l.kern, en.item)
+		}
+	}
 	e.Int(l.peak)
 	e.I64(l.evicted)
 	e.I64(l.capped)
 	e.Int(l.prev)
+	if l.m == nil && l.prev >= 0 {
+		encodeVectors(e, &l.kern, l.prevIt())
+	}
 	return e.Finish()
 }
 
@@ -435,13 +496,24 @@ func (l *local) UnmarshalBinary(data []byte) error {
 	if err != nil {
 		return err
 	}
-	nItems := l.m.N()
+	hi := math.MaxInt // ids of vector items
+	if l.m != nil {
+		hi = l.m.N() - 1
+	}
 	opt := Options{Alpha: d.F64(), StashCap: d.Int("stash cap", 0, math.MaxInt)}
-	stash := d.Ints("stash", 0, nItems-1)
+	stash := d.Ints("stash", 0, hi)
+	var items []detcache.Item
+	if l.m == nil {
+		items = decodeVectors(d, &l.kern, stash)
+	}
 	peak := d.Int("peak stash", 0, math.MaxInt)
 	evicted := d.I64()
 	capped := d.I64()
-	prev := d.Int("previous item", -1, nItems-1)
+	prev := d.Int("previous item", -1, hi)
+	var prevItem []detcache.Item
+	if l.m == nil && prev >= 0 {
+		prevItem = decodeVectors(d, &l.kern, []int{prev})
+	}
 	if err := d.Done(); err != nil {
 		return err
 	}
@@ -451,7 +523,7 @@ func (l *local) UnmarshalBinary(data []byte) error {
 	if !l.useStash && len(stash) > 0 || opt.StashCap > 0 && len(stash) > opt.StashCap || peak < len(stash) {
 		return fmt.Errorf("stream: snapshot has a stash of %d items (cap %d, peak %d)", len(stash), opt.StashCap, peak)
 	}
-	if err := checkIDs(nItems, stash); err != nil {
+	if err := checkIDs(l.o.N(), stash); err != nil {
 		return err
 	}
 	if err := commitOracle(l.o, ob, nb.k, stash); err != nil {
@@ -462,16 +534,24 @@ func (l *local) UnmarshalBinary(data []byte) error {
 	for len(l.stash) > 0 {
 		l.drop(len(l.stash) - 1)
 	}
-	for _, it := range stash {
-		c := l.o.NewCand()
-		if n := len(l.pool); n > 0 {
-			c, l.pool = l.pool[n-1], l.pool[:n-1]
+	for i, id := range stash {
+		it := detcache.Item{}
+		if l.m != nil {
+			it = detcache.ModelItem(l.m, id)
+		} else {
+			it = items[i]
 		}
-		l.stash = append(l.stash, stashEntry{item: it, c: c})
-		l.stashed[it] = struct{}{}
+		l.push(it)
 	}
 	l.peak, l.evicted, l.capped = peak, evicted, capped
 	l.prev, l.prevOK = prev, false
+	switch {
+	case prev < 0:
+	case l.m != nil:
+		l.setPrev(detcache.ModelItem(l.m, prev))
+	default:
+		l.setPrev(prevItem[0])
+	}
 	if len(l.vals) < nb.k {
 		l.vals = make([]detcache.Value, nb.k)
 	}

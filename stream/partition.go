@@ -32,7 +32,8 @@ type StreamPartition struct {
 }
 
 // NewStreamPartition returns a Stream-Partition solver for a stream of n
-// items with solution size k. A stream shorter than k is allowed (each item
+// items with solution size k (for a stream of vector items, n must be known
+// in advance: from the source, e.g. an NPY header, or given by the user). A stream shorter than k is allowed (each item
 // is then its own partition); k larger than the model's number of items is
 // an error. Of opt only OracleOnly is used. It resets the oracle, which it
 // then owns.
@@ -44,7 +45,7 @@ func NewStreamPartition(o detcache.Oracle, k, n int, opt Options) (*StreamPartit
 	if n < 1 {
 		return nil, fmt.Errorf("stream: stream length n = %d; need n ≥ 1", n)
 	}
-	if k > b.m.N() {
+	if b.m != nil && k > b.m.N() {
 		return nil, fmt.Errorf("stream: k = %d exceeds the model's %d items", k, b.m.N())
 	}
 	return &StreamPartition{base: b, n: n, best: o.NewCand(), cur: o.NewCand(), bestItem: -1, direct: opt.OracleOnly}, nil
@@ -61,10 +62,23 @@ func (s *StreamPartition) partition(p int64) int64 {
 // Observe processes the next item. It returns an error once n items have
 // been observed.
 func (s *StreamPartition) Observe(item int) error {
+	it, err := s.modelItem(item)
+	if err != nil {
+		return err
+	}
+	return s.observe(it)
+}
+
+// ObserveItem processes the next item given by its vectors. It returns an
+// error once n items have been observed.
+func (s *StreamPartition) ObserveItem(it detcache.Item) error { return s.observe(it) }
+
+func (s *StreamPartition) observe(it detcache.Item) error {
+	item := it.ID
 	if s.items >= int64(s.n) {
 		return fmt.Errorf("stream: stream-partition was told the stream has %d items; item %d is one more", s.n, item)
 	}
-	if err := s.checkItem(item); err != nil {
+	if err := s.checkItem(it); err != nil {
 		return err
 	}
 	if s.have && item == s.bestItem {
@@ -72,7 +86,7 @@ func (s *StreamPartition) Observe(item int) error {
 	}
 	s.items++
 	p := s.items
-	s.o.Prepare(s.cur, item)
+	s.prepare(s.cur, it)
 	v := s.o.AddValue(s.cur)
 	if !s.have || v.Greater(s.bestV) {
 		s.best, s.cur = s.cur, s.best
@@ -103,6 +117,9 @@ func (s *StreamPartition) MarshalBinary() ([]byte, error) {
 	e.Int(s.n)
 	e.Bool(s.have)
 	e.Int(s.bestItem)
+	if s.m == nil && s.have {
+		encodeVectors(e, &s.kern, s.best.Vectors())
+	}
 	return e.Finish()
 }
 
@@ -116,7 +133,15 @@ func (s *StreamPartition) UnmarshalBinary(data []byte) error {
 	}
 	n := d.Int("stream length", 1, math.MaxInt)
 	have := d.Bool()
-	bestItem := d.Int("candidate", -1, s.m.N()-1)
+	hi := math.MaxInt
+	if s.m != nil {
+		hi = s.m.N() - 1
+	}
+	bestItem := d.Int("candidate", -1, hi)
+	var best []detcache.Item
+	if s.m == nil && have {
+		best = decodeVectors(d, &s.kern, []int{bestItem})
+	}
 	if err := d.Done(); err != nil {
 		return err
 	}
@@ -125,7 +150,7 @@ func (s *StreamPartition) UnmarshalBinary(data []byte) error {
 	}
 	var outside []int
 	if have {
-		if err := checkIDs(s.m.N(), []int{bestItem}); err != nil {
+		if err := checkIDs(s.o.N(), []int{bestItem}); err != nil {
 			return err
 		}
 		outside = []int{bestItem}
@@ -137,7 +162,11 @@ func (s *StreamPartition) UnmarshalBinary(data []byte) error {
 	if have {
 		// Recompute the candidate's value against the restored S; the
 		// evaluation it costs is not part of the stream's count.
-		s.o.Prepare(s.best, bestItem)
+		if s.m != nil {
+			s.o.Prepare(s.best, bestItem)
+		} else {
+			s.o.PrepareItem(s.best, best[0])
+		}
 		s.bestV = s.o.AddValue(s.best)
 		s.evalBase++
 	} else {
@@ -160,19 +189,27 @@ func (s *StreamPartition) last(p int64) bool {
 // through Observe. On an error (a *BatchError) the items before the failing
 // one have been processed.
 func (s *StreamPartition) ObserveBatch(items []int) error {
+	if s.m == nil && len(items) > 0 {
+		return &BatchError{Index: 0, Err: errVectors}
+	}
+	return s.observeBatch(items, nil)
+}
+
+// ObserveItems is ObserveBatch for items given by their vectors: the same
+// results as calling ObserveItem on each.
+func (s *StreamPartition) ObserveItems(items []detcache.Item) error {
+	return s.observeBatch(nil, items)
+}
+
+func (s *StreamPartition) observeBatch(ids []int, items []detcache.Item) error {
 	if s.blk == nil && !s.direct {
 		s.blk = s.o.NewBlock(blockSize + 1)
 	}
-	one := func(i int) error {
-		if err := s.Observe(items[i]); err != nil {
-			return &BatchError{Index: i, Err: err}
-		}
-		return nil
-	}
-	for start := 0; start < len(items); {
-		p := s.items + 1 // position of items[start]
+	n := max(len(ids), len(items))
+	for start := 0; start < n; {
+		p := s.items + 1 // position of the item at start
 		if s.direct || !s.have || s.bestV.Zero || p > int64(s.n) || s.last(p) {
-			if err := one(start); err != nil {
+			if err := s.one(ids, items, start); err != nil {
 				return err
 			}
 			start++
@@ -180,17 +217,37 @@ func (s *StreamPartition) ObserveBatch(items []int) error {
 		}
 		// The block: items before the partition's last one, valid ones only.
 		end := start
-		for end < len(items) && end-start < blockSize+1 && !s.last(p+int64(end-start)) {
-			if s.checkItem(items[end]) != nil || items[end] == s.bestItem {
+		for end < n && end-start < blockSize+1 && !s.last(p+int64(end-start)) {
+			var err error
+			t := 0
+			if ids != nil {
+				t, err = ids[end], s.checkID(ids[end])
+			} else {
+				t, err = items[end].ID, s.checkItem(items[end])
+			}
+			if err != nil || t == s.bestItem {
 				break
 			}
 			end++
 		}
-		blk := items[start:max(end, start+1)]
+		hi := max(end, start+1)
 		// Without block scoring every item of the block goes through
 		// Observe (S does not change before the partition's last item).
-		scored := end > start && s.o.ScoreBlock(s.blk, blk)
-		for c, t := range blk {
+		scored := false
+		if end > start {
+			if ids != nil {
+				scored = s.o.ScoreBlock(s.blk, ids[start:end])
+			} else {
+				scored = s.o.ScoreBlockItems(s.blk, items[start:end])
+			}
+		}
+		for c := 0; c < hi-start; c++ {
+			var t int
+			if ids != nil {
+				t = ids[start+c]
+			} else {
+				t = items[start+c].ID
+			}
 			if scored && s.blk.AddBelow(c, s.bestV.Log) {
 				if s.onSkip != nil {
 					s.onSkip(t, -1, s.bestV.Log)
@@ -203,11 +260,25 @@ func (s *StreamPartition) ObserveBatch(items []int) error {
 			if t == s.bestItem {
 				return &BatchError{Index: start + c, Err: fmt.Errorf("stream: item %d is already the partition's candidate", t)}
 			}
-			if err := one(start + c); err != nil {
+			if err := s.one(ids, items, start+c); err != nil {
 				return err
 			}
 		}
-		start += len(blk)
+		start = hi
+	}
+	return nil
+}
+
+// one observes item i of a batch (ids[i] by index, or items[i]).
+func (s *StreamPartition) one(ids []int, items []detcache.Item, i int) error {
+	var err error
+	if ids != nil {
+		err = s.Observe(ids[i])
+	} else {
+		err = s.observe(items[i])
+	}
+	if err != nil {
+		return &BatchError{Index: i, Err: err}
 	}
 	return nil
 }

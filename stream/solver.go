@@ -3,6 +3,7 @@ package stream
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"time"
@@ -39,8 +40,18 @@ type Solver interface {
 	K() int
 	// Observe processes the next item of the stream (a model item index).
 	// It returns an error for an index out of range or an item that is
-	// currently in the solution or the stash; the state is then unchanged.
+	// currently in the solution or the stash, and for a solver whose
+	// oracle reads vector items; the state is then unchanged.
 	Observe(item int) error
+	// ObserveItem processes the next item given by its vectors (a solver
+	// on an oracle of a vector kernel; a model-backed solver accepts only
+	// items of its model: detcache.ModelItem, or an Item with only its
+	// id). It returns an error for an
+	// item that does not fit the kernel (detcache.CheckItem) or whose id is
+	// in the solution or the stash; the state is then unchanged. The
+	// solver keeps copies of the vectors it needs: the caller may reuse
+	// the item's slices after the call.
+	ObserveItem(it detcache.Item) error
 	// Solution returns a copy of the current solution (item indices, in
 	// the oracle's position order).
 	Solution() []int
@@ -146,12 +157,17 @@ type RunOptions struct {
 	// solver offers it: every item goes through Observe. Results are the
 	// same either way; this is for measuring and testing.
 	OneAtATime bool
+	// SolverTrajectory receives RunItemsAll's samples with the index of
+	// their solver.
+	SolverTrajectory func(solver int, p Point)
 }
 
 // BatchObserver is implemented by solvers that can observe a run of items
-// faster than one Observe call per item, with identical results.
+// faster than one Observe (ObserveItem) call per item, with identical
+// results.
 type BatchObserver interface {
 	ObserveBatch(items []int) error
+	ObserveItems(items []detcache.Item) error
 }
 
 // Run feeds the items of order to s in turn and returns the result. The wall
@@ -207,6 +223,202 @@ func Run(s Solver, order []int, opt RunOptions) (Result, error) {
 	return resultOf(s, elapsed), nil
 }
 
+// ItemSource is a stream of items given by their vectors, read in order.
+// Next returns the next items (at least one, at most max) or an error;
+// io.EOF ends the stream. The items, and the slices they point into, are
+// valid until the next call (readers reuse their buffers).
+type ItemSource interface {
+	Next(max int) ([]detcache.Item, error)
+}
+
+// LenSource is an ItemSource that knows its number of items in advance
+// (e.g. from a file header); Stream-Partition needs it.
+type LenSource interface {
+	ItemSource
+	// Len returns the number of items of the stream, or −1 if unknown.
+	Len() int
+}
+
+// SourceLen returns src's number of items when it knows it (LenSource with
+// Len() ≥ 0).
+func SourceLen(src ItemSource) (int, bool) {
+	if ls, ok := src.(LenSource); ok {
+		if n := ls.Len(); n >= 0 {
+			return n, true
+		}
+	}
+	return 0, false
+}
+
+// runChunk is the number of items RunItems asks a source for at once.
+const runChunk = 4096
+
+// RunItems feeds the items of src to s in turn, until src ends (io.EOF),
+// and returns the result; s must be a solver of vector items (an oracle of
+// a vector kernel), or a model-backed solver given detcache.ModelItem
+// items. As Run, it samples trajectories and, unless opt.OneAtATime,
+// observes in batches (BatchObserver.ObserveItems). The result's wall time
+// covers the solver's observation of the items, not the reading of the
+// source (RunItemsAll reports that).
+func RunItems(s Solver, src ItemSource, opt RunOptions) (Result, error) {
+	if opt.Trajectory != nil {
+		tr := opt.Trajectory
+		opt.SolverTrajectory = func(_ int, p Point) { tr(p) }
+	}
+	res, _, err := RunItemsAll([]Solver{s}, src, opt)
+	if err != nil {
+		return Result{}, err
+	}
+	return res[0], nil
+}
+
+// RunItemsAll reads src once and feeds every item to each of the solvers in
+// turn (a chunk of items at a time), as RunItems does for one: a stream that
+// cannot be read twice (a pipe) serves several algorithms. Each result's
+// wall time covers its solver's observation of the items; read is the time
+// spent reading the source. Trajectory samples go to
+// opt.SolverTrajectory with the solver's index (opt.Trajectory is not
+// used).
+func RunItemsAll(solvers []Solver, src ItemSource, opt RunOptions) (res []Result, read time.Duration, err error) {
+	if opt.Every < 0 {
+		return nil, 0, fmt.Errorf("stream: trajectory interval %d must be ≥ 1", opt.Every)
+	}
+	if len(solvers) == 0 {
+		return nil, 0, errors.New("stream: RunItemsAll without solvers")
+	}
+	every := int64(opt.Every)
+	if every == 0 {
+		every = 1
+	}
+	elapsed := make([]time.Duration, len(solvers))
+	var seen int64
+	sample := func(i int) {
+		st := solvers[i].Stats()
+		opt.SolverTrajectory(i, pointOf(solvers[i], st))
+	}
+	for {
+		want := runChunk
+		if opt.SolverTrajectory != nil {
+			want = int(min(int64(want), every-seen%every))
+		}
+		t0 := time.Now()
+		items, err := src.Next(want)
+		read += time.Since(t0)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, read, fmt.Errorf("stream: reading the stream after %d items: %w", seen, err)
+		}
+		for i, s := range solvers {
+			t := time.Now()
+			err := observeItems(s, items, opt.OneAtATime)
+			elapsed[i] += time.Since(t)
+			if err != nil {
+				var be *BatchError
+				if errors.As(err, &be) {
+					return nil, read, fmt.Errorf("stream: %s: item %d of the stream: %w", s.Name(), seen+int64(be.Index), be.Err)
+				}
+				return nil, read, fmt.Errorf("stream: %s: %w", s.Name(), err)
+			}
+		}
+		seen += int64(len(items))
+		if opt.SolverTrajectory != nil && seen%every == 0 {
+			for i := range solvers {
+				sample(i)
+			}
+		}
+	}
+	if opt.SolverTrajectory != nil && seen%every != 0 {
+		for i := range solvers {
+			sample(i)
+		}
+	}
+	for i, s := range solvers {
+		res = append(res, resultOf(s, elapsed[i]))
+	}
+	return res, read, nil
+}
+
+// observeItems feeds items to s: in a batch unless oneAtATime (or s has no
+// batch method), with the failing item's index in a *BatchError.
+func observeItems(s Solver, items []detcache.Item, oneAtATime bool) error {
+	if bo, ok := s.(BatchObserver); ok && !oneAtATime {
+		return bo.ObserveItems(items)
+	}
+	for i, it := range items {
+		if err := s.ObserveItem(it); err != nil {
+			return &BatchError{Index: i, Err: err}
+		}
+	}
+	return nil
+}
+
+// sliceSource is an ItemSource over a slice.
+type sliceSource struct {
+	items []detcache.Item
+	pos   int
+}
+
+// SliceSource returns a source of the given items (it knows its length).
+func SliceSource(items []detcache.Item) LenSource { return &sliceSource{items: items} }
+
+func (s *sliceSource) Next(max int) ([]detcache.Item, error) {
+	if s.pos >= len(s.items) {
+		return nil, io.EOF
+	}
+	end := min(s.pos+max, len(s.items))
+	out := s.items[s.pos:end]
+	s.pos = end
+	return out, nil
+}
+
+func (s *sliceSource) Len() int { return len(s.items) }
+
+// modelSource streams a model's items as vectors.
+type modelSource struct {
+	m     *ndpp.Model
+	order []int
+	pos   int
+	buf   []float64
+	items []detcache.Item
+}
+
+// ModelSource returns a source of the items of m in the given order as
+// vector items: copies of their vectors (ids = model indices) in buffers
+// reused from one Next to the next, as a reader of a file or a pipe would
+// deliver them. It knows its length.
+func ModelSource(m *ndpp.Model, order []int) LenSource {
+	return &modelSource{m: m, order: order}
+}
+
+func (s *modelSource) Next(max int) ([]detcache.Item, error) {
+	if s.pos >= len(s.order) {
+		return nil, io.EOF
+	}
+	end := min(s.pos+max, len(s.order))
+	n, d := end-s.pos, s.m.D()
+	if cap(s.buf) < 2*d*n {
+		s.buf = make([]float64, 2*d*n)
+		s.items = make([]detcache.Item, n)
+	}
+	s.items = s.items[:n]
+	for c, i := range s.order[s.pos:end] {
+		v := s.buf[2*d*c : 2*d*c+d : 2*d*c+d]
+		copy(v, s.m.ItemV(i))
+		it := detcache.Item{ID: i, V: v, Delta: s.m.ItemDiag(i)}
+		if !s.m.Shared() {
+			it.B = s.buf[2*d*c+d : 2*d*(c+1) : 2*d*(c+1)]
+			copy(it.B, s.m.ItemB(i))
+		}
+		s.items[c] = it
+	}
+	s.pos = end
+	return s.items, nil
+}
+
+func (s *modelSource) Len() int { return len(s.order) }
+
 func pointOf(s Solver, st Stats) Point {
 	v := s.Value()
 	return Point{Items: st.Items, Value: v, Size: len(s.Solution()), Evals: st.Evals, Swaps: st.Swaps, Stash: st.Stash}
@@ -248,14 +460,20 @@ func IDOrder(n int) []int {
 // checkK validates a solution size against a model's rank bound
 // (ndpp.Model.MaxRank) and an oracle's capacity (capacity < 0: none).
 func checkK(m *ndpp.Model, k, capacity int) error {
+	return checkKRank(k, m.MaxRank(), m.N(), m.Shared(), capacity)
+}
+
+// checkKRank is checkK for a rank bound r of a kernel (n < 0: the number
+// of items is unknown).
+func checkKRank(k, r, n int, shared bool, capacity int) error {
 	if k < 1 {
 		return fmt.Errorf("stream: k = %d; need k ≥ 1", k)
 	}
-	if r := m.MaxRank(); k > r {
+	if k > r {
 		switch {
-		case r == m.N():
+		case r == n:
 			return fmt.Errorf("stream: k = %d exceeds the number of items n = %d", k, r)
-		case m.Shared():
+		case shared:
 			return fmt.Errorf("stream: k = %d exceeds d = %d, the rank of a model with B = V and no diagonal: every larger set has determinant 0", k, r)
 		}
 		return fmt.Errorf("stream: k = %d exceeds 2d = %d, the rank of a model without a diagonal: every larger set has determinant 0", k, r)
@@ -272,7 +490,8 @@ var errNilOracle = errors.New("stream: nil oracle")
 // base is the state common to the online solvers.
 type base struct {
 	o        detcache.Oracle
-	m        *ndpp.Model
+	m        *ndpp.Model // nil for an oracle of vector items
+	kern     detcache.Kernel
 	k        int
 	items    int64
 	adds     int64
@@ -285,15 +504,16 @@ func newBase(o detcache.Oracle, k int) (base, error) {
 	if o == nil {
 		return base{}, errNilOracle
 	}
-	m := o.Model()
-	if m == nil {
-		return base{}, errors.New("stream: oracle without a model")
-	}
-	if err := checkK(m, k, o.Cap()); err != nil {
+	m, kern := o.Model(), o.Kernel()
+	if m != nil {
+		if err := checkK(m, k, o.Cap()); err != nil {
+			return base{}, err
+		}
+	} else if err := checkKRank(k, kern.MaxRank(-1), -1, kern.Shared, o.Cap()); err != nil {
 		return base{}, err
 	}
 	o.Reset()
-	return base{o: o, m: m, k: k, evalBase: o.Evals()}, nil
+	return base{o: o, m: m, kern: kern, k: k, evalBase: o.Evals()}, nil
 }
 
 // K returns the solution size the solver aims for.
@@ -305,7 +525,43 @@ func (b *base) Solution() []int { return append([]int(nil), b.o.Items()...) }
 // Value returns log det L_S of the current solution (Log 0 for ∅).
 func (b *base) Value() detcache.Value { return b.o.Value() }
 
-func (b *base) checkItem(item int) error {
+// errVectors is the error of Observe on a solver of vector items.
+var errVectors = errors.New("stream: the solver's oracle reads vector items: use ObserveItem")
+
+// modelItem validates a model item index and returns the item; for a
+// solver of vector items it returns errVectors.
+func (b *base) modelItem(item int) (detcache.Item, error) {
+	if b.m == nil {
+		return detcache.Item{}, errVectors
+	}
+	if item < 0 || item >= b.m.N() {
+		return detcache.Item{}, fmt.Errorf("stream: item %d out of range [0, %d)", item, b.m.N())
+	}
+	// A model-backed solver reads a model item's vectors through its
+	// oracle (by index): the id is enough.
+	return detcache.Item{ID: item}, nil
+}
+
+// checkItem validates an arriving item: for a model-backed solver an item
+// of its model (ModelItem, or an Item with only its id), for a solver of
+// vector items one that fits the kernel; and not in S.
+func (b *base) checkItem(it detcache.Item) error {
+	if b.m != nil {
+		if !it.FromModel() && (it.V != nil || it.B != nil) || it.ID < 0 || it.ID >= b.m.N() {
+			return fmt.Errorf("stream: item %d is not an item of the solver's model (use Observe, or detcache.ModelItem)", it.ID)
+		}
+	} else if err := detcache.CheckItem(b.kern, it); err != nil {
+		return fmt.Errorf("stream: %w", err)
+	}
+	if b.inS(it.ID) >= 0 {
+		return fmt.Errorf("stream: item %d is already in the solution", it.ID)
+	}
+	return nil
+}
+
+// checkID validates a model item index of a batch (model-backed solvers)
+// and that it is not in S.
+func (b *base) checkID(item int) error {
 	if item < 0 || item >= b.m.N() {
 		return fmt.Errorf("stream: item %d out of range [0, %d)", item, b.m.N())
 	}
@@ -313,6 +569,31 @@ func (b *base) checkItem(item int) error {
 		return fmt.Errorf("stream: item %d is already in the solution", item)
 	}
 	return nil
+}
+
+// prepare prepares c for it: by index for a model's item (the model's
+// rows), otherwise from its vectors (copies).
+func (b *base) prepare(c *detcache.Cand, it detcache.Item) {
+	if b.m != nil {
+		b.o.Prepare(c, it.ID)
+		return
+	}
+	b.o.PrepareItem(c, it)
+}
+
+// scoreBlock scores a block of arriving items: by index (ids) for a
+// model-backed solver, by their vectors (items) otherwise.
+func (b *base) scoreBlock(blk *detcache.Block, ids []int, items []detcache.Item) bool {
+	if b.m != nil {
+		return b.o.ScoreBlock(blk, ids)
+	}
+	return b.o.ScoreBlockItems(blk, items)
+}
+
+// outItem returns a copy (in buf, returned for reuse) of S's item at
+// position pos, to keep after it leaves S (a model's item needs no copy).
+func (b *base) outItem(pos int, buf []float64) (detcache.Item, []float64) {
+	return b.o.ItemAt(pos).CopyTo(buf)
 }
 
 // inS returns item's position in S, or −1.

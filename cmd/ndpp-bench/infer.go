@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -68,15 +69,22 @@ type inferFlags struct {
 	trajectory string
 	every      int
 	ls         lsFlags
+	items      string // --items: a stream of vector items (PATH or -)
+	kernel     string // --kernel: the model file whose C the items share
+	format     string // --format of --items
+	nSet       bool   // --n was given explicitly
 }
 
 func runInfer(e *env, args []string) error {
 	var f inferFlags
-	fs := newFlagSet(e, "infer", "streaming/online MAP inference over a model's items (the stream is the items in order)",
-		"ndpp-bench infer --synthetic --n 1000000 --d 10 --k 8 --algos online-lss,offline-greedy", &f.g)
+	fs := newFlagSet(e, "infer", "streaming/online MAP inference over a model's items (the stream is the items in order) or over a stream of item vectors (--items)",
+		"ndpp-bench infer --synthetic --n 1000000 --d 10 --k 8 --algos online-lss,offline-greedy\n  ndpp-bench items --synthetic --n 1000000 --d 10 --kernel-out K.npz | ndpp-bench infer --items - --kernel K.npz --algos online-lss", &f.g)
 	fs.StringVar(&f.model, "model", "", "model file (.npz)")
 	fs.BoolVar(&f.synthetic, "synthetic", false, "use a seeded random model (--n, --d, --diag, --seed) instead of --model")
-	fs.IntVar(&f.n, "n", 100000, "synthetic: number of items")
+	fs.StringVar(&f.items, "items", "", "read the stream of items from this file or - (stdin), as vectors: .npy (float64/float32, rows [v; b; δ]) or text (id v… b… [δ]), optionally gzip; needs --kernel; runs the online algorithms side by side in one pass")
+	fs.StringVar(&f.kernel, "kernel", "", "with --items: model file (.npz) giving the kernel's C, whether B = V and whether items carry a diagonal entry (its items are not read)")
+	fs.StringVar(&f.format, "format", "auto", "with --items: npy, text or auto (by the stream's first bytes)")
+	fs.IntVar(&f.n, "n", 100000, "synthetic: number of items; with --items: the stream's length for stream-partition when the stream does not say (text)")
 	fs.IntVar(&f.d, "d", 10, "synthetic: rank parameter d")
 	fs.Float64Var(&f.diag, "diag", 0, "synthetic: add a diagonal δᵢ = X·e^{N(0,1)} to the kernel (0 = none; sets larger than 2d then have non-zero determinants)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the synthetic model and of --order random")
@@ -92,6 +100,7 @@ func runInfer(e *env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	fs.Visit(func(fl *flag.Flag) { f.nSet = f.nSet || fl.Name == "n" })
 	if err := f.g.apply(); err != nil {
 		return err
 	}
@@ -101,6 +110,9 @@ func runInfer(e *env, args []string) error {
 	}
 	if err := checkPaths([]pathFlag{{"--model", f.model}}, []pathFlag{{"--trajectory", f.trajectory}}); err != nil {
 		return err
+	}
+	if f.items != "" {
+		return f.runItems(e, algos)
 	}
 	m, err := f.loadModel()
 	if err != nil {
@@ -218,8 +230,20 @@ func runInfer(e *env, args []string) error {
 
 // check validates the flags and returns the algorithms to run.
 func (f *inferFlags) check() ([]string, error) {
-	if f.synthetic == (f.model != "") {
-		return nil, usagef("give exactly one of --model FILE and --synthetic")
+	sources := 0
+	for _, on := range []bool{f.synthetic, f.model != "", f.items != ""} {
+		if on {
+			sources++
+		}
+	}
+	if sources != 1 {
+		return nil, usagef("give exactly one of --model FILE, --synthetic and --items PATH")
+	}
+	if (f.kernel != "") != (f.items != "") {
+		return nil, usagef("--kernel M.npz goes with --items (the kernel of the stream's items), and --items needs it")
+	}
+	if f.format != "auto" && f.items == "" {
+		return nil, usagef("--format applies to --items only")
 	}
 	if f.synthetic && (f.n < 1 || f.d < 1) {
 		return nil, usagef("--n and --d must be ≥ 1 (got %d, %d)", f.n, f.d)
@@ -357,8 +381,9 @@ func toInferResult(r stream.Result, m *ndpp.Model) inferResult {
 }
 
 // named reports whether m records the names of its items (a vocabulary
-// or ids), so that its rows are not what users call the items.
-func named(m *ndpp.Model) bool { return m.Vocab() != nil || m.IDs() != nil }
+// or ids), so that its rows are not what users call the items. Without a
+// model (infer --items) the items are named by the stream's ids.
+func named(m *ndpp.Model) bool { return m != nil && (m.Vocab() != nil || m.IDs() != nil) }
 
 // itemNames returns the model's names of rows (see ndpp.Model.Token).
 func itemNames(m *ndpp.Model, rows []int) []string {

@@ -122,17 +122,46 @@ func readNPYEntry(f *zip.File, reserve func(count, bytes uint64) error) (*npyArr
 	return readNPY(rc, f.UncompressedSize64, reserve)
 }
 
-// readNPY decodes an .npy stream whose total length is declared as size
-// bytes. It never allocates more than the data actually present. reserve,
-// when not nil, is called with the element count and data bytes that the
-// header declares before any data is read; its error stops the reading.
-func readNPY(r io.Reader, size uint64, reserve func(count, bytes uint64) error) (*npyArray, error) {
+// NPYHeader is what the header of an .npy stream says about its data: the
+// dtype (Descr as written; Kind 'f', 'i', 'u' or 'b' and Size bytes per
+// element in byte order Order), the layout and the shape.
+type NPYHeader struct {
+	Descr   string
+	Kind    byte
+	Size    int
+	Order   binary.ByteOrder
+	Fortran bool
+	Shape   []int
+}
+
+// ReadNPYHeader reads the magic, version and header of an .npy stream from
+// r and leaves r at the first data byte, so that the data can be read
+// sequentially (also from a pipe). Errors name the problem, as for arrays
+// in model files.
+func ReadNPYHeader(r io.Reader) (NPYHeader, error) {
+	a, _, err := readNPYHeader(r, math.MaxUint64)
+	if err != nil {
+		return NPYHeader{}, err
+	}
+	return NPYHeader{Descr: a.descr, Kind: a.kind, Size: a.size, Order: a.order, Fortran: a.fortran, Shape: a.shape}, nil
+}
+
+// AppendNPYHeader appends the header of a C-order array of the given dtype
+// (e.g. "<f8", "<f4") and shape as npz writes them (NPY format version 2.0),
+// for writers that stream the data after it.
+func AppendNPYHeader(dst []byte, descr string, shape []int) []byte {
+	return appendNPYHeader(dst, descr, shape)
+}
+
+// readNPYHeader reads an .npy header from a stream of at most size bytes
+// and returns the array's metadata and the header's length in bytes.
+func readNPYHeader(r io.Reader, size uint64) (*npyArray, uint64, error) {
 	var pre [8]byte
 	if _, err := io.ReadFull(r, pre[:]); err != nil {
-		return nil, fmt.Errorf("truncated NPY header: %w", err)
+		return nil, 0, fmt.Errorf("truncated NPY header: %w", err)
 	}
 	if !bytes.Equal(pre[:6], npyMagic) {
-		return nil, errors.New("not an NPY array (bad magic bytes)")
+		return nil, 0, errors.New("not an NPY array (bad magic bytes)")
 	}
 	major, minor := pre[6], pre[7]
 	var hlen, prefix uint64
@@ -140,31 +169,43 @@ func readNPY(r io.Reader, size uint64, reserve func(count, bytes uint64) error) 
 	case 1:
 		var l [2]byte
 		if _, err := io.ReadFull(r, l[:]); err != nil {
-			return nil, fmt.Errorf("truncated NPY header: %w", err)
+			return nil, 0, fmt.Errorf("truncated NPY header: %w", err)
 		}
 		hlen, prefix = uint64(binary.LittleEndian.Uint16(l[:])), 10
 	case 2, 3:
 		var l [4]byte
 		if _, err := io.ReadFull(r, l[:]); err != nil {
-			return nil, fmt.Errorf("truncated NPY header: %w", err)
+			return nil, 0, fmt.Errorf("truncated NPY header: %w", err)
 		}
 		hlen, prefix = uint64(binary.LittleEndian.Uint32(l[:])), 12
 	default:
-		return nil, fmt.Errorf("unsupported NPY format version %d.%d", major, minor)
+		return nil, 0, fmt.Errorf("unsupported NPY format version %d.%d", major, minor)
 	}
 	if hlen > maxNPYHeader {
-		return nil, fmt.Errorf("NPY header of %d bytes is too long", hlen)
+		return nil, 0, fmt.Errorf("NPY header of %d bytes is too long", hlen)
 	}
 	if prefix+hlen > size {
-		return nil, fmt.Errorf("truncated NPY header: %d bytes declared, entry has %d", prefix+hlen, size)
+		return nil, 0, fmt.Errorf("truncated NPY header: %d bytes declared, entry has %d", prefix+hlen, size)
 	}
 	hdr := make([]byte, hlen)
 	if _, err := io.ReadFull(r, hdr); err != nil {
-		return nil, fmt.Errorf("truncated NPY header: %w", err)
+		return nil, 0, fmt.Errorf("truncated NPY header: %w", err)
 	}
 	a, err := parseNPYHeader(string(hdr))
 	if err != nil {
-		return nil, fmt.Errorf("bad NPY header: %w", err)
+		return nil, 0, fmt.Errorf("bad NPY header: %w", err)
+	}
+	return a, prefix + hlen, nil
+}
+
+// readNPY decodes an .npy stream whose total length is declared as size
+// bytes. It never allocates more than the data actually present. reserve,
+// when not nil, is called with the element count and data bytes that the
+// header declares before any data is read; its error stops the reading.
+func readNPY(r io.Reader, size uint64, reserve func(count, bytes uint64) error) (*npyArray, error) {
+	a, hl, err := readNPYHeader(r, size)
+	if err != nil {
+		return nil, err
 	}
 	const maxElems = 1 << 52
 	count := uint64(1)
@@ -175,7 +216,7 @@ func readNPY(r io.Reader, size uint64, reserve func(count, bytes uint64) error) 
 		count *= uint64(s)
 	}
 	want := count * uint64(a.size)
-	if avail := size - prefix - hlen; want > avail {
+	if avail := size - hl; want > avail {
 		return nil, fmt.Errorf("truncated data: shape %s of %s needs %d bytes, entry has %d", shapeString(a.shape), a.descr, want, avail)
 	}
 	if reserve != nil {

@@ -1,0 +1,36 @@
+// Package items reads and writes streams of NDPP items given by their
+// vectors — the input of the online MAP algorithms when the items come from
+// a file, a pipe or another process rather than from a model in memory
+// (package stream's ItemSource) — and generates the synthetic stream of a
+// seeded random model without holding it.
+//
+// # Formats
+//
+// An item is a row [v; b; δ]: v and b of length d (b omitted when the
+// kernel has B = V), δ (the diagonal entry of L = D + VᵀV + BᵀCB) present
+// exactly when the kernel has a diagonal. The kernel itself (d, C, B = V,
+// diagonal) is given once, e.g. read from a model file by npz.LoadKernel.
+//
+//   - NPY: a 2-D float64 or float32 array (either byte order, C order) of
+//     shape (n, w), w the row width above, read sequentially after its
+//     header, so that it works on a pipe; item ids are the 0-based row
+//     positions, and n is known from the header (Reader.Len).
+//   - Text: one item per line, "id v_1 … v_d b_1 … b_d [δ]", fields
+//     separated by whitespace or by commas (then with optional spaces);
+//     blank lines and lines starting with '#' are skipped; ids are
+//     integers ≥ 0. n is not known in advance (Len is −1).
+//
+// Either may be gzip-compressed: the reader detects it, and the format, by
+// the first bytes of the stream. A bad row — wrong length, a non-finite or
+// unparsable value, a negative δ, a truncated NPY row or bytes after the
+// last one — is an error that names the row (NPY) or line (text); nothing
+// is skipped silently. The reader holds one chunk of rows at a time:
+// memory does not grow with n.
+//
+// # Synthetic streams
+//
+// Synthetic yields the items of ndpp.Random(n, d, seed, {Diag}) in order,
+// bit for bit, holding O(d²) state: it replays the random stream of Random
+// from three positions (the items' v, their b, and their δ). Writer writes
+// items in either format as they come.
+package items

@@ -1,0 +1,209 @@
+package items
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/binary"
+	"io"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ndpp-go/ndpp/detcache"
+	"github.com/ndpp-go/ndpp/ndpp"
+)
+
+// readAll reads every item of r (copies), in chunks of varying sizes.
+func readAll(t *testing.T, r *Reader) []detcache.Item {
+	t.Helper()
+	var out []detcache.Item
+	for step := 1; ; step++ {
+		its, err := r.Next(1 + step%7)
+		if err == io.EOF {
+			return out
+		}
+		require.NoError(t, err)
+		for _, it := range its {
+			c := detcache.Item{ID: it.ID, V: append([]float64(nil), it.V...), Delta: it.Delta}
+			if it.B != nil {
+				c.B = append([]float64(nil), it.B...)
+			}
+			out = append(out, c)
+		}
+	}
+}
+
+// modelItems returns m's items as vector items.
+func modelItems(m *ndpp.Model) []detcache.Item {
+	out := make([]detcache.Item, m.N())
+	for i := range out {
+		out[i] = detcache.Item{ID: i, V: append([]float64(nil), m.ItemV(i)...), Delta: m.ItemDiag(i)}
+		if !m.Shared() {
+			out[i].B = append([]float64(nil), m.ItemB(i)...)
+		}
+	}
+	return out
+}
+
+func synthItems(t *testing.T, s *Synthetic) []detcache.Item {
+	t.Helper()
+	var out []detcache.Item
+	for step := 1; ; step++ {
+		its, err := s.Next(1 + step%5)
+		if err == io.EOF {
+			return out
+		}
+		require.NoError(t, err)
+		for _, it := range its {
+			c := detcache.Item{ID: it.ID, V: append([]float64(nil), it.V...), Delta: it.Delta}
+			if it.B != nil {
+				c.B = append([]float64(nil), it.B...)
+			}
+			out = append(out, c)
+		}
+	}
+}
+
+// TestSyntheticEqualsRandom: the synthetic stream is ndpp.Random's items
+// and C, bit for bit.
+func TestSyntheticEqualsRandom(t *testing.T) {
+	for _, opt := range []ndpp.RandomOptions{{}, {Diag: 0.5}, {Shared: true}, {Shared: true, Diag: 2}, {BlockDiagonal: true}} {
+		for _, nd := range [][2]int{{1, 1}, {7, 3}, {40, 5}} {
+			m := ndpp.Random(nd[0], nd[1], 9, opt)
+			s, err := NewSynthetic(nd[0], nd[1], 9, opt)
+			require.NoError(t, err)
+			require.Equal(t, detcache.KernelOf(m).C, s.Kernel().C, "%+v %v: C", opt, nd)
+			require.Equal(t, m.Shared(), s.Kernel().Shared)
+			require.Equal(t, m.HasDiag(), s.Kernel().Diag)
+			require.Equal(t, nd[0], s.Len())
+			require.Equal(t, modelItems(m), synthItems(t, s), "%+v %v: items", opt, nd)
+		}
+	}
+	_, err := NewSynthetic(0, 3, 1, ndpp.RandomOptions{})
+	require.ErrorContains(t, err, "n = 0")
+}
+
+func gz(t *testing.T, b []byte) []byte {
+	var out bytes.Buffer
+	w := gzip.NewWriter(&out)
+	_, err := w.Write(b)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	return out.Bytes()
+}
+
+// TestRoundTrip: items written in either format (float64) read back
+// identical, plain and gzip-compressed, also through a pipe; float32 NPY
+// reads back the float32 roundings; the format is detected.
+func TestRoundTrip(t *testing.T) {
+	for _, opt := range []ndpp.RandomOptions{{}, {Diag: 0.5}, {Shared: true}, {Shared: true, Diag: 1}} {
+		m := ndpp.Random(50, 4, 2, opt)
+		k := detcache.KernelOf(m)
+		want := modelItems(m)
+		for _, format := range []string{FormatNPY, FormatText, "npy32"} {
+			var buf bytes.Buffer
+			var w *Writer
+			var err error
+			if format == FormatText {
+				w = NewTextWriter(&buf, k)
+			} else {
+				w, err = NewNPYWriter(&buf, k, len(want), format == "npy32")
+				require.NoError(t, err)
+			}
+			require.NoError(t, w.Write(want[:20]))
+			require.NoError(t, w.Write(want[20:]))
+			require.NoError(t, w.Close())
+			exp := want
+			if format == "npy32" {
+				exp = modelItems(m)
+				for _, it := range exp {
+					for i := range it.V {
+						it.V[i] = float64(float32(it.V[i]))
+					}
+					for i := range it.B {
+						it.B[i] = float64(float32(it.B[i]))
+					}
+				}
+				for i := range exp {
+					exp[i].Delta = float64(float32(exp[i].Delta))
+				}
+			}
+			for _, data := range [][]byte{buf.Bytes(), gz(t, buf.Bytes())} {
+				pr, pw := io.Pipe()
+				go func() { _, _ = pw.Write(data); pw.Close() }()
+				r, err := Open(pr, k, Options{})
+				require.NoError(t, err)
+				require.Equal(t, format != FormatText, r.Format() == FormatNPY)
+				require.Equal(t, len(data) != buf.Len(), r.Gzip())
+				if format == FormatText {
+					require.Equal(t, -1, r.Len())
+				} else {
+					require.Equal(t, len(want), r.Len())
+				}
+				require.Equal(t, exp, readAll(t, r), "%v %s", opt, format)
+			}
+		}
+	}
+}
+
+// npyBytes builds an NPY stream by hand (float64 little-endian rows).
+func npyBytes(shape string, vals []float64) []byte {
+	dict := "{'descr': '<f8', 'fortran_order': False, 'shape': " + shape + ", }"
+	b := append([]byte("\x93NUMPY\x01\x00"), byte(len(dict)+1), 0)
+	b = append(b, dict...)
+	b = append(b, '\n')
+	for _, x := range vals {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
+	}
+	return b
+}
+
+// TestBadRows: every bad row is an error naming its row or line.
+func TestBadRows(t *testing.T) {
+	k := detcache.KernelOf(ndpp.Random(5, 2, 1, ndpp.RandomOptions{})) // rows of 4
+	kd := k
+	kd.Diag = true // rows of 5
+	row := []float64{1, 2, 3, 4}
+	for name, tc := range map[string]struct {
+		k    detcache.Kernel
+		data []byte
+		want string
+	}{
+		"npy width":      {k, npyBytes("(2, 3)", make([]float64, 6)), "rows of 3 values; want 4"},
+		"npy 1-D":        {k, npyBytes("(8,)", make([]float64, 8)), "want 2-D"},
+		"npy NaN":        {k, npyBytes("(3, 4)", append(append(append([]float64{}, row...), 1, math.NaN(), 0, 0), row...)), "row 1: v_2 = NaN is not finite"},
+		"npy Inf b":      {k, npyBytes("(2, 4)", append(append([]float64{}, row...), 1, 1, 1, math.Inf(-1))), "row 1: b_2 = -Inf"},
+		"npy negative δ": {kd, npyBytes("(1, 5)", []float64{1, 2, 3, 4, -1}), "row 0: diagonal entry δ = -1"},
+		"npy truncated":  {k, npyBytes("(3, 4)", append(append([]float64{}, row...), 1, 2)), "truncated in row 1 of 3"},
+		"npy trailing":   {k, npyBytes("(1, 4)", append(append([]float64{}, row...), 5)), "unexpected bytes after the 1 rows"},
+		"npy bad magic":  {k, []byte("\x93NUMPY\x09\x00"), "unsupported NPY format version"},
+		"text fields":    {k, []byte("0 1 2 3 4\n1 1 2 3\n"), "line 2: 4 fields; want 5"},
+		"text number":    {k, []byte("# c\n\n0 1 2 3 x4\n"), `line 3: value 4 ("x4") is not a number`},
+		"text NaN":       {k, []byte("0 1 2 3 4\n1 1 NaN 3 4\n"), "line 2: v_2 = NaN is not finite"},
+		"text id":        {k, []byte("-3 1 2 3 4\n"), `line 1: id "-3" is not an integer ≥ 0`},
+		"text comma":     {k, []byte("0, 1, 2,, 4\n"), "line 1: empty field 4"},
+		"text δ":         {kd, []byte("0 1 2 3 4 -0.5\n"), "line 1: diagonal entry δ = -0.5"},
+	} {
+		var err error
+		r, oerr := Open(bytes.NewReader(tc.data), tc.k, Options{})
+		if oerr != nil {
+			err = oerr
+		} else {
+			for err == nil {
+				_, err = r.Next(2)
+			}
+		}
+		require.ErrorContains(t, err, tc.want, name)
+		require.NotErrorIs(t, err, io.EOF, name)
+	}
+	// Commas with spaces, comments and blank lines are fine; ids are the
+	// file's.
+	r, err := Open(strings.NewReader("# items\n7, 1, 2, 3, 4\n\n9 5 6 7 8"), k, Options{Format: FormatText})
+	require.NoError(t, err)
+	got := readAll(t, r)
+	require.Equal(t, []detcache.Item{{ID: 7, V: []float64{1, 2}, B: []float64{3, 4}}, {ID: 9, V: []float64{5, 6}, B: []float64{7, 8}}}, got)
+	_, err = Open(strings.NewReader(""), k, Options{Format: "csv"})
+	require.ErrorContains(t, err, `unknown format "csv"`)
+}

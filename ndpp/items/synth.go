@@ -1,0 +1,122 @@
+package items
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+
+	"github.com/ndpp-go/ndpp/detcache"
+	"github.com/ndpp-go/ndpp/ndpp"
+)
+
+// Synthetic streams the items of ndpp.Random(n, d, seed, opt) in order,
+// bit for bit, without holding them (opt.Shared and opt.BlockDiagonal as
+// Random). It implements stream.ItemSource and stream.LenSource.
+type Synthetic struct {
+	n, d       int
+	scale      float64
+	diag       float64
+	kern       detcache.Kernel
+	rv, rb, rd *rand.Rand
+	pos        int
+	vals       []float64
+	items      []detcache.Item
+}
+
+// NewSynthetic prepares the stream: it replays Random's generator once
+// over the 2·n·d draws of V and B (O(n·d) time, O(d²) memory) to reach C
+// and the diagonal's draws. It returns an error for n, d < 1.
+func NewSynthetic(n, d int, seed uint64, opt ndpp.RandomOptions) (*Synthetic, error) {
+	if n < 1 || d < 1 {
+		return nil, fmt.Errorf("items: synthetic stream with n = %d, d = %d; both must be ≥ 1", n, d)
+	}
+	if opt.Scale == 0 {
+		opt.Scale = 1 / math.Sqrt(float64(d))
+	}
+	if opt.CScale == 0 {
+		opt.CScale = 1 / math.Sqrt(float64(d))
+	}
+	// The same generator as ndpp.Random, cloned at three positions.
+	pcg := rand.NewPCG(seed, 0x9e3779b97f4a7c15)
+	r := rand.New(pcg)
+	clone := func() *rand.Rand {
+		st, _ := pcg.MarshalBinary()
+		c := &rand.PCG{}
+		if err := c.UnmarshalBinary(st); err != nil {
+			panic("items: cloning the generator: " + err.Error())
+		}
+		return rand.New(c)
+	}
+	s := &Synthetic{n: n, d: d, scale: opt.Scale, diag: opt.Diag}
+	s.rv = clone()
+	for i := 0; i < n*d; i++ {
+		r.NormFloat64()
+	}
+	if !opt.Shared {
+		s.rb = clone()
+		for i := 0; i < n*d; i++ {
+			r.NormFloat64()
+		}
+	}
+	c := make([]float64, d*d)
+	if opt.BlockDiagonal {
+		for j := 0; j+1 < d; j += 2 {
+			x := math.Abs(r.NormFloat64()) * opt.CScale
+			c[j*d+j+1], c[(j+1)*d+j] = x, -x
+		}
+	} else {
+		for i := 0; i < d; i++ {
+			for j := i + 1; j < d; j++ {
+				x := r.NormFloat64() * opt.CScale
+				c[i*d+j], c[j*d+i] = x, -x
+			}
+		}
+	}
+	if opt.Diag > 0 {
+		s.rd = clone()
+	}
+	s.kern = detcache.Kernel{D: d, C: c, Shared: opt.Shared, Diag: opt.Diag > 0}
+	return s, nil
+}
+
+// Kernel returns the stream's kernel (C as Random draws it).
+func (s *Synthetic) Kernel() detcache.Kernel { return s.kern }
+
+// Len returns n.
+func (s *Synthetic) Len() int { return s.n }
+
+// Next returns the next items (ids 0, 1, …), at most max, or io.EOF; they
+// are valid until the next call.
+func (s *Synthetic) Next(max int) ([]detcache.Item, error) {
+	if max < 1 {
+		return nil, fmt.Errorf("items: Next(%d); need max ≥ 1", max)
+	}
+	if s.pos >= s.n {
+		return nil, io.EOF
+	}
+	n, d := min(max, s.n-s.pos), s.d
+	if cap(s.vals) < 2*d*n {
+		s.vals = make([]float64, 2*d*n)
+		s.items = make([]detcache.Item, n)
+	}
+	for c := 0; c < n; c++ {
+		row := s.vals[2*d*c : 2*d*(c+1)]
+		it := detcache.Item{ID: s.pos + c, V: row[:d:d]}
+		for q := range it.V {
+			it.V[q] = s.rv.NormFloat64() * s.scale
+		}
+		if s.rb != nil {
+			it.B = row[d : 2*d : 2*d]
+			for q := range it.B {
+				it.B[q] = s.rb.NormFloat64() * s.scale
+			}
+		}
+		if s.rd != nil {
+			it.Delta = s.diag * math.Exp(s.rd.NormFloat64())
+		}
+		s.items[c] = it
+	}
+	s.pos += n
+	return s.items[:n], nil
+}

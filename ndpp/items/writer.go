@@ -1,0 +1,110 @@
+package items
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+
+	"github.com/ndpp-go/ndpp/detcache"
+	"github.com/ndpp-go/ndpp/ndpp/npz"
+)
+
+// Writer writes items in one of the package's formats as they come.
+type Writer struct {
+	w      *bufio.Writer
+	kern   detcache.Kernel
+	format string
+	f32    bool
+	n, pos int // NPY: rows declared and written
+	buf    []byte
+}
+
+// NewNPYWriter starts an NPY stream of n items of the kernel k: the header
+// (shape (n, Width(k)), "<f8", or "<f4" with float32), then rows as they
+// are written. Close checks that n rows were written.
+func NewNPYWriter(w io.Writer, k detcache.Kernel, n int, float32 bool) (*Writer, error) {
+	descr := "<f8"
+	if float32 {
+		descr = "<f4"
+	}
+	wr := &Writer{w: bufio.NewWriterSize(w, 1<<20), kern: k, format: FormatNPY, f32: float32, n: n}
+	if _, err := wr.w.Write(npz.AppendNPYHeader(nil, descr, []int{n, Width(k)})); err != nil {
+		return nil, err
+	}
+	return wr, nil
+}
+
+// NewTextWriter starts a text stream of items of the kernel k: one line
+// per item, "id v… b… [δ]" separated by spaces, values in the shortest
+// form that reads back to the same float64.
+func NewTextWriter(w io.Writer, k detcache.Kernel) *Writer {
+	return &Writer{w: bufio.NewWriterSize(w, 1<<20), kern: k, format: FormatText, n: -1}
+}
+
+// Write writes items (validated against the kernel: detcache.CheckItem).
+func (wr *Writer) Write(items []detcache.Item) error {
+	for _, it := range items {
+		if err := detcache.CheckItem(wr.kern, it); err != nil {
+			return fmt.Errorf("items: %w", err)
+		}
+		if wr.n >= 0 && wr.pos >= wr.n {
+			return fmt.Errorf("items: more than the %d rows declared in the NPY header", wr.n)
+		}
+		b := wr.buf[:0]
+		vals := [][]float64{it.V}
+		if !wr.kern.Shared {
+			vals = append(vals, it.B)
+		}
+		if wr.format == FormatText {
+			b = strconv.AppendInt(b, int64(it.ID), 10)
+			for _, v := range vals {
+				for _, x := range v {
+					b = append(b, ' ')
+					b = strconv.AppendFloat(b, x, 'g', -1, 64)
+				}
+			}
+			if wr.kern.Diag {
+				b = append(b, ' ')
+				b = strconv.AppendFloat(b, it.Delta, 'g', -1, 64)
+			}
+			b = append(b, '\n')
+		} else {
+			put := func(x float64) {
+				if wr.f32 {
+					b = binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(x)))
+				} else {
+					b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
+				}
+			}
+			for _, v := range vals {
+				for _, x := range v {
+					put(x)
+				}
+			}
+			if wr.kern.Diag {
+				put(it.Delta)
+			}
+		}
+		wr.buf = b
+		if _, err := wr.w.Write(b); err != nil {
+			return err
+		}
+		wr.pos++
+	}
+	return nil
+}
+
+// Close flushes the stream; for NPY it checks that the declared number of
+// rows was written.
+func (wr *Writer) Close() error {
+	if err := wr.w.Flush(); err != nil {
+		return err
+	}
+	if wr.n >= 0 && wr.pos != wr.n {
+		return fmt.Errorf("items: %d rows written; the NPY header declares %d", wr.pos, wr.n)
+	}
+	return nil
+}

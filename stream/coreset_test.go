@@ -1,0 +1,114 @@
+package stream
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ndpp-go/ndpp/detcache"
+	"github.com/ndpp-go/ndpp/ndpp"
+)
+
+// vecItems returns m's items as vector items (copies), ids = indices.
+func vecItems(m *ndpp.Model) []detcache.Item {
+	var out []detcache.Item
+	src := ModelSource(m, IDOrder(m.N()))
+	for {
+		its, err := src.Next(1000)
+		if err != nil {
+			return out
+		}
+		for _, it := range its {
+			c, _ := it.CopyTo(nil)
+			out = append(out, c)
+		}
+	}
+}
+
+// TestCoresetOneShardIsGreedy: one shard with k′ = k is the offline
+// greedy's solution (and value); with local search it is at least as good.
+func TestCoresetOneShardIsGreedy(t *testing.T) {
+	for seed := uint64(1); seed <= 12; seed++ {
+		m := ndpp.Random(300+int(seed)*20, 5, seed, ndpp.RandomOptions{Shared: seed%4 == 0})
+		if seed%2 == 0 {
+			m = withDiag(m, seed)
+		}
+		k := 2 + int(seed)%5
+		kern := detcache.KernelOf(m)
+		g, err := OfflineGreedy(m, k, GreedyOptions{})
+		require.NoError(t, err)
+		c, err := Coreset(kern, vecItems(m), k, CoresetOptions{Size: k})
+		require.NoError(t, err)
+		want := slices.Clone(g.Solution)
+		slices.Sort(want)
+		require.Equal(t, want, c.IDs(), "seed %d", seed)
+		require.InDelta(t, g.Value.Log, c.Value.Log, 1e-9)
+		res, err := SolveCandidates(kern, c, k, CoresetOptions{})
+		require.NoError(t, err)
+		require.Equal(t, want, sortedCopy(res.Solution))
+		p, err := SolveCandidates(kern, Candidates{Items: vecItems(m)}, k, CoresetOptions{Polish: true})
+		require.NoError(t, err)
+		require.GreaterOrEqual(t, p.Value.Log, g.Value.Log-1e-9, "seed %d: local search below greedy", seed)
+	}
+}
+
+func sortedCopy(x []int) []int { y := slices.Clone(x); slices.Sort(y); return y }
+
+// TestCoresetMergeOrder: merging candidate sets gives the same candidates
+// whatever the order of the sets and of the items in them (repeated items
+// taken once); shards and merges compose to a solution close to the
+// single-machine greedy's (logged).
+func TestCoresetMergeOrder(t *testing.T) {
+	m := withDiag(ndpp.Random(4000, 6, 7, ndpp.RandomOptions{}), 2)
+	kern := detcache.KernelOf(m)
+	all := vecItems(m)
+	k := 6
+	rng := rand.New(rand.NewPCG(7, 1))
+	shards := make([][]detcache.Item, 8)
+	for _, it := range all {
+		s := rng.IntN(8)
+		shards[s] = append(shards[s], it)
+	}
+	var sets []Candidates
+	for _, sh := range shards {
+		c, err := Coreset(kern, sh, k, CoresetOptions{})
+		require.NoError(t, err)
+		require.Len(t, c.Items, DefaultCoresetFactor*k)
+		sets = append(sets, c)
+	}
+	want, err := MergeCoresets(kern, sets, k, CoresetOptions{})
+	require.NoError(t, err)
+	require.Equal(t, 8, want.Shards)
+	require.Equal(t, int64(len(all)), want.Seen)
+	for trial := 0; trial < 5; trial++ {
+		perm := slices.Clone(sets)
+		rng.Shuffle(len(perm), func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
+		for i := range perm {
+			its := slices.Clone(perm[i].Items)
+			rng.Shuffle(len(its), func(a, b int) { its[a], its[b] = its[b], its[a] })
+			perm[i].Items = its
+		}
+		perm = append(perm, perm[0]) // a set given twice
+		got, err := MergeCoresets(kern, perm, k, CoresetOptions{})
+		require.NoError(t, err)
+		require.Empty(t, cmp.Diff(want.IDs(), got.IDs()))
+		require.Equal(t, want.Value, got.Value)
+	}
+	final, err := SolveCandidates(kern, want, k, CoresetOptions{Polish: true})
+	require.NoError(t, err)
+	g, err := OfflineGreedy(m, k, GreedyOptions{})
+	require.NoError(t, err)
+	t.Logf("8 shards, k′ = %d: log det %.4f, single-machine greedy %.4f", DefaultCoresetFactor*k, final.Value.Log, g.Value.Log)
+
+	// The same id with other vectors is an error.
+	bad := sets[0].Items[0]
+	bad.V = slices.Clone(bad.V)
+	bad.V[0] += 1
+	_, err = MergeCoresets(kern, []Candidates{sets[0], {Items: []detcache.Item{bad}}}, k, CoresetOptions{})
+	require.ErrorContains(t, err, "appears with different vectors")
+	_, err = Coreset(kern, all[:10], k, CoresetOptions{Size: k - 1})
+	require.ErrorContains(t, err, "below k")
+}
