@@ -1,7 +1,12 @@
 package learn
 
 import (
+	"runtime"
+	"sync/atomic"
+
 	gblas "gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	gonumblas "gonum.org/v1/gonum/blas/gonum"
 
 	"github.com/ndpp-go/ndpp/blas"
 	"github.com/ndpp-go/ndpp/internal/f64"
@@ -89,6 +94,100 @@ type normPipe struct {
 	// Scratch of kzBatch: up to four zᵢ and their K zᵢ, and the items.
 	zq, kzq []float64
 	qi      [4]int
+
+	// A recomputation of G from all columns, shared with the learner
+	// while it waits for the job (gramShared), and each side's scratch.
+	gs       gramShare
+	gyW, gyL []float64
+}
+
+// gramShare is a recomputation of G = ZᵀZ split into groups of four rows
+// of G, each computed whole (gramGroup) by whichever goroutine claims it:
+// the worker, and the learner when it reaches the job's position before
+// the job has finished (normPipe.waitHelping). Each group is the same
+// kernel call whoever computes it, so the result does not depend on who
+// claims which.
+type gramShare struct {
+	z          []float64 // k×m rows
+	k, m       int
+	groups     int64
+	open       atomic.Bool  // groups may be claimed
+	next, done atomic.Int64 // groups claimed, groups finished
+	g          []float64    // G (m×m), upper triangle written
+}
+
+// work claims and computes groups until none is left, with y as scratch
+// (grown to 4m); it returns y.
+func (gs *gramShare) work(y []float64) []float64 {
+	y = resize(y, 4*gs.m)
+	for {
+		gi := gs.next.Add(1) - 1
+		if gi >= gs.groups {
+			return y
+		}
+		gramGroup(gs.g, gs.z, gs.k, gs.m, int(gi), y)
+		gs.done.Add(1)
+	}
+}
+
+// gramGroup computes rows 4gi…4gi+3 of the upper triangle of G = ZᵀZ
+// (Z k×m row-major, m ≥ 4) from the diagonal on, as blas.Syrk does on the
+// pure-Go backend: one f64.GemvT4 pass over Z, the last group ending at
+// row m−1 and writing only the rows no other group writes. y is scratch
+// of at least 4m.
+func gramGroup(g, z []float64, k, m, gi int, y []float64) {
+	r := 4 * gi
+	r0 := min(r, m-4)
+	w := m - r0
+	f64.GemvT4(k, w, z[r0:], m, z[r0:], 1, m, y, w)
+	for v := r - r0; v < 4; v++ {
+		copy(g[(r0+v)*m+r0+v:(r0+v)*m+m], y[v*w+v:v*w+w])
+	}
+}
+
+// pureGoBLAS reports whether the backend in use is gonum's, whose Syrk
+// (blas.Syrk) computes G's rows as gramGroup does.
+func pureGoBLAS() bool {
+	_, pure := blas64.Implementation().(gonumblas.Implementation)
+	return pure
+}
+
+// gramShared is gramFrom with the rows of G offered to the learner
+// (gramShare) on the pure-Go backend; the result is gramFrom's, bit for
+// bit.
+func (np *normPipe) gramShared(z []float64, n int) {
+	m := 2 * np.d
+	if n == 0 || m < 4 || !pureGoBLAS() {
+		np.gramFrom(z, n)
+		return
+	}
+	gs := &np.gs
+	gs.z, gs.k, gs.m, gs.g, gs.groups = z, n, m, np.nw.g, int64((m+3)/4)
+	gs.next.Store(0)
+	gs.done.Store(0)
+	gs.open.Store(true)
+	np.gyW = gs.work(np.gyW)
+	for gs.done.Load() < gs.groups { // a group the learner claimed
+		runtime.Gosched()
+	}
+	gs.open.Store(false)
+	np.nw.symmetrize()
+}
+
+// waitHelping is wait, computing groups of a shared recomputation of G
+// (gramShare) while the job offers them.
+func (np *normPipe) waitHelping() {
+	if !np.flying {
+		return
+	}
+	for !np.w.idle() {
+		if np.gs.open.Load() {
+			np.gyL = np.gs.work(np.gyL)
+		}
+		runtime.Gosched()
+		osYield()
+	}
+	np.flying = false
 }
 
 func newNormPipe(d, lag int) *normPipe {
@@ -173,7 +272,7 @@ func (np *normPipe) run() {
 		copy(zs[i*m:(i+1)*m], j.z1[r*m:(r+1)*m])
 	}
 	if j.full {
-		np.gramFrom(zs, len(zs)/m)
+		np.gramShared(zs, len(zs)/m)
 	}
 	j.ok = np.factor(j.c)
 }
@@ -276,7 +375,7 @@ func (np *normPipe) factor(c []float64) bool {
 func (o *Online) normStep() bool {
 	np := o.np
 	if np.swapAt == o.pos {
-		np.wait()
+		np.waitHelping()
 		if !o.applyJob() {
 			return false
 		}

@@ -1,0 +1,84 @@
+package learn
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	gblas "gonum.org/v1/gonum/blas"
+
+	"github.com/ndpp-go/ndpp/blas"
+)
+
+// TestGramShared checks the recomputation of G shared between the worker
+// and a helper (gramShared, waitHelping) against blas.Syrk, mirrored: the
+// same bits, whoever computes which rows (on the pure-Go backend; on
+// another gramShared is gramFrom).
+func TestGramShared(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, d := range []int{1, 2, 3, 5, 30, 31} {
+		for _, k := range []int{0, 1, 7, 500} {
+			t.Run(fmt.Sprintf("d=%d/k=%d", d, k), func(t *testing.T) {
+				m := 2 * d
+				z := make([]float64, k*m)
+				for i := range z {
+					z[i] = rng.NormFloat64()
+				}
+				want := make([]float64, m*m)
+				if k > 0 {
+					blas.Syrk(gblas.Trans, m, k, 1, z, m, 0, want, m)
+				}
+				for r := 0; r < m; r++ {
+					for s := r + 1; s < m; s++ {
+						want[s*m+r] = want[r*m+s]
+					}
+				}
+				for _, help := range []bool{false, true} {
+					np := newNormPipe(d, 1)
+					for i := range np.nw.g {
+						np.nw.g[i] = rng.NormFloat64() // overwritten
+					}
+					np.job = normJob{full: true, zs: z, c: make([]float64, d*d)}
+					if help {
+						np.launch(false)
+						np.waitHelping()
+					} else {
+						np.run()
+					}
+					require.Equal(t, want, np.nw.g, "helped: %v", help)
+				}
+			})
+		}
+	}
+}
+
+// TestGramGroup checks each group of gramGroup against blas.Syrk's rows on
+// the pure-Go backend, and that the groups together write exactly the
+// upper triangle.
+func TestGramGroup(t *testing.T) {
+	if !pureGoBLAS() {
+		t.Skip("gramGroup matches blas.Syrk on the pure-Go backend only")
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, m := range []int{4, 6, 10, 60, 62} {
+		k := 33
+		z := make([]float64, k*m)
+		for i := range z {
+			z[i] = rng.NormFloat64()
+		}
+		want := make([]float64, m*m)
+		blas.Syrk(gblas.Trans, m, k, 1, z, m, 0, want, m)
+		got := make([]float64, m*m)
+		y := make([]float64, 4*m)
+		for gi := (m+3)/4 - 1; gi >= 0; gi-- { // any order
+			gramGroup(got, z, k, m, gi, y)
+		}
+		for r := 0; r < m; r++ {
+			for s := 0; s < r; s++ {
+				want[r*m+s] = 0 // Syrk does not reference the lower triangle
+			}
+		}
+		require.Equal(t, want, got, "m = %d", m)
+	}
+}
