@@ -245,7 +245,7 @@ type Online struct {
 	// others.
 	ids    []int
 	prefix int
-	rowOf  map[int]int
+	rowOf  rowIndex
 	// With a diagonal: φ (the learned corrections of δᵢ = rᵢ(t)·exp(φᵢ))
 	// and their Adam moments; p.Theta holds log δᵢ of the rows of the
 	// basket being learned from (refreshed for all rows by Params and
@@ -297,7 +297,7 @@ func NewOnline(opt OnlineOptions) (*Online, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := &Online{opt: opt, p: p, rowOf: map[int]int{}}
+	o := &Online{opt: opt, p: p}
 	o.alloc()
 	o.growTo(opt.N)
 	return o, nil
@@ -412,7 +412,7 @@ func (o *Online) rowFor(id int) (int, bool) {
 	if id < o.prefix {
 		return id, true
 	}
-	if r, found := o.rowOf[id]; found {
+	if r, found := o.rowOf.get(id); found {
 		return r, true
 	}
 	r := o.p.N
@@ -421,7 +421,7 @@ func (o *Online) rowFor(id int) (int, bool) {
 		return r, true
 	}
 	o.growIDs(r+1, []int{id})
-	o.rowOf[id] = r
+	o.rowOf.set(id, r)
 	return r, true
 }
 
@@ -434,10 +434,47 @@ func (o *Online) setIDs() {
 			break
 		}
 	}
-	o.rowOf = make(map[int]int, len(o.ids)-o.prefix)
+	o.rowOf = rowIndex{}
 	for r := o.prefix; r < len(o.ids); r++ {
-		o.rowOf[o.ids[r]] = r
+		o.rowOf.set(o.ids[r], r)
 	}
+}
+
+// rowIndex maps item ids to rows: through dense (row + 1, 0 for none) or
+// a map. An id is held densely
+// when it is below max(2¹⁶, 8·(rows mapped)): the slice stays within a
+// constant factor of the catalogue, and large or scattered ids fall back to
+// the map.
+type rowIndex struct {
+	dense  []int32
+	sparse map[int]int
+	n      int // ids mapped
+}
+
+// get returns the row of id (≥ 0) and whether it is mapped.
+func (x *rowIndex) get(id int) (int, bool) {
+	if id < len(x.dense) && x.dense[id] != 0 {
+		return int(x.dense[id]) - 1, true
+	}
+	// An id mapped before the slice grew past it is in the map.
+	r, ok := x.sparse[id]
+	return r, ok
+}
+
+// set maps id (≥ 0, not mapped yet) to row r.
+func (x *rowIndex) set(id, r int) {
+	x.n++
+	if id < max(1<<16, 8*x.n) && r < math.MaxInt32 {
+		if id >= len(x.dense) {
+			x.dense = extend(x.dense, id+1-len(x.dense))
+		}
+		x.dense[id] = int32(r + 1)
+		return
+	}
+	if x.sparse == nil {
+		x.sparse = map[int]int{}
+	}
+	x.sparse[id] = r
 }
 
 // odds returns rᵢ(t) = (μᵢ + 1)/(t − μᵢ + 1) of row i at the current

@@ -82,3 +82,42 @@ func TestGramGroup(t *testing.T) {
 		require.Equal(t, want, got, "m = %d", m)
 	}
 }
+
+// TestRowIndex checks rowIndex against a map, over small, large and
+// scattered ids (ids mapped to the map before the slice grew past them
+// included).
+func TestRowIndex(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	var x rowIndex
+	want := map[int]int{}
+	for r := 0; r < 20000; r++ {
+		var id int
+		switch r % 4 {
+		case 0:
+			id = rng.IntN(1 << 20)
+		case 1:
+			id = rng.IntN(1 << 40)
+		default:
+			id = rng.IntN(1 << 16)
+		}
+		if _, ok := want[id]; ok {
+			continue
+		}
+		want[id] = r
+		x.set(id, r)
+	}
+	for id, r := range want {
+		got, ok := x.get(id)
+		require.True(t, ok, "id %d", id)
+		require.Equal(t, r, got, "id %d", id)
+	}
+	for i := 0; i < 20000; i++ {
+		id := rng.IntN(1 << 21)
+		r, ok := want[id]
+		got, gok := x.get(id)
+		require.Equal(t, ok, gok, "id %d", id)
+		if ok {
+			require.Equal(t, r, got, "id %d", id)
+		}
+	}
+}
