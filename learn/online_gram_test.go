@@ -1,10 +1,13 @@
 package learn
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 	gblas "gonum.org/v1/gonum/blas"
 
@@ -120,4 +123,59 @@ func TestRowIndex(t *testing.T) {
 			require.Equal(t, r, got, "id %d", id)
 		}
 	}
+}
+
+// reusingSource returns baskets in one buffer it overwrites at every call,
+// and err after its baskets.
+type reusingSource struct {
+	b   [][]int
+	buf []int
+	i   int
+	err error
+}
+
+func (s *reusingSource) Next() ([]int, error) {
+	if s.i == len(s.b) {
+		return nil, s.err
+	}
+	s.buf = append(s.buf[:0], s.b[s.i]...)
+	s.i++
+	return s.buf, nil
+}
+
+// TestRunPrefetch checks a pass that reads its source ahead (Run without
+// MaxBaskets or TraceSource) against one that reads it basket by basket
+// (MaxBaskets): the same parameters bit for bit, from a source that reuses
+// its buffer; and that a source's error, and a bad basket, end the pass
+// after the baskets before them.
+func TestRunPrefetch(t *testing.T) {
+	data := benchBaskets(300, 3*prefetchBaskets+17, 5)
+	opt := OnlineOptions{D: 6, Seed: 2}
+	ahead, err := TrainOnline(&reusingSource{b: data, err: io.EOF}, opt, OnlineRun{})
+	require.NoError(t, err)
+	direct, err := TrainOnline(SliceSource(data), opt, OnlineRun{MaxBaskets: int64(len(data))})
+	require.NoError(t, err)
+	require.Equal(t, len(data), ahead.Baskets)
+	if diff := cmp.Diff(direct.Params, ahead.Params); diff != "" {
+		t.Fatalf("read ahead vs basket by basket (-want +got):\n%s", diff)
+	}
+
+	bad := errors.New("bad source")
+	o, err := NewOnline(opt)
+	require.NoError(t, err)
+	_, err = o.Run(&reusingSource{b: data[:prefetchBaskets+3], err: bad}, OnlineRun{})
+	require.ErrorIs(t, err, bad)
+	require.Equal(t, int64(prefetchBaskets+3), o.Position())
+
+	broken := append(append([][]int(nil), data[:10]...), []int{-1})
+	for len(broken) < 10+(prefetchChunks+4)*prefetchBaskets {
+		broken = append(broken, data...)
+	}
+	o, err = NewOnline(opt)
+	require.NoError(t, err)
+	src := &reusingSource{b: broken, err: io.EOF}
+	_, err = o.Run(src, OnlineRun{})
+	require.Error(t, err)
+	require.Equal(t, int64(10), o.Position())
+	require.LessOrEqual(t, src.i, 10+(prefetchChunks+3)*prefetchBaskets, "the source was read on after the pass stopped")
 }
