@@ -698,7 +698,7 @@ func (o *Online) beginBasket(rows []int) {
 // result stays pending).
 func (o *Online) quiesce() {
 	if o.np != nil {
-		o.np.wait()
+		o.np.idle()
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"runtime"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -14,10 +16,11 @@ import (
 	"github.com/ndpp-go/ndpp/blas"
 )
 
-// TestGramShared checks the recomputation of G shared between the worker
-// and a helper (gramShared, waitHelping) against blas.Syrk, mirrored: the
-// same bits, whoever computes which rows (on the pure-Go backend; on
-// another gramShared is gramFrom).
+// TestGramShared checks the recomputation of G shared between the job and
+// a helper (gramShared, gramShare.work), and a job launched and waited for
+// (run by the worker or by the waiting goroutine), against blas.Syrk,
+// mirrored: the same bits, whoever computes which rows (on the pure-Go
+// backend; on another gramShared is gramFrom).
 func TestGramShared(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, d := range []int{1, 2, 3, 5, 30, 31} {
@@ -44,10 +47,24 @@ func TestGramShared(t *testing.T) {
 					}
 					np.job = normJob{full: true, zs: z, c: make([]float64, d*d)}
 					if help {
-						np.launch(false)
-						np.waitHelping()
-					} else {
+						// Another goroutine claims groups as the job offers them.
+						var stop atomic.Bool
+						helped := make(chan struct{})
+						go func() {
+							defer close(helped)
+							for !stop.Load() {
+								if np.gs.open.Load() {
+									np.gyL = np.gs.work(np.gyL)
+								}
+								runtime.Gosched()
+							}
+						}()
 						np.run()
+						stop.Store(true)
+						<-helped
+					} else {
+						np.launch(false)
+						np.wait()
 					}
 					require.Equal(t, want, np.nw.g, "helped: %v", help)
 				}

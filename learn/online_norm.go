@@ -45,6 +45,10 @@ import (
 // normaliser's gradient an item sees is therefore that of parameters Lag to
 // Lag + FactorEvery baskets old. Measured costs of this lag are given with
 // OnlineOptions.FactorEvery.
+// A job the worker has not started by the time its result is needed is run
+// by the learner itself, and the learner computes rows of a recomputation
+// of G from scratch while it waits for one (gramShare); the results are
+// the same bits whoever computes what.
 // (Computing K zᵢ of the changed columns on the worker instead, which
 // needs their values copied over and the results copied back, was slower on
 // two cores: what moves between the cores costs more than the products.)
@@ -81,9 +85,15 @@ type normPipe struct {
 	zold   []float64 // the changed columns' previous values, as rows
 	job    normJob
 	w      worker
-	runFn  func() // np.run as a value made once (no allocation per job)
-	flying bool   // a job runs
-	swapAt int64  // position where the job's result takes effect (0: none pending)
+	runFn  func() // np.runClaimed as a value made once (no allocation per job)
+	flying bool   // a job was launched and its result not waited for
+	// claim is the launched job's state: 0 not started, 1 running, 2
+	// done. Whichever goroutine moves it from 0 to 1 runs the job: the
+	// worker, or the learner when it needs the result before the worker
+	// has started (wait), so a worker kept off the processor does not hold
+	// the learner up. Who runs it does not change the result.
+	claim  atomic.Int32
+	swapAt int64 // position where the job's result takes effect (0: none pending)
 
 	// Active: the result in effect.
 	k, gc  []float64
@@ -104,7 +114,7 @@ type normPipe struct {
 // gramShare is a recomputation of G = ZᵀZ split into groups of four rows
 // of G, each computed whole (gramGroup) by whichever goroutine claims it:
 // the worker, and the learner when it reaches the job's position before
-// the job has finished (normPipe.waitHelping). Each group is the same
+// the job has finished (normPipe.wait). Each group is the same
 // kernel call whoever computes it, so the result does not depend on who
 // claims which.
 type gramShare struct {
@@ -174,27 +184,11 @@ func (np *normPipe) gramShared(z []float64, n int) {
 	np.nw.symmetrize()
 }
 
-// waitHelping is wait, computing groups of a shared recomputation of G
-// (gramShare) while the job offers them.
-func (np *normPipe) waitHelping() {
-	if !np.flying {
-		return
-	}
-	for !np.w.idle() {
-		if np.gs.open.Load() {
-			np.gyL = np.gs.work(np.gyL)
-		}
-		runtime.Gosched()
-		osYield()
-	}
-	np.flying = false
-}
-
 func newNormPipe(d, lag int) *normPipe {
 	m := 2 * d
 	np := &normPipe{d: d, lag: lag, nw: newNormWork(d), y: make([]float64, d*d),
 		k: make([]float64, m*m), gc: make([]float64, d*d), zq: make([]float64, 4*m), kzq: make([]float64, 4*m)}
-	np.runFn = np.run
+	np.runFn = np.runClaimed
 	return np
 }
 
@@ -240,15 +234,47 @@ func (np *normPipe) launch(sync bool) {
 		return
 	}
 	np.flying = true
-	np.w.submit(np.runFn)
+	np.claim.Store(0)
+	if np.w.job == nil {
+		np.w.submit(np.runFn)
+	} else {
+		np.w.repost() // a hand-over of a job the learner ran may be pending
+	}
 }
 
-// wait blocks until the running job, if any, has finished.
-func (np *normPipe) wait() {
-	if np.flying {
-		np.w.wait()
-		np.flying = false
+// runClaimed runs the launched job unless another goroutine has claimed
+// it.
+func (np *normPipe) runClaimed() {
+	if np.claim.CompareAndSwap(0, 1) {
+		np.run()
+		np.claim.Store(2)
 	}
+}
+
+// wait returns when the launched job, if any, has finished: it runs the
+// job itself if the worker has not started it, and otherwise computes
+// groups of a shared recomputation of G (gramShare) while the job offers
+// them.
+func (np *normPipe) wait() {
+	if !np.flying {
+		return
+	}
+	np.runClaimed()
+	for np.claim.Load() != 2 {
+		if np.gs.open.Load() {
+			np.gyL = np.gs.work(np.gyL)
+		}
+		runtime.Gosched()
+		osYield()
+	}
+	np.flying = false
+}
+
+// idle waits until the worker has no hand-over left (those of jobs the
+// learner ran itself find nothing to do), so that none of it runs after.
+func (np *normPipe) idle() {
+	np.wait()
+	np.w.wait()
 }
 
 // run executes np.job.
@@ -375,7 +401,7 @@ func (np *normPipe) factor(c []float64) bool {
 func (o *Online) normStep() bool {
 	np := o.np
 	if np.swapAt == o.pos {
-		np.waitHelping()
+		np.wait()
 		if !o.applyJob() {
 			return false
 		}
