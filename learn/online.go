@@ -758,9 +758,13 @@ func TrainOnline(src BasketSource, opt OnlineOptions, run OnlineRun) (*Result, e
 // returns the result. It returns when the learner's background work (the
 // exact normaliser's job on its worker goroutine) has finished, so none of
 // it runs after the call; a pending result still takes effect at its
-// position in a later Observe. To resume from a checkpoint, load it
-// (LoadOnline), skip Position() baskets of the stream (SkipBaskets) and
-// call Run. A nil src panics.
+// position in a later Observe. Without MaxBaskets and TraceSource, Run
+// reads src ahead of the learner on a goroutine of its own (the baskets
+// copied: src may reuse the slice it returns) and stops reading before it
+// returns; when it returns an error, src may have been read past
+// Position(). To resume from a checkpoint, load it (LoadOnline), skip
+// Position() baskets of a new stream (SkipBaskets) and call Run. A nil
+// src panics.
 func (o *Online) Run(src BasketSource, run OnlineRun) (*Result, error) {
 	if src == nil {
 		panic("learn: Online.Run with a nil BasketSource")
