@@ -17,7 +17,7 @@ import (
 )
 
 // TestGramShared checks the recomputation of G shared between the job and
-// a helper (gramShared, gramShare.work), and a job launched and waited for
+// a helper (gramShared, normPipe.help), and a job launched and waited for
 // (run by the worker or by the waiting goroutine), against blas.Syrk,
 // mirrored: the same bits, whoever computes which rows (on the pure-Go
 // backend; on another gramShared is gramFrom).
@@ -53,9 +53,7 @@ func TestGramShared(t *testing.T) {
 						go func() {
 							defer close(helped)
 							for !stop.Load() {
-								if np.gs.open.Load() {
-									np.gyL = np.gs.work(np.gyL)
-								}
+								np.help()
 								runtime.Gosched()
 							}
 						}()

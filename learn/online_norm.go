@@ -47,7 +47,8 @@ import (
 // OnlineOptions.FactorEvery.
 // A job the worker has not started by the time its result is needed is run
 // by the learner itself, and the learner computes rows of a recomputation
-// of G from scratch while it waits for one (gramShare); the results are
+// of G from scratch while it waits for one (gramTask; the worker likewise
+// for a job the learner runs); the results are
 // the same bits whoever computes what.
 // (Computing K zᵢ of the changed columns on the worker instead, which
 // needs their values copied over and the results copied back, was slower on
@@ -105,38 +106,47 @@ type normPipe struct {
 	zq, kzq []float64
 	qi      [4]int
 
-	// A recomputation of G from all columns, shared with the learner
-	// while it waits for the job (gramShared), and each side's scratch.
-	gs       gramShare
-	gyW, gyL []float64
+	// A recomputation of G from scratch offered to the goroutine that
+	// does not run the job (gramTask), and the scratch of the goroutine
+	// running the job and of the other.
+	gram          atomic.Pointer[gramTask]
+	gyRun, gyHelp []float64
 }
 
-// gramShare is a recomputation of G = ZᵀZ split into groups of four rows
-// of G, each computed whole (gramGroup) by whichever goroutine claims it:
-// the worker, and the learner when it reaches the job's position before
-// the job has finished (normPipe.wait). Each group is the same
-// kernel call whoever computes it, so the result does not depend on who
-// claims which.
-type gramShare struct {
+// gramTask is a recomputation of G = ZᵀZ split into groups of four rows of
+// G, each computed whole (gramGroup) by whichever goroutine claims it: the
+// one running the job, and the other while it waits (the learner for the
+// job's result, or the worker for a job the learner runs). Each group is
+// the same kernel call whoever computes it, so the result does not depend
+// on who claims which. A task is made per recomputation and not reused, so
+// a late helper finds its groups all claimed.
+type gramTask struct {
 	z          []float64 // k×m rows
 	k, m       int
+	g          []float64 // G (m×m), upper triangle written
 	groups     int64
-	open       atomic.Bool  // groups may be claimed
 	next, done atomic.Int64 // groups claimed, groups finished
-	g          []float64    // G (m×m), upper triangle written
 }
 
 // work claims and computes groups until none is left, with y as scratch
 // (grown to 4m); it returns y.
-func (gs *gramShare) work(y []float64) []float64 {
-	y = resize(y, 4*gs.m)
+func (t *gramTask) work(y []float64) []float64 {
+	y = resize(y, 4*t.m)
 	for {
-		gi := gs.next.Add(1) - 1
-		if gi >= gs.groups {
+		gi := t.next.Add(1) - 1
+		if gi >= t.groups {
 			return y
 		}
-		gramGroup(gs.g, gs.z, gs.k, gs.m, int(gi), y)
-		gs.done.Add(1)
+		gramGroup(t.g, t.z, t.k, t.m, int(gi), y)
+		t.done.Add(1)
+	}
+}
+
+// help computes groups of the recomputation of G on offer, if any, with
+// the helper's scratch.
+func (np *normPipe) help() {
+	if t := np.gram.Load(); t != nil {
+		np.gyHelp = t.work(np.gyHelp)
 	}
 }
 
@@ -162,8 +172,8 @@ func pureGoBLAS() bool {
 	return pure
 }
 
-// gramShared is gramFrom with the rows of G offered to the learner
-// (gramShare) on the pure-Go backend; the result is gramFrom's, bit for
+// gramShared is gramFrom with the rows of G offered to the other goroutine
+// (gramTask) on the pure-Go backend; the result is gramFrom's, bit for
 // bit.
 func (np *normPipe) gramShared(z []float64, n int) {
 	m := 2 * np.d
@@ -171,16 +181,13 @@ func (np *normPipe) gramShared(z []float64, n int) {
 		np.gramFrom(z, n)
 		return
 	}
-	gs := &np.gs
-	gs.z, gs.k, gs.m, gs.g, gs.groups = z, n, m, np.nw.g, int64((m+3)/4)
-	gs.next.Store(0)
-	gs.done.Store(0)
-	gs.open.Store(true)
-	np.gyW = gs.work(np.gyW)
-	for gs.done.Load() < gs.groups { // a group the learner claimed
+	t := &gramTask{z: z, k: n, m: m, g: np.nw.g, groups: int64((m + 3) / 4)}
+	np.gram.Store(t)
+	np.gyRun = t.work(np.gyRun)
+	for t.done.Load() < t.groups { // groups the helper claimed
 		runtime.Gosched()
 	}
-	gs.open.Store(false)
+	np.gram.Store(nil)
 	np.nw.symmetrize()
 }
 
@@ -243,30 +250,28 @@ func (np *normPipe) launch(sync bool) {
 }
 
 // runClaimed runs the launched job unless another goroutine has claimed
-// it.
+// it, and else helps with its recomputation of G until it has finished.
 func (np *normPipe) runClaimed() {
 	if np.claim.CompareAndSwap(0, 1) {
 		np.run()
 		np.claim.Store(2)
+		return
+	}
+	for np.claim.Load() == 1 {
+		np.help()
+		runtime.Gosched()
+		osYield()
 	}
 }
 
 // wait returns when the launched job, if any, has finished: it runs the
 // job itself if the worker has not started it, and otherwise computes
-// groups of a shared recomputation of G (gramShare) while the job offers
-// them.
+// groups of the job's recomputation of G (gramTask) while it waits.
 func (np *normPipe) wait() {
 	if !np.flying {
 		return
 	}
-	np.runClaimed()
-	for np.claim.Load() != 2 {
-		if np.gs.open.Load() {
-			np.gyL = np.gs.work(np.gyL)
-		}
-		runtime.Gosched()
-		osYield()
-	}
+	np.runClaimed() // runs the job, or helps the worker run it
 	np.flying = false
 }
 
