@@ -282,9 +282,9 @@ type Online struct {
 	normCount int64
 	// diverged records that a step returned ErrDiverged.
 	diverged bool
-	// coef[2t], coef[2t+1] cache adamCoef(LR, t) for the step counts met so
-	// far below adamTableLen (derived from LR, so not checkpointed).
-	coef []float64
+	// coef and coefPhi cache adamCoef(LR, t) and adamCoef(DiagLR, t)
+	// (coefLookup; derived from the options, so not checkpointed).
+	coef, coefPhi []float64
 }
 
 // NewOnline returns a learner with freshly initialised parameters.
