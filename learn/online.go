@@ -898,10 +898,12 @@ type prefetch struct {
 }
 
 // basketChunk is consecutive baskets of a source, flattened, and the
-// source's error after them (nil if it had none yet).
+// source's error after them (nil if it had none yet), or the value of a
+// panic in its Next.
 type basketChunk struct {
 	items, ends []int
 	err         error
+	panicked    any
 }
 
 const (
@@ -917,6 +919,8 @@ func newPrefetch(src BasketSource) *prefetch {
 }
 
 // read fills chunks from src until it returns an error or stop is called.
+// A panic in src.Next is handed to next, which panics with it on the
+// learner's goroutine, as src.Next called there would.
 func (pf *prefetch) read(src BasketSource) {
 	defer close(pf.out)
 	for {
@@ -933,7 +937,11 @@ func (pf *prefetch) read(src BasketSource) {
 			c = &basketChunk{}
 		}
 		for len(c.ends) < prefetchBaskets {
-			b, err := src.Next()
+			b, p, err := nextRecover(src)
+			if p != nil {
+				c.panicked = p
+				break
+			}
 			if err != nil {
 				c.err = err
 				break
@@ -946,10 +954,18 @@ func (pf *prefetch) read(src BasketSource) {
 		case <-pf.done:
 			return
 		}
-		if c.err != nil {
+		if c.err != nil || c.panicked != nil {
 			return
 		}
 	}
+}
+
+// nextRecover calls src.Next and returns the value of a panic in it, if
+// any.
+func nextRecover(src BasketSource) (b []int, panicked any, err error) {
+	defer func() { panicked = recover() }()
+	b, err = src.Next()
+	return b, nil, err
 }
 
 // next returns the next basket (valid until the next call) or the source's
@@ -957,6 +973,9 @@ func (pf *prefetch) read(src BasketSource) {
 func (pf *prefetch) next() ([]int, error) {
 	for pf.cur == nil || pf.i == len(pf.cur.ends) {
 		if pf.cur != nil {
+			if pf.cur.panicked != nil {
+				panic(pf.cur.panicked)
+			}
 			if pf.cur.err != nil {
 				return nil, pf.cur.err
 			}

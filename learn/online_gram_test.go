@@ -141,7 +141,7 @@ func TestRowIndex(t *testing.T) {
 }
 
 // reusingSource returns baskets in one buffer it overwrites at every call,
-// and err after its baskets.
+// and err after its baskets (a nil err: it panics).
 type reusingSource struct {
 	b   [][]int
 	buf []int
@@ -151,6 +151,9 @@ type reusingSource struct {
 
 func (s *reusingSource) Next() ([]int, error) {
 	if s.i == len(s.b) {
+		if s.err == nil {
+			panic("reusingSource: no more baskets")
+		}
 		return nil, s.err
 	}
 	s.buf = append(s.buf[:0], s.b[s.i]...)
@@ -161,8 +164,8 @@ func (s *reusingSource) Next() ([]int, error) {
 // TestRunPrefetch checks a pass that reads its source ahead (Run without
 // MaxBaskets or TraceSource) against one that reads it basket by basket
 // (MaxBaskets): the same parameters bit for bit, from a source that reuses
-// its buffer; and that a source's error, and a bad basket, end the pass
-// after the baskets before them.
+// its buffer; and that a source's error, a bad basket and a panic in the
+// source end the pass after the baskets before them.
 func TestRunPrefetch(t *testing.T) {
 	data := benchBaskets(300, 3*prefetchBaskets+17, 5)
 	opt := OnlineOptions{D: 6, Seed: 2}
@@ -193,4 +196,13 @@ func TestRunPrefetch(t *testing.T) {
 	require.Error(t, err)
 	require.Equal(t, int64(10), o.Position())
 	require.LessOrEqual(t, src.i, 10+(prefetchChunks+3)*prefetchBaskets, "the source was read on after the pass stopped")
+
+	// A panic in the source's Next reaches Run's caller, after the
+	// baskets before it.
+	o, err = NewOnline(opt)
+	require.NoError(t, err)
+	require.PanicsWithValue(t, "reusingSource: no more baskets", func() {
+		_, _ = o.Run(&reusingSource{b: data[:20]}, OnlineRun{})
+	})
+	require.Equal(t, int64(20), o.Position())
 }
