@@ -48,8 +48,8 @@ import (
 // A job the worker has not started by the time its result is needed is run
 // by the learner itself, and the learner computes rows of a recomputation
 // of G from scratch while it waits for one (gramTask; the worker likewise
-// for a job the learner runs); the results are
-// the same bits whoever computes what.
+// for a job the learner runs); the results are the same bits whoever
+// computes what.
 // (Computing K zᵢ of the changed columns on the worker instead, which
 // needs their values copied over and the results copied back, was slower on
 // two cores: what moves between the cores costs more than the products.)
