@@ -388,7 +388,7 @@ func loadOnline(r io.Reader, limit int64) (*Online, error) {
 	}
 	o := &Online{opt: cp.Opt, p: p, mu: cp.Mu, t: cp.T, tc: cp.TC, pos: cp.Pos,
 		mom: &Grad{V: cp.MomV, B: cp.MomB, D: cp.MomD}, sq: &Grad{V: cp.SqV, B: cp.SqB, D: cp.SqD},
-		ids: cp.IDs, rowOf: map[int]int{}}
+		ids: cp.IDs}
 	if cp.Opt.Shared {
 		o.mom.B, o.sq.B = nil, nil
 	}

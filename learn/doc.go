@@ -87,7 +87,10 @@
 // baskets (default: FactorEvery) after its
 // snapshot, at a fixed position, so the parameters do not depend on
 // scheduling (FactorEvery = 1: synchronous at every basket, the exact
-// gradient, O(d³ + |S|d²) per basket). Each item's K zᵢ is computed once
+// gradient, O(d³ + |S|d²) per basket). A job the worker has not started
+// when its result is due is run by the learner, and the learner computes
+// rows of a G recomputed from scratch while it waits; the results are the
+// same bits whoever computes what. Each item's K zᵢ is computed once
 // per result, at the item's first occurrence after it (for small catalogues
 // every item's as the result takes effect, four per pass over K, from the
 // same zᵢ), and reused.

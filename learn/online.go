@@ -245,7 +245,7 @@ type Online struct {
 	// others.
 	ids    []int
 	prefix int
-	rowOf  map[int]int
+	rowOf  rowIndex
 	// With a diagonal: φ (the learned corrections of δᵢ = rᵢ(t)·exp(φᵢ))
 	// and their Adam moments; p.Theta holds log δᵢ of the rows of the
 	// basket being learned from (refreshed for all rows by Params and
@@ -282,9 +282,9 @@ type Online struct {
 	normCount int64
 	// diverged records that a step returned ErrDiverged.
 	diverged bool
-	// coef[2t], coef[2t+1] cache adamCoef(LR, t) for the step counts met so
-	// far below adamTableLen (derived from LR, so not checkpointed).
-	coef []float64
+	// coef and coefPhi cache adamCoef(LR, t) and adamCoef(DiagLR, t)
+	// (coefLookup; derived from the options, so not checkpointed).
+	coef, coefPhi []float64
 }
 
 // NewOnline returns a learner with freshly initialised parameters.
@@ -297,7 +297,7 @@ func NewOnline(opt OnlineOptions) (*Online, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := &Online{opt: opt, p: p, rowOf: map[int]int{}}
+	o := &Online{opt: opt, p: p}
 	o.alloc()
 	o.growTo(opt.N)
 	return o, nil
@@ -412,7 +412,7 @@ func (o *Online) rowFor(id int) (int, bool) {
 	if id < o.prefix {
 		return id, true
 	}
-	if r, found := o.rowOf[id]; found {
+	if r, found := o.rowOf.get(id); found {
 		return r, true
 	}
 	r := o.p.N
@@ -421,7 +421,7 @@ func (o *Online) rowFor(id int) (int, bool) {
 		return r, true
 	}
 	o.growIDs(r+1, []int{id})
-	o.rowOf[id] = r
+	o.rowOf.set(id, r)
 	return r, true
 }
 
@@ -434,10 +434,47 @@ func (o *Online) setIDs() {
 			break
 		}
 	}
-	o.rowOf = make(map[int]int, len(o.ids)-o.prefix)
+	o.rowOf = rowIndex{}
 	for r := o.prefix; r < len(o.ids); r++ {
-		o.rowOf[o.ids[r]] = r
+		o.rowOf.set(o.ids[r], r)
 	}
+}
+
+// rowIndex maps item ids to rows: through dense (row + 1, 0 for none) or
+// a map. An id is held densely
+// when it is below max(2¹⁶, 8·(rows mapped)): the slice stays within a
+// constant factor of the catalogue, and large or scattered ids fall back to
+// the map.
+type rowIndex struct {
+	dense  []int32
+	sparse map[int]int
+	n      int // ids mapped
+}
+
+// get returns the row of id (≥ 0) and whether it is mapped.
+func (x *rowIndex) get(id int) (int, bool) {
+	if id < len(x.dense) && x.dense[id] != 0 {
+		return int(x.dense[id]) - 1, true
+	}
+	// An id mapped before the slice grew past it is in the map.
+	r, ok := x.sparse[id]
+	return r, ok
+}
+
+// set maps id (≥ 0, not mapped yet) to row r.
+func (x *rowIndex) set(id, r int) {
+	x.n++
+	if id < max(1<<16, 8*x.n) && r < math.MaxInt32 {
+		if id >= len(x.dense) {
+			x.dense = extend(x.dense, id+1-len(x.dense))
+		}
+		x.dense[id] = int32(r + 1)
+		return
+	}
+	if x.sparse == nil {
+		x.sparse = map[int]int{}
+	}
+	x.sparse[id] = r
 }
 
 // odds returns rᵢ(t) = (μᵢ + 1)/(t − μᵢ + 1) of row i at the current
@@ -661,7 +698,7 @@ func (o *Online) beginBasket(rows []int) {
 // result stays pending).
 func (o *Online) quiesce() {
 	if o.np != nil {
-		o.np.wait()
+		o.np.idle()
 	}
 }
 
@@ -721,9 +758,13 @@ func TrainOnline(src BasketSource, opt OnlineOptions, run OnlineRun) (*Result, e
 // returns the result. It returns when the learner's background work (the
 // exact normaliser's job on its worker goroutine) has finished, so none of
 // it runs after the call; a pending result still takes effect at its
-// position in a later Observe. To resume from a checkpoint, load it
-// (LoadOnline), skip Position() baskets of the stream (SkipBaskets) and
-// call Run. A nil src panics.
+// position in a later Observe. Without MaxBaskets and TraceSource, Run
+// reads src ahead of the learner on a goroutine of its own (the baskets
+// copied: src may reuse the slice it returns) and stops reading before it
+// returns; when it returns an error, src may have been read past
+// Position(). To resume from a checkpoint, load it (LoadOnline), skip
+// Position() baskets of a new stream (SkipBaskets) and call Run. A nil
+// src panics.
 func (o *Online) Run(src BasketSource, run OnlineRun) (*Result, error) {
 	if src == nil {
 		panic("learn: Online.Run with a nil BasketSource")
@@ -778,8 +819,16 @@ func (o *Online) Run(src BasketSource, run OnlineRun) (*Result, error) {
 		res.Trace = append(res.Trace, TracePoint{Seconds: now.Seconds(), Baskets: res.Baskets, NLL: -ll})
 		return nil
 	}
+	next := src.Next
+	if run.MaxBaskets == 0 && run.TraceSource == nil {
+		// The whole source is read, and nothing else depends on how far:
+		// read it ahead on another goroutine.
+		pf := newPrefetch(src)
+		defer pf.stop()
+		next = pf.next
+	}
 	for run.MaxBaskets == 0 || int64(res.Baskets) < run.MaxBaskets {
-		s, err := src.Next()
+		s, err := next()
 		if err == io.EOF {
 			break
 		}
@@ -834,6 +883,128 @@ func (o *Online) Run(src BasketSource, run OnlineRun) (*Result, error) {
 	}
 	res.Model = m
 	return res, nil
+}
+
+// prefetch reads a BasketSource ahead on a goroutine of its own, in
+// chunks of prefetchBaskets baskets (copied: a source may reuse the slice it
+// returns), up to prefetchChunks chunks ahead; next returns them in order,
+// then the source's error (io.EOF at the end).
+type prefetch struct {
+	out  chan *basketChunk
+	free chan *basketChunk
+	done chan struct{}
+	cur  *basketChunk
+	i    int // baskets of cur returned
+}
+
+// basketChunk is consecutive baskets of a source, flattened, and the
+// source's error after them (nil if it had none yet), or the value of a
+// panic in its Next.
+type basketChunk struct {
+	items, ends []int
+	err         error
+	panicked    any
+}
+
+const (
+	prefetchBaskets = 256
+	prefetchChunks  = 4
+)
+
+func newPrefetch(src BasketSource) *prefetch {
+	pf := &prefetch{out: make(chan *basketChunk, prefetchChunks), free: make(chan *basketChunk, prefetchChunks+2),
+		done: make(chan struct{})}
+	go pf.read(src)
+	return pf
+}
+
+// read fills chunks from src until it returns an error or stop is called.
+// A panic in src.Next is handed to next, which panics with it on the
+// learner's goroutine, as src.Next called there would.
+func (pf *prefetch) read(src BasketSource) {
+	defer close(pf.out)
+	for {
+		select {
+		case <-pf.done:
+			return
+		default:
+		}
+		var c *basketChunk
+		select {
+		case c = <-pf.free:
+			c.items, c.ends = c.items[:0], c.ends[:0]
+		default:
+			c = &basketChunk{}
+		}
+		for len(c.ends) < prefetchBaskets {
+			b, p, err := nextRecover(src)
+			if p != nil {
+				c.panicked = p
+				break
+			}
+			if err != nil {
+				c.err = err
+				break
+			}
+			c.items = append(c.items, b...)
+			c.ends = append(c.ends, len(c.items))
+		}
+		select {
+		case pf.out <- c:
+		case <-pf.done:
+			return
+		}
+		if c.err != nil || c.panicked != nil {
+			return
+		}
+	}
+}
+
+// nextRecover calls src.Next and returns the value of a panic in it, if
+// any.
+func nextRecover(src BasketSource) (b []int, panicked any, err error) {
+	defer func() { panicked = recover() }()
+	b, err = src.Next()
+	return b, nil, err
+}
+
+// next returns the next basket (valid until the next call) or the source's
+// error.
+func (pf *prefetch) next() ([]int, error) {
+	for pf.cur == nil || pf.i == len(pf.cur.ends) {
+		if pf.cur != nil {
+			if pf.cur.panicked != nil {
+				panic(pf.cur.panicked)
+			}
+			if pf.cur.err != nil {
+				return nil, pf.cur.err
+			}
+			select {
+			case pf.free <- pf.cur:
+			default:
+			}
+		}
+		c, ok := <-pf.out
+		if !ok {
+			return nil, io.EOF // not reached: the last chunk carries the error
+		}
+		pf.cur, pf.i = c, 0
+	}
+	lo := 0
+	if pf.i > 0 {
+		lo = pf.cur.ends[pf.i-1]
+	}
+	hi := pf.cur.ends[pf.i]
+	pf.i++
+	return pf.cur.items[lo:hi:hi], nil
+}
+
+// stop ends the reading goroutine and returns when it has ended (it no
+// longer uses the source).
+func (pf *prefetch) stop() {
+	close(pf.done)
+	for range pf.out {
+	}
 }
 
 // SkipBaskets reads and discards k baskets from src (to resume a stream at

@@ -1,7 +1,12 @@
 package learn
 
 import (
+	"runtime"
+	"sync/atomic"
+
 	gblas "gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	gonumblas "gonum.org/v1/gonum/blas/gonum"
 
 	"github.com/ndpp-go/ndpp/blas"
 	"github.com/ndpp-go/ndpp/internal/f64"
@@ -40,6 +45,11 @@ import (
 // normaliser's gradient an item sees is therefore that of parameters Lag to
 // Lag + FactorEvery baskets old. Measured costs of this lag are given with
 // OnlineOptions.FactorEvery.
+// A job the worker has not started by the time its result is needed is run
+// by the learner itself, and the learner computes rows of a recomputation
+// of G from scratch while it waits for one (gramTask; the worker likewise
+// for a job the learner runs); the results are the same bits whoever
+// computes what.
 // (Computing K zᵢ of the changed columns on the worker instead, which
 // needs their values copied over and the results copied back, was slower on
 // two cores: what moves between the cores costs more than the products.)
@@ -76,9 +86,15 @@ type normPipe struct {
 	zold   []float64 // the changed columns' previous values, as rows
 	job    normJob
 	w      worker
-	runFn  func() // np.run as a value made once (no allocation per job)
-	flying bool   // a job runs
-	swapAt int64  // position where the job's result takes effect (0: none pending)
+	runFn  func() // np.runClaimed as a value made once (no allocation per job)
+	flying bool   // a job was launched and its result not waited for
+	// claim is the launched job's state: 0 not started, 1 running, 2
+	// done. Whichever goroutine moves it from 0 to 1 runs the job: the
+	// worker, or the learner when it needs the result before the worker
+	// has started (wait), so a worker kept off the processor does not hold
+	// the learner up. Who runs it does not change the result.
+	claim  atomic.Int32
+	swapAt int64 // position where the job's result takes effect (0: none pending)
 
 	// Active: the result in effect.
 	k, gc  []float64
@@ -89,13 +105,97 @@ type normPipe struct {
 	// Scratch of kzBatch: up to four zᵢ and their K zᵢ, and the items.
 	zq, kzq []float64
 	qi      [4]int
+
+	// A recomputation of G from scratch offered to the goroutine that
+	// does not run the job (gramTask), and the scratch of the goroutine
+	// running the job and of the other.
+	gram          atomic.Pointer[gramTask]
+	gyRun, gyHelp []float64
+}
+
+// gramTask is a recomputation of G = ZᵀZ split into groups of four rows of
+// G, each computed whole (gramGroup) by whichever goroutine claims it: the
+// one running the job, and the other while it waits (the learner for the
+// job's result, or the worker for a job the learner runs). Each group is
+// the same kernel call whoever computes it, so the result does not depend
+// on who claims which. A task is made per recomputation and not reused, so
+// a late helper finds its groups all claimed.
+type gramTask struct {
+	z          []float64 // k×m rows
+	k, m       int
+	g          []float64 // G (m×m), upper triangle written
+	groups     int64
+	next, done atomic.Int64 // groups claimed, groups finished
+}
+
+// work claims and computes groups until none is left, with y as scratch
+// (grown to 4m); it returns y.
+func (t *gramTask) work(y []float64) []float64 {
+	y = resize(y, 4*t.m)
+	for {
+		gi := t.next.Add(1) - 1
+		if gi >= t.groups {
+			return y
+		}
+		gramGroup(t.g, t.z, t.k, t.m, int(gi), y)
+		t.done.Add(1)
+	}
+}
+
+// help computes groups of the recomputation of G on offer, if any, with
+// the helper's scratch.
+func (np *normPipe) help() {
+	if t := np.gram.Load(); t != nil {
+		np.gyHelp = t.work(np.gyHelp)
+	}
+}
+
+// gramGroup computes rows 4gi…4gi+3 of the upper triangle of G = ZᵀZ
+// (Z k×m row-major, m ≥ 4) from the diagonal on, as blas.Syrk does on the
+// pure-Go backend: one f64.GemvT4 pass over Z, the last group ending at
+// row m−1 and writing only the rows no other group writes. y is scratch
+// of at least 4m.
+func gramGroup(g, z []float64, k, m, gi int, y []float64) {
+	r := 4 * gi
+	r0 := min(r, m-4)
+	w := m - r0
+	f64.GemvT4(k, w, z[r0:], m, z[r0:], 1, m, y, w)
+	for v := r - r0; v < 4; v++ {
+		copy(g[(r0+v)*m+r0+v:(r0+v)*m+m], y[v*w+v:v*w+w])
+	}
+}
+
+// pureGoBLAS reports whether the backend in use is gonum's, whose Syrk
+// (blas.Syrk) computes G's rows as gramGroup does.
+func pureGoBLAS() bool {
+	_, pure := blas64.Implementation().(gonumblas.Implementation)
+	return pure
+}
+
+// gramShared is gramFrom with the rows of G offered to the other goroutine
+// (gramTask) on the pure-Go backend; the result is gramFrom's, bit for
+// bit.
+func (np *normPipe) gramShared(z []float64, n int) {
+	m := 2 * np.d
+	if n == 0 || m < 4 || !pureGoBLAS() {
+		np.gramFrom(z, n)
+		return
+	}
+	t := &gramTask{z: z, k: n, m: m, g: np.nw.g, groups: int64((m + 3) / 4)}
+	np.gram.Store(t)
+	np.gyRun = t.work(np.gyRun)
+	for t.done.Load() < t.groups { // groups the helper claimed
+		runtime.Gosched()
+	}
+	np.gram.Store(nil)
+	np.nw.symmetrize()
 }
 
 func newNormPipe(d, lag int) *normPipe {
 	m := 2 * d
 	np := &normPipe{d: d, lag: lag, nw: newNormWork(d), y: make([]float64, d*d),
 		k: make([]float64, m*m), gc: make([]float64, d*d), zq: make([]float64, 4*m), kzq: make([]float64, 4*m)}
-	np.runFn = np.run
+	np.runFn = np.runClaimed
 	return np
 }
 
@@ -141,15 +241,45 @@ func (np *normPipe) launch(sync bool) {
 		return
 	}
 	np.flying = true
-	np.w.submit(np.runFn)
+	np.claim.Store(0)
+	if np.w.job == nil {
+		np.w.submit(np.runFn)
+	} else {
+		np.w.repost() // a hand-over of a job the learner ran may be pending
+	}
 }
 
-// wait blocks until the running job, if any, has finished.
-func (np *normPipe) wait() {
-	if np.flying {
-		np.w.wait()
-		np.flying = false
+// runClaimed runs the launched job unless another goroutine has claimed
+// it, and else helps with its recomputation of G until it has finished.
+func (np *normPipe) runClaimed() {
+	if np.claim.CompareAndSwap(0, 1) {
+		np.run()
+		np.claim.Store(2)
+		return
 	}
+	for np.claim.Load() == 1 {
+		np.help()
+		runtime.Gosched()
+		osYield()
+	}
+}
+
+// wait returns when the launched job, if any, has finished: it runs the
+// job itself if the worker has not started it, and otherwise computes
+// groups of the job's recomputation of G (gramTask) while it waits.
+func (np *normPipe) wait() {
+	if !np.flying {
+		return
+	}
+	np.runClaimed() // runs the job, or helps the worker run it
+	np.flying = false
+}
+
+// idle waits until the worker has no hand-over left (those of jobs the
+// learner ran itself find nothing to do), so that none of it runs after.
+func (np *normPipe) idle() {
+	np.wait()
+	np.w.wait()
 }
 
 // run executes np.job.
@@ -173,7 +303,7 @@ func (np *normPipe) run() {
 		copy(zs[i*m:(i+1)*m], j.z1[r*m:(r+1)*m])
 	}
 	if j.full {
-		np.gramFrom(zs, len(zs)/m)
+		np.gramShared(zs, len(zs)/m)
 	}
 	j.ok = np.factor(j.c)
 }

@@ -66,19 +66,39 @@ func adamCoef(lr float64, t int64) (step, eps float64) {
 	return lr * sc2 / c1, adamEps * sc2
 }
 
-// adamCoef returns adamCoef(o.opt.LR, t), from o.coef below adamTableLen
-// (the same values: a lookup instead of a square root and a division per
-// item and basket).
+// adamCoef returns adamCoef(o.opt.LR, t) from o.coef (the same values).
 func (o *Online) adamCoef(t int64) (step, eps float64) {
-	if t >= adamTableLen {
-		return adamCoef(o.opt.LR, t)
-	}
-	for int64(len(o.coef)) <= 2*t {
-		st, ep := adamCoef(o.opt.LR, int64(len(o.coef)/2))
-		o.coef = append(o.coef, st, ep)
-	}
-	return o.coef[2*t], o.coef[2*t+1]
+	return coefLookup(&o.coef, o.opt.LR, t)
 }
+
+// coefLookup returns adamCoef(lr, t) from the table *tab of adamCoef(lr,
+// t) for t = 0, 1, … (grown as larger t are asked for) up to adamSettled,
+// whose value is that of every larger t: a lookup instead of a square
+// root and a division (and, from adamTableLen on, two math.Pow) per item
+// and basket. The table of one lr is at most 2·adamSettled values.
+func coefLookup(tab *[]float64, lr float64, t int64) (step, eps float64) {
+	t = min(t, adamSettled)
+	c := *tab
+	for int64(len(c)) <= 2*t {
+		st, ep := adamCoef(lr, int64(len(c)/2))
+		c = append(c, st, ep)
+	}
+	*tab = c
+	return c[2*t], c[2*t+1]
+}
+
+// adamSettled is the first step count t at which math.Pow gives β₁ᵗ and
+// β₂ᵗ at most 2⁻⁶⁰. For every larger t the computed powers stay at most
+// 2⁻⁵⁴ (the exact ones keep falling, and math.Pow is accurate to far
+// better than the factor 2⁶ of margin), so 1 − βᵗ rounds to 1 in both, and
+// adamCoef(lr, t) = adamCoef(lr, adamSettled) bit for bit.
+var adamSettled = func() int64 {
+	t := int64(1)
+	for math.Pow(adamBeta1, float64(t)) > 0x1p-60 || math.Pow(adamBeta2, float64(t)) > 0x1p-60 {
+		t++
+	}
+	return t
+}()
 
 // adamTableLen bounds the step counts whose powers are tabulated.
 const adamTableLen = 4096
@@ -238,7 +258,7 @@ func (o *Online) stepPhi(q, i int) bool {
 	if o.opt.Optimizer == SGD {
 		o.phi[i] += lr * g
 	} else {
-		st, eps := adamCoef(lr, o.t[i])
+		st, eps := coefLookup(&o.coefPhi, lr, o.t[i])
 		m := float64(adamBeta1*o.phiM[i]) + float64((1-adamBeta1)*g)
 		v := float64(adamBeta2*o.phiV[i]) + float64((1-adamBeta2)*g*g)
 		o.phiM[i], o.phiV[i] = m, v

@@ -247,6 +247,27 @@ func TestAdamCoefMatchesPow(t *testing.T) {
 	}
 }
 
+// TestCoefLookup checks the table of Adam's coefficients (coefLookup)
+// against adamCoef over step counts below, at and far above adamSettled,
+// asked for in any order.
+func TestCoefLookup(t *testing.T) {
+	require.Less(t, adamSettled, int64(1<<17), "a table of reasonable size")
+	var tab []float64
+	ts := []int64{1, 5, 2, adamTableLen - 1, adamTableLen, adamSettled - 1, adamSettled, adamSettled + 1, 3, 1 << 20, 1 << 40}
+	for s := int64(adamSettled - 1000); s < adamSettled+200000; s += 97 {
+		ts = append(ts, s)
+	}
+	for _, lr := range []float64{0.006, 0.01} {
+		tab = tab[:0]
+		for _, tt := range ts {
+			st, eps := adamCoef(lr, tt)
+			gs, ge := coefLookup(&tab, lr, tt)
+			require.Equal(t, st, gs, "lr %g, t = %d", lr, tt)
+			require.Equal(t, eps, ge, "lr %g, t = %d", lr, tt)
+		}
+	}
+}
+
 func BenchmarkOnlineRefactor(b *testing.B) {
 	for _, n := range []int{100, 300} {
 		o, err := NewOnline(OnlineOptions{D: 30, N: n})

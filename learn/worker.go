@@ -38,6 +38,14 @@ const (
 // submit hands f to the worker; the previous job must have finished (wait).
 func (w *worker) submit(f func()) {
 	w.job = f
+	w.repost()
+}
+
+// repost hands the worker the job of the last submit once more, whether or
+// not it has run the earlier hand-overs: it runs the job once per
+// hand-over, in turn. For jobs that claim their work (so that a later
+// hand-over may find it done already).
+func (w *worker) repost() {
 	w.req.Add(1)
 	w.mu.Lock()
 	switch {
@@ -58,7 +66,7 @@ func (w *worker) submit(f func()) {
 // block).
 func (w *worker) idle() bool { return w.fin.Load() == w.req.Load() }
 
-// wait returns when the submitted job has finished.
+// wait returns when the submitted jobs have finished.
 func (w *worker) wait() {
 	for w.fin.Load() != w.req.Load() {
 		runtime.Gosched()
