@@ -421,9 +421,9 @@ func (mergeFn) ExtractOutput(a mergeAcc) mergeAcc {
 	return a
 }
 
-// solveFn merges the shards' candidates and solves the final k items
-// (stream.MergeCoresets, stream.SolveCandidates), emitting the JSON
-// result.
+// solveFn merges the shards' candidates (stream.MergeCoresets: the
+// merge's statistics) and solves the final k items from their union
+// (stream.SolveCandidates), emitting the JSON result.
 type solveFn struct {
 	KernelPath string
 	K          int
@@ -443,12 +443,12 @@ func (f *solveFn) ProcessElement(ctx context.Context, a mergeAcc) (string, error
 		res.Coreset = stream.DefaultCoresetFactor * f.K
 	}
 	sets := make([]stream.Candidates, len(a.Sets))
-	union := map[int]bool{}
+	distinct := map[int]bool{}
 	for i, s := range a.Sets {
 		sets[i] = stream.Candidates{Items: rowItems(s.IDs, s.Vals, kern), Value: s.Value, Shards: 1, Seen: s.Seen}
 		res.Items += s.Seen
 		for _, id := range s.IDs {
-			union[id] = true
+			distinct[id] = true
 		}
 		res.PerShard = append(res.PerShard, MapShard{Shard: s.Shard, Items: s.Seen, Reductions: s.Reductions, Candidates: len(s.IDs), LogDet: s.Value.Log})
 	}
@@ -459,8 +459,16 @@ func (f *solveFn) ProcessElement(ctx context.Context, a mergeAcc) (string, error
 	if err != nil {
 		return "", fmt.Errorf("pipelines: merge: %w", err)
 	}
-	res.Merge = MapMerge{Union: len(union), Candidates: len(m.Items), LogDet: m.Value.Log}
-	sol, err := stream.SolveCandidates(kern, m, f.K, opt)
+	res.Merge = MapMerge{Union: len(distinct), Candidates: len(m.Items), LogDet: m.Value.Log}
+	// The final solve starts from the union of the shards' sets: greedy's
+	// k picks on it are those on the merged k′ candidates (greedy's first
+	// picks are among them), and local search, with Polish, searches
+	// swaps among all of the union.
+	union := stream.Candidates{}
+	for _, c := range sets {
+		union.Items = append(union.Items, c.Items...)
+	}
+	sol, err := stream.SolveCandidates(kern, union, f.K, opt)
 	if err != nil {
 		return "", fmt.Errorf("pipelines: final solve: %w", err)
 	}
