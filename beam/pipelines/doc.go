@@ -83,8 +83,12 @@
 // depends on which items met in which reduction, i.e. on the runner's
 // bundling (merge and reduce); Reductions reports it. The quality
 // against single-machine greedy is measured, not proved, for
-// nonsymmetric kernels (see package stream's core-set notes and the
-// README's "Scaling out" section).
+// nonsymmetric kernels (see package stream's core-set notes). The
+// README's "Scaling out" section has the measurements: the plain greedy
+// merge can lose several percent of log det against single-machine
+// greedy on 10⁶–10⁷ items, and Polish, whose last local search runs over
+// the union of all shards' candidates, is the configuration to use when
+// quality matters.
 //
 // # Workers
 //
