@@ -1,6 +1,7 @@
 // Package pipelines runs ndpp's batch work on Apache Beam: scoring basket
-// files with a model (Score) and the offline learner's full-batch mode with
-// its per-basket gradient terms summed by a CombineFn (Learn). The
+// files with a model (Score), the offline learner's full-batch mode with
+// its per-basket gradient terms summed by a CombineFn (Learn), and MAP
+// inference over item files by composable core-sets (Map). The
 // pipelines run wherever the Beam Go SDK runs — in process on Prism, or
 // submitted to Flink, Spark or Dataflow through their portable runners —
 // and compute what the core computes on one machine: Score writes the
@@ -44,10 +45,55 @@
 // learn.TrainOffline's full-batch mode on the same baskets, up to the
 // order of the additions.
 //
+// # MAP inference
+//
+// Map reads item files (package items: NPY or text, gzip detected) with
+// the kernel of a model file (npz.LoadKernel), checked in the driver along
+// with the files' headers. Ids are those of the reader: for NPY the row
+// position plus the rows of the files before it in name order (so the ids
+// of several NPY files are distinct and are the rows of their
+// concatenation); for text files the ids written, which must then be
+// distinct across files (a repeated id with other vectors is an error
+// where the two meet; with the same vectors it counts once). NPY and text
+// files are not mixed. Each file is read by Shards tasks (every Shards-th
+// block of ChunkSize rows) and every item goes to shard id mod Shards, in
+// batches. A CombinePerKey reduces each shard: its accumulator collects
+// items and, when it holds more than Buffer of them, replaces them by
+// their k′ candidates (stream.Coreset), so that an accumulator holds at
+// most Buffer + ChunkSize items; merging accumulators joins them (and
+// reduces likewise); the output is the core-set of what is left. A global
+// Combine collects the shards' candidate sets; a DoFn merges them once
+// (stream.MergeCoresets, for the merge's statistics) and solves the k
+// items from the union of the sets (stream.SolveCandidates: greedy, whose
+// picks are those it makes on the merged k′ candidates, then with Polish
+// local search over the whole union), and emits the JSON result
+// (MapResult). With Polish every greedy solve is followed by local search.
+//
+// What is exact: when no accumulator of a shard was reduced (the shard
+// has at most Buffer items; Reductions is 0 in its statistics), the
+// shard's candidates are stream.Coreset of its items, whatever the
+// bundling, file layout or order; the merge depends on the union of the
+// shards' sets only. With one shard the result is then the core's offline
+// greedy on all items — its k first picks are among the k′ candidates
+// and greedy on the candidates picks them again (lowest id on ties) —
+// tested for the ids and the log det. With Polish, local search runs on
+// the candidates, not on all items, so it equals single-machine greedy
+// plus local search only when the candidates keep every item (k′ ≥ the
+// shard's items; tested for 1, 2 and 4 shards). Once an accumulator is reduced, the shard's result
+// depends on which items met in which reduction, i.e. on the runner's
+// bundling (merge and reduce); Reductions reports it. The quality
+// against single-machine greedy is measured, not proved, for
+// nonsymmetric kernels (see package stream's core-set notes). The
+// README's "Scaling out" section has the measurements: the plain greedy
+// merge can lose several percent of log det against single-machine
+// greedy on 10⁶–10⁷ items, and Polish, whose last local search runs over
+// the union of all shards' candidates, is the configuration to use when
+// quality matters.
+//
 // # Workers
 //
-// Models, parameters and vocabularies are loaded from files by the DoFns
-// themselves, once per worker process and file: paths are what travels in
+// Models, kernels, parameters and vocabularies are loaded from files by the
+// DoFns and CombineFns themselves, once per worker process and file: paths are what travels in
 // the pipeline (the current parameters' path as the step's side input), so
 // the files must be readable by the workers (a shared filesystem or an
 // object store). Learn's driver writes the current parameters to a file in

@@ -2,6 +2,7 @@
 //
 //	ndpp-beam score --model M.npz --input GLOB --output PREFIX [--recommend N]
 //	ndpp-beam learn --data GLOB --d D --steps T --out M.npz
+//	ndpp-beam map --items GLOB --kernel M.npz --k K --shards S [--coreset K′] [--polish] --out F.json
 //
 // Beam's own flags select the runner: in process on Prism by default
 // (--runner=prism), or --runner=universal --endpoint=HOST:PORT for a
@@ -32,6 +33,7 @@ const usage = `usage: ndpp-beam <command> [flags] [Beam flags]
 commands:
   score   score basket files with a model: the lines of ndpp-bench score, one output file per shard
   learn   the offline learner's full-batch mode, one pipeline run per step
+  map     MAP inference over item files by composable core-sets: per-shard greedy, merge, final solve (JSON)
 
 Beam flags: --runner (prism, the default, in process; universal with --endpoint and
 --environment_type; flink, spark, dataflow), --job_name, ... ('ndpp-beam <command> -h' lists them).
@@ -58,6 +60,8 @@ func run(args []string, stderr io.Writer) int {
 		err = runScore(stderr)
 	case "learn":
 		err = runLearn(stderr)
+	case "map":
+		err = runMap(stderr)
 	case "help":
 		fmt.Fprint(stderr, usage)
 		return 0
@@ -185,5 +189,37 @@ func runLearn(stderr io.Writer) error {
 		fmt.Fprintf(stderr, "ndpp-beam learn: %d baskets over %d items, %d steps in %.1fs; model written to %s\n",
 			res.Baskets, res.Params.N, opt.Steps, time.Since(start).Seconds(), out)
 	}
+	return nil
+}
+
+func runMap(stderr io.Writer) error {
+	var opt pipelines.MapOptions
+	flag.StringVar(&opt.Items, "items", "", "glob of item files, NPY or text, optionally gzip (required); NPY ids are row positions offset by the rows of the files before (in name order), text ids are as written")
+	flag.StringVar(&opt.Kernel, "kernel", "", "model file (.npz) giving the items' kernel, on a filesystem the workers read (required)")
+	flag.IntVar(&opt.K, "k", 0, "size of the solution (required)")
+	flag.IntVar(&opt.Shards, "shards", 1, "shards: item id mod shards (also the read tasks per file)")
+	flag.IntVar(&opt.Coreset, "coreset", 0, "candidates k′ ≥ k kept per shard and by the merge (default 3k, capped by the kernel's rank bound)")
+	flag.BoolVar(&opt.Polish, "polish", false, "local search after every greedy solve")
+	flag.IntVar(&opt.Buffer, "buffer", pipelines.DefaultMapBuffer, "items an accumulator holds before it is reduced to k′ candidates")
+	flag.IntVar(&opt.ChunkSize, "chunk-size", 8*pipelines.DefaultChunkSize, "items that travel together")
+	flag.StringVar(&opt.Out, "out", "", "write the JSON result to this file (required)")
+	flag.Parse()
+	beam.Init()
+	if opt.Items == "" || opt.Kernel == "" || opt.Out == "" || opt.K < 1 {
+		return usageError("--items, --kernel, --out and --k ≥ 1 are required")
+	}
+	if opt.Shards < 1 || opt.Buffer < 1 || opt.ChunkSize < 1 {
+		return usageError("--shards, --buffer and --chunk-size must be ≥ 1")
+	}
+	ctx := context.Background()
+	p, s := beam.NewPipelineWithRoot()
+	if _, err := pipelines.Map(ctx, s, opt); err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := beamx.Run(ctx, p); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "ndpp-beam map: done in %.2fs, result %s\n", time.Since(start).Seconds(), opt.Out)
 	return nil
 }

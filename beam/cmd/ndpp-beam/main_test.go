@@ -2,15 +2,22 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ndpp-go/ndpp/beam/pipelines"
+	"github.com/ndpp-go/ndpp/detcache"
+	"github.com/ndpp-go/ndpp/ndpp"
+	"github.com/ndpp-go/ndpp/ndpp/items"
 	"github.com/ndpp-go/ndpp/ndpp/npz"
+	"github.com/ndpp-go/ndpp/stream"
 )
 
 // TestMain runs the command itself when the test binary is started with
@@ -89,7 +96,9 @@ func TestUsage(t *testing.T) {
 		{[]string{"score", "--input", "x"}, "--model, --input and --output are required"},
 		{[]string{"learn", "--data", "x", "--out", "y"}, "--steps ≥ 1 are required"},
 		{[]string{"learn", "--data", "x", "--out", "y", "--steps", "1", "--runner=flink"}, "--work-dir is required with --runner=flink"},
-		{[]string{"map"}, `unknown command "map"`},
+		{[]string{"map", "--items", "x"}, "--items, --kernel, --out and --k ≥ 1 are required"},
+		{[]string{"map", "--items", "x", "--kernel", "nowhere.npz", "--k", "3", "--out", "y"}, "nowhere.npz"},
+		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
 	} {
 		stderr, code := ndppBeam(t, c.args...)
 		require.NotEqual(t, 0, code, "%v: %s", c.args, stderr)
@@ -98,4 +107,38 @@ func TestUsage(t *testing.T) {
 	stderr, code := ndppBeam(t)
 	require.Equal(t, 2, code)
 	require.Contains(t, stderr, "usage: ndpp-beam")
+}
+
+// TestMap: ndpp-beam map over two NPY files writes the JSON result, equal
+// to the core's offline greedy on all items (one shard).
+func TestMap(t *testing.T) {
+	dir := t.TempDir()
+	m := ndpp.Random(300, 4, 9, ndpp.RandomOptions{Diag: 0.1})
+	f, err := os.Create(filepath.Join(dir, "kernel.npz"))
+	require.NoError(t, err)
+	require.NoError(t, npz.Write(f, m))
+	require.NoError(t, f.Close())
+	kern := detcache.KernelOf(m)
+	for p, rows := range [][2]int{{0, 120}, {120, 300}} {
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("items-%d.npy", p)))
+		require.NoError(t, err)
+		w, err := items.NewNPYWriter(f, kern, rows[1]-rows[0], false)
+		require.NoError(t, err)
+		for i := rows[0]; i < rows[1]; i++ {
+			require.NoError(t, w.Write([]detcache.Item{detcache.ModelItem(m, i)}))
+		}
+		require.NoError(t, w.Close())
+		require.NoError(t, f.Close())
+	}
+	out := filepath.Join(dir, "map.json")
+	stderr, code := ndppBeam(t, "map", "--items", filepath.Join(dir, "items-*.npy"), "--kernel", filepath.Join(dir, "kernel.npz"),
+		"--k", "5", "--shards", "1", "--out", out)
+	require.Equal(t, 0, code, stderr)
+	res, err := pipelines.ReadMapResult(out)
+	require.NoError(t, err)
+	g, err := stream.OfflineGreedy(m, 5, stream.GreedyOptions{})
+	require.NoError(t, err)
+	require.Equal(t, slices.Sorted(slices.Values(g.Solution)), res.IDs)
+	require.Equal(t, int64(300), res.Items)
+	require.Equal(t, 1, res.Shards)
 }

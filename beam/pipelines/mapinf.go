@@ -1,0 +1,610 @@
+package pipelines
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/ndpp-go/ndpp/detcache"
+	"github.com/ndpp-go/ndpp/ndpp/items"
+	"github.com/ndpp-go/ndpp/ndpp/npz"
+	"github.com/ndpp-go/ndpp/stream"
+)
+
+func init() {
+	register.DoFn3x1[context.Context, int64, func(int64, itemBatch), error](&readItemsFn{})
+	register.Emitter2[int64, itemBatch]()
+	register.Combiner3[coreAcc, itemBatch, shardSet](&coresetFn{})
+	register.Function2x1[int64, shardSet, shardSet](keyShardSet)
+	register.Combiner3[mergeAcc, shardSet, mergeAcc](&mergeFn{})
+	register.DoFn2x2[context.Context, mergeAcc, string, error](&solveFn{})
+	register.DoFn2x1[context.Context, string, error](&writeJSONFn{})
+}
+
+// DefaultMapBuffer is the number of items a core-set accumulator holds
+// before it reduces them to its k′ candidates, unless configured.
+const DefaultMapBuffer = 1 << 13
+
+// MapOptions configures Map.
+type MapOptions struct {
+	// Items is a glob of item files (NPY or text, optionally gzip, as
+	// package items reads them) on a Beam filesystem.
+	Items string
+	// Kernel is the path of a model file whose kernel the items share
+	// (npz.LoadKernel: C, B = V, diagonal).
+	Kernel string
+	// K is the size of the solution (≥ 1, at most the kernel's rank
+	// bound).
+	K int
+	// Shards is the number of shards (default 1): item id mod Shards.
+	Shards int
+	// Coreset is the size k′ ≥ K of each shard's candidate set (0:
+	// stream.DefaultCoresetFactor·K).
+	Coreset int
+	// Polish runs local search after each greedy solve (shards, merge and
+	// the final solution).
+	Polish bool
+	// Buffer is the number of items an accumulator holds before reducing
+	// them to k′ candidates (DefaultMapBuffer if 0; at least k′+1).
+	Buffer int
+	// ChunkSize is the number of items that travel together
+	// (DefaultChunkSize·8 if 0).
+	ChunkSize int
+	// Out, if not empty, is the path the JSON result is written to.
+	Out string
+}
+
+// MapShard is one shard's statistics in a MapResult.
+type MapShard struct {
+	Shard      int     `json:"shard"`
+	Items      int64   `json:"items"`      // items the shard held
+	Reductions int     `json:"reductions"` // times an accumulator was reduced to k′ candidates before the shard's final core-set
+	Candidates int     `json:"candidates"` // size of the shard's candidate set
+	LogDet     float64 `json:"log_det"`    // log det over the candidates (−Inf: zero)
+}
+
+// MapMerge is the merge's statistics in a MapResult.
+type MapMerge struct {
+	Union      int     `json:"union"`      // distinct candidates of all shards
+	Candidates int     `json:"candidates"` // candidates kept by the merge
+	LogDet     float64 `json:"log_det"`    // log det over them
+}
+
+// MapResult is the JSON output of Map.
+type MapResult struct {
+	K        int        `json:"k"`
+	IDs      []int      `json:"ids"`
+	LogDet   float64    `json:"log_det"` // log det L_S of the solution (−Inf: zero, written as null)
+	Zero     bool       `json:"zero"`    // the solution's determinant is zero
+	Algo     string     `json:"algo"`
+	Items    int64      `json:"items"`
+	Shards   int        `json:"shards"`
+	Coreset  int        `json:"coreset"`
+	Polish   bool       `json:"polish"`
+	Merge    MapMerge   `json:"merge"`
+	PerShard []MapShard `json:"per_shard"`
+}
+
+// itemBatch is items of one shard travelling together: their ids and their
+// rows (items.Width values each).
+type itemBatch struct {
+	IDs  []int
+	Vals []float64
+}
+
+// coreAcc is a shard's core-set accumulator: items not yet reduced (or
+// the candidates of the last reduction and the items added since).
+type coreAcc struct {
+	IDs        []int
+	Vals       []float64
+	Seen       int64
+	Reductions int
+}
+
+// shardSet is a shard's candidate set and statistics.
+type shardSet struct {
+	Shard      int
+	IDs        []int
+	Vals       []float64
+	Seen       int64
+	Reductions int
+	Value      detcache.Value
+}
+
+// mergeAcc is the union of the shards' candidate sets.
+type mergeAcc struct {
+	Sets []shardSet
+}
+
+// kernelCache holds the kernel a worker loaded.
+var kernelCache cached[detcache.Kernel]
+
+// LoadItemKernel reads the kernel description of a model file on any Beam
+// filesystem (npz.LoadKernel; files not on the local filesystem are copied
+// to a local temporary file first).
+func LoadItemKernel(ctx context.Context, path string) (detcache.Kernel, error) {
+	local := path
+	if strings.Contains(path, "://") {
+		data, err := readFile(ctx, path)
+		if err != nil {
+			return detcache.Kernel{}, err
+		}
+		f, err := os.CreateTemp("", "ndpp-kernel-*.npz")
+		if err != nil {
+			return detcache.Kernel{}, err
+		}
+		defer os.Remove(f.Name())
+		if _, err := f.Write(data); err != nil {
+			f.Close()
+			return detcache.Kernel{}, err
+		}
+		if err := f.Close(); err != nil {
+			return detcache.Kernel{}, err
+		}
+		local = f.Name()
+	}
+	k, err := npz.LoadKernel(local)
+	if err != nil {
+		return detcache.Kernel{}, fmt.Errorf("pipelines: kernel %s: %w", path, err)
+	}
+	kern := detcache.Kernel{D: k.D, C: k.C, Shared: k.Shared, Diag: k.Diag}
+	if err := kern.Check(); err != nil {
+		return detcache.Kernel{}, fmt.Errorf("pipelines: kernel %s: %w", path, err)
+	}
+	return kern, nil
+}
+
+// openItems opens an item file on its Beam filesystem.
+func openItems(ctx context.Context, path string, kern detcache.Kernel) (*items.Reader, io.Closer, error) {
+	fs, err := filesystem.New(ctx, path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("pipelines: %s: %w", path, err)
+	}
+	rc, err := fs.OpenRead(ctx, path)
+	if err != nil {
+		fs.Close()
+		return nil, nil, fmt.Errorf("pipelines: %s: %w", path, err)
+	}
+	r, err := items.Open(rc, kern, items.Options{})
+	if err != nil {
+		rc.Close()
+		fs.Close()
+		return nil, nil, fmt.Errorf("pipelines: %s: %w", path, err)
+	}
+	return r, closers{rc, fs}, nil
+}
+
+type closers []io.Closer
+
+func (c closers) Close() error {
+	var err error
+	for _, x := range c {
+		err = errors.Join(err, x.Close())
+	}
+	return err
+}
+
+// itemFiles is the driver's view of the item files: for NPY files the id
+// offset of each file (the rows of the files before it in name order), for
+// text files nil offsets (ids as written).
+func itemFiles(ctx context.Context, files []string, kern detcache.Kernel) (offsets []int, total int, err error) {
+	npy, text := 0, 0
+	offsets = make([]int, len(files))
+	for i, f := range files {
+		r, c, err := openItems(ctx, f, kern)
+		if err != nil {
+			return nil, 0, err
+		}
+		n := r.Len()
+		c.Close()
+		if r.Format() == items.FormatNPY {
+			npy++
+			offsets[i] = total
+			total += n
+		} else {
+			text++
+		}
+	}
+	if npy > 0 && text > 0 {
+		return nil, 0, fmt.Errorf("pipelines: the items mix %d NPY and %d text files; ids would be ambiguous (NPY ids are row positions offset by file, text ids are written)", npy, text)
+	}
+	if text > 0 {
+		return nil, -1, nil
+	}
+	return offsets, total, nil
+}
+
+// readItemsFn reads part Part of Parts of one item file (every Parts-th
+// block of ChunkSize rows) and emits its items in batches keyed by shard,
+// id mod Shards. NPY ids are the row position plus the file's offset.
+type readItemsFn struct {
+	Files      []string
+	Offsets    []int // nil: text files, ids as written
+	KernelPath string
+	Parts      int
+	Shards     int
+	ChunkSize  int
+}
+
+func (f *readItemsFn) ProcessElement(ctx context.Context, key int64, emit func(int64, itemBatch)) error {
+	t := keyTask(key, f.Parts)
+	kern, err := kernelCache.get(ctx, f.KernelPath, LoadItemKernel)
+	if err != nil {
+		return err
+	}
+	r, c, err := openItems(ctx, f.Files[t.File], kern)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	bufs := make([]itemBatch, f.Shards)
+	flush := func(s int) {
+		if len(bufs[s].IDs) > 0 {
+			emit(int64(s), bufs[s])
+			bufs[s] = itemBatch{}
+		}
+	}
+	for block := 0; ; block++ {
+		batch, err := r.Next(f.ChunkSize)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("pipelines: %s: %w", f.Files[t.File], err)
+		}
+		if block%f.Parts != t.Part {
+			continue
+		}
+		for _, it := range batch {
+			id := it.ID
+			if f.Offsets != nil {
+				id += f.Offsets[t.File]
+			}
+			s := id % f.Shards
+			b := &bufs[s]
+			b.IDs = append(b.IDs, id)
+			b.Vals = appendRow(b.Vals, it, kern)
+			if len(b.IDs) >= f.ChunkSize {
+				flush(s)
+			}
+		}
+	}
+	for s := range bufs {
+		flush(s)
+	}
+	return nil
+}
+
+// appendRow appends an item's row [v; b; δ] to vals.
+func appendRow(vals []float64, it detcache.Item, kern detcache.Kernel) []float64 {
+	vals = append(vals, it.V...)
+	if !kern.Shared {
+		vals = append(vals, it.B...)
+	}
+	if kern.Diag {
+		vals = append(vals, it.Delta)
+	}
+	return vals
+}
+
+// rowItems returns the items of ids and rows (views into vals).
+func rowItems(ids []int, vals []float64, kern detcache.Kernel) []detcache.Item {
+	w, d := items.Width(kern), kern.D
+	out := make([]detcache.Item, len(ids))
+	for i, id := range ids {
+		row := vals[i*w : (i+1)*w : (i+1)*w]
+		it := detcache.Item{ID: id, V: row[:d:d]}
+		if !kern.Shared {
+			it.B = row[d : 2*d : 2*d]
+		}
+		if kern.Diag {
+			it.Delta = row[w-1]
+		}
+		out[i] = it
+	}
+	return out
+}
+
+// coresetFn is the shard's CombineFn: it accumulates items and reduces
+// them to k′ candidates (stream.Coreset) whenever an accumulator holds
+// more than Buffer items, and at the end.
+type coresetFn struct {
+	KernelPath string
+	K          int
+	Size       int
+	Polish     bool
+	Buffer     int
+}
+
+func (f *coresetFn) opts() stream.CoresetOptions {
+	return stream.CoresetOptions{Size: f.Size, Polish: f.Polish, Workers: 1}
+}
+
+func (f *coresetFn) CreateAccumulator() coreAcc { return coreAcc{} }
+
+func (f *coresetFn) AddInput(a coreAcc, in itemBatch) (coreAcc, error) {
+	a.IDs = append(a.IDs, in.IDs...)
+	a.Vals = append(a.Vals, in.Vals...)
+	a.Seen += int64(len(in.IDs))
+	return f.maybeReduce(a)
+}
+
+func (f *coresetFn) MergeAccumulators(a, b coreAcc) (coreAcc, error) {
+	a.IDs = append(a.IDs, b.IDs...)
+	a.Vals = append(a.Vals, b.Vals...)
+	a.Seen += b.Seen
+	a.Reductions += b.Reductions
+	return f.maybeReduce(a)
+}
+
+func (f *coresetFn) maybeReduce(a coreAcc) (coreAcc, error) {
+	if len(a.IDs) <= f.Buffer {
+		return a, nil
+	}
+	c, err := f.reduce(a)
+	if err != nil {
+		return a, err
+	}
+	a.IDs, a.Vals = c.IDs, c.Vals
+	a.Reductions++
+	return a, nil
+}
+
+func (f *coresetFn) reduce(a coreAcc) (shardSet, error) {
+	// A CombineFn's methods get no context: the kernel's filesystem is
+	// opened with a background one.
+	kern, err := kernelCache.get(context.Background(), f.KernelPath, LoadItemKernel)
+	if err != nil {
+		return shardSet{}, err
+	}
+	c, err := stream.Coreset(kern, rowItems(a.IDs, a.Vals, kern), f.K, f.opts())
+	if err != nil {
+		return shardSet{}, fmt.Errorf("pipelines: core-set: %w", err)
+	}
+	return candidateSet(c, kern), nil
+}
+
+func (f *coresetFn) ExtractOutput(a coreAcc) (shardSet, error) {
+	s, err := f.reduce(a)
+	if err != nil {
+		return shardSet{}, err
+	}
+	s.Seen, s.Reductions = a.Seen, a.Reductions
+	return s, nil
+}
+
+// candidateSet is a candidate set as rows.
+func candidateSet(c stream.Candidates, kern detcache.Kernel) shardSet {
+	s := shardSet{IDs: c.IDs(), Value: c.Value}
+	for _, it := range c.Items {
+		s.Vals = appendRow(s.Vals, it, kern)
+	}
+	return s
+}
+
+// keyShardSet records the shard in its set.
+func keyShardSet(shard int64, s shardSet) shardSet {
+	s.Shard = int(shard)
+	return s
+}
+
+// mergeFn collects the shards' candidate sets; the merge itself
+// (stream.MergeCoresets, once over all of them) is solveFn's, so that it
+// depends on the union only.
+type mergeFn struct{}
+
+func (mergeFn) CreateAccumulator() mergeAcc { return mergeAcc{} }
+
+func (mergeFn) AddInput(a mergeAcc, s shardSet) mergeAcc {
+	a.Sets = append(a.Sets, s)
+	return a
+}
+
+func (mergeFn) MergeAccumulators(a, b mergeAcc) mergeAcc {
+	a.Sets = append(a.Sets, b.Sets...)
+	return a
+}
+
+func (mergeFn) ExtractOutput(a mergeAcc) mergeAcc {
+	slices.SortFunc(a.Sets, func(x, y shardSet) int { return x.Shard - y.Shard })
+	return a
+}
+
+// solveFn merges the shards' candidates (stream.MergeCoresets: the
+// merge's statistics) and solves the final k items from their union
+// (stream.SolveCandidates), emitting the JSON result.
+type solveFn struct {
+	KernelPath string
+	K          int
+	Size       int
+	Polish     bool
+	Shards     int
+}
+
+func (f *solveFn) ProcessElement(ctx context.Context, a mergeAcc) (string, error) {
+	kern, err := kernelCache.get(ctx, f.KernelPath, LoadItemKernel)
+	if err != nil {
+		return "", err
+	}
+	opt := stream.CoresetOptions{Size: f.Size, Polish: f.Polish}
+	res := MapResult{K: f.K, Shards: f.Shards, Polish: f.Polish, Coreset: f.Size, PerShard: []MapShard{}}
+	if res.Coreset == 0 {
+		res.Coreset = stream.DefaultCoresetFactor * f.K
+	}
+	sets := make([]stream.Candidates, len(a.Sets))
+	distinct := map[int]bool{}
+	for i, s := range a.Sets {
+		sets[i] = stream.Candidates{Items: rowItems(s.IDs, s.Vals, kern), Value: s.Value, Shards: 1, Seen: s.Seen}
+		res.Items += s.Seen
+		for _, id := range s.IDs {
+			distinct[id] = true
+		}
+		res.PerShard = append(res.PerShard, MapShard{Shard: s.Shard, Items: s.Seen, Reductions: s.Reductions, Candidates: len(s.IDs), LogDet: s.Value.Log})
+	}
+	if len(sets) == 0 {
+		return "", errors.New("pipelines: map: no items")
+	}
+	m, err := stream.MergeCoresets(kern, sets, f.K, opt)
+	if err != nil {
+		return "", fmt.Errorf("pipelines: merge: %w", err)
+	}
+	res.Merge = MapMerge{Union: len(distinct), Candidates: len(m.Items), LogDet: m.Value.Log}
+	// The final solve starts from the union of the shards' sets: greedy's
+	// k picks on it are those on the merged k′ candidates (greedy's first
+	// picks are among them), and local search, with Polish, searches
+	// swaps among all of the union.
+	union := stream.Candidates{}
+	for _, c := range sets {
+		union.Items = append(union.Items, c.Items...)
+	}
+	sol, err := stream.SolveCandidates(kern, union, f.K, opt)
+	if err != nil {
+		return "", fmt.Errorf("pipelines: final solve: %w", err)
+	}
+	if len(sol.Solution) < f.K {
+		return "", fmt.Errorf("pipelines: map: %d items for k = %d", len(sol.Solution), f.K)
+	}
+	res.IDs, res.LogDet, res.Zero, res.Algo = sol.Solution, sol.Value.Log, sol.Value.Zero, sol.Algo
+	return marshalMap(res)
+}
+
+// marshalMap writes r as indented JSON; infinite log dets become null.
+func marshalMap(r MapResult) (string, error) {
+	type alias MapResult
+	fix := func(x float64) *float64 {
+		if x < -1e308 || x > 1e308 || x != x {
+			return nil
+		}
+		return &x
+	}
+	type shard struct {
+		MapShard
+		LogDet *float64 `json:"log_det"`
+	}
+	out := struct {
+		alias
+		LogDet   *float64 `json:"log_det"`
+		Merge    any      `json:"merge"`
+		PerShard []shard  `json:"per_shard"`
+	}{alias: alias(r), LogDet: fix(r.LogDet)}
+	out.Merge = struct {
+		MapMerge
+		LogDet *float64 `json:"log_det"`
+	}{r.Merge, fix(r.Merge.LogDet)}
+	out.PerShard = []shard{}
+	for _, s := range r.PerShard {
+		out.PerShard = append(out.PerShard, shard{s, fix(s.LogDet)})
+	}
+	data, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	return string(data) + "\n", nil
+}
+
+// writeJSONFn writes the result to Path.
+type writeJSONFn struct {
+	Path string
+}
+
+func (f *writeJSONFn) ProcessElement(ctx context.Context, s string) error {
+	return writeFile(ctx, f.Path, []byte(s))
+}
+
+// Map adds the MAP-inference pipeline to s: the items of opt.Items, keyed
+// by shard (id mod Shards), reduced per shard to a candidate set by a
+// CombineFn (stream.Coreset, whenever an accumulator exceeds Buffer items
+// and at the end), the shards' sets collected by a global Combine, merged
+// (stream.MergeCoresets) and solved into k items (stream.SolveCandidates),
+// written as JSON (MapResult) to opt.Out. It returns the collection of
+// the one JSON text. The kernel and the files are checked here, in the
+// driver: a missing kernel, k above the kernel's rank bound, NPY files of
+// the wrong width or a mix of NPY and text files are errors before the
+// pipeline runs.
+func Map(ctx context.Context, s beam.Scope, opt MapOptions) (beam.PCollection, error) {
+	kern, err := LoadItemKernel(ctx, opt.Kernel)
+	if err != nil {
+		return beam.PCollection{}, err
+	}
+	shards := max(opt.Shards, 1)
+	size := opt.Coreset
+	if size == 0 {
+		size = stream.DefaultCoresetFactor * opt.K
+	}
+	switch {
+	case opt.K < 1:
+		return beam.PCollection{}, fmt.Errorf("pipelines: k = %d; need k ≥ 1", opt.K)
+	case opt.K > kern.MaxRank(-1):
+		return beam.PCollection{}, fmt.Errorf("pipelines: k = %d exceeds the kernel's rank bound %d (d = %d%s): larger sets have determinant 0", opt.K, kern.MaxRank(-1), kern.D, map[bool]string{true: ", B = V", false: ""}[kern.Shared])
+	case size < opt.K:
+		return beam.PCollection{}, fmt.Errorf("pipelines: core-set size k′ = %d below k = %d", size, opt.K)
+	case opt.Shards < 0 || opt.Buffer < 0 || opt.ChunkSize < 0:
+		return beam.PCollection{}, fmt.Errorf("pipelines: shards %d, buffer %d, chunk size %d; want ≥ 0", opt.Shards, opt.Buffer, opt.ChunkSize)
+	}
+	size = min(size, kern.MaxRank(-1))
+	buffer := opt.Buffer
+	if buffer == 0 {
+		buffer = DefaultMapBuffer
+	}
+	if buffer <= size {
+		return beam.PCollection{}, fmt.Errorf("pipelines: buffer of %d items; need more than k′ = %d", buffer, size)
+	}
+	chunk := opt.ChunkSize
+	if chunk == 0 {
+		chunk = 8 * DefaultChunkSize
+	}
+	files, err := MatchFiles(ctx, opt.Items)
+	if err != nil {
+		return beam.PCollection{}, err
+	}
+	offsets, total, err := itemFiles(ctx, files, kern)
+	if err != nil {
+		return beam.PCollection{}, err
+	}
+	if total >= 0 && total < opt.K {
+		return beam.PCollection{}, fmt.Errorf("pipelines: %d items for k = %d", total, opt.K)
+	}
+	s = s.Scope("map")
+	r := reader{Files: files, Parts: shards}
+	batches := beam.ParDo(s, &readItemsFn{Files: files, Offsets: offsets, KernelPath: opt.Kernel, Parts: shards, Shards: shards, ChunkSize: chunk}, readTasks(s, r))
+	perShard := beam.CombinePerKey(s, &coresetFn{KernelPath: opt.Kernel, K: opt.K, Size: size, Polish: opt.Polish, Buffer: buffer}, batches)
+	sets := beam.ParDo(s, keyShardSet, perShard)
+	all := beam.Combine(s, &mergeFn{}, sets)
+	out := beam.ParDo(s, &solveFn{KernelPath: opt.Kernel, K: opt.K, Size: size, Polish: opt.Polish, Shards: shards}, all)
+	if opt.Out != "" {
+		beam.ParDo0(s, &writeJSONFn{Path: opt.Out}, out)
+	}
+	return out, nil
+}
+
+// ReadMapResult reads a result written by Map.
+func ReadMapResult(path string) (*MapResult, error) {
+	data, err := os.ReadFile(filepath.Clean(path))
+	if err != nil {
+		return nil, err
+	}
+	var raw struct {
+		MapResult
+		LogDet *float64 `json:"log_det"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, fmt.Errorf("pipelines: %s: %w", path, err)
+	}
+	r := raw.MapResult
+	r.LogDet = math.Inf(-1)
+	if raw.LogDet != nil {
+		r.LogDet = *raw.LogDet
+	}
+	return &r, nil
+}
