@@ -173,6 +173,9 @@ type BatchObserver interface {
 // Run feeds the items of order to s in turn and returns the result. The wall
 // time covers the Observe calls only.
 func Run(s Solver, order []int, opt RunOptions) (Result, error) {
+	if s == nil {
+		return Result{}, errNilSolver
+	}
 	if opt.Every < 0 {
 		return Result{}, fmt.Errorf("stream: trajectory interval %d must be ≥ 1", opt.Every)
 	}
@@ -285,6 +288,14 @@ func RunItemsAll(solvers []Solver, src ItemSource, opt RunOptions) (res []Result
 	}
 	if len(solvers) == 0 {
 		return nil, 0, errors.New("stream: RunItemsAll without solvers")
+	}
+	for i, s := range solvers {
+		if s == nil {
+			return nil, 0, fmt.Errorf("%w (solvers[%d])", errNilSolver, i)
+		}
+	}
+	if src == nil {
+		return nil, 0, errors.New("stream: nil item source")
 	}
 	every := int64(opt.Every)
 	if every == 0 {
@@ -486,6 +497,10 @@ func checkKRank(k, r, n int, shared bool, capacity int) error {
 
 // errNilOracle is returned by the constructors for a nil oracle.
 var errNilOracle = errors.New("stream: nil oracle")
+
+// errNilSolver is returned by Run, RunItems and RunItemsAll for a nil
+// solver.
+var errNilSolver = errors.New("stream: nil solver")
 
 // base is the state common to the online solvers.
 type base struct {
