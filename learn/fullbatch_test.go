@@ -1,12 +1,11 @@
 package learn
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/ndpp-go/ndpp/blas"
 )
 
 // TestBasketGradientMatchesFiniteDifferences: a GradSum's value and
@@ -74,27 +73,9 @@ func TestFullBatchStepIsTheFullGradient(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, fb.Step(sum))
 		g := fb.tr.g
-		obj := func() float64 {
-			f := directObjective(before, train, objSpec{eps: DefaultEps})/float64(len(train)) + directObjective(before, nil, objSpec{full: true})
-			for i := 0; i < n; i++ {
-				w := 1 / math.Max(counts[i], 1)
-				f -= alpha * w * blas.Dot(before.V[i*d:(i+1)*d], before.V[i*d:(i+1)*d])
-				if before.B != nil {
-					f -= beta * w * blas.Dot(before.B[i*d:(i+1)*d], before.B[i*d:(i+1)*d])
-				}
-			}
-			return f
-		}
+		obj := func() float64 { return regularisedObjective(before, train, DefaultEps, counts, alpha, beta) }
 		check := func(name string, x, analytic []float64) {
-			maxErr, scale := 0.0, 1.0
-			for i := range x {
-				orig := x[i]
-				f := func(h float64) float64 { x[i] = orig + h; defer func() { x[i] = orig }(); return obj() }
-				fd := (-f(2*fdStep) + 8*f(fdStep) - 8*f(-fdStep) + f(-2*fdStep)) / (12 * fdStep)
-				maxErr = math.Max(maxErr, math.Abs(fd-analytic[i]))
-				scale = math.Max(scale, math.Abs(analytic[i]))
-			}
-			require.LessOrEqual(t, maxErr/scale, fdRelTol, "seed %d %s", seed, name)
+			fdCheckFn(t, fmt.Sprintf("seed %d %s", seed, name), x, analytic, obj, fdRelTol)
 		}
 		check("V", before.V, g.V)
 		if before.B != nil {

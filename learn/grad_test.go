@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/ndpp-go/ndpp/blas"
 )
 
 // Tolerances of the gradient checks.
@@ -126,8 +128,16 @@ func analyticGrad(t *testing.T, p *Params, baskets [][]int, o objSpec) (float64,
 	return acc.value, g
 }
 
-// fdCheck compares one parameter block with central differences.
+// fdCheck compares one parameter block with central differences of
+// directObjective.
 func fdCheck(t *testing.T, name string, p *Params, x, analytic []float64, baskets [][]int, o objSpec, tol float64) {
+	t.Helper()
+	fdCheckFn(t, name, x, analytic, func() float64 { return directObjective(p, baskets, o) }, tol)
+}
+
+// fdCheckFn compares the analytic gradient of obj with respect to x (obj
+// reads x) with fourth-order central differences.
+func fdCheckFn(t *testing.T, name string, x, analytic []float64, obj func() float64, tol float64) {
 	t.Helper()
 	maxErr, scale := 0.0, 1.0
 	for i := range x {
@@ -135,13 +145,29 @@ func fdCheck(t *testing.T, name string, p *Params, x, analytic []float64, basket
 		f := func(h float64) float64 {
 			x[i] = orig + h
 			defer func() { x[i] = orig }()
-			return directObjective(p, baskets, o)
+			return obj()
 		}
 		fd := (-f(2*fdStep) + 8*f(fdStep) - 8*f(-fdStep) + f(-2*fdStep)) / (12 * fdStep)
 		maxErr = math.Max(maxErr, math.Abs(fd-analytic[i]))
 		scale = math.Max(scale, math.Abs(analytic[i]))
 	}
 	require.LessOrEqual(t, maxErr/scale, tol, "%s: max |analytic − FD| = %.3g (scale %.3g)", name, maxErr, scale)
+}
+
+// regularisedObjective is the offline learner's objective written out:
+// the mean over baskets of log det(L_S + εI), − log det(I + L), and the
+// L2 terms α/μᵢ‖vᵢ‖² and β/μᵢ‖bᵢ‖² with μᵢ = max(counts[i], 1).
+func regularisedObjective(p *Params, baskets [][]int, eps float64, counts []float64, alpha, beta float64) float64 {
+	d := p.Dim
+	f := directObjective(p, baskets, objSpec{eps: eps})/float64(len(baskets)) + directObjective(p, nil, objSpec{full: true})
+	for i := 0; i < p.N; i++ {
+		w := 1 / math.Max(counts[i], 1)
+		f -= alpha * w * blas.Dot(p.V[i*d:(i+1)*d], p.V[i*d:(i+1)*d])
+		if p.B != nil {
+			f -= beta * w * blas.Dot(p.B[i*d:(i+1)*d], p.B[i*d:(i+1)*d])
+		}
+	}
+	return f
 }
 
 func randomBaskets(rng *rand.Rand, n, count, maxK int) [][]int {

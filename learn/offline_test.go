@@ -1,12 +1,11 @@
 package learn
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/ndpp-go/ndpp/blas"
 )
 
 // TestOfflineGradientMatchesFiniteDifferences checks the full minibatch
@@ -34,28 +33,9 @@ func TestOfflineGradientMatchesFiniteDifferences(t *testing.T) {
 				mu[i]++
 			}
 		}
-		obj := func() float64 {
-			f := directObjective(p, batch, objSpec{eps: opt.Eps}) / float64(len(batch))
-			f += directObjective(p, nil, objSpec{full: true}) // − log det(I + L)
-			for i := 0; i < n; i++ {
-				w := 1 / math.Max(mu[i], 1)
-				f -= alpha * w * blas.Dot(p.V[i*d:(i+1)*d], p.V[i*d:(i+1)*d])
-				if p.B != nil {
-					f -= beta * w * blas.Dot(p.B[i*d:(i+1)*d], p.B[i*d:(i+1)*d])
-				}
-			}
-			return f
-		}
+		obj := func() float64 { return regularisedObjective(p, batch, opt.Eps, mu, alpha, beta) }
 		check := func(name string, x, analytic []float64) {
-			maxErr, scale := 0.0, 1.0
-			for i := range x {
-				orig := x[i]
-				f := func(h float64) float64 { x[i] = orig + h; defer func() { x[i] = orig }(); return obj() }
-				fd := (-f(2*fdStep) + 8*f(fdStep) - 8*f(-fdStep) + f(-2*fdStep)) / (12 * fdStep)
-				maxErr = math.Max(maxErr, math.Abs(fd-analytic[i]))
-				scale = math.Max(scale, math.Abs(analytic[i]))
-			}
-			require.LessOrEqual(t, maxErr/scale, fdRelTol, "seed %d %s", seed, name)
+			fdCheckFn(t, fmt.Sprintf("seed %d %s", seed, name), x, analytic, obj, fdRelTol)
 		}
 		check("V", p.V, tr.g.V)
 		if !shared {
