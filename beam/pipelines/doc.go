@@ -63,9 +63,10 @@
 // on the items the earlier rounds left), so that an accumulator holds at
 // most Buffer + ChunkSize items; merging accumulators joins them (and
 // reduces likewise); the output is the core-set of what is left. Without
-// a Buffer, a shard is held whole (never reduced) when the NPY headers give
-// the number of items and they fit the memory budget, and reduced every
-// DefaultMapBuffer items otherwise (text files, or too many items); the
+// a Buffer, a shard is held whole (never reduced) when a bound on the
+// number of items is known (NPY headers; the sizes of uncompressed text
+// files) and they fit the memory budget, and reduced every
+// DefaultMapBuffer items otherwise (gzip text, or too many items); the
 // JSON records the buffer used (0: held whole). A global Combine collects
 // the shards' candidate sets; a DoFn merges them once
 // (stream.MergeCoresets, for the merge's statistics) and solves the k
@@ -76,7 +77,7 @@
 // also polishes every round of every core-set.
 //
 // What is exact: when no accumulator of a shard was reduced (Reductions is
-// 0 in its statistics, as it is by default for NPY items that fit in
+// 0 in its statistics, as it is by default for items that fit in
 // memory), the shard's candidates are stream.Coreset of its items,
 // whatever the bundling, file layout or order; the merge depends on the
 // union of the shards' sets only. With one shard and PolishNone the result

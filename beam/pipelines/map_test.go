@@ -1,6 +1,8 @@
 package pipelines
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -161,11 +163,7 @@ func TestMapOneShardEqualsOfflineGreedy(t *testing.T) {
 				require.Equal(t, int64(700), res.Items)
 				require.Len(t, res.PerShard, 1)
 				require.Equal(t, 0, res.PerShard[0].Reductions)
-				if format == "npy" {
-					require.Equal(t, 0, res.Buffer, "NPY: the shard held whole by default")
-				} else {
-					require.Equal(t, DefaultMapBuffer, res.Buffer, "text: the number of items is not known")
-				}
+				require.Equal(t, 0, res.Buffer, "the shard held whole by default")
 				// By default the final solution is polished: greedy and then
 				// local search among greedy's k′ candidates, as the core
 				// computes them on one machine.
@@ -311,6 +309,44 @@ func TestMapReducesBeyondBuffer(t *testing.T) {
 	ld, _, err := m.LogDet(res.IDs)
 	require.NoError(t, err)
 	require.Equal(t, ld, res.LogDet)
+}
+
+// itemFiles bounds the number of text items by the files' sizes (at
+// least two bytes per field), and gives up on compressed files.
+func TestMapItemFilesBound(t *testing.T) {
+	ctx := context.Background()
+	m := ndpp.Random(200, 3, 4, ndpp.RandomOptions{})
+	kern := detcache.KernelOf(m)
+	dir := t.TempDir()
+	writeTextParts(t, dir, m, 2, 1)
+	files, err := MatchFiles(ctx, filepath.Join(dir, "items-*.txt"))
+	require.NoError(t, err)
+	_, total, bound, err := itemFiles(ctx, files, kern)
+	require.NoError(t, err)
+	require.Equal(t, -1, total)
+	require.GreaterOrEqual(t, bound, 200)
+
+	data, err := os.ReadFile(files[0])
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	_, err = zw.Write(data)
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	require.NoError(t, os.WriteFile(files[0], buf.Bytes(), 0o644))
+	_, _, bound, err = itemFiles(ctx, files, kern)
+	require.NoError(t, err)
+	require.Equal(t, -1, bound)
+
+	npyDir := t.TempDir()
+	writeNPYParts(t, npyDir, m, 150, 50)
+	files, err = MatchFiles(ctx, filepath.Join(npyDir, "items-*.npy"))
+	require.NoError(t, err)
+	offsets, total, bound, err := itemFiles(ctx, files, kern)
+	require.NoError(t, err)
+	require.Equal(t, []int{0, 150}, offsets)
+	require.Equal(t, 200, total)
+	require.Equal(t, 200, bound)
 }
 
 // Without --buffer the shards are held whole when their items fit the

@@ -104,9 +104,10 @@ type MapOptions struct {
 	Polish Polish
 	// Buffer is the number of items an accumulator holds before reducing
 	// them to k′ candidates (at least k′+1). Zero means: each shard's items
-	// held whole (no reduction) when the NPY headers give their number and
-	// mapBytesFactor times their bytes fits the process's memory budget
-	// (NDPP_MAX_MEMORY, else 3/4 of the machine's memory), else
+	// held whole (no reduction) when a bound on their number is known (NPY
+	// headers; the sizes of uncompressed text files, at two bytes per
+	// field) and mapBytesFactor times their bytes fits the process's memory
+	// budget (NDPP_MAX_MEMORY, else 3/4 of the machine's memory), else
 	// DefaultMapBuffer.
 	Buffer int
 	// ChunkSize is the number of items that travel together
@@ -248,15 +249,18 @@ func (c closers) Close() error {
 }
 
 // itemFiles is the driver's view of the item files: for NPY files the id
-// offset of each file (the rows of the files before it in name order), for
-// text files nil offsets (ids as written).
-func itemFiles(ctx context.Context, files []string, kern detcache.Kernel) (offsets []int, total int, err error) {
+// offset of each file (the rows of the files before it in name order) and
+// their total, for text files nil offsets (ids as written), total −1 and
+// in bound an upper bound on their items from their sizes (a line holds at
+// least two bytes per field), or −1 when a file is compressed.
+func itemFiles(ctx context.Context, files []string, kern detcache.Kernel) (offsets []int, total, bound int, err error) {
 	npy, text := 0, 0
 	offsets = make([]int, len(files))
+	var textBytes int64
 	for i, f := range files {
 		r, c, err := openItems(ctx, f, kern)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
 		n := r.Len()
 		c.Close()
@@ -264,17 +268,43 @@ func itemFiles(ctx context.Context, files []string, kern detcache.Kernel) (offse
 			npy++
 			offsets[i] = total
 			total += n
-		} else {
-			text++
+			continue
 		}
+		text++
+		if textBytes < 0 || r.Gzip() {
+			textBytes = -1
+			continue
+		}
+		size, err := fileSize(ctx, f)
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		textBytes += size
 	}
 	if npy > 0 && text > 0 {
-		return nil, 0, fmt.Errorf("pipelines: the items mix %d NPY and %d text files; ids would be ambiguous (NPY ids are row positions offset by file, text ids are written)", npy, text)
+		return nil, 0, 0, fmt.Errorf("pipelines: the items mix %d NPY and %d text files; ids would be ambiguous (NPY ids are row positions offset by file, text ids are written)", npy, text)
 	}
 	if text > 0 {
-		return nil, -1, nil
+		if textBytes < 0 {
+			return nil, -1, -1, nil
+		}
+		return nil, -1, int(textBytes / int64(2*(items.Width(kern)+1))), nil
 	}
-	return offsets, total, nil
+	return offsets, total, total, nil
+}
+
+// fileSize is the size of a file on its Beam filesystem.
+func fileSize(ctx context.Context, path string) (int64, error) {
+	fs, err := filesystem.New(ctx, path)
+	if err != nil {
+		return 0, fmt.Errorf("pipelines: %s: %w", path, err)
+	}
+	defer fs.Close()
+	size, err := fs.Size(ctx, path)
+	if err != nil {
+		return 0, fmt.Errorf("pipelines: %s: %w", path, err)
+	}
+	return size, nil
 }
 
 // readItemsFn reads part Part of Parts of one item file (every Parts-th
@@ -619,7 +649,7 @@ func Map(ctx context.Context, s beam.Scope, opt MapOptions) (beam.PCollection, e
 	if err != nil {
 		return beam.PCollection{}, err
 	}
-	offsets, total, err := itemFiles(ctx, files, kern)
+	offsets, total, bound, err := itemFiles(ctx, files, kern)
 	if err != nil {
 		return beam.PCollection{}, err
 	}
@@ -628,7 +658,7 @@ func Map(ctx context.Context, s beam.Scope, opt MapOptions) (beam.PCollection, e
 	}
 	buffer, reported := opt.Buffer, opt.Buffer
 	if buffer == 0 {
-		buffer, reported, err = autoBuffer(total, size, kern)
+		buffer, reported, err = autoBuffer(bound, size, kern)
 		if err != nil {
 			return beam.PCollection{}, err
 		}
@@ -648,7 +678,8 @@ func Map(ctx context.Context, s beam.Scope, opt MapOptions) (beam.PCollection, e
 
 // autoBuffer is the accumulators' buffer when none is given: each shard's
 // items held whole (a buffer no shard exceeds; reported as 0) when total
-// (≥ 0: from the NPY headers) items fit the memory budget, else
+// items (an upper bound on their number from the NPY headers or the text
+// files' sizes; negative: unknown) fit the memory budget, else
 // DefaultMapBuffer.
 func autoBuffer(total, size int, kern detcache.Kernel) (buffer, reported int, err error) {
 	if total < 0 {

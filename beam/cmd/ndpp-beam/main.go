@@ -201,7 +201,7 @@ func runMap(stderr io.Writer) error {
 	flag.IntVar(&opt.Shards, "shards", 1, "shards: item id mod shards (also the read tasks per file)")
 	flag.IntVar(&opt.Coreset, "coreset", 0, fmt.Sprintf("candidates k′ ≥ k kept per shard and by the merge (default %dk; beyond the kernel's rank bound picked in rounds of greedy on the items earlier rounds left)", stream.DefaultCoresetFactor))
 	polish := flag.String("polish", "final", "local search after greedy: final (the final solution, over the union of the shards' candidates), none, or all (also every core-set)")
-	flag.IntVar(&opt.Buffer, "buffer", 0, fmt.Sprintf("items an accumulator holds before it is reduced to k′ candidates (0: each shard's items held whole when NPY headers give their number and they fit the memory budget, NDPP_MAX_MEMORY; else %d)", pipelines.DefaultMapBuffer))
+	flag.IntVar(&opt.Buffer, "buffer", 0, fmt.Sprintf("items an accumulator holds before it is reduced to k′ candidates (0: each shard's items held whole when a bound on their number is known, from NPY headers or uncompressed text sizes, and they fit the memory budget, NDPP_MAX_MEMORY; else %d)", pipelines.DefaultMapBuffer))
 	flag.IntVar(&opt.ChunkSize, "chunk-size", 8*pipelines.DefaultChunkSize, "items that travel together")
 	flag.StringVar(&opt.Out, "out", "", "write the JSON result to this file (required)")
 	flag.Parse()
