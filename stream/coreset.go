@@ -11,7 +11,9 @@ import (
 )
 
 // Composable core-sets for MAP inference over items given as vectors: a
-// shard of items is solved into a small candidate set (Coreset), candidate
+// shard of items is solved into a small candidate set (Coreset: the union
+// of several disjoint greedy solutions, so that items a shard's own
+// solution displaces can still serve the merged one), candidate
 // sets are merged by solving again on their union (MergeCoresets), and the
 // final set of k items is solved from the last candidates (SolveCandidates).
 //
@@ -21,12 +23,14 @@ import (
 // solutions is within a factor k^O(k) of the best k-subset of all items
 // (Mahabadi and Vuong, "Composable Coresets for Determinant Maximization:
 // Greedy is Almost Optimal", 2023), and a local-search polish keeps that
-// factor. For nonsymmetric kernels no such factor is proved: the argument
+// factor; a candidate set of several rounds contains the first round, the
+// shard's greedy solution, so the factor holds for it too. For nonsymmetric kernels no such factor is proved: the argument
 // rests on the symmetric structure (volumes of vectors), and here the
 // kernel's skew part can make a set's determinant large while its items'
 // symmetric volumes are small. What holds here is exact: each step is the
 // offline greedy (and optional local search) of this package on the items
-// it is given, so one shard with k′ = k is single-machine greedy, and the
+// it is given, so one shard is single-machine greedy (its first round is
+// greedy's k items, and greedy on the candidates picks them again), and the
 // result depends only on the union of the items each call is given, never
 // on their order (items are sorted by id, greedy ties go to the lowest id,
 // items repeated across sets are taken once). A tree of merges depends on
@@ -35,12 +39,15 @@ import (
 
 // DefaultCoresetFactor is the default size k′ of a candidate set as a
 // multiple of k.
-const DefaultCoresetFactor = 3
+const DefaultCoresetFactor = 5
 
 // CoresetOptions configures Coreset, MergeCoresets and SolveCandidates.
 type CoresetOptions struct {
-	// Size is k′ ≥ k, the number of candidates a set keeps (capped by the
-	// kernel's rank bound). Zero means DefaultCoresetFactor·k.
+	// Size is k′ ≥ k, the number of candidates a set keeps, picked in
+	// rounds: each round is the offline greedy for k items (at most the
+	// kernel's rank bound) on the items the earlier rounds left, so the
+	// first round is the set's own greedy solution. Zero means
+	// DefaultCoresetFactor·k.
 	Size int
 	// Polish improves each greedy solution by local search
 	// (LocalSearch with its default options).
@@ -53,7 +60,7 @@ type CoresetOptions struct {
 // vectors), sorted by id, and what produced it.
 type Candidates struct {
 	Items  []detcache.Item
-	Value  Value // log det L over Items
+	Value  Value // log det L of the first round's picks: greedy's k items on the set given
 	Shards int   // shards merged into it (1 for a shard's own set)
 	Seen   int64 // items those shards held
 }
@@ -68,9 +75,10 @@ func (c Candidates) IDs() []int {
 }
 
 // Coreset solves a shard of items of the kernel k into a candidate set of
-// k′ items (CoresetOptions.Size): the offline greedy's k′ items (lowest id
-// on ties), polished by local search with opt.Polish. A shard of at most
-// k′ items is kept whole. It returns an error for invalid items, repeated
+// k′ items (CoresetOptions.Size): rounds of the offline greedy for k items
+// (lowest id on ties), each on the items the earlier rounds left and
+// polished by local search with opt.Polish. A shard of at most k′ items is
+// kept whole. It returns an error for invalid items, repeated
 // ids with different vectors, or k < 1.
 func Coreset(kern detcache.Kernel, items []detcache.Item, k int, opt CoresetOptions) (Candidates, error) {
 	c, err := solveUnion(kern, [][]detcache.Item{items}, k, opt)
@@ -159,7 +167,7 @@ func solveUnion(kern detcache.Kernel, parts [][]detcache.Item, k int, opt Corese
 	if n == 0 {
 		return Candidates{Value: Value{}}, nil
 	}
-	size = min(size, kern.MaxRank(n))
+	size = min(size, n)
 	v := make([]float64, 0, n*d)
 	var b []float64
 	var delta []float64
@@ -180,33 +188,79 @@ func solveUnion(kern detcache.Kernel, parts [][]detcache.Item, k int, opt Corese
 	if err != nil {
 		return Candidates{}, fmt.Errorf("stream: %w", err)
 	}
-	var sol []int
-	if n <= size {
-		sol = IDOrder(n)
-	} else {
-		g, err := OfflineGreedy(m, size, GreedyOptions{Workers: opt.Workers})
-		if err != nil {
-			return Candidates{}, err
-		}
-		sol = g.Solution
-		if opt.Polish && len(sol) == size {
-			o, err := detcache.NewFast(m, size)
-			if err != nil {
-				return Candidates{}, err
-			}
-			ls, err := LocalSearch(o, size, sol, LocalSearchOptions{})
-			if err != nil {
-				return Candidates{}, err
-			}
-			sol = ls.Solution
-		}
+	sol, first, err := coresetRounds(m, size, k, opt)
+	if err != nil {
+		return Candidates{}, err
 	}
+	slices.Sort(first)
+	val := logDetValue(m, first)
 	slices.Sort(sol)
-	out := Candidates{Items: make([]detcache.Item, len(sol)), Value: logDetValue(m, sol)}
+	out := Candidates{Items: make([]detcache.Item, len(sol)), Value: val}
 	for i, x := range sol {
 		out.Items[i], _ = uniq[x].CopyTo(nil)
 	}
 	return out, nil
+}
+
+// coresetRounds picks size of m's items (all of them if there are no
+// more) in rounds: each round is the offline greedy for k items (at most
+// the kernel's rank bound), polished by local search with opt.Polish, on
+// the items earlier rounds left. A round that finds no item of nonzero
+// gain ends the rounds. It returns the picks and the first round's (the
+// greedy's k items on all of m, also when m is kept whole).
+func coresetRounds(m *ndpp.Model, size, k int, opt CoresetOptions) (sol, first []int, err error) {
+	n := m.N()
+	k = min(k, m.MaxRank())
+	if n <= size {
+		sol = IDOrder(n)
+		if n <= k {
+			return sol, sol, nil
+		}
+		g, err := OfflineGreedy(m, k, GreedyOptions{Workers: opt.Workers})
+		if err != nil {
+			return nil, nil, err
+		}
+		return sol, g.Solution, nil
+	}
+	var rest []int // items no round has picked (nil: all)
+	taken := make([]bool, n)
+	for len(sol) < size {
+		avail := n - len(sol)
+		r := min(size-len(sol), k, avail)
+		g, err := OfflineGreedy(m, r, GreedyOptions{Workers: opt.Workers, Items: rest})
+		if err != nil {
+			return nil, nil, err
+		}
+		pick := g.Solution
+		if opt.Polish && len(pick) == r && r < avail {
+			o, err := detcache.NewFast(m, r)
+			if err != nil {
+				return nil, nil, err
+			}
+			ls, err := LocalSearch(o, r, pick, LocalSearchOptions{Items: rest})
+			if err != nil {
+				return nil, nil, err
+			}
+			pick = ls.Solution
+		}
+		if len(pick) == 0 {
+			break
+		}
+		if first == nil {
+			first = slices.Clone(pick)
+		}
+		sol = append(sol, pick...)
+		for _, x := range pick {
+			taken[x] = true
+		}
+		rest = rest[:0]
+		for x := range n {
+			if !taken[x] {
+				rest = append(rest, x)
+			}
+		}
+	}
+	return sol, first, nil
 }
 
 // sameItem reports whether two items have the same vectors, bit for bit.

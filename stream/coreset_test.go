@@ -112,3 +112,82 @@ func TestCoresetMergeOrder(t *testing.T) {
 	_, err = Coreset(kern, all[:10], k, CoresetOptions{Size: k - 1})
 	require.ErrorContains(t, err, "below k")
 }
+
+// TestCoresetRounds: a candidate set of k′ items is the union of rounds
+// of the offline greedy for k items, each on the items the earlier rounds
+// left (computed here on a model of those items only, ids mapped back),
+// also beyond the kernel's rank bound; its Value is the first round's log
+// det, greedy's on all items. With Polish each round is local search from
+// that round's greedy, over the items left.
+func TestCoresetRounds(t *testing.T) {
+	for seed := uint64(1); seed <= 10; seed++ {
+		opt := ndpp.RandomOptions{Shared: seed%3 == 0}
+		m := ndpp.Random(120+int(seed)*7, 3, seed, opt) // rank bound 6 (3 with B = V)
+		if seed%4 == 1 {
+			m = withDiag(m, seed)
+		}
+		k := min(2+int(seed)%3, m.MaxRank())
+		size := k*3 + int(seed)%k // beyond the rank bound for most seeds
+		polish := seed%2 == 0
+		kern := detcache.KernelOf(m)
+		c, err := Coreset(kern, vecItems(m), k, CoresetOptions{Size: size, Polish: polish})
+		require.NoError(t, err)
+
+		var want []int
+		rest := IDOrder(m.N())
+		var first Value
+		for len(want) < size {
+			sub := subModel(t, m, rest)
+			r := min(k, size-len(want))
+			g, err := OfflineGreedy(sub, r, GreedyOptions{})
+			require.NoError(t, err)
+			pick := g.Solution
+			if polish {
+				o, err := detcache.NewFast(sub, r)
+				require.NoError(t, err)
+				ls, err := LocalSearch(o, r, pick, LocalSearchOptions{})
+				require.NoError(t, err)
+				pick = ls.Solution
+			}
+			if len(want) == 0 {
+				first = logDetValue(sub, pick)
+			}
+			taken := map[int]bool{}
+			for _, x := range pick {
+				want = append(want, rest[x])
+				taken[rest[x]] = true
+			}
+			rest = slices.DeleteFunc(rest, func(x int) bool { return taken[x] })
+		}
+		slices.Sort(want)
+		require.Equal(t, want, c.IDs(), "seed %d", seed)
+		require.InDelta(t, first.Log, c.Value.Log, 1e-9, "seed %d", seed)
+		require.Len(t, c.Items, size)
+		for _, it := range c.Items {
+			require.True(t, sameItem(it, vecItems(m)[it.ID]))
+		}
+	}
+}
+
+// subModel is the model of m's items rows, in that order.
+func subModel(t *testing.T, m *ndpp.Model, rows []int) *ndpp.Model {
+	t.Helper()
+	d := m.D()
+	var v, b, delta []float64
+	for _, i := range rows {
+		v = append(v, m.ItemV(i)...)
+		if !m.Shared() {
+			b = append(b, m.ItemB(i)...)
+		}
+		if m.HasDiag() {
+			delta = append(delta, m.ItemDiag(i))
+		}
+	}
+	var opts []ndpp.Option
+	if m.HasDiag() {
+		opts = append(opts, ndpp.WithDiag(delta))
+	}
+	sub, err := ndpp.NewFromOwnedRows(len(rows), d, v, b, slices.Clone(detcache.KernelOf(m).C), opts...)
+	require.NoError(t, err)
+	return sub
+}

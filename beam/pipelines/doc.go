@@ -59,36 +59,42 @@
 // block of ChunkSize rows) and every item goes to shard id mod Shards, in
 // batches. A CombinePerKey reduces each shard: its accumulator collects
 // items and, when it holds more than Buffer of them, replaces them by
-// their k′ candidates (stream.Coreset), so that an accumulator holds at
+// their k′ candidates (stream.Coreset: rounds of greedy for k items, each
+// on the items the earlier rounds left), so that an accumulator holds at
 // most Buffer + ChunkSize items; merging accumulators joins them (and
-// reduces likewise); the output is the core-set of what is left. A global
-// Combine collects the shards' candidate sets; a DoFn merges them once
+// reduces likewise); the output is the core-set of what is left. Without
+// a Buffer, a shard is held whole (never reduced) when a bound on the
+// number of items is known (NPY headers; the sizes of uncompressed text
+// files) and they fit the memory budget, and reduced every
+// DefaultMapBuffer items otherwise (gzip text, or too many items); the
+// JSON records the buffer used (0: held whole). A global Combine collects
+// the shards' candidate sets; a DoFn merges them once
 // (stream.MergeCoresets, for the merge's statistics) and solves the k
 // items from the union of the sets (stream.SolveCandidates: greedy, whose
-// picks are those it makes on the merged k′ candidates, then with Polish
-// local search over the whole union), and emits the JSON result
-// (MapResult). With Polish every greedy solve is followed by local search.
+// picks are those it makes on the merged k′ candidates, then, by default
+// (PolishFinal), local search over the whole union), and emits the JSON
+// result (MapResult). PolishNone keeps the greedy solution; PolishAll
+// also polishes every round of every core-set.
 //
-// What is exact: when no accumulator of a shard was reduced (the shard
-// has at most Buffer items; Reductions is 0 in its statistics), the
-// shard's candidates are stream.Coreset of its items, whatever the
-// bundling, file layout or order; the merge depends on the union of the
-// shards' sets only. With one shard the result is then the core's offline
-// greedy on all items — its k first picks are among the k′ candidates
-// and greedy on the candidates picks them again (lowest id on ties) —
-// tested for the ids and the log det. With Polish, local search runs on
-// the candidates, not on all items, so it equals single-machine greedy
-// plus local search only when the candidates keep every item (k′ ≥ the
-// shard's items; tested for 1, 2 and 4 shards). Once an accumulator is reduced, the shard's result
+// What is exact: when no accumulator of a shard was reduced (Reductions is
+// 0 in its statistics, as it is by default for items that fit in
+// memory), the shard's candidates are stream.Coreset of its items,
+// whatever the bundling, file layout or order; the merge depends on the
+// union of the shards' sets only. With one shard and PolishNone the result
+// is then the core's offline greedy on all items — its k first picks are
+// the first round of the candidates and greedy on the candidates picks
+// them again (lowest id on ties) — tested for the ids and the log det;
+// with the default PolishFinal it is that greedy solution improved by
+// local search among the candidates (tested against the core on one
+// machine). Local search runs on the candidates, not on all items, so it
+// equals single-machine greedy plus local search over all items only when
+// the candidates keep every item (k′ ≥ the shard's items; tested for 1, 2
+// and 4 shards). Once an accumulator is reduced, the shard's result
 // depends on which items met in which reduction, i.e. on the runner's
 // bundling (merge and reduce); Reductions reports it. The quality
 // against single-machine greedy is measured, not proved, for
-// nonsymmetric kernels (see package stream's core-set notes). The
-// README's "Scaling out" section has the measurements: the plain greedy
-// merge can lose several percent of log det against single-machine
-// greedy on 10⁶–10⁷ items, and Polish, whose last local search runs over
-// the union of all shards' candidates, is the configuration to use when
-// quality matters.
+// nonsymmetric kernels (see package stream's core-set notes); the
+// README's "Scaling out" section has the measurements.
 //
 // # Workers
 //

@@ -1,6 +1,8 @@
 package pipelines
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -109,6 +111,23 @@ func singleMachine(t *testing.T, m *ndpp.Model, k int, polish bool) stream.Resul
 	return ls.Result
 }
 
+// singleMachineCandidates is the core's answer on one machine from the
+// candidates of all of m's items: stream.Coreset (default k′), then the
+// offline greedy and local search among the candidates.
+func singleMachineCandidates(t *testing.T, m *ndpp.Model, k int) stream.Result {
+	t.Helper()
+	kern := detcache.KernelOf(m)
+	all := make([]detcache.Item, m.N())
+	for i := range all {
+		all[i], _ = detcache.ModelItem(m, i).CopyTo(nil)
+	}
+	c, err := stream.Coreset(kern, all, k, stream.CoresetOptions{})
+	require.NoError(t, err)
+	res, err := stream.SolveCandidates(kern, c, k, stream.CoresetOptions{Polish: true})
+	require.NoError(t, err)
+	return res
+}
+
 // requireSameSolution checks that the pipeline found the single-machine
 // solution: the same ids, and the log det of that set as the model
 // computes it (m.LogDet over the ids in order, which is how the pipeline
@@ -139,11 +158,18 @@ func TestMapOneShardEqualsOfflineGreedy(t *testing.T) {
 				if format == "text" {
 					glob = writeTextParts(t, dir, m, 3, 5)
 				}
-				res := runMap(t, MapOptions{Items: glob, Kernel: kernel, K: 7, Shards: 1, ChunkSize: 64})
+				res := runMap(t, MapOptions{Items: glob, Kernel: kernel, K: 7, Shards: 1, Polish: PolishNone, ChunkSize: 64})
 				requireSameSolution(t, m, singleMachine(t, m, 7, false), res)
 				require.Equal(t, int64(700), res.Items)
 				require.Len(t, res.PerShard, 1)
 				require.Equal(t, 0, res.PerShard[0].Reductions)
+				require.Equal(t, 0, res.Buffer, "the shard held whole by default")
+				// By default the final solution is polished: greedy and then
+				// local search among greedy's k′ candidates, as the core
+				// computes them on one machine.
+				res = runMap(t, MapOptions{Items: glob, Kernel: kernel, K: 7, Shards: 1, ChunkSize: 64})
+				requireSameSolution(t, m, singleMachineCandidates(t, m, 7), res)
+				require.Equal(t, "final", res.Polish)
 			})
 		}
 	}
@@ -157,8 +183,8 @@ func TestMapWholeShardsEqualSingleMachine(t *testing.T) {
 	dir := t.TempDir()
 	kernel := writeKernel(t, dir, m)
 	glob := writeNPYParts(t, dir, m, 50, 40)
-	for _, polish := range []bool{false, true} {
-		want := singleMachine(t, m, 6, polish)
+	for _, polish := range []Polish{PolishNone, PolishFinal, PolishAll} {
+		want := singleMachine(t, m, 6, polish != PolishNone)
 		for _, shards := range []int{1, 2, 4} {
 			res := runMap(t, MapOptions{Items: glob, Kernel: kernel, K: 6, Shards: shards, Coreset: 90, Polish: polish, ChunkSize: 16})
 			requireSameSolution(t, m, want, res)
@@ -186,13 +212,13 @@ func TestMapIndependentOfLayout(t *testing.T) {
 		default:
 			glob = writeTextParts(t, dir, m, 5, 2)
 		}
-		for _, polish := range []bool{false, true} {
+		for _, polish := range []Polish{PolishFinal, PolishNone, PolishAll} {
 			res := runMap(t, MapOptions{Items: glob, Kernel: kernel, K: 5, Shards: 3, Polish: polish, ChunkSize: 32})
 			if layout == 0 {
 				results = append(results, res)
 				continue
 			}
-			want := results[map[bool]int{false: 0, true: 1}[polish]]
+			want := results[polish]
 			require.Equal(t, want.IDs, res.IDs)
 			require.Equal(t, want.LogDet, res.LogDet)
 			require.Equal(t, want.PerShard, res.PerShard)
@@ -205,7 +231,7 @@ func TestMapIndependentOfLayout(t *testing.T) {
 	union := 0
 	for _, s := range results[0].PerShard {
 		require.Positive(t, s.Candidates)
-		require.LessOrEqual(t, s.Candidates, 10) // k′ = 3k capped by the rank bound 2d
+		require.Equal(t, stream.DefaultCoresetFactor*5, s.Candidates) // k′ beyond the rank bound 2d = 10: rounds
 		union += s.Candidates
 	}
 	require.Equal(t, union, results[0].Merge.Union)
@@ -272,14 +298,85 @@ func TestMapReducesBeyondBuffer(t *testing.T) {
 	reductions := 0
 	for _, s := range res.PerShard {
 		require.Equal(t, int64(300), s.Items)
-		require.Equal(t, 12, s.Candidates)
+		require.Equal(t, stream.DefaultCoresetFactor*4, s.Candidates)
 		reductions += s.Reductions
 	}
 	require.Positive(t, reductions)
+	require.Equal(t, 40, res.Buffer)
 	require.Len(t, res.IDs, 4)
 	require.True(t, slices.IsSorted(res.IDs))
 	require.Len(t, slices.Compact(slices.Clone(res.IDs)), 4)
 	ld, _, err := m.LogDet(res.IDs)
 	require.NoError(t, err)
 	require.Equal(t, ld, res.LogDet)
+}
+
+// itemFiles bounds the number of text items by the files' sizes (at
+// least two bytes per field), and gives up on compressed files.
+func TestMapItemFilesBound(t *testing.T) {
+	ctx := context.Background()
+	m := ndpp.Random(200, 3, 4, ndpp.RandomOptions{})
+	kern := detcache.KernelOf(m)
+	dir := t.TempDir()
+	writeTextParts(t, dir, m, 2, 1)
+	files, err := MatchFiles(ctx, filepath.Join(dir, "items-*.txt"))
+	require.NoError(t, err)
+	_, total, bound, err := itemFiles(ctx, files, kern)
+	require.NoError(t, err)
+	require.Equal(t, -1, total)
+	require.GreaterOrEqual(t, bound, 200)
+
+	data, err := os.ReadFile(files[0])
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	_, err = zw.Write(data)
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	require.NoError(t, os.WriteFile(files[0], buf.Bytes(), 0o644))
+	_, _, bound, err = itemFiles(ctx, files, kern)
+	require.NoError(t, err)
+	require.Equal(t, -1, bound)
+
+	npyDir := t.TempDir()
+	writeNPYParts(t, npyDir, m, 150, 50)
+	files, err = MatchFiles(ctx, filepath.Join(npyDir, "items-*.npy"))
+	require.NoError(t, err)
+	offsets, total, bound, err := itemFiles(ctx, files, kern)
+	require.NoError(t, err)
+	require.Equal(t, []int{0, 150}, offsets)
+	require.Equal(t, 200, total)
+	require.Equal(t, 200, bound)
+}
+
+// Without --buffer the shards are held whole when their items fit the
+// memory budget, and reduced every DefaultMapBuffer items when they do
+// not.
+func TestMapAutoBuffer(t *testing.T) {
+	kern := detcache.KernelOf(ndpp.Random(10, 4, 1, ndpp.RandomOptions{}))
+	b, rep, err := autoBuffer(100000, 40, kern)
+	require.NoError(t, err)
+	require.Equal(t, 100000, b)
+	require.Equal(t, 0, rep)
+	b, rep, err = autoBuffer(10, 40, kern)
+	require.NoError(t, err)
+	require.Equal(t, 41, b, "more than k′")
+	require.Equal(t, 0, rep)
+	b, rep, err = autoBuffer(-1, 40, kern)
+	require.NoError(t, err)
+	require.Equal(t, DefaultMapBuffer, b, "text: unknown count")
+	require.Equal(t, DefaultMapBuffer, rep)
+	// 10⁵ items of 9 values (with the id) take 16·7.2 MB held whole.
+	t.Setenv("NDPP_MAX_MEMORY", "100M")
+	b, rep, err = autoBuffer(100000, 40, kern)
+	require.NoError(t, err)
+	require.Equal(t, DefaultMapBuffer, b)
+	require.Equal(t, DefaultMapBuffer, rep)
+	t.Setenv("NDPP_MAX_MEMORY", "200M")
+	b, _, err = autoBuffer(100000, 40, kern)
+	require.NoError(t, err)
+	require.Equal(t, 100000, b)
+	t.Setenv("NDPP_MAX_MEMORY", "lots")
+	_, _, err = autoBuffer(100000, 40, kern)
+	require.ErrorContains(t, err, "NDPP_MAX_MEMORY")
 }

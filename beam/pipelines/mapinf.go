@@ -17,6 +17,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/ndpp-go/ndpp/detcache"
+	"github.com/ndpp-go/ndpp/internal/memlimit"
 	"github.com/ndpp-go/ndpp/ndpp/items"
 	"github.com/ndpp-go/ndpp/ndpp/npz"
 	"github.com/ndpp-go/ndpp/stream"
@@ -33,8 +34,53 @@ func init() {
 }
 
 // DefaultMapBuffer is the number of items a core-set accumulator holds
-// before it reduces them to its k′ candidates, unless configured.
+// before it reduces them to its k′ candidates when a shard's items are not
+// held whole (see MapOptions.Buffer).
 const DefaultMapBuffer = 1 << 13
+
+// mapBytesFactor is the memory a shard's accumulator takes per byte of the
+// items it holds whole, as measured on Prism in process (lifted combines
+// keep encoded and decoded copies): 10⁶ items of 160 bytes held whole
+// peaked at 2.3–2.5 GB.
+const mapBytesFactor = 16
+
+// Polish selects the greedy solves that local search (stream.LocalSearch)
+// improves.
+type Polish int
+
+const (
+	// PolishFinal polishes the final solution only, searching swaps among
+	// the union of the shards' candidates (the default).
+	PolishFinal Polish = iota
+	// PolishNone keeps every greedy solution as it is.
+	PolishNone
+	// PolishAll also polishes every round of every core-set (shards,
+	// reductions and the merge).
+	PolishAll
+)
+
+// String returns the flag value of p: "final", "none" or "all".
+func (p Polish) String() string {
+	switch p {
+	case PolishFinal:
+		return "final"
+	case PolishNone:
+		return "none"
+	case PolishAll:
+		return "all"
+	}
+	return fmt.Sprintf("Polish(%d)", int(p))
+}
+
+// ParsePolish parses "final", "none" or "all".
+func ParsePolish(s string) (Polish, error) {
+	for _, p := range []Polish{PolishFinal, PolishNone, PolishAll} {
+		if s == p.String() {
+			return p, nil
+		}
+	}
+	return 0, fmt.Errorf("pipelines: polish %q; want final, none or all", s)
+}
 
 // MapOptions configures Map.
 type MapOptions struct {
@@ -50,13 +96,19 @@ type MapOptions struct {
 	// Shards is the number of shards (default 1): item id mod Shards.
 	Shards int
 	// Coreset is the size k′ ≥ K of each shard's candidate set (0:
-	// stream.DefaultCoresetFactor·K).
+	// stream.DefaultCoresetFactor·K; beyond the kernel's rank bound the
+	// candidates are picked in rounds, see stream.CoresetOptions).
 	Coreset int
-	// Polish runs local search after each greedy solve (shards, merge and
-	// the final solution).
-	Polish bool
+	// Polish selects the greedy solves that local search improves
+	// (default PolishFinal).
+	Polish Polish
 	// Buffer is the number of items an accumulator holds before reducing
-	// them to k′ candidates (DefaultMapBuffer if 0; at least k′+1).
+	// them to k′ candidates (at least k′+1). Zero means: each shard's items
+	// held whole (no reduction) when a bound on their number is known (NPY
+	// headers; the sizes of uncompressed text files, at two bytes per
+	// field) and mapBytesFactor times their bytes fits the process's memory
+	// budget (NDPP_MAX_MEMORY, else 3/4 of the machine's memory), else
+	// DefaultMapBuffer.
 	Buffer int
 	// ChunkSize is the number of items that travel together
 	// (DefaultChunkSize·8 if 0).
@@ -91,7 +143,8 @@ type MapResult struct {
 	Items    int64      `json:"items"`
 	Shards   int        `json:"shards"`
 	Coreset  int        `json:"coreset"`
-	Polish   bool       `json:"polish"`
+	Polish   string     `json:"polish"` // final, none or all
+	Buffer   int        `json:"buffer"` // items an accumulator holds before a reduction (0: the shards' items held whole)
 	Merge    MapMerge   `json:"merge"`
 	PerShard []MapShard `json:"per_shard"`
 }
@@ -196,15 +249,18 @@ func (c closers) Close() error {
 }
 
 // itemFiles is the driver's view of the item files: for NPY files the id
-// offset of each file (the rows of the files before it in name order), for
-// text files nil offsets (ids as written).
-func itemFiles(ctx context.Context, files []string, kern detcache.Kernel) (offsets []int, total int, err error) {
+// offset of each file (the rows of the files before it in name order) and
+// their total, for text files nil offsets (ids as written), total −1 and
+// in bound an upper bound on their items from their sizes (a line holds at
+// least two bytes per field), or −1 when a file is compressed.
+func itemFiles(ctx context.Context, files []string, kern detcache.Kernel) (offsets []int, total, bound int, err error) {
 	npy, text := 0, 0
 	offsets = make([]int, len(files))
+	var textBytes int64
 	for i, f := range files {
 		r, c, err := openItems(ctx, f, kern)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
 		n := r.Len()
 		c.Close()
@@ -212,17 +268,43 @@ func itemFiles(ctx context.Context, files []string, kern detcache.Kernel) (offse
 			npy++
 			offsets[i] = total
 			total += n
-		} else {
-			text++
+			continue
 		}
+		text++
+		if textBytes < 0 || r.Gzip() {
+			textBytes = -1
+			continue
+		}
+		size, err := fileSize(ctx, f)
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		textBytes += size
 	}
 	if npy > 0 && text > 0 {
-		return nil, 0, fmt.Errorf("pipelines: the items mix %d NPY and %d text files; ids would be ambiguous (NPY ids are row positions offset by file, text ids are written)", npy, text)
+		return nil, 0, 0, fmt.Errorf("pipelines: the items mix %d NPY and %d text files; ids would be ambiguous (NPY ids are row positions offset by file, text ids are written)", npy, text)
 	}
 	if text > 0 {
-		return nil, -1, nil
+		if textBytes < 0 {
+			return nil, -1, -1, nil
+		}
+		return nil, -1, int(textBytes / int64(2*(items.Width(kern)+1))), nil
 	}
-	return offsets, total, nil
+	return offsets, total, total, nil
+}
+
+// fileSize is the size of a file on its Beam filesystem.
+func fileSize(ctx context.Context, path string) (int64, error) {
+	fs, err := filesystem.New(ctx, path)
+	if err != nil {
+		return 0, fmt.Errorf("pipelines: %s: %w", path, err)
+	}
+	defer fs.Close()
+	size, err := fs.Size(ctx, path)
+	if err != nil {
+		return 0, fmt.Errorf("pipelines: %s: %w", path, err)
+	}
+	return size, nil
 }
 
 // readItemsFn reads part Part of Parts of one item file (every Parts-th
@@ -428,8 +510,9 @@ type solveFn struct {
 	KernelPath string
 	K          int
 	Size       int
-	Polish     bool
+	Polish     int // a Polish
 	Shards     int
+	Buffer     int // MapResult.Buffer
 }
 
 func (f *solveFn) ProcessElement(ctx context.Context, a mergeAcc) (string, error) {
@@ -437,8 +520,9 @@ func (f *solveFn) ProcessElement(ctx context.Context, a mergeAcc) (string, error
 	if err != nil {
 		return "", err
 	}
-	opt := stream.CoresetOptions{Size: f.Size, Polish: f.Polish}
-	res := MapResult{K: f.K, Shards: f.Shards, Polish: f.Polish, Coreset: f.Size, PerShard: []MapShard{}}
+	polish := Polish(f.Polish)
+	opt := stream.CoresetOptions{Size: f.Size, Polish: polish == PolishAll}
+	res := MapResult{K: f.K, Shards: f.Shards, Polish: polish.String(), Buffer: f.Buffer, Coreset: f.Size, PerShard: []MapShard{}}
 	if res.Coreset == 0 {
 		res.Coreset = stream.DefaultCoresetFactor * f.K
 	}
@@ -462,12 +546,13 @@ func (f *solveFn) ProcessElement(ctx context.Context, a mergeAcc) (string, error
 	res.Merge = MapMerge{Union: len(distinct), Candidates: len(m.Items), LogDet: m.Value.Log}
 	// The final solve starts from the union of the shards' sets: greedy's
 	// k picks on it are those on the merged k′ candidates (greedy's first
-	// picks are among them), and local search, with Polish, searches
-	// swaps among all of the union.
+	// picks are among them), and local search, unless PolishNone,
+	// searches swaps among all of the union.
 	union := stream.Candidates{}
 	for _, c := range sets {
 		union.Items = append(union.Items, c.Items...)
 	}
+	opt.Polish = polish != PolishNone
 	sol, err := stream.SolveCandidates(kern, union, f.K, opt)
 	if err != nil {
 		return "", fmt.Errorf("pipelines: final solve: %w", err)
@@ -551,14 +636,10 @@ func Map(ctx context.Context, s beam.Scope, opt MapOptions) (beam.PCollection, e
 		return beam.PCollection{}, fmt.Errorf("pipelines: core-set size k′ = %d below k = %d", size, opt.K)
 	case opt.Shards < 0 || opt.Buffer < 0 || opt.ChunkSize < 0:
 		return beam.PCollection{}, fmt.Errorf("pipelines: shards %d, buffer %d, chunk size %d; want ≥ 0", opt.Shards, opt.Buffer, opt.ChunkSize)
-	}
-	size = min(size, kern.MaxRank(-1))
-	buffer := opt.Buffer
-	if buffer == 0 {
-		buffer = DefaultMapBuffer
-	}
-	if buffer <= size {
-		return beam.PCollection{}, fmt.Errorf("pipelines: buffer of %d items; need more than k′ = %d", buffer, size)
+	case opt.Polish < PolishFinal || opt.Polish > PolishAll:
+		return beam.PCollection{}, fmt.Errorf("pipelines: %v; want PolishFinal, PolishNone or PolishAll", opt.Polish)
+	case opt.Buffer > 0 && opt.Buffer <= size:
+		return beam.PCollection{}, fmt.Errorf("pipelines: buffer of %d items; need more than k′ = %d", opt.Buffer, size)
 	}
 	chunk := opt.ChunkSize
 	if chunk == 0 {
@@ -568,24 +649,51 @@ func Map(ctx context.Context, s beam.Scope, opt MapOptions) (beam.PCollection, e
 	if err != nil {
 		return beam.PCollection{}, err
 	}
-	offsets, total, err := itemFiles(ctx, files, kern)
+	offsets, total, bound, err := itemFiles(ctx, files, kern)
 	if err != nil {
 		return beam.PCollection{}, err
 	}
 	if total >= 0 && total < opt.K {
 		return beam.PCollection{}, fmt.Errorf("pipelines: %d items for k = %d", total, opt.K)
 	}
+	buffer, reported := opt.Buffer, opt.Buffer
+	if buffer == 0 {
+		buffer, reported, err = autoBuffer(bound, size, kern)
+		if err != nil {
+			return beam.PCollection{}, err
+		}
+	}
 	s = s.Scope("map")
 	r := reader{Files: files, Parts: shards}
 	batches := beam.ParDo(s, &readItemsFn{Files: files, Offsets: offsets, KernelPath: opt.Kernel, Parts: shards, Shards: shards, ChunkSize: chunk}, readTasks(s, r))
-	perShard := beam.CombinePerKey(s, &coresetFn{KernelPath: opt.Kernel, K: opt.K, Size: size, Polish: opt.Polish, Buffer: buffer}, batches)
+	perShard := beam.CombinePerKey(s, &coresetFn{KernelPath: opt.Kernel, K: opt.K, Size: size, Polish: opt.Polish == PolishAll, Buffer: buffer}, batches)
 	sets := beam.ParDo(s, keyShardSet, perShard)
 	all := beam.Combine(s, &mergeFn{}, sets)
-	out := beam.ParDo(s, &solveFn{KernelPath: opt.Kernel, K: opt.K, Size: size, Polish: opt.Polish, Shards: shards}, all)
+	out := beam.ParDo(s, &solveFn{KernelPath: opt.Kernel, K: opt.K, Size: size, Polish: int(opt.Polish), Shards: shards, Buffer: reported}, all)
 	if opt.Out != "" {
 		beam.ParDo0(s, &writeJSONFn{Path: opt.Out}, out)
 	}
 	return out, nil
+}
+
+// autoBuffer is the accumulators' buffer when none is given: each shard's
+// items held whole (a buffer no shard exceeds; reported as 0) when total
+// items (an upper bound on their number from the NPY headers or the text
+// files' sizes; negative: unknown) fit the memory budget, else
+// DefaultMapBuffer.
+func autoBuffer(total, size int, kern detcache.Kernel) (buffer, reported int, err error) {
+	if total < 0 {
+		return DefaultMapBuffer, DefaultMapBuffer, nil
+	}
+	limit, _, err := memlimit.Limit()
+	if err != nil {
+		return 0, 0, fmt.Errorf("pipelines: %w", err)
+	}
+	width := int64(items.Width(kern)) + 1 // the values and the id
+	if float64(total)*float64(width)*8*mapBytesFactor > float64(limit) {
+		return DefaultMapBuffer, DefaultMapBuffer, nil
+	}
+	return max(total, size+1), 0, nil
 }
 
 // ReadMapResult reads a result written by Map.

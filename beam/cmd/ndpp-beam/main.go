@@ -2,7 +2,7 @@
 //
 //	ndpp-beam score --model M.npz --input GLOB --output PREFIX [--recommend N]
 //	ndpp-beam learn --data GLOB --d D --steps T --out M.npz
-//	ndpp-beam map --items GLOB --kernel M.npz --k K --shards S [--coreset K′] [--polish] --out F.json
+//	ndpp-beam map --items GLOB --kernel M.npz --k K --shards S [--coreset K′] [--polish final|none|all] [--buffer B] --out F.json
 //
 // Beam's own flags select the runner: in process on Prism by default
 // (--runner=prism), or --runner=universal --endpoint=HOST:PORT for a
@@ -26,6 +26,7 @@ import (
 
 	"github.com/ndpp-go/ndpp/beam/pipelines"
 	"github.com/ndpp-go/ndpp/learn"
+	"github.com/ndpp-go/ndpp/stream"
 )
 
 const usage = `usage: ndpp-beam <command> [flags] [Beam flags]
@@ -198,9 +199,9 @@ func runMap(stderr io.Writer) error {
 	flag.StringVar(&opt.Kernel, "kernel", "", "model file (.npz) giving the items' kernel, on a filesystem the workers read (required)")
 	flag.IntVar(&opt.K, "k", 0, "size of the solution (required)")
 	flag.IntVar(&opt.Shards, "shards", 1, "shards: item id mod shards (also the read tasks per file)")
-	flag.IntVar(&opt.Coreset, "coreset", 0, "candidates k′ ≥ k kept per shard and by the merge (default 3k, capped by the kernel's rank bound)")
-	flag.BoolVar(&opt.Polish, "polish", false, "local search after every greedy solve")
-	flag.IntVar(&opt.Buffer, "buffer", pipelines.DefaultMapBuffer, "items an accumulator holds before it is reduced to k′ candidates")
+	flag.IntVar(&opt.Coreset, "coreset", 0, fmt.Sprintf("candidates k′ ≥ k kept per shard and by the merge (default %dk; beyond the kernel's rank bound picked in rounds of greedy on the items earlier rounds left)", stream.DefaultCoresetFactor))
+	polish := flag.String("polish", "final", "local search after greedy: final (the final solution, over the union of the shards' candidates), none, or all (also every core-set)")
+	flag.IntVar(&opt.Buffer, "buffer", 0, fmt.Sprintf("items an accumulator holds before it is reduced to k′ candidates (0: each shard's items held whole when a bound on their number is known, from NPY headers or uncompressed text sizes, and they fit the memory budget, NDPP_MAX_MEMORY; else %d)", pipelines.DefaultMapBuffer))
 	flag.IntVar(&opt.ChunkSize, "chunk-size", 8*pipelines.DefaultChunkSize, "items that travel together")
 	flag.StringVar(&opt.Out, "out", "", "write the JSON result to this file (required)")
 	flag.Parse()
@@ -208,8 +209,12 @@ func runMap(stderr io.Writer) error {
 	if opt.Items == "" || opt.Kernel == "" || opt.Out == "" || opt.K < 1 {
 		return usageError("--items, --kernel, --out and --k ≥ 1 are required")
 	}
-	if opt.Shards < 1 || opt.Buffer < 1 || opt.ChunkSize < 1 {
-		return usageError("--shards, --buffer and --chunk-size must be ≥ 1")
+	if opt.Shards < 1 || opt.Buffer < 0 || opt.ChunkSize < 1 {
+		return usageError("--shards and --chunk-size must be ≥ 1, --buffer ≥ 0")
+	}
+	var err error
+	if opt.Polish, err = pipelines.ParsePolish(*polish); err != nil {
+		return usageError("%v", err)
 	}
 	ctx := context.Background()
 	p, s := beam.NewPipelineWithRoot()

@@ -132,7 +132,7 @@ func TestMap(t *testing.T) {
 	}
 	out := filepath.Join(dir, "map.json")
 	stderr, code := ndppBeam(t, "map", "--items", filepath.Join(dir, "items-*.npy"), "--kernel", filepath.Join(dir, "kernel.npz"),
-		"--k", "5", "--shards", "1", "--out", out)
+		"--k", "5", "--shards", "1", "--polish", "none", "--out", out)
 	require.Equal(t, 0, code, stderr)
 	res, err := pipelines.ReadMapResult(out)
 	require.NoError(t, err)
@@ -141,4 +141,23 @@ func TestMap(t *testing.T) {
 	require.Equal(t, slices.Sorted(slices.Values(g.Solution)), res.IDs)
 	require.Equal(t, int64(300), res.Items)
 	require.Equal(t, 1, res.Shards)
+	require.Equal(t, "none", res.Polish)
+
+	// The default polishes the final solution by local search: never
+	// below greedy.
+	stderr, code = ndppBeam(t, "map", "--items", filepath.Join(dir, "items-*.npy"), "--kernel", filepath.Join(dir, "kernel.npz"),
+		"--k", "5", "--shards", "2", "--out", out)
+	require.Equal(t, 0, code, stderr)
+	res, err = pipelines.ReadMapResult(out)
+	require.NoError(t, err)
+	require.Equal(t, "final", res.Polish)
+	require.GreaterOrEqual(t, res.LogDet, g.Value.Log-1e-9)
+	ld, _, err := m.LogDet(res.IDs)
+	require.NoError(t, err)
+	require.Equal(t, ld, res.LogDet)
+
+	stderr, code = ndppBeam(t, "map", "--items", filepath.Join(dir, "items-*.npy"), "--kernel", filepath.Join(dir, "kernel.npz"),
+		"--k", "5", "--polish", "some", "--out", out)
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "want final, none or all")
 }
