@@ -151,7 +151,9 @@ func (o *Fast) ScoreBlockItems(b *Block, items []Item) bool {
 	vb, bb, bcb := b.vb[:nb*d], b.bb[:nb*d], b.bcb[:nb*d]
 	for c := range items {
 		it := &items[c]
-		checkItemShape(&o.kern, *it)
+		if len(it.V) != d || len(it.B) != d && (it.B != nil || !o.kern.Shared) {
+			checkItemShape(&o.kern, *it)
+		}
 		x := &b.cands[c]
 		lo, hi := c*d, (c+1)*d
 		r := row{v: vb[lo:hi:hi], b: bb[lo:hi:hi], bc: bcb[lo:hi:hi], delta: it.Delta}
@@ -424,6 +426,21 @@ func (b *Block) SwapsBelow(c int, L float64) bool {
 	}
 	b.ensureQ()
 	bound := b.swapErrBound(x)
+	// below is true for every r with r + blockSafety·bound ≤ t/2, and
+	// rounding is monotone: when the largest ratio passes that test, every
+	// ratio passes below (the common case, decided in one test).
+	rmax, nan := math.Inf(-1), false
+	for j := range o.items {
+		r := o.swapDet(x, j)
+		if r > rmax {
+			rmax = r
+		} else if r != r {
+			nan = true
+		}
+	}
+	if hi := rmax + blockSafety*bound; !nan && hi <= t/2 {
+		return true
+	}
 	for j := range o.items {
 		if below(o.swapDet(x, j), bound, t) {
 			continue // below with a larger bound: below with swapRatio's own

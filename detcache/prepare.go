@@ -123,9 +123,14 @@ func (o *Fast) schur(c *Cand, zt float64) {
 		s -= t
 		mag += math.Abs(t)
 		ap := math.Abs(p[i]) * zn[i]
-		pn = max(pn, ap) // max treats NaN and ±0 as math.Max does
+		if ap > pn {
+			pn = ap
+		}
 		w1 += math.Abs(wi) * izn[i]
 		zp += ap
+	}
+	if zp != zp {
+		pn = zp // a NaN ap (the only way zp, a sum of terms ≥ 0, is NaN): as max(pn, NaN)
 	}
 	// Kernel entries carry errors up to ε·cw·‖zᵢ‖‖zⱼ‖ (cancellation between
 	// vᵢ·vⱼ and bᵢᵀCbⱼ), which reach p and q through M⁻¹ like a column of
