@@ -202,7 +202,7 @@ func (o *Fast) blockCandSkew(b *Block, c int, inS uint64, v, bv []float64) float
 		dup = positionOf(o.items, it)
 	}
 	o.begin(x, it, dup)
-	vv, bsq := sumSq(v), sumSq(bv)
+	vv, bsq := sumSq2(v, bv)
 	ltt, zz := vv, vv+bsq
 	if o.hasDiag {
 		dt := x.r.delta
@@ -426,19 +426,17 @@ func (b *Block) SwapsBelow(c int, L float64) bool {
 	}
 	b.ensureQ()
 	bound := b.swapErrBound(x)
-	// below is true for every r with r + blockSafety·bound ≤ t/2, and
-	// rounding is monotone: when the largest ratio passes that test, every
-	// ratio passes below (the common case, decided in one test).
-	rmax, nan := math.Inf(-1), false
+	// below(r, bound, t) holds when hi = r + blockSafety·bound ≤ t/2 (the
+	// common case: a test that rarely fails, with no other work per
+	// position); the full test runs only when some position fails it.
+	margin, half, easy := blockSafety*bound, t/2, true
 	for j := range o.items {
-		r := o.swapDet(x, j)
-		if r > rmax {
-			rmax = r
-		} else if r != r {
-			nan = true
+		if !(o.swapDet(x, j)+margin <= half) {
+			easy = false
+			break
 		}
 	}
-	if hi := rmax + blockSafety*bound; !nan && hi <= t/2 {
+	if easy {
 		return true
 	}
 	for j := range o.items {

@@ -414,13 +414,22 @@ func (s *modelSource) Next(max int) ([]detcache.Item, error) {
 		s.items = make([]detcache.Item, n)
 	}
 	s.items = s.items[:n]
+	vRows, bRows, _, _ := s.m.Rows()
+	shared, diag := s.m.Shared(), s.m.HasDiag()
 	for c, i := range s.order[s.pos:end] {
-		v := s.buf[2*d*c : 2*d*c+d : 2*d*c+d]
-		copy(v, s.m.ItemV(i))
-		it := detcache.Item{ID: i, V: v, Delta: s.m.ItemDiag(i)}
-		if !s.m.Shared() {
-			it.B = s.buf[2*d*c+d : 2*d*(c+1) : 2*d*(c+1)]
-			copy(it.B, s.m.ItemB(i))
+		if i < 0 || i >= s.m.N() {
+			panic(fmt.Sprintf("stream: ModelSource item %d out of range [0, %d)", i, s.m.N()))
+		}
+		lo := 2 * d * c
+		row := s.buf[lo : lo+2*d : lo+2*d]
+		copy(row[:d], vRows[i*d:(i+1)*d])
+		it := detcache.Item{ID: i, V: row[:d:d]}
+		if !shared {
+			copy(row[d:], bRows[i*d:(i+1)*d])
+			it.B = row[d:]
+		}
+		if diag {
+			it.Delta = s.m.ItemDiag(i)
 		}
 		s.items[c] = it
 	}
