@@ -483,9 +483,12 @@ func (b *Block) PairsBelow(cx, cy int, L float64) bool {
 	o.pairSigma(x, y)
 	bound := b.pairErrBound(cx, cy)
 	k := len(o.items)
+	margin, half := blockSafety*bound, t/2
 	for a := 0; a < k; a++ {
+		pc := pairRowA(o, x, y, a)
 		for bb := a + 1; bb < k; bb++ {
-			if below(o.pairDet(x, y, a, bb), bound, t) {
+			// As SwapsBelow: hi ≤ t/2 is below's common case.
+			if r := o.pairDetB(x, y, &pc, bb); r+margin <= half || below(r, bound, t) {
 				continue // below with a larger bound: below with pairRatio's own
 			}
 			b.ensureQn(x)
