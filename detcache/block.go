@@ -485,10 +485,9 @@ func (b *Block) PairsBelow(cx, cy int, L float64) bool {
 	k := len(o.items)
 	margin, half := blockSafety*bound, t/2
 	for a := 0; a < k; a++ {
-		pc := pairRowA(o, x, y, a)
 		for bb := a + 1; bb < k; bb++ {
 			// As SwapsBelow: hi ≤ t/2 is below's common case.
-			if r := o.pairDetB(x, y, &pc, bb); r+margin <= half || below(r, bound, t) {
+			if r := o.pairDet(x, y, a, bb); r+margin <= half || below(r, bound, t) {
 				continue // below with a larger bound: below with pairRatio's own
 			}
 			b.ensureQn(x)

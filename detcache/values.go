@@ -242,8 +242,6 @@ func (o *Fast) pairRatio(x, y *Cand, a, b int) (r, size, err float64) {
 }
 
 // pairDet is pairRatio's determinant alone; pairSigma(x, y) must have run.
-// pairDetB computes the same expressions, with those that do not depend on
-// b computed once per a (the same bits: tested).
 func (o *Fast) pairDet(x, y *Cand, a, b int) float64 {
 	ld := o.cap
 	m0, m1, m2, m3 := o.inv[a*ld+a], o.inv[a*ld+b], x.p[a], y.p[a]
@@ -255,48 +253,6 @@ func (o *Fast) pairDet(x, y *Cand, a, b int) float64 {
 	t12, t13, t23 := m1*m6-m2*m5, m1*m7-m3*m5, m2*m7-m3*m6
 	b23, b13, b12 := m10*m15-m11*m14, m9*m15-m11*m13, m9*m14-m10*m13
 	b03, b02, b01 := m8*m15-m11*m12, m8*m14-m10*m12, m8*m13-m9*m12
-	r := 0 + t01*b23
-	r -= t02 * b13
-	r += t03 * b12
-	r += t12 * b03
-	r -= t13 * b02
-	r += t23 * b01
-	return r
-}
-
-// pairA holds the entries of pairDet's 4×4 matrix that depend on position a
-// alone or on neither position, and the minors formed from them, so that a
-// loop over b computes them once.
-type pairA struct {
-	a                                       int
-	m0, m2, m3, m8, m12, m10, m11, m14, m15 float64
-	b23, b03, b02                           float64
-}
-
-// pairRowA returns the entries and minors of pairDet(x, y, a, ·) that do not
-// depend on the second position.
-func pairRowA(o *Fast, x, y *Cand, a int) pairA {
-	ld := o.cap
-	pc := pairA{a: a, m0: o.inv[a*ld+a], m2: x.p[a], m3: y.p[a], m8: -x.q[a], m12: -y.q[a],
-		m10: x.s, m11: x.sxy, m14: x.syx, m15: y.s}
-	pc.b23 = pc.m10*pc.m15 - pc.m11*pc.m14
-	pc.b03 = pc.m8*pc.m15 - pc.m11*pc.m12
-	pc.b02 = pc.m8*pc.m14 - pc.m10*pc.m12
-	return pc
-}
-
-// pairDetB is pairDet(x, y, pc.a, b) from pc (pairRowA).
-func (o *Fast) pairDetB(x, y *Cand, pc *pairA, b int) float64 {
-	ld, a := o.cap, pc.a
-	m0, m1, m2, m3 := pc.m0, o.inv[a*ld+b], pc.m2, pc.m3
-	m4, m5, m6, m7 := o.inv[b*ld+a], o.inv[b*ld+b], x.p[b], y.p[b]
-	m8, m9, m10, m11 := pc.m8, -x.q[b], pc.m10, pc.m11
-	m12, m13, m14, m15 := pc.m12, -y.q[b], pc.m14, pc.m15
-	// Minors of rows 0, 1 (tij) and of rows 2, 3 (bkl).
-	t01, t02, t03 := m0*m5-m1*m4, m0*m6-m2*m4, m0*m7-m3*m4
-	t12, t13, t23 := m1*m6-m2*m5, m1*m7-m3*m5, m2*m7-m3*m6
-	b23, b13, b12 := pc.b23, m9*m15-m11*m13, m9*m14-m10*m13
-	b03, b02, b01 := pc.b03, pc.b02, m8*m13-m9*m12
 	r := 0 + t01*b23
 	r -= t02 * b13
 	r += t03 * b12
