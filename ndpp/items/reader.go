@@ -31,7 +31,8 @@ type Options struct {
 	Format string
 	// ReadAhead > 0 decodes the stream on a goroutine of its own, up to
 	// ReadAhead chunks of Chunk rows ahead of the caller, into a pool of
-	// ReadAhead + 2 reused chunks (memory O(ReadAhead·Chunk·w)), so that
+	// ReadAhead + 2 reused chunks (memory (ReadAhead + 2)·Chunk·w values
+	// and one chunk's bytes), so that
 	// reading, decompressing, parsing and validating run on another core
 	// while the caller scores. Next returns the same items and errors as
 	// without it; call Close when stopping before the end. 0: decode in
@@ -79,6 +80,7 @@ type Reader struct {
 	size  int
 	f32   bool
 	order binary.ByteOrder
+	raw   []byte // the bytes of the rows being decoded
 
 	cur     *chunk // the chunk Next serves from
 	off     int    // its next item
@@ -96,7 +98,6 @@ type Reader struct {
 // chunk is a decoded run of rows: n valid items, then err (nil, io.EOF or
 // the error of the row after them).
 type chunk struct {
-	raw   []byte
 	vals  []float64
 	items []detcache.Item
 	lines []int // text: the line of each item
@@ -326,10 +327,10 @@ func (r *Reader) nextNPY(ch *chunk, max int) (int, error) {
 	}
 	rowBytes := r.width * r.size
 	need := n * rowBytes
-	if cap(ch.raw) < need {
-		ch.raw = make([]byte, need)
+	if cap(r.raw) < need {
+		r.raw = make([]byte, need)
 	}
-	raw := ch.raw[:need]
+	raw := r.raw[:need]
 	got, err := io.ReadFull(r.br, raw)
 	if err != nil {
 		full := got / rowBytes // complete rows before the failure
