@@ -45,6 +45,8 @@ type Block struct {
 	u, w, p, q []float64
 	vb, bb     []float64
 	bcb        []float64 // n×d rows b_tᵀC of vector items (ScoreBlockItems)
+	bcOK       []bool    // the column's row of bcb is computed (ScoreBlockItems)
+	lttErr     []float64 // bound added to the column's serr for its L_tt (ScoreBlockItems)
 	zt         []float64 // ‖z_t‖ per column
 	// max |(M⁻¹)_ij|, max |(M⁻¹)_jj|, max 1/‖z_{S_j}‖ and
 	// max ‖z_{S_i}‖|(M⁻¹)_ij|‖z_{S_j}‖ (for the bounds below)
@@ -125,9 +127,14 @@ func (o *Fast) ScoreBlock(b *Block, items []int) bool {
 }
 
 // ScoreBlockItems is ScoreBlock for items given by their vectors: the
-// block copies them into its rows (and computes b_tᵀC as PrepareItem
-// does), so the caller may reuse the slices. It panics for vectors of the
-// wrong length.
+// block copies them into its rows, so the caller may reuse the slices. For
+// an exactly skew-symmetric C (C_lk = −C_kl bit for bit, the case of
+// ndpp.Random and of the learners) the block does not compute b_tᵀC: in
+// L_tt = δ + v·v + b_tᵀCb_t the last term is exactly zero, and the bound on
+// the rounding that PrepareItem's computed term carries is added to the
+// column's error bound; b_tᵀC is then computed (as PrepareItem does) only
+// for the columns of a pair test. It panics for vectors of the wrong
+// length.
 func (o *Fast) ScoreBlockItems(b *Block, items []Item) bool {
 	if !o.startBlock(b, len(items)) {
 		return false
@@ -136,28 +143,75 @@ func (o *Fast) ScoreBlockItems(b *Block, items []Item) bool {
 	if b.bcb == nil {
 		b.bcb = make([]float64, len(b.cands)*d)
 	}
+	if len(b.lttErr) < len(b.cands) {
+		b.lttErr = make([]float64, len(b.cands))
+		b.bcOK = make([]bool, len(b.cands))
+	}
 	inS := o.inSMask()
-	for c, it := range items {
-		checkItemShape(&o.kern, it)
+	vb, bb, bcb := b.vb[:nb*d], b.bb[:nb*d], b.bcb[:nb*d]
+	for c := range items {
+		it := &items[c]
+		if len(it.V) != d || len(it.B) != d && (it.B != nil || !o.kern.Shared) {
+			checkItemShape(&o.kern, *it)
+		}
 		x := &b.cands[c]
-		r := row{v: b.vb[c*d : (c+1)*d : (c+1)*d], b: b.bb[c*d : (c+1)*d : (c+1)*d],
-			bc: b.bcb[c*d : (c+1)*d : (c+1)*d], delta: it.Delta}
+		lo, hi := c*d, (c+1)*d
+		r := row{v: vb[lo:hi:hi], b: bb[lo:hi:hi], bc: bcb[lo:hi:hi], delta: it.Delta}
 		copy(r.v, it.V)
 		if it.B != nil {
 			copy(r.b, it.B)
 		} else {
 			copy(r.b, it.V)
 		}
-		if it.bc != nil {
-			copy(r.bc, it.bc)
-		} else {
-			ndpp.RowTimesC(r.bc, r.b, o.kern.C)
-		}
 		x.item, x.r = it.ID, r
-		o.blockCand(b, c, inS, r.v, r.b, r.bc)
+		switch {
+		case it.bc != nil:
+			copy(r.bc, it.bc)
+			b.bcOK[c], b.lttErr[c] = true, 0
+			o.blockCand(b, c, inS, r.v, r.b, r.bc)
+		case o.skew:
+			b.bcOK[c] = false
+			bsq := o.blockCandSkew(b, c, inS, r.v, r.b)
+			b.lttErr[c] = o.skewErr * bsq
+		default:
+			ndpp.RowTimesC(r.bc, r.b, o.kern.C)
+			b.bcOK[c], b.lttErr[c] = true, 0
+			o.blockCand(b, c, inS, r.v, r.b, r.bc)
+		}
 	}
-	o.scoreBlock(b, b.vb[:nb*d], b.bb[:nb*d])
+	o.scoreBlock(b, vb, bb)
+	if o.skew {
+		for c := range nb {
+			// serr = 0 only where schur proved s exactly zero (the rank
+			// bound), whatever L_tt is.
+			if x := &b.cands[c]; x.serr != 0 {
+				x.serr += b.lttErr[c]
+			}
+		}
+	}
 	return true
+}
+
+// blockCandSkew is blockCand for a kernel with an exactly skew-symmetric C,
+// whose b_tᵀCb_t is zero: L_tt = δ + v·v. It returns ‖b‖².
+func (o *Fast) blockCandSkew(b *Block, c int, inS uint64, v, bv []float64) float64 {
+	x := &b.cands[c]
+	it := x.item
+	dup := -1
+	if inS&(1<<(uint(it)&63)) != 0 {
+		dup = positionOf(o.items, it)
+	}
+	o.begin(x, it, dup)
+	vv, bsq := sumSq2(v, bv)
+	ltt, zz := vv, vv+bsq
+	if o.hasDiag {
+		dt := x.r.delta
+		ltt += dt
+		zz += dt
+	}
+	x.ltt, b.zt[c] = ltt, math.Sqrt(zz)
+	x.logz2 = math.NaN() // only the value methods' zero rule reads it
+	return bsq
 }
 
 // startBlock checks the block and records its size; false in direct mode.
@@ -372,6 +426,19 @@ func (b *Block) SwapsBelow(c int, L float64) bool {
 	}
 	b.ensureQ()
 	bound := b.swapErrBound(x)
+	// below(r, bound, t) holds when hi = r + blockSafety·bound ≤ t/2 (the
+	// common case: a test that rarely fails, with no other work per
+	// position); the full test runs only when some position fails it.
+	margin, half, easy := blockSafety*bound, t/2, true
+	for j := range o.items {
+		if !(o.swapDet(x, j)+margin <= half) {
+			easy = false
+			break
+		}
+	}
+	if easy {
+		return true
+	}
 	for j := range o.items {
 		if below(o.swapDet(x, j), bound, t) {
 			continue // below with a larger bound: below with swapRatio's own
@@ -412,13 +479,15 @@ func (b *Block) PairsBelow(cx, cy int, L float64) bool {
 		return true // every value is zero
 	}
 	b.ensureQ()
-	b.colRows(x, y)
+	b.colRows(cx, cy)
 	o.pairSigma(x, y)
 	bound := b.pairErrBound(cx, cy)
 	k := len(o.items)
+	margin, half := blockSafety*bound, t/2
 	for a := 0; a < k; a++ {
 		for bb := a + 1; bb < k; bb++ {
-			if below(o.pairDet(x, y, a, bb), bound, t) {
+			// As SwapsBelow: hi ≤ t/2 is below's common case.
+			if r := o.pairDet(x, y, a, bb); r+margin <= half || below(r, bound, t) {
 				continue // below with a larger bound: below with pairRatio's own
 			}
 			b.ensureQn(x)
@@ -432,11 +501,21 @@ func (b *Block) PairsBelow(cx, cy int, L float64) bool {
 }
 
 // colRows sets the rows of two columns of a model's block (views of the
-// model's rows; ScoreBlock sets only δ), for pairSigma. The columns of
-// ScoreBlockItems have theirs.
-func (b *Block) colRows(x, y *Cand) {
-	if m := b.fast.m; m != nil {
+// model's rows; ScoreBlock sets only δ), for pairSigma; for the columns of
+// ScoreBlockItems it computes b_tᵀC where the block left it out.
+func (b *Block) colRows(cx, cy int) {
+	o := b.fast
+	if m := o.m; m != nil {
+		x, y := &b.cands[cx], &b.cands[cy]
 		x.r, y.r = modelRow(m, x.item), modelRow(m, y.item)
+		return
+	}
+	for _, c := range [2]int{cx, cy} {
+		if !b.bcOK[c] {
+			z := &b.cands[c]
+			ndpp.RowTimesC(z.r.bc, z.r.b, o.kern.C)
+			b.bcOK[c] = true
+		}
 	}
 }
 

@@ -50,11 +50,25 @@ func blockItems(rng *rand.Rand, o Oracle, size int) []int {
 // column with Prepare's products of the same item, and every block test
 // with the values of the value methods (the one-item path) and of fresh
 // LUs, and with the same test on Prepare's products.
-func checkBlock(t *testing.T, o *Fast, rng *rand.Rand, st *blockStats, label string) {
+// With vectors, the block is scored as vector items (copies of the
+// model's rows, ScoreBlockItems): the block then leaves b_tᵀC out for an
+// exactly skew C.
+func checkBlock(t *testing.T, o *Fast, rng *rand.Rand, st *blockStats, label string, vectors bool) {
 	items := blockItems(rng, o, 1+rng.IntN(12))
 	b := o.NewBlock(len(items) + rng.IntN(3))
 	before := o.Stats()
-	if !o.ScoreBlock(b, items) {
+	scored := false
+	if vectors {
+		label += " vectors"
+		its := make([]Item, len(items))
+		for c, it := range items {
+			its[c] = vecItem(o.Model(), it)
+		}
+		scored = o.ScoreBlockItems(b, its)
+	} else {
+		scored = o.ScoreBlock(b, items)
+	}
+	if !scored {
 		require.True(t, o.Direct(), "%s: ScoreBlock failed outside direct mode", label)
 		return
 	}
@@ -168,7 +182,7 @@ func checkBlock(t *testing.T, o *Fast, rng *rand.Rand, st *blockStats, label str
 			continue
 		}
 		o.Prepare(y, items[c-1])
-		b.colRows(&b.cands[c-1], bc)
+		b.colRows(c-1, c)
 		o.pairSigma(&b.cands[c-1], bc)
 		bound := b.pairErrBound(c-1, c)
 		vals, fresh = vals[:0], fresh[:0]
@@ -249,8 +263,9 @@ func TestBlockMatchesDirect(t *testing.T) {
 		o, err := NewFast(m, k)
 		require.NoError(t, err)
 		r := newOpRun(t, o, seed, logTolIll)
+		vrng := rand.New(rand.NewPCG(seed, 29)) // half the blocks as vector items
 		for step := 0; step < 2*k+6; step++ {
-			checkBlock(t, o, rng, st, fmt.Sprintf("%s k %d step %d", label, k, step))
+			checkBlock(t, o, rng, st, fmt.Sprintf("%s k %d step %d", label, k, step), vrng.IntN(2) == 0)
 			r.step()
 		}
 	}

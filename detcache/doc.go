@@ -23,7 +23,15 @@
 // same code: every computation reads an item's vectors v, b, bᵀC and δ, as
 // views of the model's rows for a model's items and as copies otherwise
 // (bᵀC computed by ndpp.RowTimesC, the model's own routine, so that the
-// same vectors give the same bits either way). An oracle keeps copies of
+// same vectors give the same bits either way). A Block of vector items
+// leaves bᵀC out where it can: with C exactly skew-symmetric, b_tᵀCb_t = 0
+// in L_tt, and the rounding of the term the one-item path computes enters
+// the column's error bound instead (see ScoreBlockItems); its proofs, not
+// its bits, are what the solvers use. CheckItem (and ItemCheck, for many
+// items) validates a vector item: its shape, finite entries, δ, and a
+// scale (‖z‖² + δ)·(1 + d·max|C|) within ndpp.MaxKernelScale — the bound
+// ndpp.Model.CheckScale puts on a model, per item — so that the kernel's
+// values of any set of valid items stay finite. An oracle keeps copies of
 // the vectors of S, a Cand of its item's and a Block of its items', so an
 // oracle of a vector kernel holds O(k·d + d²) whatever the number of items
 // streamed, and the caller may reuse an item's slices after the call.

@@ -74,6 +74,8 @@ type Fast struct {
 	kacc        float64   // Σ κ(equilibrated L_S) over the updates since the last refactor
 	einv        float64   // ‖E⁻¹‖₁ of the equilibrated L_S (E = Λ⁻¹L_SΛ⁻¹)
 	cw          float64   // 1 + ‖C‖_F: kernel entry errors are ≤ d·ε·cw·‖zᵢ‖‖zⱼ‖
+	skew        bool      // C_lk = −C_kl exactly: bᵀCb = 0 for every b
+	skewErr     float64   // 4dε·cw: |computed bᵀC·b| ≤ skewErr·‖b‖² when skew
 	direct      bool      // L_S singular or ill-conditioned: values by fresh LU
 	value       Value
 	version     uint64
@@ -145,10 +147,29 @@ func newFast(k Kernel, capacity, maxRank int) *Fast {
 		wx: make([]float64, c), wy: make([]float64, c),
 	}
 	o.cw = 1 + math.Sqrt(blas.Dot(k.C, k.C))
+	// With C exactly skew-symmetric, bᵀCb = 0, and the term PrepareItem
+	// computes, Σ_k fl(bᵀC)_k·b_k, is within 2γ_d·|b|ᵀ|C||b| ≤
+	// 2dε(1 + O(ε))·‖C‖_F·‖b‖² of it: skewErr bounds it with a factor 2 to
+	// spare.
+	o.skew = exactlySkew(k.C, d)
+	o.skewErr = 4 * float64(d) * eps * o.cw
 	o.inner = o.NewCand()
 	o.inner.owner = o
 	o.setCond(1, 1, true)
 	return o
+}
+
+// exactlySkew reports whether c (d×d, row-major) has c_lk = −c_kl for
+// every l, k (so a zero diagonal).
+func exactlySkew(c []float64, d int) bool {
+	for l := 0; l < d; l++ {
+		for k := l; k < d; k++ {
+			if c[l*d+k] != -c[k*d+l] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Model returns the model the oracle scores against (nil for an oracle of

@@ -113,9 +113,38 @@ func (it Item) CopyTo(buf []float64) (Item, []float64) {
 }
 
 // CheckItem validates a vector item against the kernel: len(V) = d, B nil
-// for B = V and of length d otherwise, finite entries, and δ finite and
-// ≥ 0 (0 for a kernel without a diagonal).
-func CheckItem(k Kernel, it Item) error {
+// for B = V and of length d otherwise, finite entries, δ finite and ≥ 0 (0
+// for a kernel without a diagonal), and a scale that cannot overflow:
+//
+//	(‖z‖² + δ)·(1 + d·max|C_kl|) ≤ ndpp.MaxKernelScale,  z = [v; b],
+//
+// the bound ndpp.Model.CheckScale applies to a model, taken per item (an
+// error wrapping ndpp.ErrOverflow names the item). It bounds every kernel
+// entry of a set of such items, so that the determinants formed from them
+// stay finite; every item of a model that passes CheckScale passes it. It
+// costs O(d²) for max|C|: to check many items, use an ItemCheck.
+func CheckItem(k Kernel, it Item) error { return NewItemCheck(k).Check(it) }
+
+// ItemCheck validates items against a kernel as CheckItem does, with the
+// kernel's scale factor 1 + d·max|C| computed once.
+type ItemCheck struct {
+	k Kernel
+	f float64 // 1 + d·max|C_kl|
+}
+
+// NewItemCheck returns the validator of items of k (k itself is not
+// validated: see Kernel.Check).
+func NewItemCheck(k Kernel) ItemCheck {
+	mx := 0.0
+	for _, x := range k.C {
+		mx = math.Max(mx, math.Abs(x))
+	}
+	return ItemCheck{k: k, f: 1 + float64(k.D)*mx}
+}
+
+// Check validates one item (see CheckItem), O(d).
+func (c ItemCheck) Check(it Item) error {
+	k := c.k
 	d := k.D
 	if it.ID < 0 {
 		return fmt.Errorf("item id %d; ids must be ≥ 0", it.ID)
@@ -145,7 +174,73 @@ func CheckItem(k Kernel, it Item) error {
 	if it.Delta != 0 && !k.Diag {
 		return fmt.Errorf("item %d: diagonal entry δ = %v for a kernel without a diagonal", it.ID, it.Delta)
 	}
+	if z := sumSq(it.V) + sumSq(it.B); !((z+it.Delta)*c.f <= ndpp.MaxKernelScale) {
+		return fmt.Errorf("item %d: %w: its scale (‖z‖² + δ)·(1 + d·max|C|) = %.3g exceeds %g (‖z‖² = %.3g, δ = %.3g, max |C| = %.3g); such values come from diverged training or a rescaled file",
+			it.ID, ndpp.ErrOverflow, (z+it.Delta)*c.f, ndpp.MaxKernelScale, z, it.Delta, (c.f-1)/float64(d))
+	}
 	return nil
+}
+
+// CheckAll validates items in order and returns the number of leading
+// valid items and the error of the first invalid one (nil when all are
+// valid), O(nd). Valid items pass one test each: their shape, and a sum of
+// squares that is finite and within the scale bound (a NaN or an infinity
+// fails it); the first failing item goes through Check for its message.
+func (c ItemCheck) CheckAll(items []Item) (int, error) {
+	d, shared, diag, f := c.k.D, c.k.Shared, c.k.Diag, c.f
+	for i := range items {
+		it := &items[i]
+		ok := it.ID >= 0 && len(it.V) == d && it.Delta >= 0 && (diag || it.Delta == 0)
+		if shared {
+			ok = ok && it.B == nil
+		} else {
+			ok = ok && len(it.B) == d
+		}
+		if ok {
+			z := sumSq(it.V) + sumSq(it.B)
+			ok = (z+it.Delta)*f <= ndpp.MaxKernelScale
+		}
+		if !ok {
+			if err := c.Check(*it); err != nil {
+				return i, err
+			}
+		}
+	}
+	return len(items), nil
+}
+
+// sumSq2 returns Σ x² and Σ y² (len(y) ≥ len(x)) in one pass, each as
+// sumSq sums it.
+func sumSq2(x, y []float64) (sx, sy float64) {
+	y = y[:len(x)]
+	var x0, x1, y0, y1 float64
+	i := 0
+	for ; i+2 <= len(x); i += 2 {
+		x0 += x[i] * x[i]
+		x1 += x[i+1] * x[i+1]
+		y0 += y[i] * y[i]
+		y1 += y[i+1] * y[i+1]
+	}
+	if i < len(x) {
+		x0 += x[i] * x[i]
+		y0 += y[i] * y[i]
+	}
+	return x0 + x1, y0 + y1
+}
+
+// sumSq returns Σ x², two terms at a time (NaN or +Inf for a non-finite
+// entry).
+func sumSq(x []float64) float64 {
+	var s0, s1 float64
+	i := 0
+	for ; i+2 <= len(x); i += 2 {
+		s0 += x[i] * x[i]
+		s1 += x[i+1] * x[i+1]
+	}
+	if i < len(x) {
+		s0 += x[i] * x[i]
+	}
+	return s0 + s1
 }
 
 // errNoModel is the panic of the index-based methods of vector oracles.

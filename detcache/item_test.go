@@ -222,6 +222,66 @@ func TestVectorKernelChecks(t *testing.T) {
 	require.ErrorContains(t, CheckItem(Kernel{D: 3, C: kern.C, Shared: true}, Item{V: []float64{1, 2, 3}, B: []float64{1, 2, 3}}), "B = V")
 	require.ErrorContains(t, CheckItem(Kernel{D: 3, C: kern.C, Diag: true}, Item{V: []float64{1, 2, 3}, B: []float64{1, 2, 3}, Delta: -1}), "δ = -1")
 
+	// Scale: refused exactly where (‖z‖² + δ)·(1 + d·max|C|) exceeds
+	// ndpp.MaxKernelScale, as Model.CheckScale refuses a model; finite
+	// entries whose squares overflow are refused too.
+	mx := 0.0
+	for _, x := range kern.C {
+		mx = math.Max(mx, math.Abs(x))
+	}
+	sf := 1 + 3*mx
+	edge := math.Sqrt(ndpp.MaxKernelScale / sf) // ‖z‖² = edge² at the bound
+	kd := Kernel{D: 3, C: kern.C, Diag: true}
+	for _, tc := range []struct {
+		k    Kernel
+		it   Item
+		fail bool
+	}{
+		{kern, Item{ID: 3, V: []float64{edge * 0.999, 0, 0}, B: []float64{0, 0, 0}}, false},
+		{kern, Item{ID: 3, V: []float64{edge * 1.001, 0, 0}, B: []float64{0, 0, 0}}, true},
+		{kern, Item{ID: 3, V: []float64{edge * 0.8, 0, 0}, B: []float64{0, edge * 0.8, 0}}, true},
+		{kern, Item{ID: 3, V: []float64{1e200, 0, 0}, B: []float64{0, 0, 0}}, true},
+		{kd, Item{ID: 3, V: []float64{1, 0, 0}, B: []float64{0, 0, 0}, Delta: ndpp.MaxKernelScale / sf * 1.001}, true},
+		{kd, Item{ID: 3, V: []float64{1, 0, 0}, B: []float64{0, 0, 0}, Delta: ndpp.MaxKernelScale / sf * 0.999}, false},
+	} {
+		err := CheckItem(tc.k, tc.it)
+		n, errAll := NewItemCheck(tc.k).CheckAll([]Item{{ID: 0, V: []float64{1, 2, 3}, B: []float64{0, 1, 0}}, tc.it, {ID: 9, V: []float64{math.NaN(), 0, 0}, B: []float64{0, 0, 0}}})
+		if !tc.fail {
+			require.NoError(t, err, "%+v", tc.it)
+			require.Equal(t, 2, n, "%+v", tc.it)
+			require.ErrorContains(t, errAll, "item 9: v_1 = NaN")
+			continue
+		}
+		require.ErrorIs(t, err, ndpp.ErrOverflow, "%+v", tc.it)
+		require.ErrorContains(t, err, "item 3: ndpp: the kernel's values overflow float64: its scale")
+		require.Equal(t, 1, n)
+		require.Equal(t, err, errAll)
+	}
+	// An item of a model that passes CheckScale passes: the bound is the
+	// model's, per item.
+	big := ndpp.Random(30, 3, 2, ndpp.RandomOptions{Diag: 2})
+	require.NoError(t, big.CheckScale())
+	all := make([]Item, big.N())
+	for i := range all {
+		all[i] = vecItem(big, i)
+	}
+	n, err := NewItemCheck(KernelOf(big)).CheckAll(all)
+	require.NoError(t, err)
+	require.Equal(t, big.N(), n)
+	for _, tc := range []struct {
+		it   Item
+		want string
+	}{
+		{Item{ID: -1, V: []float64{1, 2, 3}, B: []float64{1, 2, 3}}, "ids must be ≥ 0"},
+		{Item{ID: 2, V: []float64{1, 2}, B: []float64{1, 2, 3}}, "v has 2 entries"},
+		{Item{ID: 2, V: []float64{1, 2, 3}, B: []float64{1, 2, 3}, Delta: 1}, "without a diagonal"},
+		{Item{ID: 2, V: []float64{1, 2, 3}, B: []float64{1, 2, math.Inf(-1)}}, "b_3 = -Inf"},
+	} {
+		n, err := NewItemCheck(kern).CheckAll([]Item{{ID: 0, V: []float64{1, 2, 3}, B: []float64{0, 1, 0}}, tc.it})
+		require.Equal(t, 1, n)
+		require.ErrorContains(t, err, tc.want)
+	}
+
 	// States do not cross between model-backed and vector oracles, nor
 	// between kernels.
 	f := mustFast(t, m, 4)

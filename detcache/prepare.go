@@ -117,16 +117,21 @@ func (o *Fast) schur(c *Cand, zt float64) {
 	k := len(o.items)
 	w, p, zn, izn := c.w[:k], c.p[:k], o.znorm[:k], o.izn[:k]
 	s, mag := c.ltt, math.Abs(c.ltt)
-	var pn, w1, zp float64
+	var w1, zp float64
+	// pn = max_i ap_i: every ap_i = |p_i|·‖z_i‖ is +0, positive or a
+	// positive NaN, whose bit patterns order as the values do (a NaN
+	// above all): an integer max without branches.
+	var pnBits uint64
 	for i, wi := range w {
 		t := wi * p[i]
 		s -= t
 		mag += math.Abs(t)
 		ap := math.Abs(p[i]) * zn[i]
-		pn = max(pn, ap) // max treats NaN and ±0 as math.Max does
+		pnBits = max(pnBits, math.Float64bits(ap))
 		w1 += math.Abs(wi) * izn[i]
 		zp += ap
 	}
+	pn := math.Float64frombits(pnBits)
 	// Kernel entries carry errors up to ε·cw·‖zᵢ‖‖zⱼ‖ (cancellation between
 	// vᵢ·vⱼ and bᵢᵀCbⱼ), which reach p and q through M⁻¹ like a column of
 	// size ‖z_t‖: hence the ‖z_t‖ added to the error scales pn and qn.

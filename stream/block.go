@@ -75,17 +75,15 @@ func (l *local) observeBatch(ids []int, items []detcache.Item) error {
 			continue
 		}
 		end := min(start+blockSize, n)
-		for c := start; c < end; c++ {
-			var err error
-			if ids != nil {
-				err = l.checkID(ids[c])
-			} else {
-				err = l.checkItem(items[c])
+		if ids != nil {
+			for c := start; c < end; c++ {
+				if l.checkID(ids[c]) != nil {
+					end = c // score up to the bad item; Observe reports it
+					break
+				}
 			}
-			if err != nil {
-				end = c // score up to the bad item; Observe reports it
-				break
-			}
+		} else {
+			end = start + l.validItems(items[start:end])
 		}
 		if end == start { // the item at start is invalid: Observe says why
 			return &BatchError{Index: start, Err: l.one(ids, items, start)}

@@ -96,12 +96,13 @@ type local struct {
 	pairs    bool
 	direct   bool // Options.OracleOnly
 
-	stash   []stashEntry
-	stashed map[int]struct{} // the ids of stash's items
-	pool    []stashEntry     // free entries (Cand and buffer)
-	peak    int
-	evicted int64
-	capped  int64
+	stash     []stashEntry
+	stashed   map[int]struct{} // the ids of stash's items
+	stashMask [16]uint64       // bit id mod 1024 of every stash item
+	pool      []stashEntry     // free entries (Cand and buffer)
+	peak      int
+	evicted   int64
+	capped    int64
 
 	cur      *detcache.Cand
 	prev     int // id of the previous item of the stream, −1 before the first
@@ -162,7 +163,12 @@ func (l *local) Stats() Stats {
 	return st
 }
 
+// inStash returns item's position in the stash, or −1: O(1) for most
+// items (a mask of the stash's ids), O(|T|) for those in the stash.
 func (l *local) inStash(item int) int {
+	if h := uint(item) & 1023; l.stashMask[h>>6]&(1<<(h&63)) == 0 {
+		return -1
+	}
 	if _, ok := l.stashed[item]; !ok {
 		return -1
 	}
@@ -315,6 +321,7 @@ func (l *local) push(it detcache.Item) {
 	e.at, e.ok = 0, false
 	l.stash = append(l.stash, e)
 	l.stashed[it.ID] = struct{}{}
+	l.markStash(it.ID)
 	if l.stashCap > 0 && len(l.stash) > l.stashCap {
 		l.drop(0)
 		l.evicted++
@@ -330,6 +337,16 @@ func (l *local) drop(i int) {
 	copy(l.stash[i:], l.stash[i+1:])
 	l.stash[len(l.stash)-1] = stashEntry{}
 	l.stash = l.stash[:len(l.stash)-1]
+	l.stashMask = [16]uint64{}
+	for _, e := range l.stash {
+		l.markStash(e.item.ID)
+	}
+}
+
+// markStash sets id's bit of the stash mask.
+func (l *local) markStash(id int) {
+	h := uint(id) & 1023
+	l.stashMask[h>>6] |= 1 << (h & 63)
 }
 
 // stashSearch applies the best improving stash move while one beats α·f(S).

@@ -217,18 +217,25 @@ func (s *StreamPartition) observeBatch(ids []int, items []detcache.Item) error {
 		}
 		// The block: items before the partition's last one, valid ones only.
 		end := start
-		for end < n && end-start < blockSize+1 && !s.last(p+int64(end-start)) {
-			var err error
-			t := 0
-			if ids != nil {
-				t, err = ids[end], s.checkID(ids[end])
-			} else {
-				t, err = items[end].ID, s.checkItem(items[end])
+		if ids != nil {
+			for end < n && end-start < blockSize+1 && !s.last(p+int64(end-start)) {
+				if s.checkID(ids[end]) != nil || ids[end] == s.bestItem {
+					break
+				}
+				end++
 			}
-			if err != nil || t == s.bestItem {
-				break
+		} else {
+			lim := start
+			for lim < n && lim-start < blockSize+1 && !s.last(p+int64(lim-start)) {
+				lim++
 			}
-			end++
+			end = start + s.validItems(items[start:lim])
+			for c := start; c < end; c++ {
+				if items[c].ID == s.bestItem {
+					end = c
+					break
+				}
+			}
 		}
 		hi := max(end, start+1)
 		// Without block scoring every item of the block goes through

@@ -55,7 +55,7 @@ func (b *base) unmarshalBase(data []byte, name string) (base, []byte, *binfmt.De
 	if got := d.String("algorithm"); d.Err() == nil && got != name {
 		return base{}, nil, nil, fmt.Errorf("stream: snapshot of %q cannot restore a %q solver", got, name)
 	}
-	nb := base{o: b.o, m: b.m, kern: b.kern}
+	nb := base{o: b.o, m: b.m, kern: b.kern, ichk: b.ichk}
 	nb.k = d.Int("k", 1, b.o.Cap())
 	nb.items = d.I64()
 	nb.adds = d.I64()

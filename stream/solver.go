@@ -414,13 +414,22 @@ func (s *modelSource) Next(max int) ([]detcache.Item, error) {
 		s.items = make([]detcache.Item, n)
 	}
 	s.items = s.items[:n]
+	vRows, bRows, _, _ := s.m.Rows()
+	shared, diag := s.m.Shared(), s.m.HasDiag()
 	for c, i := range s.order[s.pos:end] {
-		v := s.buf[2*d*c : 2*d*c+d : 2*d*c+d]
-		copy(v, s.m.ItemV(i))
-		it := detcache.Item{ID: i, V: v, Delta: s.m.ItemDiag(i)}
-		if !s.m.Shared() {
-			it.B = s.buf[2*d*c+d : 2*d*(c+1) : 2*d*(c+1)]
-			copy(it.B, s.m.ItemB(i))
+		if i < 0 || i >= s.m.N() {
+			panic(fmt.Sprintf("stream: ModelSource item %d out of range [0, %d)", i, s.m.N()))
+		}
+		lo := 2 * d * c
+		row := s.buf[lo : lo+2*d : lo+2*d]
+		copy(row[:d], vRows[i*d:(i+1)*d])
+		it := detcache.Item{ID: i, V: row[:d:d]}
+		if !shared {
+			copy(row[d:], bRows[i*d:(i+1)*d])
+			it.B = row[d:]
+		}
+		if diag {
+			it.Delta = s.m.ItemDiag(i)
 		}
 		s.items[c] = it
 	}
@@ -507,6 +516,7 @@ type base struct {
 	o        detcache.Oracle
 	m        *ndpp.Model // nil for an oracle of vector items
 	kern     detcache.Kernel
+	ichk     detcache.ItemCheck // validates vector items
 	k        int
 	items    int64
 	adds     int64
@@ -528,7 +538,7 @@ func newBase(o detcache.Oracle, k int) (base, error) {
 		return base{}, err
 	}
 	o.Reset()
-	return base{o: o, m: m, kern: kern, k: k, evalBase: o.Evals()}, nil
+	return base{o: o, m: m, kern: kern, ichk: detcache.NewItemCheck(kern), k: k, evalBase: o.Evals()}, nil
 }
 
 // K returns the solution size the solver aims for.
@@ -565,13 +575,39 @@ func (b *base) checkItem(it detcache.Item) error {
 		if !it.FromModel() && (it.V != nil || it.B != nil) || it.ID < 0 || it.ID >= b.m.N() {
 			return fmt.Errorf("stream: item %d is not an item of the solver's model (use Observe, or detcache.ModelItem)", it.ID)
 		}
-	} else if err := detcache.CheckItem(b.kern, it); err != nil {
+	} else if err := b.ichk.Check(it); err != nil {
 		return fmt.Errorf("stream: %w", err)
 	}
 	if b.inS(it.ID) >= 0 {
 		return fmt.Errorf("stream: item %d is already in the solution", it.ID)
 	}
 	return nil
+}
+
+// validItems returns the number of leading items of a batch that
+// checkItem accepts (a vector solver's items): one pass of
+// detcache.ItemCheck.CheckAll, and a test of each id against a mask of S's
+// ids, O(n·d + k).
+func (b *base) validItems(items []detcache.Item) int {
+	if b.m != nil {
+		for i, it := range items {
+			if b.checkItem(it) != nil {
+				return i
+			}
+		}
+		return len(items)
+	}
+	n, _ := b.ichk.CheckAll(items)
+	var inS uint64
+	for _, it := range b.o.Items() {
+		inS |= 1 << (uint(it) & 63)
+	}
+	for i, it := range items[:n] {
+		if inS&(1<<(uint(it.ID)&63)) != 0 && b.inS(it.ID) >= 0 {
+			return i
+		}
+	}
+	return n
 }
 
 // checkID validates a model item index of a batch (model-backed solvers)

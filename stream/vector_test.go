@@ -173,6 +173,29 @@ func TestVectorItemErrors(t *testing.T) {
 	require.ErrorContains(t, err, "item 2 of the stream")
 	require.ErrorContains(t, err, "item 1 is already in the solution")
 
+	// An item whose scale would overflow the kernel's values (as
+	// Model.CheckScale refuses a model), in the middle of a batch: every
+	// algorithm, with and without block scoring, stops at it and has
+	// observed the items before it.
+	for _, oracleOnly := range []bool{false, true} {
+		for _, a := range algosOpt(DefaultAlpha, 0, oracleOnly) {
+			huge := make([]detcache.Item, 300)
+			for i := range huge {
+				huge[i] = detcache.ModelItem(m, i%m.N())
+				huge[i].V = append([]float64(nil), huge[i].V...)
+				huge[i].B = append([]float64(nil), huge[i].B...)
+				huge[i].ID = i
+			}
+			huge[201].V[1] = 1e80
+			s, err := a.mk(vectorOracle(t, "fast", m, 3), 3, len(huge))
+			require.NoError(t, err)
+			_, err = RunItems(s, SliceSource(huge), RunOptions{})
+			require.ErrorIs(t, err, ndpp.ErrOverflow, a.name)
+			require.ErrorContains(t, err, "item 201 of the stream: stream: item 201: ndpp: the kernel's values overflow float64: its scale", a.name)
+			require.Equal(t, int64(201), s.Stats().Items, a.name)
+		}
+	}
+
 	om, _ := detcache.NewFast(m, 3)
 	sm, _ := NewOnlineLSS(om, 3, Options{})
 	require.ErrorContains(t, sm.ObserveItem(items[0]), "not an item of the solver's model")

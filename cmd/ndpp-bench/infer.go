@@ -72,6 +72,7 @@ type inferFlags struct {
 	items      string // --items: a stream of vector items (PATH or -)
 	kernel     string // --kernel: the model file whose C the items share
 	format     string // --format of --items
+	readAhead  int    // --read-ahead of --items
 	nSet       bool   // --n was given explicitly
 }
 
@@ -84,6 +85,7 @@ func runInfer(e *env, args []string) error {
 	fs.StringVar(&f.items, "items", "", "read the stream of items from this file or - (stdin), as vectors: .npy (float64/float32, rows [v; b; δ]) or text (id v… b… [δ]), optionally gzip; needs --kernel; runs the online algorithms side by side in one pass")
 	fs.StringVar(&f.kernel, "kernel", "", "with --items: model file (.npz) giving the kernel's C, whether B = V and whether items carry a diagonal entry (its items are not read)")
 	fs.StringVar(&f.format, "format", "auto", "with --items: npy, text or auto (by the stream's first bytes)")
+	fs.IntVar(&f.readAhead, "read-ahead", 2, "with --items: chunks of 4096 items decoded ahead on a goroutine of their own, so that reading overlaps scoring on a second core (0: decode between the solvers' steps)")
 	fs.IntVar(&f.n, "n", 100000, "synthetic: number of items; with --items: the stream's length for stream-partition when the stream does not say (text)")
 	fs.IntVar(&f.d, "d", 10, "synthetic: rank parameter d")
 	fs.Float64Var(&f.diag, "diag", 0, "synthetic: add a diagonal δᵢ = X·e^{N(0,1)} to the kernel (0 = none; sets larger than 2d then have non-zero determinants)")
@@ -244,6 +246,9 @@ func (f *inferFlags) check() ([]string, error) {
 	}
 	if f.format != "auto" && f.items == "" {
 		return nil, usagef("--format applies to --items only")
+	}
+	if f.readAhead < 0 || f.readAhead > 1024 {
+		return nil, usagef("--read-ahead must be in [0, 1024] chunks (got %d)", f.readAhead)
 	}
 	if f.synthetic && (f.n < 1 || f.d < 1) {
 		return nil, usagef("--n and --d must be ≥ 1 (got %d, %d)", f.n, f.d)

@@ -237,10 +237,11 @@ func (f *inferFlags) runItems(e *env, algos []string) error {
 		}
 		return usagef("--k %d exceeds 2d = %d, the rank of a kernel without a diagonal (every larger set has determinant 0)", f.k, r)
 	}
-	rd, err := items.Open(br, kern, items.Options{Format: f.format})
+	rd, err := items.Open(br, kern, items.Options{Format: f.format, ReadAhead: f.readAhead})
 	if err != nil {
 		return usagef("--items %s: %v", name, err)
 	}
+	defer rd.Close()
 	n := rd.Len()
 	switch {
 	case n >= 0 && f.nSet && f.n != n:

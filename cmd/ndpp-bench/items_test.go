@@ -65,7 +65,11 @@ func TestItemsPipeEqualsSynthetic(t *testing.T) {
 			if format == "text" {
 				args = append(args, "--n", "3000") // stream-partition's n
 			}
-			for name, in := range map[string][]byte{"plain": []byte(stream), "gzip": zipped.Bytes()} {
+			for name, in := range map[string][]byte{"plain": []byte(stream), "gzip": zipped.Bytes(), "no read-ahead": []byte(stream)} {
+				args := args
+				if name == "no read-ahead" {
+					args = append(args[:len(args):len(args)], "--read-ahead", "0")
+				}
 				code, out, errs := runWith(bytes.NewReader(in), args...)
 				if code != 0 {
 					t.Fatalf("%s %s diag %s: infer --items: exit %d: %s", format, name, diag, code, errs)
@@ -115,6 +119,7 @@ func TestInferItemsErrors(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(stream), "\n")
 	bad := strings.Join(lines[:10], "\n") + "\n10 1 2 3 4 5\n"
 	nan := strings.Join(lines[:3], "\n") + "\n3 1 2 NaN 4 5 6\n"
+	huge := strings.Join(lines[:5], "\n") + "\n5 1 2 3 4 5 1e90\n" + strings.Join(lines[6:], "\n")
 	for _, tc := range []struct {
 		stdin string
 		args  []string
@@ -130,6 +135,9 @@ func TestInferItemsErrors(t *testing.T) {
 		{stream, []string{"--items", "-", "--kernel", kernel, "--algos", "online-lss", "--k", "7"}, "exceeds 2d = 6"},
 		{bad, []string{"--items", "-", "--kernel", kernel, "--algos", "online-lss", "--k", "3"}, "line 11: 6 fields; want 7"},
 		{nan, []string{"--items", "-", "--kernel", kernel, "--algos", "online-lss", "--k", "3"}, "line 4: v_3 = NaN is not finite"},
+		{nan, []string{"--items", "-", "--kernel", kernel, "--algos", "online-lss", "--k", "3", "--read-ahead", "0"}, "line 4: v_3 = NaN is not finite"},
+		{huge, []string{"--items", "-", "--kernel", kernel, "--algos", "online-lss", "--k", "3"}, "line 6: ndpp: the kernel's values overflow float64: its scale"},
+		{stream, []string{"--items", "-", "--kernel", kernel, "--algos", "online-lss", "--read-ahead", "-1"}, "--read-ahead must be in [0, 1024]"},
 		{stream, []string{"--items", filepath.Join(dir, "missing.txt"), "--kernel", kernel}, "no such file"},
 		{stream, []string{"--synthetic", "--format", "npy"}, "--format applies to --items only"},
 	} {

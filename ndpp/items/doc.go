@@ -22,10 +22,20 @@
 //
 // Either may be gzip-compressed: the reader detects it, and the format, by
 // the first bytes of the stream. A bad row — wrong length, a non-finite or
-// unparsable value, a negative δ, a truncated NPY row or bytes after the
-// last one — is an error that names the row (NPY) or line (text); nothing
-// is skipped silently. The reader holds one chunk of rows at a time:
-// memory does not grow with n.
+// unparsable value, a negative δ, values whose scale would overflow the
+// kernel's (detcache.CheckItem), a truncated NPY row or bytes after the
+// last one — is an error that names the row (NPY) or line (text), returned
+// after the valid rows before it; nothing is skipped silently. The reader
+// holds one chunk of rows at a time: memory does not grow with n.
+//
+// # Reading ahead
+//
+// With Options.ReadAhead, a goroutine of the reader's own reads,
+// decompresses, parses and validates chunks of rows ahead of the caller,
+// into a fixed pool of reused chunks (memory O(ReadAhead·Chunk·w)), so that
+// on a machine with a second core the decoding of a stream overlaps its
+// scoring. Next returns the same items and errors either way (tested);
+// Close stops the goroutine when the caller stops before the end.
 //
 // # Synthetic streams
 //

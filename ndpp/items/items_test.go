@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -130,10 +132,14 @@ func TestRoundTrip(t *testing.T) {
 					exp[i].Delta = float64(float32(exp[i].Delta))
 				}
 			}
-			for _, data := range [][]byte{buf.Bytes(), gz(t, buf.Bytes())} {
+			for i, data := range [][]byte{buf.Bytes(), gz(t, buf.Bytes()), buf.Bytes(), gz(t, buf.Bytes())} {
 				pr, pw := io.Pipe()
 				go func() { _, _ = pw.Write(data); pw.Close() }()
-				r, err := Open(pr, k, Options{})
+				ropt := Options{}
+				if i >= 2 { // read ahead, in chunks that do not divide n
+					ropt = Options{ReadAhead: i - 1, Chunk: 3 + 4*(i-2)}
+				}
+				r, err := Open(pr, k, ropt)
 				require.NoError(t, err)
 				require.Equal(t, format != FormatText, r.Format() == FormatNPY)
 				require.Equal(t, len(data) != buf.Len(), r.Gzip())
@@ -142,7 +148,9 @@ func TestRoundTrip(t *testing.T) {
 				} else {
 					require.Equal(t, len(want), r.Len())
 				}
-				require.Equal(t, exp, readAll(t, r), "%v %s", opt, format)
+				require.Equal(t, exp, readAll(t, r), "%v %s %+v", opt, format, ropt)
+				require.Equal(t, len(want), r.Read())
+				require.NoError(t, r.Close())
 			}
 		}
 	}
@@ -185,18 +193,27 @@ func TestBadRows(t *testing.T) {
 		"text id":        {k, []byte("-3 1 2 3 4\n"), `line 1: id "-3" is not an integer ≥ 0`},
 		"text comma":     {k, []byte("0, 1, 2,, 4\n"), "line 1: empty field 4"},
 		"text δ":         {kd, []byte("0 1 2 3 4 -0.5\n"), "line 1: diagonal entry δ = -0.5"},
+		"npy scale":      {k, npyBytes("(3, 4)", append(append(append([]float64{}, row...), 1e80, 0, 0, 0), row...)), "row 1: ndpp: the kernel's values overflow float64: its scale"},
+		"text scale":     {k, []byte("0 1 2 3 4\n\n1 1 2 3 1e100\n"), "line 3: ndpp: the kernel's values overflow float64: its scale"},
 	} {
-		var err error
-		r, oerr := Open(bytes.NewReader(tc.data), tc.k, Options{})
-		if oerr != nil {
-			err = oerr
-		} else {
-			for err == nil {
-				_, err = r.Next(2)
+		for _, opt := range []Options{{}, {ReadAhead: 2, Chunk: 2}} {
+			var err error
+			r, oerr := Open(bytes.NewReader(tc.data), tc.k, opt)
+			if oerr != nil {
+				err = oerr
+			} else {
+				for err == nil {
+					_, err = r.Next(2)
+				}
+				_, again := r.Next(2)
+				require.Equal(t, err, again, "%s: the error again", name)
+			}
+			require.ErrorContains(t, err, tc.want, name)
+			require.NotErrorIs(t, err, io.EOF, name)
+			if strings.Contains(name, "scale") {
+				require.ErrorIs(t, err, ndpp.ErrOverflow, name)
 			}
 		}
-		require.ErrorContains(t, err, tc.want, name)
-		require.NotErrorIs(t, err, io.EOF, name)
 	}
 	// Commas with spaces, comments and blank lines are fine; ids are the
 	// file's.
@@ -206,4 +223,110 @@ func TestBadRows(t *testing.T) {
 	require.Equal(t, []detcache.Item{{ID: 7, V: []float64{1, 2}, B: []float64{3, 4}}, {ID: 9, V: []float64{5, 6}, B: []float64{7, 8}}}, got)
 	_, err = Open(strings.NewReader(""), k, Options{Format: "csv"})
 	require.ErrorContains(t, err, `unknown format "csv"`)
+}
+
+// TestErrorMidChunk: a bad row in the middle of a chunk comes after the
+// valid rows before it, with and without read-ahead, whatever the chunk
+// sizes; nothing after it is returned.
+func TestErrorMidChunk(t *testing.T) {
+	m := ndpp.Random(40, 3, 4, ndpp.RandomOptions{})
+	k := detcache.KernelOf(m)
+	want := modelItems(m)
+	for _, format := range []string{FormatNPY, FormatText} {
+		for _, bad := range []int{0, 5, 17, 39} {
+			var buf bytes.Buffer
+			w := NewTextWriter(&buf, k)
+			if format == FormatNPY {
+				var err error
+				w, err = NewNPYWriter(&buf, k, len(want), false)
+				require.NoError(t, err)
+			}
+			require.NoError(t, w.Write(want[:bad]))
+			require.NoError(t, w.Write(want[bad:]))
+			require.NoError(t, w.Close())
+			data := buf.Bytes()
+			// Overwrite v_2 of row bad with NaN in place.
+			if format == FormatNPY {
+				off := len(data) - (len(want)-bad)*6*8 + 8
+				binary.LittleEndian.PutUint64(data[off:], math.Float64bits(math.NaN()))
+			} else {
+				lines := strings.Split(string(data), "\n")
+				f := strings.Fields(lines[bad])
+				f[2] = "NaN"
+				lines[bad] = strings.Join(f, " ")
+				data = []byte(strings.Join(lines, "\n"))
+			}
+			for _, opt := range []Options{{}, {ReadAhead: 1, Chunk: 7}, {ReadAhead: 3, Chunk: 4096}} {
+				r, err := Open(bytes.NewReader(data), k, opt)
+				require.NoError(t, err)
+				got := []detcache.Item{}
+				for step := 1; ; step++ {
+					its, err := r.Next(1 + step%5)
+					if err != nil {
+						what := "row"
+						if format == FormatText {
+							what = "line"
+						}
+						at := bad
+						if format == FormatText {
+							at = bad + 1
+						}
+						require.ErrorContains(t, err, fmt.Sprintf("%s %d: v_2 = NaN is not finite", what, at), "%s %+v", format, opt)
+						break
+					}
+					for _, it := range its {
+						got = append(got, detcache.Item{ID: it.ID, V: append([]float64(nil), it.V...), B: append([]float64(nil), it.B...)})
+					}
+				}
+				require.Equal(t, want[:bad], got, "%s bad %d %+v", format, bad, opt)
+				require.Equal(t, bad, r.Read())
+				require.NoError(t, r.Close())
+			}
+		}
+	}
+}
+
+// TestReadAheadClose: Close before the end stops the read-ahead goroutine
+// (it exits without reading the rest), and Next then returns io.EOF; the
+// reader holds at most its pool of chunks.
+func TestReadAheadClose(t *testing.T) {
+	m := ndpp.Random(1000, 2, 5, ndpp.RandomOptions{})
+	k := detcache.KernelOf(m)
+	var buf bytes.Buffer
+	w, err := NewNPYWriter(&buf, k, m.N(), false)
+	require.NoError(t, err)
+	require.NoError(t, w.Write(modelItems(m)))
+	require.NoError(t, w.Close())
+	src := &countingReader{r: bytes.NewReader(buf.Bytes())}
+	r, err := Open(src, k, Options{ReadAhead: 2, Chunk: 10})
+	require.NoError(t, err)
+	its, err := r.Next(5)
+	require.NoError(t, err)
+	require.Len(t, its, 5)
+	require.NoError(t, r.Close())
+	select {
+	case <-r.exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the read-ahead goroutine did not stop")
+	}
+	_, err = r.Next(5)
+	require.Equal(t, io.EOF, err)
+	require.NoError(t, r.Close())
+	// It stopped after at most its pool of chunks (and one bufio fill).
+	require.Less(t, src.n, buf.Len(), "read the whole stream")
+	require.Equal(t, 5, r.Read())
+}
+
+type countingReader struct {
+	r *bytes.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	if len(p) > 256 {
+		p = p[:256]
+	}
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
 }

@@ -11,6 +11,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ndpp-go/ndpp/detcache"
 	"github.com/ndpp-go/ndpp/ndpp/npz"
@@ -28,7 +29,23 @@ type Options struct {
 	// Format is FormatNPY, FormatText or FormatAuto (also ""): by the
 	// stream's first bytes, after gzip detection.
 	Format string
+	// ReadAhead > 0 decodes the stream on a goroutine of its own, up to
+	// ReadAhead chunks of Chunk rows ahead of the caller, into a pool of
+	// ReadAhead + 2 reused chunks (memory (ReadAhead + 2)·Chunk·w values
+	// and one chunk's bytes), so that
+	// reading, decompressing, parsing and validating run on another core
+	// while the caller scores. Next returns the same items and errors as
+	// without it; call Close when stopping before the end. 0: decode in
+	// Next.
+	ReadAhead int
+	// Chunk is the number of rows the read-ahead goroutine decodes at a
+	// time (0: DefaultChunk). Without ReadAhead, Next decodes as many rows
+	// as asked for.
+	Chunk int
 }
+
+// DefaultChunk is the read-ahead's chunk size in rows (Options.Chunk).
+const DefaultChunk = 4096
 
 // Width returns the number of values of an item's row for the kernel:
 // d (B = V) or 2d, plus one for a diagonal entry.
@@ -47,24 +64,45 @@ func Width(k detcache.Kernel) int {
 // implements stream.ItemSource and stream.LenSource.
 type Reader struct {
 	kern   detcache.Kernel
+	ichk   detcache.ItemCheck
 	width  int
 	format string
 	gzip   bool
-	br     *bufio.Reader
-	gz     *gzip.Reader
 	n      int // items in the stream (NPY), −1 unknown (text)
-	pos    int // items read
-	line   int // text: lines read
+	given  int // items returned by Next
 
+	// The decoder: in Next, or on the read-ahead goroutine.
+	br   *bufio.Reader
+	gz   *gzip.Reader
+	pos  int // rows decoded
+	line int // text: lines read
 	// NPY
 	size  int
 	f32   bool
 	order binary.ByteOrder
-	raw   []byte
+	raw   []byte // the bytes of the rows being decoded
 
+	cur     *chunk // the chunk Next serves from
+	off     int    // its next item
+	pending error  // the error after cur's items (io.EOF at the end)
+	done    bool   // pending is final: returned by every later Next
+
+	// Read-ahead (Options.ReadAhead > 0).
+	rows       int
+	free, full chan *chunk
+	stop       chan struct{}
+	exited     chan struct{} // closed when the goroutine has returned
+	closeOnce  sync.Once
+}
+
+// chunk is a decoded run of rows: n valid items, then err (nil, io.EOF or
+// the error of the row after them).
+type chunk struct {
 	vals  []float64
 	items []detcache.Item
-	done  bool
+	lines []int // text: the line of each item
+	n     int
+	err   error
 }
 
 var npyMagic = []byte("\x93NUMPY")
@@ -82,7 +120,10 @@ func Open(r io.Reader, k detcache.Kernel, opt Options) (*Reader, error) {
 	default:
 		return nil, fmt.Errorf("items: unknown format %q (want npy, text or auto)", opt.Format)
 	}
-	rd := &Reader{kern: k, width: Width(k), n: -1, br: bufio.NewReaderSize(r, 1<<20)}
+	if opt.ReadAhead < 0 || opt.Chunk < 0 {
+		return nil, fmt.Errorf("items: read-ahead %d, chunk %d; need ≥ 0", opt.ReadAhead, opt.Chunk)
+	}
+	rd := &Reader{kern: k, ichk: detcache.NewItemCheck(k), width: Width(k), n: -1, br: bufio.NewReaderSize(r, 1<<20)}
 	if head, _ := rd.br.Peek(2); len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
 		gz, err := gzip.NewReader(rd.br)
 		if err != nil {
@@ -104,7 +145,56 @@ func Open(r io.Reader, k detcache.Kernel, opt Options) (*Reader, error) {
 			return nil, err
 		}
 	}
+	rd.cur = &chunk{}
+	if opt.ReadAhead > 0 {
+		rd.rows = opt.Chunk
+		if rd.rows == 0 {
+			rd.rows = DefaultChunk
+		}
+		rd.startAhead(opt.ReadAhead)
+	}
 	return rd, nil
+}
+
+// startAhead starts the read-ahead goroutine with nahead chunks in flight.
+func (r *Reader) startAhead(nahead int) {
+	r.free = make(chan *chunk, nahead+2)
+	r.full = make(chan *chunk, nahead)
+	r.stop, r.exited = make(chan struct{}), make(chan struct{})
+	for range nahead + 1 { // the current chunk is the last of the pool
+		r.free <- &chunk{}
+	}
+	go func() {
+		defer close(r.exited)
+		for {
+			var ch *chunk
+			select {
+			case ch = <-r.free:
+			case <-r.stop:
+				return
+			}
+			r.decode(ch, r.rows)
+			select {
+			case r.full <- ch:
+			case <-r.stop:
+				return
+			}
+			if ch.err != nil {
+				return
+			}
+		}
+	}()
+}
+
+// Close stops the read-ahead goroutine (a read in progress on the
+// underlying reader finishes first); Next then returns io.EOF. It is a
+// no-op without read-ahead, and safe to call more than once.
+func (r *Reader) Close() error {
+	if r.stop != nil {
+		r.closeOnce.Do(func() { close(r.stop) })
+	}
+	r.pending, r.done, r.cur, r.off = io.EOF, true, &chunk{}, 0
+	return nil
 }
 
 func (r *Reader) openNPY() error {
@@ -148,47 +238,71 @@ func (r *Reader) Gzip() bool { return r.gzip }
 // −1 for text.
 func (r *Reader) Len() int { return r.n }
 
-// Read returns the number of items read so far.
-func (r *Reader) Read() int { return r.pos }
+// Read returns the number of items Next has returned so far.
+func (r *Reader) Read() int { return r.given }
 
 // Next returns the next items, at least one and at most max (≥ 1), or
 // io.EOF after the last. The items and their vectors are valid until the
-// next call.
+// next call. A bad row is an error naming it, returned after the valid
+// rows before it; every later call returns the same error.
 func (r *Reader) Next(max int) ([]detcache.Item, error) {
 	if max < 1 {
 		return nil, fmt.Errorf("items: Next(%d); need max ≥ 1", max)
 	}
-	if r.done {
-		return nil, io.EOF
-	}
-	if cap(r.vals) < max*r.width {
-		r.vals = make([]float64, max*r.width)
-		r.items = make([]detcache.Item, max)
-	}
-	var n int
-	var err error
-	if r.format == FormatNPY {
-		n, err = r.nextNPY(max)
-	} else {
-		n, err = r.nextText(max)
-	}
-	if err == io.EOF {
-		r.done = true
-		if n == 0 {
-			return nil, io.EOF
+	for r.off >= r.cur.n {
+		if r.done {
+			return nil, r.pending
 		}
-		err = nil
+		if r.pending != nil {
+			r.done = true
+			continue
+		}
+		if r.free == nil {
+			r.decode(r.cur, max)
+		} else {
+			r.free <- r.cur
+			r.cur = <-r.full
+		}
+		r.off, r.pending = 0, r.cur.err
 	}
-	if err != nil {
-		return nil, err
-	}
-	return r.items[:n], nil
+	n := min(max, r.cur.n-r.off)
+	out := r.cur.items[r.off : r.off+n]
+	r.off += n
+	r.given += n
+	return out, nil
 }
 
-// item builds item c of the chunk from its values and validates it.
-func (r *Reader) item(c, id int) (detcache.Item, error) {
+// decode reads up to max rows into ch: ch.n valid items, then ch.err.
+func (r *Reader) decode(ch *chunk, max int) {
+	if cap(ch.vals) < max*r.width {
+		ch.vals = make([]float64, max*r.width)
+		ch.items = make([]detcache.Item, max)
+	}
+	if r.format == FormatNPY {
+		ch.n, ch.err = r.nextNPY(ch, max)
+	} else {
+		ch.n, ch.err = r.nextText(ch, max)
+	}
+	// Validate the rows (a NaN, an infinity or a scale beyond the kernel's
+	// bound): the valid ones before a bad one are returned first.
+	good, err := r.ichk.CheckAll(ch.items[:ch.n])
+	if err != nil {
+		what := "row"
+		at := r.pos - ch.n + good
+		if r.format == FormatText {
+			what, at = "line", ch.lineOf(good)
+		}
+		ch.n, ch.err = good, fmt.Errorf("items: %s %d: %w", what, at, trimItem(err))
+	}
+}
+
+// lineOf returns the text line of item c of a chunk.
+func (ch *chunk) lineOf(c int) int { return ch.lines[c] }
+
+// item builds item c of the chunk from its values (validated afterwards).
+func (r *Reader) item(ch *chunk, c, id int) detcache.Item {
 	d, w := r.kern.D, r.width
-	row := r.vals[c*w : (c+1)*w : (c+1)*w]
+	row := ch.vals[c*w : (c+1)*w : (c+1)*w]
 	it := detcache.Item{ID: id, V: row[:d:d]}
 	if !r.kern.Shared {
 		it.B = row[d : 2*d : 2*d]
@@ -196,10 +310,11 @@ func (r *Reader) item(c, id int) (detcache.Item, error) {
 	if r.kern.Diag {
 		it.Delta = row[w-1]
 	}
-	return it, detcache.CheckItem(r.kern, it)
+	return it
 }
 
-func (r *Reader) nextNPY(max int) (int, error) {
+// nextNPY reads up to max rows into ch.
+func (r *Reader) nextNPY(ch *chunk, max int) (int, error) {
 	n := min(max, r.n-r.pos)
 	if n == 0 {
 		// The end of the rows: the stream must end too.
@@ -218,12 +333,22 @@ func (r *Reader) nextNPY(max int) (int, error) {
 	raw := r.raw[:need]
 	got, err := io.ReadFull(r.br, raw)
 	if err != nil {
+		full := got / rowBytes // complete rows before the failure
 		if err == io.ErrUnexpectedEOF || err == io.EOF {
-			return 0, fmt.Errorf("items: NPY data truncated in row %d of %d (%d of its %d bytes)", r.pos+got/rowBytes, r.n, got%rowBytes, rowBytes)
+			err = fmt.Errorf("items: NPY data truncated in row %d of %d (%d of its %d bytes)", r.pos+full, r.n, got%rowBytes, rowBytes)
+		} else {
+			err = fmt.Errorf("items: reading row %d: %w", r.pos+full, err)
 		}
-		return 0, fmt.Errorf("items: reading row %d: %w", r.pos+got/rowBytes, err)
+		r.decodeNPY(ch, raw[:full*rowBytes], full)
+		return full, err
 	}
-	vals := r.vals[:n*r.width]
+	r.decodeNPY(ch, raw, n)
+	return n, nil
+}
+
+// decodeNPY decodes n rows of raw into ch's items.
+func (r *Reader) decodeNPY(ch *chunk, raw []byte, n int) {
+	vals := ch.vals[:n*r.width]
 	if r.f32 {
 		for i := range vals {
 			vals[i] = float64(math.Float32frombits(r.order.Uint32(raw[4*i:])))
@@ -238,26 +363,31 @@ func (r *Reader) nextNPY(max int) (int, error) {
 		}
 	}
 	for c := 0; c < n; c++ {
-		it, err := r.item(c, r.pos+c)
-		if err != nil {
-			return 0, fmt.Errorf("items: row %d: %w", r.pos+c, trimItem(err))
-		}
-		r.items[c] = it
+		ch.items[c] = r.item(ch, c, r.pos+c)
 	}
 	r.pos += n
-	return n, nil
 }
 
-// trimItem drops CheckItem's "item N: " prefix (the row or line names it).
+// trimItem drops CheckItem's "item N: " prefix (the row or line names it),
+// keeping what err wraps.
 func trimItem(err error) error {
 	s := err.Error()
 	if strings.HasPrefix(s, "item ") {
 		if i := strings.Index(s, ": "); i > 0 {
-			return errors.New(s[i+2:])
+			return &trimmed{msg: s[i+2:], err: err}
 		}
 	}
 	return err
 }
+
+// trimmed is an error with a shorter message than the error it wraps.
+type trimmed struct {
+	msg string
+	err error
+}
+
+func (e *trimmed) Error() string { return e.msg }
+func (e *trimmed) Unwrap() error { return e.err }
 
 func (r *Reader) closeGzip() error {
 	if r.gz != nil {
@@ -268,7 +398,13 @@ func (r *Reader) closeGzip() error {
 	return io.EOF
 }
 
-func (r *Reader) nextText(max int) (int, error) {
+// nextText reads up to max lines' items into ch: the items parsed, and
+// the error of a line that cannot be parsed, after them.
+func (r *Reader) nextText(ch *chunk, max int) (int, error) {
+	if cap(ch.lines) < max {
+		ch.lines = make([]int, max)
+	}
+	ch.lines = ch.lines[:max]
 	n := 0
 	for n < max {
 		line, err := r.br.ReadSlice('\n')
@@ -281,7 +417,7 @@ func (r *Reader) nextText(max int) (int, error) {
 			line = long
 		}
 		if err != nil && err != io.EOF {
-			return 0, fmt.Errorf("items: line %d: %w", r.line+1, err)
+			return n, fmt.Errorf("items: line %d: %w", r.line+1, err)
 		}
 		if len(line) == 0 && err == io.EOF {
 			if n == 0 {
@@ -290,7 +426,7 @@ func (r *Reader) nextText(max int) (int, error) {
 			return n, nil
 		}
 		r.line++
-		if perr := r.parseLine(line, n); perr != nil {
+		if perr := r.parseLine(ch, line, n); perr != nil {
 			if perr == errSkip {
 				if err == io.EOF {
 					if n == 0 {
@@ -300,8 +436,9 @@ func (r *Reader) nextText(max int) (int, error) {
 				}
 				continue
 			}
-			return 0, fmt.Errorf("items: line %d: %w", r.line, perr)
+			return n, fmt.Errorf("items: line %d: %w", r.line, perr)
 		}
+		ch.lines[n] = r.line
 		n++
 		r.pos++
 		if err == io.EOF {
@@ -314,7 +451,7 @@ func (r *Reader) nextText(max int) (int, error) {
 var errSkip = errors.New("skip")
 
 // parseLine parses one text line into item c of the chunk.
-func (r *Reader) parseLine(line []byte, c int) error {
+func (r *Reader) parseLine(ch *chunk, line []byte, c int) error {
 	s := strings.TrimSpace(string(line))
 	if s == "" || s[0] == '#' {
 		return errSkip
@@ -338,7 +475,7 @@ func (r *Reader) parseLine(line []byte, c int) error {
 	if err != nil || id < 0 {
 		return fmt.Errorf("id %q is not an integer ≥ 0", fields[0])
 	}
-	row := r.vals[c*r.width : (c+1)*r.width]
+	row := ch.vals[c*r.width : (c+1)*r.width]
 	for i, f := range fields[1:] {
 		x, err := strconv.ParseFloat(f, 64)
 		if err != nil {
@@ -346,10 +483,6 @@ func (r *Reader) parseLine(line []byte, c int) error {
 		}
 		row[i] = x
 	}
-	it, err := r.item(c, id)
-	if err != nil {
-		return trimItem(err)
-	}
-	r.items[c] = it
+	ch.items[c] = r.item(ch, c, id)
 	return nil
 }
