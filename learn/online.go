@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ndpp-go/ndpp/blas"
+	"github.com/ndpp-go/ndpp/internal/f64"
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
@@ -425,6 +426,55 @@ func (o *Online) rowFor(id int) (int, bool) {
 	return r, true
 }
 
+// knownRow returns the row of item id if it has one.
+func (o *Online) knownRow(id int) (int, bool) {
+	if id < 0 {
+		return 0, false
+	}
+	if id < o.prefix {
+		return id, true
+	}
+	return o.rowOf.get(id)
+}
+
+// prefetchItems asks the processor to bring the state of the items of ids
+// that have rows into its caches (f64.Prefetch), ahead of the basket that
+// holds them: at large catalogues most of an item's state is in memory,
+// not in cache, and a basket's items are otherwise fetched one miss at a
+// time.
+func (o *Online) prefetchItems(ids []int) {
+	p, d := o.p, o.p.Dim
+	for _, id := range ids {
+		i, ok := o.knownRow(id)
+		if !ok || i >= p.N {
+			continue
+		}
+		r := i * d
+		f64.Prefetch(p.V[r : r+d])
+		if p.B != nil {
+			f64.Prefetch(p.B[r : r+d])
+			f64.Prefetch(o.mom.B[r : r+d])
+			f64.Prefetch(o.sq.B[r : r+d])
+		}
+		f64.Prefetch(o.mom.V[r : r+d])
+		f64.Prefetch(o.sq.V[r : r+d])
+		f64.Prefetch(o.mu[i : i+1])
+		f64.Prefetch(o.t[i : i+1])
+		if p.Theta != nil {
+			f64.Prefetch(p.Theta[i : i+1])
+			f64.Prefetch(o.phi[i : i+1])
+			f64.Prefetch(o.phiM[i : i+1])
+			f64.Prefetch(o.phiV[i : i+1])
+		}
+		if np := o.np; np != nil {
+			m := 2 * d
+			f64.Prefetch(np.kz[i*m : (i+1)*m])
+			f64.Prefetch(np.kzGen[i : i+1])
+			f64.Prefetch(o.dirty[i : i+1])
+		}
+	}
+}
+
 // setIDs rebuilds prefix and rowOf from ids.
 func (o *Online) setIDs() {
 	o.prefix = len(o.ids)
@@ -820,10 +870,11 @@ func (o *Online) Run(src BasketSource, run OnlineRun) (*Result, error) {
 		return nil
 	}
 	next := src.Next
+	var pf *prefetch
 	if run.MaxBaskets == 0 && run.TraceSource == nil {
 		// The whole source is read, and nothing else depends on how far:
 		// read it ahead on another goroutine.
-		pf := newPrefetch(src)
+		pf = newPrefetch(src)
 		defer pf.stop()
 		next = pf.next
 	}
@@ -834,6 +885,11 @@ func (o *Online) Run(src BasketSource, run OnlineRun) (*Result, error) {
 		}
 		if err != nil {
 			return nil, err
+		}
+		if pf != nil {
+			if nb := pf.peek(); nb != nil {
+				o.prefetchItems(nb)
+			}
 		}
 		if err := o.Observe(s); err != nil {
 			return nil, err
@@ -997,6 +1053,19 @@ func (pf *prefetch) next() ([]int, error) {
 	hi := pf.cur.ends[pf.i]
 	pf.i++
 	return pf.cur.items[lo:hi:hi], nil
+}
+
+// peek returns the basket next would return if it is in the chunk at
+// hand (valid until next is called twice), else nil.
+func (pf *prefetch) peek() []int {
+	if pf.cur == nil || pf.i == len(pf.cur.ends) {
+		return nil
+	}
+	lo := 0
+	if pf.i > 0 {
+		lo = pf.cur.ends[pf.i-1]
+	}
+	return pf.cur.items[lo:pf.cur.ends[pf.i]]
 }
 
 // stop ends the reading goroutine and returns when it has ended (it no

@@ -1,5 +1,7 @@
 package f64
 
+import "unsafe"
+
 // The exported kernels check their arguments (a violation is a programmer
 // error and panics with the kernel's name) and call the implementation
 // selected for the build and CPU (stubs_amd64.go, stubs_noasm.go).
@@ -137,3 +139,14 @@ func Adam(x, m, v, g []float64, c *AdamCoef) (sum float64) {
 // on it in their last bits, so tests that compare with bits written by
 // another process use it.
 func Assembly() bool { return useAsm }
+
+// Prefetch asks the processor to bring the cache lines holding x into its
+// caches, for a later access that would otherwise wait for memory. It
+// neither reads nor writes x as far as the program can tell (values and
+// faults are unaffected; the Go twin does nothing).
+func Prefetch[T any](x []T) {
+	if len(x) == 0 {
+		return
+	}
+	prefetch(unsafe.Pointer(&x[0]), uintptr(len(x))*unsafe.Sizeof(x[0]))
+}

@@ -1,6 +1,9 @@
 package f64
 
-import "math"
+import (
+	"math"
+	"unsafe"
+)
 
 // The Go twins of the assembly kernels: the same contracts and summation
 // orders, with separate multiplies and adds where the assembly fuses them
@@ -173,3 +176,7 @@ func adamGo(x, m, v, g []float64, c *AdamCoef) float64 {
 	}
 	return sum
 }
+
+// prefetchGo is prefetch of the n bytes at p: Go has no prefetch
+// instruction, so it does nothing.
+func prefetchGo(unsafe.Pointer, uintptr) {}

@@ -316,3 +316,23 @@ func TestKernelPanics(t *testing.T) {
 		{"Adam", func() { Adam(x[:3], y, y, x, &c) }},
 	})
 }
+
+func TestPrefetch(t *testing.T) {
+	// Whatever the build, Prefetch leaves the values as they were.
+	x := []float64{1, -2, math.Inf(1), math.NaN(), 5, 6, 7, 8, 9}
+	want := append([]float64(nil), x...)
+	for lo := 0; lo <= len(x); lo++ {
+		Prefetch(x[lo:])
+		Prefetch(x[lo:lo])
+	}
+	Prefetch([]float64(nil))
+	b := []bool{true, false, true}
+	Prefetch(b)
+	Prefetch(b[1:2])
+	if !b[0] || b[1] || !b[2] {
+		t.Fatalf("Prefetch changed a []bool: %v", b)
+	}
+	if !sameBits(x, want) {
+		t.Fatalf("Prefetch changed its slice: %v, want %v", x, want)
+	}
+}

@@ -2,7 +2,11 @@
 
 package f64
 
-import "golang.org/x/sys/cpu"
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
 
 // useAsm selects the assembly kernels, once, at start-up: they need AVX2
 // and FMA (cpu.X86.HasAVX2 also means the OS saves the ymm state). Without
@@ -85,4 +89,14 @@ func adam(x, m, v, g []float64, c *AdamCoef) float64 {
 		return adamAVX2(&x[0], &m[0], &v[0], &g[0], len(g), c)
 	}
 	return adamGo(x, m, v, g, c)
+}
+
+//go:noescape
+func prefetchAsm(p unsafe.Pointer, n uintptr)
+
+// prefetch needs no AVX2: PREFETCHT0 is in every amd64 CPU.
+func prefetch(p unsafe.Pointer, n uintptr) {
+	if n > 0 {
+		prefetchAsm(p, n)
+	}
 }

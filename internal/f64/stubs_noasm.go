@@ -2,6 +2,8 @@
 
 package f64
 
+import "unsafe"
+
 // This build has no assembly kernels: the Go twins run.
 
 func axpyUnitary(alpha float64, x, y []float64) { axpyUnitaryGo(alpha, x, y) }
@@ -24,3 +26,5 @@ func adam(x, m, v, g []float64, c *AdamCoef) float64 { return adamGo(x, m, v, g,
 
 // useAsm is false: this build has no assembly.
 const useAsm = false
+
+func prefetch(p unsafe.Pointer, n uintptr) { prefetchGo(p, n) }
