@@ -24,7 +24,7 @@ import (
 func TestGramShared(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, d := range []int{1, 2, 3, 5, 30, 31} {
-		for _, k := range []int{0, 1, 7, 500} {
+		for _, k := range []int{0, 1, 7, 500, gramBlock, 3*gramBlock + 5} {
 			t.Run(fmt.Sprintf("d=%d/k=%d", d, k), func(t *testing.T) {
 				m := 2 * d
 				z := make([]float64, k*m)
@@ -71,33 +71,37 @@ func TestGramShared(t *testing.T) {
 	}
 }
 
-// TestGramGroup checks each group of gramGroup against blas.Syrk's rows on
-// the pure-Go backend, and that the groups together write exactly the
-// upper triangle.
+// TestGramGroup checks each group of gramUnit against blas.Syrk's rows on
+// the pure-Go backend (Z in one block and in several), and that the groups
+// together write exactly the upper triangle, whatever the units.
 func TestGramGroup(t *testing.T) {
 	if !pureGoBLAS() {
 		t.Skip("gramGroup matches blas.Syrk on the pure-Go backend only")
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, m := range []int{4, 6, 10, 60, 62} {
-		k := 33
-		z := make([]float64, k*m)
-		for i := range z {
-			z[i] = rng.NormFloat64()
-		}
-		want := make([]float64, m*m)
-		blas.Syrk(gblas.Trans, m, k, 1, z, m, 0, want, m)
-		got := make([]float64, m*m)
-		y := make([]float64, 4*m)
-		for gi := (m+3)/4 - 1; gi >= 0; gi-- { // any order
-			gramGroup(got, z, k, m, gi, y)
-		}
-		for r := 0; r < m; r++ {
-			for s := 0; s < r; s++ {
-				want[r*m+s] = 0 // Syrk does not reference the lower triangle
+		for _, k := range []int{33, 2*gramBlock + 1} {
+			z := make([]float64, k*m)
+			for i := range z {
+				z[i] = rng.NormFloat64()
 			}
+			want := make([]float64, m*m)
+			blas.Syrk(gblas.Trans, m, k, 1, z, m, 0, want, m)
+			got := make([]float64, m*m)
+			y := make([]float64, 4*m*((m+3)/4))
+			for gi := (m+3)/4 - 1; gi >= 0; gi-- { // any order, one group a unit
+				gramUnit(got, z, k, m, gi, gi+1, y)
+			}
+			got2 := make([]float64, m*m)
+			newGramTask(z, k, m, got2).work(nil)
+			require.Equal(t, got, got2, "m = %d, k = %d: units of newGramTask", m, k)
+			for r := 0; r < m; r++ {
+				for s := 0; s < r; s++ {
+					want[r*m+s] = 0 // Syrk does not reference the lower triangle
+				}
+			}
+			require.Equal(t, want, got, "m = %d, k = %d", m, k)
 		}
-		require.Equal(t, want, got, "m = %d", m)
 	}
 }
 

@@ -14,6 +14,7 @@
 //	GemvN4       four dot products: y = A x for a 4×n A
 //	GemvT        y = Aᵀ x (x times a row-major A)
 //	GemvT4       four vectors times one A, in one pass over A
+//	GemvT4Add    the same, added to y (sums continued, for A in blocks)
 //	Adam         Adam's update of an optimiser's block, returning Σ x
 //	Prefetch     a hint to bring a slice's cache lines into the caches
 //

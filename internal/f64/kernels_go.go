@@ -86,11 +86,15 @@ func gemvTGo(a []float64, lda int, x, y []float64) {
 
 // gemvT4Go is GemvT4 for m, n ≥ 1.
 func gemvT4Go(m, n int, a []float64, lda int, x []float64, ldx, incx int, y []float64, ldy int) {
+	for v := range 4 {
+		clear(y[v*ldy : v*ldy+n])
+	}
+	gemvT4AddGo(m, n, a, lda, x, ldx, incx, y, ldy)
+}
+
+// gemvT4AddGo is GemvT4Add for m, n ≥ 1.
+func gemvT4AddGo(m, n int, a []float64, lda int, x []float64, ldx, incx int, y []float64, ldy int) {
 	y0, y1, y2, y3 := y[:n], y[ldy:ldy+n], y[2*ldy:2*ldy+n], y[3*ldy:3*ldy+n]
-	clear(y0)
-	clear(y1)
-	clear(y2)
-	clear(y3)
 	for i := range m {
 		row := a[i*lda : i*lda+n]
 		o := i * incx

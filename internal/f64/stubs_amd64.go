@@ -29,6 +29,9 @@ func gemvTAVX2(out *float64, x *float64, m *float64, rows, cols, ld int)
 func gemvT4AVX2(out *float64, ldo int, x *float64, ldx int, m *float64, rows, cols, ld, incx int)
 
 //go:noescape
+func gemvT4AddAVX2(out *float64, ldo int, x *float64, ldx int, m *float64, rows, cols, ld, incx int)
+
+//go:noescape
 func ger4AVX2(a *float64, lda int, x *float64, m int, y *float64, ldy int, n int)
 
 //go:noescape
@@ -67,6 +70,14 @@ func gemvT4(m, n int, a []float64, lda int, x []float64, ldx, incx int, y []floa
 		return
 	}
 	gemvT4Go(m, n, a, lda, x, ldx, incx, y, ldy)
+}
+
+func gemvT4Add(m, n int, a []float64, lda int, x []float64, ldx, incx int, y []float64, ldy int) {
+	if useAsm {
+		gemvT4AddAVX2(&y[0], ldy, &x[0], ldx, &a[0], m, n, lda, incx)
+		return
+	}
+	gemvT4AddGo(m, n, a, lda, x, ldx, incx, y, ldy)
 }
 
 func ger4(m, n int, x, y []float64, ldy int, a []float64, lda int) {
