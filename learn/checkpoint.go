@@ -105,9 +105,25 @@ func (o *Online) Save(w io.Writer) error {
 		return ErrDiverged
 	}
 	cp := checkpoint{Opt: o.opt, N: o.p.N, Dim: o.p.Dim, IDs: o.ids, V: o.p.V, B: o.p.B, D: o.p.D,
-		Phi: o.phi, PhiM: o.phiM, PhiV: o.phiV, Mu: o.mu, T: o.t,
-		TC: o.tc, Pos: o.pos, MomV: o.mom.V, MomB: o.mom.B, MomD: o.mom.D, SqV: o.sq.V, SqB: o.sq.B, SqD: o.sq.D,
+		Mu: o.scalars(stMu), T: o.t,
+		TC: o.tc, Pos: o.pos, MomD: o.mom.D, SqD: o.sq.D,
 		PendC: o.pendC, PendBW: o.pendBW, NormCount: o.normCount}
+	// The per-item rows of st are stored as the arrays of the format.
+	n, d := o.p.N, o.p.Dim
+	if o.p.Theta != nil {
+		cp.Phi, cp.PhiM, cp.PhiV = o.scalars(stPhi), o.scalars(stPhiM), o.scalars(stPhiV)
+	}
+	cp.MomV, cp.SqV = make([]float64, 0, n*d), make([]float64, 0, n*d)
+	if o.p.B != nil {
+		cp.MomB, cp.SqB = make([]float64, 0, n*d), make([]float64, 0, n*d)
+	}
+	for i := range n {
+		mv, sv, mb, sb := o.moments(i)
+		cp.MomV, cp.SqV = append(cp.MomV, mv...), append(cp.SqV, sv...)
+		if o.p.B != nil {
+			cp.MomB, cp.SqB = append(cp.MomB, mb...), append(cp.SqB, sb...)
+		}
+	}
 	if np := o.np; np != nil {
 		np.wait() // a job in flight finishes; its result stays pending
 		d := o.p.Dim
@@ -117,7 +133,11 @@ func (o *Online) Save(w io.Writer) error {
 		for _, i := range o.dirtyList {
 			cp.Z0 = append(cp.Z0, np.zs[i*2*d:(i+1)*2*d]...)
 		}
-		cp.Gen, cp.KZ, cp.KZGen, cp.SwapAt = np.gen, np.kz, np.kzGen, np.swapAt
+		cp.Gen, cp.KZGen, cp.SwapAt = np.gen, np.kzGen, np.swapAt
+		cp.KZ = make([]float64, 0, n*2*d)
+		for i := range n {
+			cp.KZ = append(cp.KZ, np.kzRow(i)...)
+		}
 		if np.swapAt != 0 {
 			cp.PendOK = np.job.ok
 			if np.job.ok {
@@ -386,26 +406,39 @@ func loadOnline(r io.Reader, limit int64) (*Online, error) {
 	if !cp.Opt.Shared {
 		p.B = cp.B
 	}
-	o := &Online{opt: cp.Opt, p: p, mu: cp.Mu, t: cp.T, tc: cp.TC, pos: cp.Pos,
-		mom: &Grad{V: cp.MomV, B: cp.MomB, D: cp.MomD}, sq: &Grad{V: cp.SqV, B: cp.SqB, D: cp.SqD},
-		ids: cp.IDs}
-	if cp.Opt.Shared {
-		o.mom.B, o.sq.B = nil, nil
-	}
+	o := &Online{opt: cp.Opt, p: p, t: cp.T, tc: cp.TC, pos: cp.Pos,
+		mom: &Grad{D: cp.MomD}, sq: &Grad{D: cp.SqD}, ids: cp.IDs}
 	if !cp.Opt.LowRank {
 		p.Theta = make([]float64, n)
-		o.phi, o.phiM, o.phiV = cp.Phi, cp.PhiM, cp.PhiV
 	}
 	o.setIDs()
 	o.pendC, o.pendBW, o.normCount = cp.PendC, cp.PendBW, cp.NormCount
 	o.alloc()
+	o.st = extend(o.st, n*o.stride)
+	o.setScalars(stMu, cp.Mu)
+	if p.Theta != nil {
+		o.setScalars(stPhi, cp.Phi)
+		o.setScalars(stPhiM, cp.PhiM)
+		o.setScalars(stPhiV, cp.PhiV)
+	}
+	for i := range n {
+		mv, sv, mb, sb := o.moments(i)
+		copy(mv, cp.MomV[i*d:(i+1)*d])
+		copy(sv, cp.SqV[i*d:(i+1)*d])
+		if p.B != nil {
+			copy(mb, cp.MomB[i*d:(i+1)*d])
+			copy(sb, cp.SqB[i*d:(i+1)*d])
+		}
+	}
 	if np := o.np; np != nil {
 		copy(np.nw.g, cp.Gram)
 		copy(np.k, cp.K)
 		copy(np.gc, cp.GC)
 		np.logDet, o.factored, o.lastRefresh, o.updates = cp.LogDet, cp.Factored, cp.LastRefresh, cp.Updates
 		np.gen = cp.Gen
-		copy(np.kz, cp.KZ)
+		for i := range n {
+			copy(np.kzRow(i), cp.KZ[i*2*d:(i+1)*2*d])
+		}
 		copy(np.kzGen, cp.KZGen)
 		np.swapAt = cp.SwapAt
 		if cp.SwapAt != 0 {

@@ -239,28 +239,33 @@ func (o OnlineOptions) validate() error {
 type Online struct {
 	opt OnlineOptions
 	p   *Params
-	mu  []float64 // occurrences so far
-	t   []int64   // per-item Adam step counts (lazy: advanced only when touched)
+	t   []int64 // per-item Adam step counts (lazy: advanced only when touched)
 	// ids[r] is the item id of row r. The first prefix rows hold ids equal
 	// to the row (at least the N reserved ones); rowOf maps the ids of the
 	// others.
 	ids    []int
 	prefix int
 	rowOf  rowIndex
-	// With a diagonal: φ (the learned corrections of δᵢ = rᵢ(t)·exp(φᵢ))
-	// and their Adam moments; p.Theta holds log δᵢ of the rows of the
-	// basket being learned from (refreshed for all rows by Params and
-	// Model).
-	phi, phiM, phiV []float64
-	rows            []int // the current basket's rows
-	tc              int64 // step count of D
-	pos             int64 // baskets consumed
-	mom             *Grad // first moments (Adam)
-	sq              *Grad // second moments (Adam)
-	ss              stepScratch
-	c               []float64
-	w               basketWork
-	np              *normPipe // NormExact only
+	// p.Theta holds log δᵢ of the rows of the basket being learned from
+	// (refreshed for all rows by Params and Model).
+	rows []int // the current basket's rows
+	tc   int64 // step count of D
+	pos  int64 // baskets consumed
+	mom  *Grad // first and second moments of D (Adam)
+	sq   *Grad
+	// st holds each item's counts, optimiser state and cached normaliser
+	// gradient in one row of stride floats (itemRow), so that a basket's
+	// item costs a few cache lines of one row instead of lines of as many
+	// arrays: μᵢ, the occurrences so far; with a diagonal φᵢ (the learned
+	// correction of δᵢ = rᵢ(t)·exp(φᵢ)) and its Adam moments (zero
+	// without); Adam's first and second moments of vᵢ, then of bᵢ (without
+	// B = V); then, for the exact normaliser, K zᵢ (normPipe.kzRow).
+	st     []float64
+	stride int
+	ss     stepScratch
+	c      []float64
+	w      basketWork
+	np     *normPipe // NormExact only
 	// factored reports that np holds a factorisation (it is redone every
 	// FactorEvery baskets, counted by position so that resuming from a
 	// checkpoint refactors at the same steps).
@@ -306,6 +311,15 @@ func NewOnline(opt OnlineOptions) (*Online, error) {
 
 func (o *Online) alloc() {
 	d := o.p.Dim
+	if o.stride == 0 {
+		o.stride = stScalars + 2*d
+		if o.p.B != nil {
+			o.stride += 2 * d
+		}
+		if o.opt.Normalizer == NormExact {
+			o.stride += 2 * d // K zᵢ
+		}
+	}
 	o.c = o.p.CInto(o.c)
 	if o.mom == nil {
 		o.mom, o.sq = &Grad{D: make([]float64, d*d)}, &Grad{D: make([]float64, d*d)}
@@ -315,6 +329,7 @@ func (o *Online) alloc() {
 	}
 	if o.opt.Normalizer == NormExact && o.np == nil {
 		o.np = newNormPipe(d, o.opt.lag())
+		o.np.st, o.np.stride, o.np.kzOff = &o.st, o.stride, o.stride-2*d
 		o.np.setColumns(o.p)
 		o.dirty = make([]bool, o.p.N)
 	}
@@ -354,16 +369,11 @@ func (o *Online) growIDs(n int, ids []int) {
 		}
 		o.p.Theta = extend(o.p.Theta, k)
 		o.p.N = n
-		o.phi, o.phiM, o.phiV = extend(o.phi, k), extend(o.phiM, k), extend(o.phiV, k)
 	} else {
 		o.p.growIDs(old, o.ids[old:n], o.opt.Seed, o.opt.Init)
 	}
-	o.mu = extend(o.mu, k)
 	o.t = extend(o.t, k)
-	o.mom.V, o.sq.V = extend(o.mom.V, extra), extend(o.sq.V, extra)
-	if o.p.B != nil {
-		o.mom.B, o.sq.B = extend(o.mom.B, extra), extend(o.sq.B, extra)
-	}
+	o.st = extend(o.st, k*o.stride)
 	if o.np != nil {
 		// New columns enter G at the next snapshot, as changed ones do:
 		// the job in flight keeps G and its rows of zs.
@@ -426,6 +436,54 @@ func (o *Online) rowFor(id int) (int, bool) {
 	return r, true
 }
 
+// itemRow returns row i of st (see Online.st).
+func (o *Online) itemRow(i int) []float64 {
+	return o.st[i*o.stride : (i+1)*o.stride : (i+1)*o.stride]
+}
+
+// moments returns item i's Adam moments of vᵢ and of bᵢ (nil for B = V)
+// in st.
+func (o *Online) moments(i int) (mv, sv, mb, sb []float64) {
+	d, row := o.p.Dim, o.itemRow(i)
+	row = row[stScalars:]
+	mv, sv = row[:d:d], row[d:2*d:2*d]
+	if o.p.B != nil {
+		mb, sb = row[2*d:3*d:3*d], row[3*d:4*d:4*d]
+	}
+	return mv, sv, mb, sb
+}
+
+// The scalars at the start of an item's row of st.
+const (
+	stMu      = iota // μᵢ
+	stPhi            // φᵢ
+	stPhiM           // φᵢ's Adam moments
+	stPhiV           //
+	stScalars        // their number
+)
+
+// mu returns μᵢ, the occurrences of row i so far.
+func (o *Online) mu(i int) float64 { return o.st[i*o.stride+stMu] }
+
+// phi returns φᵢ of row i (0 without a diagonal).
+func (o *Online) phi(i int) float64 { return o.st[i*o.stride+stPhi] }
+
+// scalars returns the scalar at offset off (stMu, …) of every row.
+func (o *Online) scalars(off int) []float64 {
+	out := make([]float64, o.p.N)
+	for i := range out {
+		out[i] = o.st[i*o.stride+off]
+	}
+	return out
+}
+
+// setScalars sets the scalar at offset off of every row from x.
+func (o *Online) setScalars(off int, x []float64) {
+	for i, v := range x {
+		o.st[i*o.stride+off] = v
+	}
+}
+
 // knownRow returns the row of item id if it has one.
 func (o *Online) knownRow(id int) (int, bool) {
 	if id < 0 {
@@ -453,22 +511,13 @@ func (o *Online) prefetchItems(ids []int) {
 		f64.Prefetch(p.V[r : r+d])
 		if p.B != nil {
 			f64.Prefetch(p.B[r : r+d])
-			f64.Prefetch(o.mom.B[r : r+d])
-			f64.Prefetch(o.sq.B[r : r+d])
 		}
-		f64.Prefetch(o.mom.V[r : r+d])
-		f64.Prefetch(o.sq.V[r : r+d])
-		f64.Prefetch(o.mu[i : i+1])
+		f64.Prefetch(o.itemRow(i))
 		f64.Prefetch(o.t[i : i+1])
 		if p.Theta != nil {
 			f64.Prefetch(p.Theta[i : i+1])
-			f64.Prefetch(o.phi[i : i+1])
-			f64.Prefetch(o.phiM[i : i+1])
-			f64.Prefetch(o.phiV[i : i+1])
 		}
 		if np := o.np; np != nil {
-			m := 2 * d
-			f64.Prefetch(np.kz[i*m : (i+1)*m])
 			f64.Prefetch(np.kzGen[i : i+1])
 			f64.Prefetch(o.dirty[i : i+1])
 		}
@@ -531,13 +580,14 @@ func (x *rowIndex) set(id, r int) {
 // position.
 func (o *Online) odds(i int) float64 {
 	t := float64(o.pos)
-	return (o.mu[i] + 1) / (t - o.mu[i] + 1)
+	mu := o.mu(i)
+	return (mu + 1) / (t - mu + 1)
 }
 
 // setTheta writes log δᵢ = log rᵢ(t) + φᵢ into p.Theta for rows.
 func (o *Online) setTheta(rows []int) {
 	for _, i := range rows {
-		o.p.Theta[i] = math.Log(o.odds(i)) + o.phi[i]
+		o.p.Theta[i] = math.Log(o.odds(i)) + o.phi(i)
 	}
 }
 
@@ -547,7 +597,7 @@ func (o *Online) refreshTheta() {
 		return
 	}
 	for i := range o.p.Theta {
-		o.p.Theta[i] = math.Log(o.odds(i)) + o.phi[i]
+		o.p.Theta[i] = math.Log(o.odds(i)) + o.phi(i)
 	}
 }
 
@@ -559,7 +609,7 @@ func (o *Online) firstSight(i int) {
 	p, d := o.p, o.p.Dim
 	drawRows(p.V[i*d:(i+1)*d], p.B, i, o.ids[i], o.opt.Seed, o.opt.Init)
 	if sh := o.opt.Init.Share; sh > 0 {
-		delta := o.odds(i) * math.Exp(o.phi[i])
+		delta := o.odds(i) * math.Exp(o.phi(i))
 		f := math.Sqrt(sh*delta/float64(d)) / o.opt.Init.Scale
 		scaleVec(f, p.V[i*d:(i+1)*d])
 		if p.B != nil {
@@ -601,7 +651,7 @@ func (o *Online) Independent(n int) (*ndpp.Model, error) {
 		if id >= n {
 			return nil, fmt.Errorf("learn: Independent(%d): item ids up to %d were seen", n, slices.Max(o.ids))
 		}
-		counts[id] = o.mu[r]
+		counts[id] = o.mu(r)
 	}
 	return independentModel(counts, float64(o.pos))
 }
@@ -644,7 +694,7 @@ func (o *Online) paramsOver(n int) *Params {
 		}
 	}
 	for r, id := range o.ids {
-		if o.mu[r] == 0 && src.Theta != nil {
+		if o.mu(r) == 0 && src.Theta != nil {
 			continue // reserved (N) but never seen: as unseen
 		}
 		copy(p.V[id*d:(id+1)*d], src.V[r*d:(r+1)*d])
@@ -728,13 +778,13 @@ func (o *Online) Observe(basket []int) error {
 func (o *Online) beginBasket(rows []int) {
 	o.pos++
 	for _, i := range rows {
-		o.mu[i]++
+		o.st[i*o.stride+stMu]++
 	}
 	if o.p.Theta == nil {
 		return
 	}
 	for _, i := range rows {
-		if o.mu[i] == 1 {
+		if o.mu(i) == 1 {
 			o.firstSight(i)
 			if o.np != nil {
 				o.markDirty(i)

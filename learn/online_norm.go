@@ -99,9 +99,13 @@ type normPipe struct {
 	// Active: the result in effect.
 	k, gc  []float64
 	logDet float64
-	gen    int64     // results taken into effect so far
-	kz     []float64 // n×2d: K zᵢ of the active K, valid where kzGen[i] == gen
-	kzGen  []int64
+	gen    int64 // results taken into effect so far
+	// K zᵢ of the active K, valid where kzGen[i] == gen: 2d floats at
+	// kzOff in row i (of stride floats) of the learner's per-item state
+	// *st (Online.st).
+	st            *[]float64
+	stride, kzOff int
+	kzGen         []int64
 	// Scratch of kzBatch: up to four zᵢ and their K zᵢ, and the items.
 	zq, kzq []float64
 	qi      [4]int
@@ -260,7 +264,6 @@ func newNormPipe(d, lag int) *normPipe {
 func (np *normPipe) grow(n int) {
 	m := 2 * np.d
 	if old := len(np.kzGen); n > old {
-		np.kz = extend(np.kz, (n-old)*m)
 		np.kzGen = extend(np.kzGen, n-old)
 		if cap(np.zs) < n*m {
 			np.wait() // the job writes rows of the array it was given
@@ -386,9 +389,15 @@ func (np *normPipe) kzBatch(nq int) {
 		}
 	}
 	for q, i := range np.qi[:nq] {
-		copy(np.kz[i*m:(i+1)*m], np.kzq[q*m:(q+1)*m])
+		copy(np.kzRow(i), np.kzq[q*m:(q+1)*m])
 		np.kzGen[i] = np.gen
 	}
+}
+
+// kzRow returns item i's K zᵢ (2d floats in the learner's per-item state).
+func (np *normPipe) kzRow(i int) []float64 {
+	r := i*np.stride + np.kzOff
+	return (*np.st)[r : r+2*np.d : r+2*np.d]
 }
 
 // gramFrom recomputes G = ZᵀZ from the n×2d row-major Z: the backend's
@@ -577,7 +586,7 @@ func resize(s []float64, n int) []float64 {
 }
 
 // prepareKZ makes K zᵢ of the active factorisation current for the basket's
-// items (normPipe.kz), computing those the active result has none of yet
+// items (normPipe.kzRow), computing those the active result has none of yet
 // from their zᵢ now, up to four per pass over K.
 func (o *Online) prepareKZ(basket []int) {
 	nq := 0

@@ -121,7 +121,7 @@ func TestOnlineSGDStepIsTheGradient(t *testing.T) {
 		for _, s := range [][]int{{0, 1}, {1}, {2, 1, 5}} {
 			require.NoError(t, o.Observe(s))
 		}
-		mu := append([]float64(nil), o.mu...)
+		mu := o.scalars(stMu)
 		basket := []int{1, 4, 2}
 		for _, i := range basket {
 			mu[i]++
@@ -137,7 +137,7 @@ func TestOnlineSGDStepIsTheGradient(t *testing.T) {
 		before := at.p.Clone()
 		var phi0 []float64
 		if diag {
-			phi0 = slices.Clone(at.phi)
+			phi0 = at.scalars(stPhi)
 		}
 		require.NoError(t, o.Observe(basket))
 		after := o.p.Clone()
@@ -197,7 +197,7 @@ func TestOnlineSGDStepIsTheGradient(t *testing.T) {
 				if slices.Contains(basket, i) {
 					want = deriv(before.Theta, i, local) + pos/mu[i]*deriv(before.Theta, i, full)
 				}
-				got := (o.phi[i] - phi0[i]) / diagLR
+				got := (o.phi(i) - phi0[i]) / diagLR
 				maxErr = math.Max(maxErr, math.Abs(got-want))
 				scale = math.Max(scale, math.Abs(want))
 			}
@@ -458,7 +458,7 @@ func TestOnlinePipelineTakesSnapshotFactorisation(t *testing.T) {
 					if o.np.kzGen[i] != o.np.gen {
 						continue
 					}
-					got := o.np.kz[i*m : (i+1)*m]
+					got := o.np.kzRow(i)
 					// Computed when the item first occurred since the
 					// result took effect, from its column then.
 					match := false
