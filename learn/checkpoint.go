@@ -105,7 +105,7 @@ func (o *Online) Save(w io.Writer) error {
 		return ErrDiverged
 	}
 	cp := checkpoint{Opt: o.opt, N: o.p.N, Dim: o.p.Dim, IDs: o.ids, V: o.p.V, B: o.p.B, D: o.p.D,
-		Mu: o.scalars(stMu), T: o.t,
+		Mu: o.scalars(stMu), T: o.counts(stT),
 		TC: o.tc, Pos: o.pos, MomD: o.mom.D, SqD: o.sq.D,
 		PendC: o.pendC, PendBW: o.pendBW, NormCount: o.normCount}
 	// The per-item rows of st are stored as the arrays of the format.
@@ -133,7 +133,7 @@ func (o *Online) Save(w io.Writer) error {
 		for _, i := range o.dirtyList {
 			cp.Z0 = append(cp.Z0, np.zs[i*2*d:(i+1)*2*d]...)
 		}
-		cp.Gen, cp.KZGen, cp.SwapAt = np.gen, np.kzGen, np.swapAt
+		cp.Gen, cp.KZGen, cp.SwapAt = np.gen, o.counts(stKZGen), np.swapAt
 		cp.KZ = make([]float64, 0, n*2*d)
 		for i := range n {
 			cp.KZ = append(cp.KZ, np.kzRow(i)...)
@@ -341,6 +341,13 @@ func (cp *checkpoint) check() error {
 	if len(cp.T) != n || len(cp.IDs) != n || len(cp.PendBW)%(2*d) != 0 || cp.NormCount < 0 || cp.Pos < 0 || cp.TC < 0 || cp.Updates < 0 {
 		return fmt.Errorf("counts do not match n = %d, d = %d", n, d)
 	}
+	for _, t := range cp.T {
+		// A step count is at most the baskets consumed (the learner holds
+		// it exactly in a float64).
+		if t < 0 || t > cp.Pos {
+			return fmt.Errorf("step count %d at position %d", t, cp.Pos)
+		}
+	}
 	seenID := make(map[int]bool, n)
 	for r, id := range cp.IDs {
 		if seenID[id] || (r < cp.Opt.N && id != r) {
@@ -406,7 +413,7 @@ func loadOnline(r io.Reader, limit int64) (*Online, error) {
 	if !cp.Opt.Shared {
 		p.B = cp.B
 	}
-	o := &Online{opt: cp.Opt, p: p, t: cp.T, tc: cp.TC, pos: cp.Pos,
+	o := &Online{opt: cp.Opt, p: p, tc: cp.TC, pos: cp.Pos,
 		mom: &Grad{D: cp.MomD}, sq: &Grad{D: cp.SqD}, ids: cp.IDs}
 	if !cp.Opt.LowRank {
 		p.Theta = make([]float64, n)
@@ -416,6 +423,7 @@ func loadOnline(r io.Reader, limit int64) (*Online, error) {
 	o.alloc()
 	o.st = extend(o.st, n*o.stride)
 	o.setScalars(stMu, cp.Mu)
+	o.setCounts(stT, cp.T)
 	if p.Theta != nil {
 		o.setScalars(stPhi, cp.Phi)
 		o.setScalars(stPhiM, cp.PhiM)
@@ -439,7 +447,7 @@ func loadOnline(r io.Reader, limit int64) (*Online, error) {
 		for i := range n {
 			copy(np.kzRow(i), cp.KZ[i*2*d:(i+1)*2*d])
 		}
-		copy(np.kzGen, cp.KZGen)
+		o.setCounts(stKZGen, cp.KZGen)
 		np.swapAt = cp.SwapAt
 		if cp.SwapAt != 0 {
 			np.job.ok = cp.PendOK
@@ -451,7 +459,7 @@ func loadOnline(r io.Reader, limit int64) (*Online, error) {
 		}
 		m := 2 * d
 		for t, i := range cp.Dirty {
-			o.dirty[i] = true
+			o.itemRow(i)[stDirty] = 1
 			o.dirtyList = append(o.dirtyList, i)
 			copy(np.zs[i*m:(i+1)*m], cp.Z0[t*m:(t+1)*m])
 		}

@@ -239,7 +239,6 @@ func (o OnlineOptions) validate() error {
 type Online struct {
 	opt OnlineOptions
 	p   *Params
-	t   []int64 // per-item Adam step counts (lazy: advanced only when touched)
 	// ids[r] is the item id of row r. The first prefix rows hold ids equal
 	// to the row (at least the N reserved ones); rowOf maps the ids of the
 	// others.
@@ -256,9 +255,9 @@ type Online struct {
 	// st holds each item's counts, optimiser state and cached normaliser
 	// gradient in one row of stride floats (itemRow), so that a basket's
 	// item costs a few cache lines of one row instead of lines of as many
-	// arrays: μᵢ, the occurrences so far; with a diagonal φᵢ (the learned
-	// correction of δᵢ = rᵢ(t)·exp(φᵢ)) and its Adam moments (zero
-	// without); Adam's first and second moments of vᵢ, then of bᵢ (without
+	// arrays: the scalars stMu… (μᵢ, the occurrences so far; with a
+	// diagonal φᵢ, the learned correction of δᵢ = rᵢ(t)·exp(φᵢ), and its
+	// Adam moments; Adam's step count; …); Adam's first and second moments of vᵢ, then of bᵢ (without
 	// B = V); then, for the exact normaliser, K zᵢ (normPipe.kzRow).
 	st     []float64
 	stride int
@@ -271,8 +270,7 @@ type Online struct {
 	// checkpoint refactors at the same steps).
 	factored bool
 	// Columns changed since the last snapshot (their values then are
-	// np.zs's rows).
-	dirty       []bool
+	// np.zs's rows; marked at stDirty in st).
 	dirtyList   []int
 	lastRefresh int64     // position of the last full Gram recomputation
 	updates     int64     // column updates of G since then
@@ -331,7 +329,6 @@ func (o *Online) alloc() {
 		o.np = newNormPipe(d, o.opt.lag())
 		o.np.st, o.np.stride, o.np.kzOff = &o.st, o.stride, o.stride-2*d
 		o.np.setColumns(o.p)
-		o.dirty = make([]bool, o.p.N)
 	}
 }
 
@@ -372,13 +369,11 @@ func (o *Online) growIDs(n int, ids []int) {
 	} else {
 		o.p.growIDs(old, o.ids[old:n], o.opt.Seed, o.opt.Init)
 	}
-	o.t = extend(o.t, k)
 	o.st = extend(o.st, k*o.stride)
 	if o.np != nil {
 		// New columns enter G at the next snapshot, as changed ones do:
 		// the job in flight keeps G and its rows of zs.
 		o.np.grow(n)
-		o.dirty = extend(o.dirty, k)
 		if o.p.Theta == nil { // drawn now (with a diagonal: at first sight)
 			for i := old; i < n; i++ {
 				o.markDirty(i)
@@ -453,12 +448,16 @@ func (o *Online) moments(i int) (mv, sv, mb, sb []float64) {
 	return mv, sv, mb, sb
 }
 
-// The scalars at the start of an item's row of st.
+// The scalars at the start of an item's row of st (counts are exact in
+// float64 up to 2⁵³).
 const (
 	stMu      = iota // μᵢ
 	stPhi            // φᵢ
 	stPhiM           // φᵢ's Adam moments
 	stPhiV           //
+	stT              // Adam's step count of the item (advanced only when touched)
+	stKZGen          // the normaliser result K zᵢ is of (normPipe.gen)
+	stDirty          // 1 if the column changed since the last snapshot, else 0
 	stScalars        // their number
 )
 
@@ -475,6 +474,22 @@ func (o *Online) scalars(off int) []float64 {
 		out[i] = o.st[i*o.stride+off]
 	}
 	return out
+}
+
+// counts returns the count at offset off (stT or stKZGen) of every row.
+func (o *Online) counts(off int) []int64 {
+	out := make([]int64, o.p.N)
+	for i := range out {
+		out[i] = int64(o.st[i*o.stride+off])
+	}
+	return out
+}
+
+// setCounts sets the count at offset off of every row from x.
+func (o *Online) setCounts(off int, x []int64) {
+	for i, v := range x {
+		o.st[i*o.stride+off] = float64(v)
+	}
 }
 
 // setScalars sets the scalar at offset off of every row from x.
@@ -513,13 +528,10 @@ func (o *Online) prefetchItems(ids []int) {
 			f64.Prefetch(p.B[r : r+d])
 		}
 		f64.Prefetch(o.itemRow(i))
-		f64.Prefetch(o.t[i : i+1])
 		if p.Theta != nil {
 			f64.Prefetch(p.Theta[i : i+1])
 		}
 		if np := o.np; np != nil {
-			f64.Prefetch(np.kzGen[i : i+1])
-			f64.Prefetch(o.dirty[i : i+1])
 		}
 	}
 }
@@ -804,8 +816,8 @@ func (o *Online) quiesce() {
 
 // markDirty records that item i's column changes, for the next snapshot.
 func (o *Online) markDirty(i int) {
-	if !o.dirty[i] {
-		o.dirty[i] = true
+	if r := o.itemRow(i); r[stDirty] == 0 {
+		r[stDirty] = 1
 		o.dirtyList = append(o.dirtyList, i)
 	}
 }

@@ -100,12 +100,12 @@ type normPipe struct {
 	k, gc  []float64
 	logDet float64
 	gen    int64 // results taken into effect so far
-	// K zᵢ of the active K, valid where kzGen[i] == gen: 2d floats at
-	// kzOff in row i (of stride floats) of the learner's per-item state
-	// *st (Online.st).
+	// K zᵢ of the active K, valid where the row's stKZGen is gen: 2d
+	// floats at kzOff in row i (of stride floats) of the learner's
+	// per-item state *st (Online.st), for n items.
 	st            *[]float64
 	stride, kzOff int
-	kzGen         []int64
+	n             int
 	// Scratch of kzBatch: up to four zᵢ and their K zᵢ, and the items.
 	zq, kzq []float64
 	qi      [4]int
@@ -263,8 +263,8 @@ func newNormPipe(d, lag int) *normPipe {
 // then the job is waited for first (amortised over doublings).
 func (np *normPipe) grow(n int) {
 	m := 2 * np.d
-	if old := len(np.kzGen); n > old {
-		np.kzGen = extend(np.kzGen, n-old)
+	if n > np.n {
+		np.n = n
 		if cap(np.zs) < n*m {
 			np.wait() // the job writes rows of the array it was given
 			zs := make([]float64, len(np.zs), max(n*m, 2*cap(np.zs)))
@@ -390,8 +390,13 @@ func (np *normPipe) kzBatch(nq int) {
 	}
 	for q, i := range np.qi[:nq] {
 		copy(np.kzRow(i), np.kzq[q*m:(q+1)*m])
-		np.kzGen[i] = np.gen
+		(*np.st)[i*np.stride+stKZGen] = float64(np.gen)
 	}
+}
+
+// kzCurrent reports whether item i's K zᵢ is of the active K.
+func (np *normPipe) kzCurrent(i int) bool {
+	return (*np.st)[i*np.stride+stKZGen] == float64(np.gen)
 }
 
 // kzRow returns item i's K zᵢ (2d floats in the learner's per-item state).
@@ -533,7 +538,7 @@ func (o *Online) snapshot() {
 	j := &np.job
 	j.items = append(j.items[:0], o.dirtyList...)
 	for _, i := range j.items {
-		o.dirty[i] = false
+		o.itemRow(i)[stDirty] = 0
 	}
 	o.dirtyList = o.dirtyList[:0]
 	j.c = append(j.c[:0], o.c...)
@@ -558,7 +563,7 @@ func (o *Online) snapshot() {
 func (o *Online) snapshotAll() {
 	np, j := o.np, &o.np.job
 	for _, i := range o.dirtyList {
-		o.dirty[i] = false
+		o.itemRow(i)[stDirty] = 0
 	}
 	o.dirtyList = o.dirtyList[:0]
 	for i := 0; i < o.p.N; i++ {
@@ -601,7 +606,7 @@ func (o *Online) prepareKZ(basket []int) {
 // queued.
 func (o *Online) queueKZ(i, nq int) int {
 	np := o.np
-	if np.kzGen[i] == np.gen {
+	if np.kzCurrent(i) {
 		return nq
 	}
 	m := 2 * np.d

@@ -214,7 +214,9 @@ func (o *Online) stepItems(basket []int) bool {
 		if o.np != nil {
 			o.markDirty(i)
 		}
-		o.t[i]++
+		row := o.itemRow(i)
+		row[stT]++
+		t := int64(row[stT])
 		var sum float64
 		if o.opt.Optimizer == SGD {
 			sum = sgdApply(vi, gv, o.opt.LR)
@@ -222,7 +224,7 @@ func (o *Online) stepItems(basket []int) bool {
 				sum += sgdApply(bi, gb, o.opt.LR)
 			}
 		} else {
-			st, eps := o.adamCoef(o.t[i])
+			st, eps := o.adamCoef(t)
 			if diag && o.opt.RateScale > 0 {
 				// Adam's steps do not shrink with the gradient: scale the
 				// item's by its rate, min(1, √(δᵢ/RateScale)).
@@ -260,7 +262,7 @@ func (o *Online) stepPhi(q, i int) bool {
 	if o.opt.Optimizer == SGD {
 		sc[stPhi] += lr * g
 	} else {
-		st, eps := coefLookup(&o.coefPhi, lr, o.t[i])
+		st, eps := coefLookup(&o.coefPhi, lr, int64(sc[stT]))
 		m := float64(adamBeta1*sc[stPhiM]) + float64((1-adamBeta1)*g)
 		v := float64(adamBeta2*sc[stPhiV]) + float64((1-adamBeta2)*g*g)
 		sc[stPhiM], sc[stPhiV] = m, v

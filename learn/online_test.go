@@ -455,7 +455,7 @@ func TestOnlinePipelineTakesSnapshotFactorisation(t *testing.T) {
 				require.InDelta(t, want, o.np.logDet, normLogTol*math.Max(1, math.Abs(want)), "basket %d", pos)
 				z, kz := make([]float64, m), make([]float64, m)
 				for i := 0; i < tc.n; i++ {
-					if o.np.kzGen[i] != o.np.gen {
+					if !o.np.kzCurrent(i) {
 						continue
 					}
 					got := o.np.kzRow(i)
