@@ -421,7 +421,7 @@ func loadOnline(r io.Reader, limit int64) (*Online, error) {
 	o.setIDs()
 	o.pendC, o.pendBW, o.normCount = cp.PendC, cp.PendBW, cp.NormCount
 	o.alloc()
-	o.st = extend(o.st, n*o.stride)
+	o.st.grow(n)
 	o.setScalars(stMu, cp.Mu)
 	o.setCounts(stT, cp.T)
 	if p.Theta != nil {

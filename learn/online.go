@@ -253,18 +253,17 @@ type Online struct {
 	mom  *Grad // first and second moments of D (Adam)
 	sq   *Grad
 	// st holds each item's counts, optimiser state and cached normaliser
-	// gradient in one row of stride floats (itemRow), so that a basket's
+	// gradient in one row of st.stride floats (itemRow), so that a basket's
 	// item costs a few cache lines of one row instead of lines of as many
 	// arrays: the scalars stMu… (μᵢ, the occurrences so far; with a
 	// diagonal φᵢ, the learned correction of δᵢ = rᵢ(t)·exp(φᵢ), and its
 	// Adam moments; Adam's step count; …); Adam's first and second moments of vᵢ, then of bᵢ (without
 	// B = V); then, for the exact normaliser, K zᵢ (normPipe.kzRow).
-	st     []float64
-	stride int
-	ss     stepScratch
-	c      []float64
-	w      basketWork
-	np     *normPipe // NormExact only
+	st itemRows
+	ss stepScratch
+	c  []float64
+	w  basketWork
+	np *normPipe // NormExact only
 	// factored reports that np holds a factorisation (it is redone every
 	// FactorEvery baskets, counted by position so that resuming from a
 	// checkpoint refactors at the same steps).
@@ -309,13 +308,13 @@ func NewOnline(opt OnlineOptions) (*Online, error) {
 
 func (o *Online) alloc() {
 	d := o.p.Dim
-	if o.stride == 0 {
-		o.stride = stScalars + 2*d
+	if o.st.stride == 0 {
+		o.st.stride = stScalars + 2*d
 		if o.p.B != nil {
-			o.stride += 2 * d
+			o.st.stride += 2 * d
 		}
 		if o.opt.Normalizer == NormExact {
-			o.stride += 2 * d // K zᵢ
+			o.st.stride += 2 * d // K zᵢ
 		}
 	}
 	o.c = o.p.CInto(o.c)
@@ -327,7 +326,7 @@ func (o *Online) alloc() {
 	}
 	if o.opt.Normalizer == NormExact && o.np == nil {
 		o.np = newNormPipe(d, o.opt.lag())
-		o.np.st, o.np.stride, o.np.kzOff = &o.st, o.stride, o.stride-2*d
+		o.np.st, o.np.kzOff = &o.st, o.st.stride-2*d
 		o.np.setColumns(o.p)
 	}
 }
@@ -369,7 +368,7 @@ func (o *Online) growIDs(n int, ids []int) {
 	} else {
 		o.p.growIDs(old, o.ids[old:n], o.opt.Seed, o.opt.Init)
 	}
-	o.st = extend(o.st, k*o.stride)
+	o.st.grow(n)
 	if o.np != nil {
 		// New columns enter G at the next snapshot, as changed ones do:
 		// the job in flight keeps G and its rows of zs.
@@ -431,9 +430,54 @@ func (o *Online) rowFor(id int) (int, bool) {
 	return r, true
 }
 
+// itemRows holds rows of stride floats in chunks of itemChunk rows: a
+// large catalogue that grows allocates a chunk at a time, and its rows are
+// not copied (a single array would be copied at each doubling, with both
+// copies in memory at once). The first chunk grows by doubling up to
+// itemChunk rows, so that small catalogues stay small.
+type itemRows struct {
+	chunks [][]float64
+	stride int
+	n      int // rows
+}
+
+// itemChunk is the number of rows of a chunk of itemRows.
+const itemChunk = 1 << 12
+
+// row returns row i.
+func (s *itemRows) row(i int) []float64 {
+	c, r := s.chunks[i/itemChunk], (i%itemChunk)*s.stride
+	return c[r : r+s.stride : r+s.stride]
+}
+
+// grow extends s to n rows (new rows zero).
+func (s *itemRows) grow(n int) {
+	if n <= s.n {
+		return
+	}
+	if len(s.chunks) <= 1 && n <= itemChunk {
+		var c []float64
+		if len(s.chunks) == 1 {
+			c = s.chunks[0]
+		} else {
+			s.chunks = make([][]float64, 1)
+		}
+		s.chunks[0] = extend(c, (n-s.n)*s.stride)
+		s.n = n
+		return
+	}
+	if len(s.chunks) == 1 && len(s.chunks[0]) < itemChunk*s.stride {
+		s.chunks[0] = extend(s.chunks[0], itemChunk*s.stride-len(s.chunks[0]))
+	}
+	for len(s.chunks)*itemChunk < n {
+		s.chunks = append(s.chunks, make([]float64, itemChunk*s.stride))
+	}
+	s.n = n
+}
+
 // itemRow returns row i of st (see Online.st).
 func (o *Online) itemRow(i int) []float64 {
-	return o.st[i*o.stride : (i+1)*o.stride : (i+1)*o.stride]
+	return o.st.row(i)
 }
 
 // moments returns item i's Adam moments of vᵢ and of bᵢ (nil for B = V)
@@ -462,16 +506,16 @@ const (
 )
 
 // mu returns μᵢ, the occurrences of row i so far.
-func (o *Online) mu(i int) float64 { return o.st[i*o.stride+stMu] }
+func (o *Online) mu(i int) float64 { return o.st.row(i)[stMu] }
 
 // phi returns φᵢ of row i (0 without a diagonal).
-func (o *Online) phi(i int) float64 { return o.st[i*o.stride+stPhi] }
+func (o *Online) phi(i int) float64 { return o.st.row(i)[stPhi] }
 
 // scalars returns the scalar at offset off (stMu, …) of every row.
 func (o *Online) scalars(off int) []float64 {
 	out := make([]float64, o.p.N)
 	for i := range out {
-		out[i] = o.st[i*o.stride+off]
+		out[i] = o.st.row(i)[off]
 	}
 	return out
 }
@@ -480,7 +524,7 @@ func (o *Online) scalars(off int) []float64 {
 func (o *Online) counts(off int) []int64 {
 	out := make([]int64, o.p.N)
 	for i := range out {
-		out[i] = int64(o.st[i*o.stride+off])
+		out[i] = int64(o.st.row(i)[off])
 	}
 	return out
 }
@@ -488,14 +532,14 @@ func (o *Online) counts(off int) []int64 {
 // setCounts sets the count at offset off of every row from x.
 func (o *Online) setCounts(off int, x []int64) {
 	for i, v := range x {
-		o.st[i*o.stride+off] = float64(v)
+		o.st.row(i)[off] = float64(v)
 	}
 }
 
 // setScalars sets the scalar at offset off of every row from x.
 func (o *Online) setScalars(off int, x []float64) {
 	for i, v := range x {
-		o.st[i*o.stride+off] = v
+		o.st.row(i)[off] = v
 	}
 }
 
@@ -790,7 +834,7 @@ func (o *Online) Observe(basket []int) error {
 func (o *Online) beginBasket(rows []int) {
 	o.pos++
 	for _, i := range rows {
-		o.st[i*o.stride+stMu]++
+		o.st.row(i)[stMu]++
 	}
 	if o.p.Theta == nil {
 		return

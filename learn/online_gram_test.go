@@ -210,3 +210,34 @@ func TestRunPrefetch(t *testing.T) {
 	})
 	require.Equal(t, int64(20), o.Position())
 }
+
+// TestItemRows checks that itemRows keeps every row's values and hands
+// out zero rows as it grows, one row at a time and in jumps, across the
+// first chunk's doublings and the chunk boundaries.
+func TestItemRows(t *testing.T) {
+	for _, steps := range [][]int{{1}, {3, 1, 2*itemChunk + 5}, {itemChunk - 1, 1, 1, itemChunk}} {
+		s := itemRows{stride: 3}
+		n := 0
+		for _, k := range steps {
+			for range k {
+				s.grow(n + 1)
+				require.Equal(t, []float64{0, 0, 0}, s.row(n), "new row %d", n)
+				r := s.row(n)
+				r[0], r[1], r[2] = float64(n), float64(-n), 1
+				n++
+			}
+			s.grow(n + k) // a jump, then back to one at a time
+			for i := n; i < n+k; i++ {
+				require.Equal(t, []float64{0, 0, 0}, s.row(i), "row %d after a jump", i)
+				r := s.row(i)
+				r[0], r[1], r[2] = float64(i), float64(-i), 1
+			}
+			n += k
+			s.grow(n - 1) // not a shrink
+			require.Equal(t, n, s.n)
+		}
+		for i := range n {
+			require.Equal(t, []float64{float64(i), float64(-i), 1}, s.row(i), "row %d", i)
+		}
+	}
+}

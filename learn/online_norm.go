@@ -101,11 +101,11 @@ type normPipe struct {
 	logDet float64
 	gen    int64 // results taken into effect so far
 	// K zᵢ of the active K, valid where the row's stKZGen is gen: 2d
-	// floats at kzOff in row i (of stride floats) of the learner's
-	// per-item state *st (Online.st), for n items.
-	st            *[]float64
-	stride, kzOff int
-	n             int
+	// floats at kzOff in row i of the learner's per-item rows *st
+	// (Online.st), for n items.
+	st    *itemRows
+	kzOff int
+	n     int
 	// Scratch of kzBatch: up to four zᵢ and their K zᵢ, and the items.
 	zq, kzq []float64
 	qi      [4]int
@@ -390,19 +390,19 @@ func (np *normPipe) kzBatch(nq int) {
 	}
 	for q, i := range np.qi[:nq] {
 		copy(np.kzRow(i), np.kzq[q*m:(q+1)*m])
-		(*np.st)[i*np.stride+stKZGen] = float64(np.gen)
+		np.st.row(i)[stKZGen] = float64(np.gen)
 	}
 }
 
 // kzCurrent reports whether item i's K zᵢ is of the active K.
 func (np *normPipe) kzCurrent(i int) bool {
-	return (*np.st)[i*np.stride+stKZGen] == float64(np.gen)
+	return np.st.row(i)[stKZGen] == float64(np.gen)
 }
 
 // kzRow returns item i's K zᵢ (2d floats in the learner's per-item state).
 func (np *normPipe) kzRow(i int) []float64 {
-	r := i*np.stride + np.kzOff
-	return (*np.st)[r : r+2*np.d : r+2*np.d]
+	m := 2 * np.d
+	return np.st.row(i)[np.kzOff : np.kzOff+m : np.kzOff+m]
 }
 
 // gramFrom recomputes G = ZᵀZ from the n×2d row-major Z: the backend's
