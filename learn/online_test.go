@@ -74,6 +74,27 @@ func TestOnlineCheckpointResumeIsIdentical(t *testing.T) {
 	}
 }
 
+// TestOnlineCheckpointResumeAcrossChunks resumes a learner whose rows
+// span several chunks of its per-item state (itemRows), reserved (N) and
+// grown one item at a time.
+func TestOnlineCheckpointResumeAcrossChunks(t *testing.T) {
+	n := 2*itemChunk + 300
+	baskets := benchBaskets(n, 3000, 7) // about 5,000 distinct items
+	for _, reserved := range []int{0, n} {
+		t.Run(fmt.Sprintf("N=%d", reserved), func(t *testing.T) {
+			opt := OnlineOptions{D: 4, N: reserved, Seed: 5, FactorEvery: 7, Lag: 3, RefreshEvery: 40, CEvery: 3}
+			if reserved == 0 {
+				o, err := NewOnline(opt)
+				require.NoError(t, err)
+				_, err = o.Run(SliceSource(baskets), OnlineRun{})
+				require.NoError(t, err)
+				require.Greater(t, o.N(), itemChunk, "rows grown past the first chunk")
+			}
+			testResumeIsIdentical(t, baskets, opt)
+		})
+	}
+}
+
 func testResumeIsIdentical(t *testing.T, baskets [][]int, opt OnlineOptions) {
 	whole, err := TrainOnline(SliceSource(baskets), opt, OnlineRun{})
 	require.NoError(t, err)
