@@ -575,8 +575,6 @@ func (o *Online) prefetchItems(ids []int) {
 		if p.Theta != nil {
 			f64.Prefetch(p.Theta[i : i+1])
 		}
-		if np := o.np; np != nil {
-		}
 	}
 }
 
@@ -993,6 +991,8 @@ func (o *Online) Run(src BasketSource, run OnlineRun) (*Result, error) {
 			return nil, err
 		}
 		if pf != nil {
+			// The next basket's items' state is fetched while this one is
+			// learned from.
 			if nb := pf.peek(); nb != nil {
 				o.prefetchItems(nb)
 			}

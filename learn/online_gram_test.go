@@ -76,7 +76,7 @@ func TestGramShared(t *testing.T) {
 // together write exactly the upper triangle, whatever the units.
 func TestGramGroup(t *testing.T) {
 	if !pureGoBLAS() {
-		t.Skip("gramGroup matches blas.Syrk on the pure-Go backend only")
+		t.Skip("gramUnit matches blas.Syrk on the pure-Go backend only")
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, m := range []int{4, 6, 10, 60, 62} {

@@ -223,7 +223,7 @@ func gramUnit(g, z []float64, k, m, g0, g1 int, y []float64) {
 }
 
 // pureGoBLAS reports whether the backend in use is gonum's, whose Syrk
-// (blas.Syrk) computes G's rows as gramGroup does.
+// (blas.Syrk) computes G's rows as gramUnit does.
 func pureGoBLAS() bool {
 	_, pure := blas64.Implementation().(gonumblas.Implementation)
 	return pure
