@@ -94,12 +94,44 @@ type checkpoint struct {
 	PendOK        bool
 	PendK, PendGC []float64
 	PendLogDet    float64
+
+	// When saving, the per-item arrays held in the learner's rows
+	// (Online.st) are written from there, as the slices would be
+	// (rowPart), instead of from MomV, MomB, SqV, SqB and KZ.
+	momV, momB, sqV, sqB, kz rowPart
+}
+
+// rowPart is one of the format's per-item arrays read from the learner's
+// rows: part(i) is item i's entries, for n items (nil part: none).
+type rowPart struct {
+	n    int
+	part func(i int) []float64
+}
+
+// f64s writes x, or p's entries when p has a part, as Encoder.F64s writes
+// a slice: the number of entries, then their bits.
+func (p rowPart) f64s(e *binfmt.Encoder, x []float64) {
+	if p.part == nil {
+		e.F64s(x)
+		return
+	}
+	if p.n == 0 {
+		e.Int(0)
+		return
+	}
+	e.Int(p.n * len(p.part(0)))
+	for i := range p.n {
+		for _, v := range p.part(i) {
+			e.F64(v)
+		}
+	}
 }
 
 // Save writes the learner's state (parameters, optimiser moments, counts,
-// stream position) to w, as it is encoded (the state is not copied). A
-// learner that diverged (ErrDiverged) is not saved: Save returns
-// ErrDiverged and writes nothing.
+// stream position) to w, as it is encoded (the state is not copied; only
+// the per-item scalars are gathered, n values each). A learner that
+// diverged (ErrDiverged) is not saved: Save returns ErrDiverged and writes
+// nothing.
 func (o *Online) Save(w io.Writer) error {
 	if o.diverged {
 		return ErrDiverged
@@ -108,21 +140,31 @@ func (o *Online) Save(w io.Writer) error {
 		Mu: o.scalars(stMu), T: o.counts(stT),
 		TC: o.tc, Pos: o.pos, MomD: o.mom.D, SqD: o.sq.D,
 		PendC: o.pendC, PendBW: o.pendBW, NormCount: o.normCount}
-	// The per-item rows of st are stored as the arrays of the format.
-	n, d := o.p.N, o.p.Dim
+	// The per-item rows of st are written as the arrays of the format
+	// (the scalars gathered, n each; the rest from the rows as encoded).
+	n := o.p.N
 	if o.p.Theta != nil {
 		cp.Phi, cp.PhiM, cp.PhiV = o.scalars(stPhi), o.scalars(stPhiM), o.scalars(stPhiV)
 	}
-	cp.MomV, cp.SqV = make([]float64, 0, n*d), make([]float64, 0, n*d)
-	if o.p.B != nil {
-		cp.MomB, cp.SqB = make([]float64, 0, n*d), make([]float64, 0, n*d)
-	}
-	for i := range n {
-		mv, sv, mb, sb := o.moments(i)
-		cp.MomV, cp.SqV = append(cp.MomV, mv...), append(cp.SqV, sv...)
-		if o.p.B != nil {
-			cp.MomB, cp.SqB = append(cp.MomB, mb...), append(cp.SqB, sb...)
+	moment := func(k int) func(i int) []float64 {
+		return func(i int) []float64 {
+			mv, sv, mb, sb := o.moments(i)
+			switch k {
+			case 0:
+				return mv
+			case 1:
+				return sv
+			case 2:
+				return mb
+			}
+			return sb
 		}
+	}
+	cp.momV, cp.sqV = rowPart{n, moment(0)}, rowPart{n, moment(1)}
+	if o.p.B != nil {
+		cp.momB, cp.sqB = rowPart{n, moment(2)}, rowPart{n, moment(3)}
+	} else {
+		cp.momB, cp.sqB = rowPart{0, moment(2)}, rowPart{0, moment(3)}
 	}
 	if np := o.np; np != nil {
 		np.wait() // a job in flight finishes; its result stays pending
@@ -134,10 +176,7 @@ func (o *Online) Save(w io.Writer) error {
 			cp.Z0 = append(cp.Z0, np.zs[i*2*d:(i+1)*2*d]...)
 		}
 		cp.Gen, cp.KZGen, cp.SwapAt = np.gen, o.counts(stKZGen), np.swapAt
-		cp.KZ = make([]float64, 0, n*2*d)
-		for i := range n {
-			cp.KZ = append(cp.KZ, np.kzRow(i)...)
-		}
+		cp.kz = rowPart{n, np.kzRow}
 		if np.swapAt != 0 {
 			cp.PendOK = np.job.ok
 			if np.job.ok {
@@ -220,7 +259,12 @@ func (cp *checkpoint) encode(e *binfmt.Encoder) {
 	e.I64s(cp.T)
 	e.I64(cp.TC)
 	e.I64(cp.Pos)
-	for _, x := range [][]float64{cp.MomV, cp.MomB, cp.MomD, cp.SqV, cp.SqB, cp.SqD, cp.PendC, cp.PendBW} {
+	cp.momV.f64s(e, cp.MomV)
+	cp.momB.f64s(e, cp.MomB)
+	e.F64s(cp.MomD)
+	cp.sqV.f64s(e, cp.SqV)
+	cp.sqB.f64s(e, cp.SqB)
+	for _, x := range [][]float64{cp.SqD, cp.PendC, cp.PendBW} {
 		e.F64s(x)
 	}
 	e.I64(cp.NormCount)
@@ -237,7 +281,7 @@ func (cp *checkpoint) encode(e *binfmt.Encoder) {
 	e.I64(cp.LastRefresh)
 	e.I64(cp.Updates)
 	e.I64(cp.Gen)
-	e.F64s(cp.KZ)
+	cp.kz.f64s(e, cp.KZ)
 	e.I64s(cp.KZGen)
 	e.I64(cp.SwapAt)
 	e.Bool(cp.PendOK)
