@@ -94,20 +94,78 @@ type checkpoint struct {
 	PendOK        bool
 	PendK, PendGC []float64
 	PendLogDet    float64
+
+	// When saving, the per-item arrays held in the learner's rows
+	// (Online.st) are written from there, as the slices would be
+	// (rowPart), instead of from MomV, MomB, SqV, SqB and KZ.
+	momV, momB, sqV, sqB, kz rowPart
+}
+
+// rowPart is one of the format's per-item arrays read from the learner's
+// rows: part(i) is item i's entries, for n items (nil part: none).
+type rowPart struct {
+	n    int
+	part func(i int) []float64
+}
+
+// f64s writes x, or p's entries when p has a part, as Encoder.F64s writes
+// a slice: the number of entries, then their bits.
+func (p rowPart) f64s(e *binfmt.Encoder, x []float64) {
+	if p.part == nil {
+		e.F64s(x)
+		return
+	}
+	if p.n == 0 {
+		e.Int(0)
+		return
+	}
+	e.Int(p.n * len(p.part(0)))
+	for i := range p.n {
+		for _, v := range p.part(i) {
+			e.F64(v)
+		}
+	}
 }
 
 // Save writes the learner's state (parameters, optimiser moments, counts,
-// stream position) to w, as it is encoded (the state is not copied). A
-// learner that diverged (ErrDiverged) is not saved: Save returns
-// ErrDiverged and writes nothing.
+// stream position) to w, as it is encoded (the state is not copied; only
+// the per-item scalars are gathered, n values each). A learner that
+// diverged (ErrDiverged) is not saved: Save returns ErrDiverged and writes
+// nothing.
 func (o *Online) Save(w io.Writer) error {
 	if o.diverged {
 		return ErrDiverged
 	}
 	cp := checkpoint{Opt: o.opt, N: o.p.N, Dim: o.p.Dim, IDs: o.ids, V: o.p.V, B: o.p.B, D: o.p.D,
-		Phi: o.phi, PhiM: o.phiM, PhiV: o.phiV, Mu: o.mu, T: o.t,
-		TC: o.tc, Pos: o.pos, MomV: o.mom.V, MomB: o.mom.B, MomD: o.mom.D, SqV: o.sq.V, SqB: o.sq.B, SqD: o.sq.D,
+		Mu: o.scalars(stMu), T: o.counts(stT),
+		TC: o.tc, Pos: o.pos, MomD: o.mom.D, SqD: o.sq.D,
 		PendC: o.pendC, PendBW: o.pendBW, NormCount: o.normCount}
+	// The per-item rows of st are written as the arrays of the format
+	// (the scalars gathered, n each; the rest from the rows as encoded).
+	n := o.p.N
+	if o.p.Theta != nil {
+		cp.Phi, cp.PhiM, cp.PhiV = o.scalars(stPhi), o.scalars(stPhiM), o.scalars(stPhiV)
+	}
+	moment := func(k int) func(i int) []float64 {
+		return func(i int) []float64 {
+			mv, sv, mb, sb := o.moments(i)
+			switch k {
+			case 0:
+				return mv
+			case 1:
+				return sv
+			case 2:
+				return mb
+			}
+			return sb
+		}
+	}
+	cp.momV, cp.sqV = rowPart{n, moment(0)}, rowPart{n, moment(1)}
+	if o.p.B != nil {
+		cp.momB, cp.sqB = rowPart{n, moment(2)}, rowPart{n, moment(3)}
+	} else {
+		cp.momB, cp.sqB = rowPart{0, moment(2)}, rowPart{0, moment(3)}
+	}
 	if np := o.np; np != nil {
 		np.wait() // a job in flight finishes; its result stays pending
 		d := o.p.Dim
@@ -117,7 +175,8 @@ func (o *Online) Save(w io.Writer) error {
 		for _, i := range o.dirtyList {
 			cp.Z0 = append(cp.Z0, np.zs[i*2*d:(i+1)*2*d]...)
 		}
-		cp.Gen, cp.KZ, cp.KZGen, cp.SwapAt = np.gen, np.kz, np.kzGen, np.swapAt
+		cp.Gen, cp.KZGen, cp.SwapAt = np.gen, o.counts(stKZGen), np.swapAt
+		cp.kz = rowPart{n, np.kzRow}
 		if np.swapAt != 0 {
 			cp.PendOK = np.job.ok
 			if np.job.ok {
@@ -200,7 +259,12 @@ func (cp *checkpoint) encode(e *binfmt.Encoder) {
 	e.I64s(cp.T)
 	e.I64(cp.TC)
 	e.I64(cp.Pos)
-	for _, x := range [][]float64{cp.MomV, cp.MomB, cp.MomD, cp.SqV, cp.SqB, cp.SqD, cp.PendC, cp.PendBW} {
+	cp.momV.f64s(e, cp.MomV)
+	cp.momB.f64s(e, cp.MomB)
+	e.F64s(cp.MomD)
+	cp.sqV.f64s(e, cp.SqV)
+	cp.sqB.f64s(e, cp.SqB)
+	for _, x := range [][]float64{cp.SqD, cp.PendC, cp.PendBW} {
 		e.F64s(x)
 	}
 	e.I64(cp.NormCount)
@@ -217,7 +281,7 @@ func (cp *checkpoint) encode(e *binfmt.Encoder) {
 	e.I64(cp.LastRefresh)
 	e.I64(cp.Updates)
 	e.I64(cp.Gen)
-	e.F64s(cp.KZ)
+	cp.kz.f64s(e, cp.KZ)
 	e.I64s(cp.KZGen)
 	e.I64(cp.SwapAt)
 	e.Bool(cp.PendOK)
@@ -321,6 +385,13 @@ func (cp *checkpoint) check() error {
 	if len(cp.T) != n || len(cp.IDs) != n || len(cp.PendBW)%(2*d) != 0 || cp.NormCount < 0 || cp.Pos < 0 || cp.TC < 0 || cp.Updates < 0 {
 		return fmt.Errorf("counts do not match n = %d, d = %d", n, d)
 	}
+	for _, t := range cp.T {
+		// A step count is at most the baskets consumed (the learner holds
+		// it exactly in a float64).
+		if t < 0 || t > cp.Pos {
+			return fmt.Errorf("step count %d at position %d", t, cp.Pos)
+		}
+	}
 	seenID := make(map[int]bool, n)
 	for r, id := range cp.IDs {
 		if seenID[id] || (r < cp.Opt.N && id != r) {
@@ -386,27 +457,41 @@ func loadOnline(r io.Reader, limit int64) (*Online, error) {
 	if !cp.Opt.Shared {
 		p.B = cp.B
 	}
-	o := &Online{opt: cp.Opt, p: p, mu: cp.Mu, t: cp.T, tc: cp.TC, pos: cp.Pos,
-		mom: &Grad{V: cp.MomV, B: cp.MomB, D: cp.MomD}, sq: &Grad{V: cp.SqV, B: cp.SqB, D: cp.SqD},
-		ids: cp.IDs}
-	if cp.Opt.Shared {
-		o.mom.B, o.sq.B = nil, nil
-	}
+	o := &Online{opt: cp.Opt, p: p, tc: cp.TC, pos: cp.Pos,
+		mom: &Grad{D: cp.MomD}, sq: &Grad{D: cp.SqD}, ids: cp.IDs}
 	if !cp.Opt.LowRank {
 		p.Theta = make([]float64, n)
-		o.phi, o.phiM, o.phiV = cp.Phi, cp.PhiM, cp.PhiV
 	}
 	o.setIDs()
 	o.pendC, o.pendBW, o.normCount = cp.PendC, cp.PendBW, cp.NormCount
 	o.alloc()
+	o.st.grow(n)
+	o.setScalars(stMu, cp.Mu)
+	o.setCounts(stT, cp.T)
+	if p.Theta != nil {
+		o.setScalars(stPhi, cp.Phi)
+		o.setScalars(stPhiM, cp.PhiM)
+		o.setScalars(stPhiV, cp.PhiV)
+	}
+	for i := range n {
+		mv, sv, mb, sb := o.moments(i)
+		copy(mv, cp.MomV[i*d:(i+1)*d])
+		copy(sv, cp.SqV[i*d:(i+1)*d])
+		if p.B != nil {
+			copy(mb, cp.MomB[i*d:(i+1)*d])
+			copy(sb, cp.SqB[i*d:(i+1)*d])
+		}
+	}
 	if np := o.np; np != nil {
 		copy(np.nw.g, cp.Gram)
 		copy(np.k, cp.K)
 		copy(np.gc, cp.GC)
 		np.logDet, o.factored, o.lastRefresh, o.updates = cp.LogDet, cp.Factored, cp.LastRefresh, cp.Updates
 		np.gen = cp.Gen
-		copy(np.kz, cp.KZ)
-		copy(np.kzGen, cp.KZGen)
+		for i := range n {
+			copy(np.kzRow(i), cp.KZ[i*2*d:(i+1)*2*d])
+		}
+		o.setCounts(stKZGen, cp.KZGen)
 		np.swapAt = cp.SwapAt
 		if cp.SwapAt != 0 {
 			np.job.ok = cp.PendOK
@@ -418,7 +503,7 @@ func loadOnline(r io.Reader, limit int64) (*Online, error) {
 		}
 		m := 2 * d
 		for t, i := range cp.Dirty {
-			o.dirty[i] = true
+			o.itemRow(i)[stDirty] = 1
 			o.dirtyList = append(o.dirtyList, i)
 			copy(np.zs[i*m:(i+1)*m], cp.Z0[t*m:(t+1)*m])
 		}

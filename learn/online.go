@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ndpp-go/ndpp/blas"
+	"github.com/ndpp-go/ndpp/internal/f64"
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
@@ -238,35 +239,37 @@ func (o OnlineOptions) validate() error {
 type Online struct {
 	opt OnlineOptions
 	p   *Params
-	mu  []float64 // occurrences so far
-	t   []int64   // per-item Adam step counts (lazy: advanced only when touched)
 	// ids[r] is the item id of row r. The first prefix rows hold ids equal
 	// to the row (at least the N reserved ones); rowOf maps the ids of the
 	// others.
 	ids    []int
 	prefix int
 	rowOf  rowIndex
-	// With a diagonal: φ (the learned corrections of δᵢ = rᵢ(t)·exp(φᵢ))
-	// and their Adam moments; p.Theta holds log δᵢ of the rows of the
-	// basket being learned from (refreshed for all rows by Params and
-	// Model).
-	phi, phiM, phiV []float64
-	rows            []int // the current basket's rows
-	tc              int64 // step count of D
-	pos             int64 // baskets consumed
-	mom             *Grad // first moments (Adam)
-	sq              *Grad // second moments (Adam)
-	ss              stepScratch
-	c               []float64
-	w               basketWork
-	np              *normPipe // NormExact only
+	// p.Theta holds log δᵢ of the rows of the basket being learned from
+	// (refreshed for all rows by Params and Model).
+	rows []int // the current basket's rows
+	tc   int64 // step count of D
+	pos  int64 // baskets consumed
+	mom  *Grad // first and second moments of D (Adam)
+	sq   *Grad
+	// st holds each item's counts, optimiser state and cached normaliser
+	// gradient in one row of st.stride floats (itemRow), so that a basket's
+	// item costs a few cache lines of one row instead of lines of as many
+	// arrays: the scalars stMu… (μᵢ, the occurrences so far; with a
+	// diagonal φᵢ, the learned correction of δᵢ = rᵢ(t)·exp(φᵢ), and its
+	// Adam moments; Adam's step count; …); Adam's first and second moments of vᵢ, then of bᵢ (without
+	// B = V); then, for the exact normaliser, K zᵢ (normPipe.kzRow).
+	st itemRows
+	ss stepScratch
+	c  []float64
+	w  basketWork
+	np *normPipe // NormExact only
 	// factored reports that np holds a factorisation (it is redone every
 	// FactorEvery baskets, counted by position so that resuming from a
 	// checkpoint refactors at the same steps).
 	factored bool
 	// Columns changed since the last snapshot (their values then are
-	// np.zs's rows).
-	dirty       []bool
+	// np.zs's rows; marked at stDirty in st).
 	dirtyList   []int
 	lastRefresh int64     // position of the last full Gram recomputation
 	updates     int64     // column updates of G since then
@@ -305,6 +308,15 @@ func NewOnline(opt OnlineOptions) (*Online, error) {
 
 func (o *Online) alloc() {
 	d := o.p.Dim
+	if o.st.stride == 0 {
+		o.st.stride = stScalars + 2*d
+		if o.p.B != nil {
+			o.st.stride += 2 * d
+		}
+		if o.opt.Normalizer == NormExact {
+			o.st.stride += 2 * d // K zᵢ
+		}
+	}
 	o.c = o.p.CInto(o.c)
 	if o.mom == nil {
 		o.mom, o.sq = &Grad{D: make([]float64, d*d)}, &Grad{D: make([]float64, d*d)}
@@ -314,8 +326,8 @@ func (o *Online) alloc() {
 	}
 	if o.opt.Normalizer == NormExact && o.np == nil {
 		o.np = newNormPipe(d, o.opt.lag())
+		o.np.st, o.np.kzOff = &o.st, o.st.stride-2*d
 		o.np.setColumns(o.p)
-		o.dirty = make([]bool, o.p.N)
 	}
 }
 
@@ -353,21 +365,14 @@ func (o *Online) growIDs(n int, ids []int) {
 		}
 		o.p.Theta = extend(o.p.Theta, k)
 		o.p.N = n
-		o.phi, o.phiM, o.phiV = extend(o.phi, k), extend(o.phiM, k), extend(o.phiV, k)
 	} else {
 		o.p.growIDs(old, o.ids[old:n], o.opt.Seed, o.opt.Init)
 	}
-	o.mu = extend(o.mu, k)
-	o.t = extend(o.t, k)
-	o.mom.V, o.sq.V = extend(o.mom.V, extra), extend(o.sq.V, extra)
-	if o.p.B != nil {
-		o.mom.B, o.sq.B = extend(o.mom.B, extra), extend(o.sq.B, extra)
-	}
+	o.st.grow(n)
 	if o.np != nil {
 		// New columns enter G at the next snapshot, as changed ones do:
 		// the job in flight keeps G and its rows of zs.
 		o.np.grow(n)
-		o.dirty = extend(o.dirty, k)
 		if o.p.Theta == nil { // drawn now (with a diagonal: at first sight)
 			for i := old; i < n; i++ {
 				o.markDirty(i)
@@ -423,6 +428,154 @@ func (o *Online) rowFor(id int) (int, bool) {
 	o.growIDs(r+1, []int{id})
 	o.rowOf.set(id, r)
 	return r, true
+}
+
+// itemRows holds rows of stride floats in chunks of itemChunk rows: a
+// large catalogue that grows allocates a chunk at a time, and its rows are
+// not copied (a single array would be copied at each doubling, with both
+// copies in memory at once). The first chunk grows by doubling up to
+// itemChunk rows, so that small catalogues stay small.
+type itemRows struct {
+	chunks [][]float64
+	stride int
+	n      int // rows
+}
+
+// itemChunk is the number of rows of a chunk of itemRows.
+const itemChunk = 1 << 12
+
+// row returns row i.
+func (s *itemRows) row(i int) []float64 {
+	c, r := s.chunks[i/itemChunk], (i%itemChunk)*s.stride
+	return c[r : r+s.stride : r+s.stride]
+}
+
+// grow extends s to n rows (new rows zero).
+func (s *itemRows) grow(n int) {
+	if n <= s.n {
+		return
+	}
+	if len(s.chunks) <= 1 && n <= itemChunk {
+		var c []float64
+		if len(s.chunks) == 1 {
+			c = s.chunks[0]
+		} else {
+			s.chunks = make([][]float64, 1)
+		}
+		s.chunks[0] = extend(c, (n-s.n)*s.stride)
+		s.n = n
+		return
+	}
+	if len(s.chunks) == 1 && len(s.chunks[0]) < itemChunk*s.stride {
+		s.chunks[0] = extend(s.chunks[0], itemChunk*s.stride-len(s.chunks[0]))
+	}
+	for len(s.chunks)*itemChunk < n {
+		s.chunks = append(s.chunks, make([]float64, itemChunk*s.stride))
+	}
+	s.n = n
+}
+
+// itemRow returns row i of st (see Online.st).
+func (o *Online) itemRow(i int) []float64 {
+	return o.st.row(i)
+}
+
+// moments returns item i's Adam moments of vᵢ and of bᵢ (nil for B = V)
+// in st.
+func (o *Online) moments(i int) (mv, sv, mb, sb []float64) {
+	d, row := o.p.Dim, o.itemRow(i)
+	row = row[stScalars:]
+	mv, sv = row[:d:d], row[d:2*d:2*d]
+	if o.p.B != nil {
+		mb, sb = row[2*d:3*d:3*d], row[3*d:4*d:4*d]
+	}
+	return mv, sv, mb, sb
+}
+
+// The scalars at the start of an item's row of st (counts are exact in
+// float64 up to 2⁵³).
+const (
+	stMu      = iota // μᵢ
+	stPhi            // φᵢ
+	stPhiM           // φᵢ's Adam moments
+	stPhiV           //
+	stT              // Adam's step count of the item (advanced only when touched)
+	stKZGen          // the normaliser result K zᵢ is of (normPipe.gen)
+	stDirty          // 1 if the column changed since the last snapshot, else 0
+	stScalars        // their number
+)
+
+// mu returns μᵢ, the occurrences of row i so far.
+func (o *Online) mu(i int) float64 { return o.st.row(i)[stMu] }
+
+// phi returns φᵢ of row i (0 without a diagonal).
+func (o *Online) phi(i int) float64 { return o.st.row(i)[stPhi] }
+
+// scalars returns the scalar at offset off (stMu, …) of every row.
+func (o *Online) scalars(off int) []float64 {
+	out := make([]float64, o.p.N)
+	for i := range out {
+		out[i] = o.st.row(i)[off]
+	}
+	return out
+}
+
+// counts returns the count at offset off (stT or stKZGen) of every row.
+func (o *Online) counts(off int) []int64 {
+	out := make([]int64, o.p.N)
+	for i := range out {
+		out[i] = int64(o.st.row(i)[off])
+	}
+	return out
+}
+
+// setCounts sets the count at offset off of every row from x.
+func (o *Online) setCounts(off int, x []int64) {
+	for i, v := range x {
+		o.st.row(i)[off] = float64(v)
+	}
+}
+
+// setScalars sets the scalar at offset off of every row from x.
+func (o *Online) setScalars(off int, x []float64) {
+	for i, v := range x {
+		o.st.row(i)[off] = v
+	}
+}
+
+// knownRow returns the row of item id if it has one.
+func (o *Online) knownRow(id int) (int, bool) {
+	if id < 0 {
+		return 0, false
+	}
+	if id < o.prefix {
+		return id, true
+	}
+	return o.rowOf.get(id)
+}
+
+// prefetchItems asks the processor to bring the state of the items of ids
+// that have rows into its caches (f64.Prefetch), ahead of the basket that
+// holds them: at large catalogues most of an item's state is in memory,
+// not in cache, and a basket's items are otherwise fetched one miss at a
+// time.
+func (o *Online) prefetchItems(ids []int) {
+	p, d := o.p, o.p.Dim
+	for _, id := range ids {
+		i, ok := o.knownRow(id)
+		if !ok || i >= p.N {
+			continue
+		}
+		r := i * d
+		f64.Prefetch(p.V[r : r+d])
+		if p.B != nil {
+			f64.Prefetch(p.B[r : r+d])
+		}
+		f64.Prefetch(o.itemRow(i))
+		if p.Theta != nil {
+			f64.Prefetch(p.Theta[i : i+1])
+		}
+	}
 }
 
 // setIDs rebuilds prefix and rowOf from ids.
@@ -481,13 +634,14 @@ func (x *rowIndex) set(id, r int) {
 // position.
 func (o *Online) odds(i int) float64 {
 	t := float64(o.pos)
-	return (o.mu[i] + 1) / (t - o.mu[i] + 1)
+	mu := o.mu(i)
+	return (mu + 1) / (t - mu + 1)
 }
 
 // setTheta writes log δᵢ = log rᵢ(t) + φᵢ into p.Theta for rows.
 func (o *Online) setTheta(rows []int) {
 	for _, i := range rows {
-		o.p.Theta[i] = math.Log(o.odds(i)) + o.phi[i]
+		o.p.Theta[i] = math.Log(o.odds(i)) + o.phi(i)
 	}
 }
 
@@ -497,7 +651,7 @@ func (o *Online) refreshTheta() {
 		return
 	}
 	for i := range o.p.Theta {
-		o.p.Theta[i] = math.Log(o.odds(i)) + o.phi[i]
+		o.p.Theta[i] = math.Log(o.odds(i)) + o.phi(i)
 	}
 }
 
@@ -509,7 +663,7 @@ func (o *Online) firstSight(i int) {
 	p, d := o.p, o.p.Dim
 	drawRows(p.V[i*d:(i+1)*d], p.B, i, o.ids[i], o.opt.Seed, o.opt.Init)
 	if sh := o.opt.Init.Share; sh > 0 {
-		delta := o.odds(i) * math.Exp(o.phi[i])
+		delta := o.odds(i) * math.Exp(o.phi(i))
 		f := math.Sqrt(sh*delta/float64(d)) / o.opt.Init.Scale
 		scaleVec(f, p.V[i*d:(i+1)*d])
 		if p.B != nil {
@@ -551,7 +705,7 @@ func (o *Online) Independent(n int) (*ndpp.Model, error) {
 		if id >= n {
 			return nil, fmt.Errorf("learn: Independent(%d): item ids up to %d were seen", n, slices.Max(o.ids))
 		}
-		counts[id] = o.mu[r]
+		counts[id] = o.mu(r)
 	}
 	return independentModel(counts, float64(o.pos))
 }
@@ -594,7 +748,7 @@ func (o *Online) paramsOver(n int) *Params {
 		}
 	}
 	for r, id := range o.ids {
-		if o.mu[r] == 0 && src.Theta != nil {
+		if o.mu(r) == 0 && src.Theta != nil {
 			continue // reserved (N) but never seen: as unseen
 		}
 		copy(p.V[id*d:(id+1)*d], src.V[r*d:(r+1)*d])
@@ -678,13 +832,13 @@ func (o *Online) Observe(basket []int) error {
 func (o *Online) beginBasket(rows []int) {
 	o.pos++
 	for _, i := range rows {
-		o.mu[i]++
+		o.st.row(i)[stMu]++
 	}
 	if o.p.Theta == nil {
 		return
 	}
 	for _, i := range rows {
-		if o.mu[i] == 1 {
+		if o.mu(i) == 1 {
 			o.firstSight(i)
 			if o.np != nil {
 				o.markDirty(i)
@@ -704,8 +858,8 @@ func (o *Online) quiesce() {
 
 // markDirty records that item i's column changes, for the next snapshot.
 func (o *Online) markDirty(i int) {
-	if !o.dirty[i] {
-		o.dirty[i] = true
+	if r := o.itemRow(i); r[stDirty] == 0 {
+		r[stDirty] = 1
 		o.dirtyList = append(o.dirtyList, i)
 	}
 }
@@ -820,10 +974,11 @@ func (o *Online) Run(src BasketSource, run OnlineRun) (*Result, error) {
 		return nil
 	}
 	next := src.Next
+	var pf *prefetch
 	if run.MaxBaskets == 0 && run.TraceSource == nil {
 		// The whole source is read, and nothing else depends on how far:
 		// read it ahead on another goroutine.
-		pf := newPrefetch(src)
+		pf = newPrefetch(src)
 		defer pf.stop()
 		next = pf.next
 	}
@@ -834,6 +989,13 @@ func (o *Online) Run(src BasketSource, run OnlineRun) (*Result, error) {
 		}
 		if err != nil {
 			return nil, err
+		}
+		if pf != nil {
+			// The next basket's items' state is fetched while this one is
+			// learned from.
+			if nb := pf.peek(); nb != nil {
+				o.prefetchItems(nb)
+			}
 		}
 		if err := o.Observe(s); err != nil {
 			return nil, err
@@ -997,6 +1159,19 @@ func (pf *prefetch) next() ([]int, error) {
 	hi := pf.cur.ends[pf.i]
 	pf.i++
 	return pf.cur.items[lo:hi:hi], nil
+}
+
+// peek returns the basket next would return if it is in the chunk at
+// hand (valid until next is called twice), else nil.
+func (pf *prefetch) peek() []int {
+	if pf.cur == nil || pf.i == len(pf.cur.ends) {
+		return nil
+	}
+	lo := 0
+	if pf.i > 0 {
+		lo = pf.cur.ends[pf.i-1]
+	}
+	return pf.cur.items[lo:pf.cur.ends[pf.i]]
 }
 
 // stop ends the reading goroutine and returns when it has ended (it no

@@ -24,7 +24,7 @@ import (
 func TestGramShared(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, d := range []int{1, 2, 3, 5, 30, 31} {
-		for _, k := range []int{0, 1, 7, 500} {
+		for _, k := range []int{0, 1, 7, 500, gramBlock, 3*gramBlock + 5} {
 			t.Run(fmt.Sprintf("d=%d/k=%d", d, k), func(t *testing.T) {
 				m := 2 * d
 				z := make([]float64, k*m)
@@ -71,33 +71,37 @@ func TestGramShared(t *testing.T) {
 	}
 }
 
-// TestGramGroup checks each group of gramGroup against blas.Syrk's rows on
-// the pure-Go backend, and that the groups together write exactly the
-// upper triangle.
+// TestGramGroup checks each group of gramUnit against blas.Syrk's rows on
+// the pure-Go backend (Z in one block and in several), and that the groups
+// together write exactly the upper triangle, whatever the units.
 func TestGramGroup(t *testing.T) {
 	if !pureGoBLAS() {
-		t.Skip("gramGroup matches blas.Syrk on the pure-Go backend only")
+		t.Skip("gramUnit matches blas.Syrk on the pure-Go backend only")
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, m := range []int{4, 6, 10, 60, 62} {
-		k := 33
-		z := make([]float64, k*m)
-		for i := range z {
-			z[i] = rng.NormFloat64()
-		}
-		want := make([]float64, m*m)
-		blas.Syrk(gblas.Trans, m, k, 1, z, m, 0, want, m)
-		got := make([]float64, m*m)
-		y := make([]float64, 4*m)
-		for gi := (m+3)/4 - 1; gi >= 0; gi-- { // any order
-			gramGroup(got, z, k, m, gi, y)
-		}
-		for r := 0; r < m; r++ {
-			for s := 0; s < r; s++ {
-				want[r*m+s] = 0 // Syrk does not reference the lower triangle
+		for _, k := range []int{33, 2*gramBlock + 1} {
+			z := make([]float64, k*m)
+			for i := range z {
+				z[i] = rng.NormFloat64()
 			}
+			want := make([]float64, m*m)
+			blas.Syrk(gblas.Trans, m, k, 1, z, m, 0, want, m)
+			got := make([]float64, m*m)
+			y := make([]float64, 4*m*((m+3)/4))
+			for gi := (m+3)/4 - 1; gi >= 0; gi-- { // any order, one group a unit
+				gramUnit(got, z, k, m, gi, gi+1, y)
+			}
+			got2 := make([]float64, m*m)
+			newGramTask(z, k, m, got2).work(nil)
+			require.Equal(t, got, got2, "m = %d, k = %d: units of newGramTask", m, k)
+			for r := 0; r < m; r++ {
+				for s := 0; s < r; s++ {
+					want[r*m+s] = 0 // Syrk does not reference the lower triangle
+				}
+			}
+			require.Equal(t, want, got, "m = %d, k = %d", m, k)
 		}
-		require.Equal(t, want, got, "m = %d", m)
 	}
 }
 
@@ -205,4 +209,35 @@ func TestRunPrefetch(t *testing.T) {
 		_, _ = o.Run(&reusingSource{b: data[:20]}, OnlineRun{})
 	})
 	require.Equal(t, int64(20), o.Position())
+}
+
+// TestItemRows checks that itemRows keeps every row's values and hands
+// out zero rows as it grows, one row at a time and in jumps, across the
+// first chunk's doublings and the chunk boundaries.
+func TestItemRows(t *testing.T) {
+	for _, steps := range [][]int{{1}, {3, 1, 2*itemChunk + 5}, {itemChunk - 1, 1, 1, itemChunk}} {
+		s := itemRows{stride: 3}
+		n := 0
+		for _, k := range steps {
+			for range k {
+				s.grow(n + 1)
+				require.Equal(t, []float64{0, 0, 0}, s.row(n), "new row %d", n)
+				r := s.row(n)
+				r[0], r[1], r[2] = float64(n), float64(-n), 1
+				n++
+			}
+			s.grow(n + k) // a jump, then back to one at a time
+			for i := n; i < n+k; i++ {
+				require.Equal(t, []float64{0, 0, 0}, s.row(i), "row %d after a jump", i)
+				r := s.row(i)
+				r[0], r[1], r[2] = float64(i), float64(-i), 1
+			}
+			n += k
+			s.grow(n - 1) // not a shrink
+			require.Equal(t, n, s.n)
+		}
+		for i := range n {
+			require.Equal(t, []float64{float64(i), float64(-i), 1}, s.row(i), "row %d", i)
+		}
+	}
 }

@@ -99,9 +99,13 @@ type normPipe struct {
 	// Active: the result in effect.
 	k, gc  []float64
 	logDet float64
-	gen    int64     // results taken into effect so far
-	kz     []float64 // n×2d: K zᵢ of the active K, valid where kzGen[i] == gen
-	kzGen  []int64
+	gen    int64 // results taken into effect so far
+	// K zᵢ of the active K, valid where the row's stKZGen is gen: 2d
+	// floats at kzOff in row i of the learner's per-item rows *st
+	// (Online.st), for n items.
+	st    *itemRows
+	kzOff int
+	n     int
 	// Scratch of kzBatch: up to four zᵢ and their K zᵢ, and the items.
 	zq, kzq []float64
 	qi      [4]int
@@ -113,36 +117,70 @@ type normPipe struct {
 	gyRun, gyHelp []float64
 }
 
-// gramTask is a recomputation of G = ZᵀZ split into groups of four rows of
-// G, each computed whole (gramGroup) by whichever goroutine claims it: the
-// one running the job, and the other while it waits (the learner for the
-// job's result, or the worker for a job the learner runs). Each group is
-// the same kernel call whoever computes it, so the result does not depend
-// on who claims which. A task is made per recomputation and not reused, so
-// a late helper finds its groups all claimed.
+// gramTask is a recomputation of G = ZᵀZ split into units, each a range of
+// groups of four rows of G computed whole (gramUnit) by whichever goroutine
+// claims it: the one running the job, and the other while it waits (the
+// learner for the job's result, or the worker for a job the learner runs).
+// Each group's sums are the same kernel calls whoever computes it, so the
+// result does not depend on who claims which. A task is made per
+// recomputation and not reused, so a late helper finds its units all
+// claimed.
 type gramTask struct {
 	z          []float64 // k×m rows
 	k, m       int
-	g          []float64 // G (m×m), upper triangle written
-	groups     int64
-	next, done atomic.Int64 // groups claimed, groups finished
+	g          []float64    // G (m×m), upper triangle written
+	bounds     []int        // unit u is groups bounds[u]…bounds[u+1]−1
+	next, done atomic.Int64 // units claimed, units finished
 }
 
-// work claims and computes groups until none is left, with y as scratch
-// (grown to 4m); it returns y.
+// gramUnits is the number of units a recomputation of G is split into:
+// each unit reads Z once, and a few let the two goroutines share the
+// work when one of them arrives late.
+const gramUnits = 4
+
+// gramBlock is the number of rows of Z a unit takes at a time: all its
+// groups' sums advance over one block (in cache) before the next block is
+// read.
+const gramBlock = 256
+
+// newGramTask splits the recomputation of G from the k×m Z into units of
+// about equal cost (a group's cost is its width, m − r₀).
+func newGramTask(z []float64, k, m int, g []float64) *gramTask {
+	t := &gramTask{z: z, k: k, m: m, g: g}
+	groups := (m + 3) / 4
+	total := 0
+	for gi := range groups {
+		total += m - min(4*gi, m-4)
+	}
+	t.bounds = append(t.bounds, 0)
+	acc := 0
+	for gi := range groups {
+		acc += m - min(4*gi, m-4)
+		if len(t.bounds) < gramUnits && acc*gramUnits >= total*len(t.bounds) && gi+1 < groups {
+			t.bounds = append(t.bounds, gi+1)
+		}
+	}
+	t.bounds = append(t.bounds, groups)
+	return t
+}
+
+// work claims and computes units until none is left, with y as scratch
+// (grown as gramUnit needs); it returns y.
 func (t *gramTask) work(y []float64) []float64 {
-	y = resize(y, 4*t.m)
+	units := int64(len(t.bounds) - 1)
 	for {
-		gi := t.next.Add(1) - 1
-		if gi >= t.groups {
+		u := t.next.Add(1) - 1
+		if u >= units {
 			return y
 		}
-		gramGroup(t.g, t.z, t.k, t.m, int(gi), y)
+		g0, g1 := t.bounds[u], t.bounds[u+1]
+		y = resize(y, 4*t.m*(g1-g0))
+		gramUnit(t.g, t.z, t.k, t.m, g0, g1, y)
 		t.done.Add(1)
 	}
 }
 
-// help computes groups of the recomputation of G on offer, if any, with
+// help computes units of the recomputation of G on offer, if any, with
 // the helper's scratch.
 func (np *normPipe) help() {
 	if t := np.gram.Load(); t != nil {
@@ -150,23 +188,42 @@ func (np *normPipe) help() {
 	}
 }
 
-// gramGroup computes rows 4gi…4gi+3 of the upper triangle of G = ZᵀZ
-// (Z k×m row-major, m ≥ 4) from the diagonal on, as blas.Syrk does on the
-// pure-Go backend: one f64.GemvT4 pass over Z, the last group ending at
-// row m−1 and writing only the rows no other group writes. y is scratch
-// of at least 4m.
-func gramGroup(g, z []float64, k, m, gi int, y []float64) {
-	r := 4 * gi
-	r0 := min(r, m-4)
-	w := m - r0
-	f64.GemvT4(k, w, z[r0:], m, z[r0:], 1, m, y, w)
-	for v := r - r0; v < 4; v++ {
-		copy(g[(r0+v)*m+r0+v:(r0+v)*m+m], y[v*w+v:v*w+w])
+// gramUnit computes groups g0…g1−1 of the upper triangle of G = ZᵀZ
+// (Z k×m row-major, m ≥ 4, k ≥ 1): group gi is rows 4gi…4gi+3 from the
+// diagonal on, as blas.Syrk does on the pure-Go backend, by f64.GemvT4 over
+// Z's first gramBlock rows continued by f64.GemvT4Add over each further
+// block (the same bits as one f64.GemvT4 pass over Z), all the unit's
+// groups advancing over one block before the next is read. The last group
+// ends at row m−1 and writes only the rows no other group writes. y is
+// scratch of at least 4m(g1 − g0).
+func gramUnit(g, z []float64, k, m, g0, g1 int, y []float64) {
+	for lo := 0; lo < k; lo += gramBlock {
+		rows := min(gramBlock, k-lo)
+		zb := z[lo*m:]
+		for gi := g0; gi < g1; gi++ {
+			r0 := min(4*gi, m-4)
+			w := m - r0
+			yg := y[4*m*(gi-g0):]
+			if lo == 0 {
+				f64.GemvT4(rows, w, zb[r0:], m, zb[r0:], 1, m, yg, w)
+			} else {
+				f64.GemvT4Add(rows, w, zb[r0:], m, zb[r0:], 1, m, yg, w)
+			}
+		}
+	}
+	for gi := g0; gi < g1; gi++ {
+		r := 4 * gi
+		r0 := min(r, m-4)
+		w := m - r0
+		yg := y[4*m*(gi-g0):]
+		for v := r - r0; v < 4; v++ {
+			copy(g[(r0+v)*m+r0+v:(r0+v)*m+m], yg[v*w+v:v*w+w])
+		}
 	}
 }
 
 // pureGoBLAS reports whether the backend in use is gonum's, whose Syrk
-// (blas.Syrk) computes G's rows as gramGroup does.
+// (blas.Syrk) computes G's rows as gramUnit does.
 func pureGoBLAS() bool {
 	_, pure := blas64.Implementation().(gonumblas.Implementation)
 	return pure
@@ -181,10 +238,10 @@ func (np *normPipe) gramShared(z []float64, n int) {
 		np.gramFrom(z, n)
 		return
 	}
-	t := &gramTask{z: z, k: n, m: m, g: np.nw.g, groups: int64((m + 3) / 4)}
+	t := newGramTask(z, n, m, np.nw.g)
 	np.gram.Store(t)
 	np.gyRun = t.work(np.gyRun)
-	for t.done.Load() < t.groups { // groups the helper claimed
+	for t.done.Load() < int64(len(t.bounds)-1) { // units the helper claimed
 		runtime.Gosched()
 	}
 	np.gram.Store(nil)
@@ -206,9 +263,8 @@ func newNormPipe(d, lag int) *normPipe {
 // then the job is waited for first (amortised over doublings).
 func (np *normPipe) grow(n int) {
 	m := 2 * np.d
-	if old := len(np.kzGen); n > old {
-		np.kz = extend(np.kz, (n-old)*m)
-		np.kzGen = extend(np.kzGen, n-old)
+	if n > np.n {
+		np.n = n
 		if cap(np.zs) < n*m {
 			np.wait() // the job writes rows of the array it was given
 			zs := make([]float64, len(np.zs), max(n*m, 2*cap(np.zs)))
@@ -333,9 +389,20 @@ func (np *normPipe) kzBatch(nq int) {
 		}
 	}
 	for q, i := range np.qi[:nq] {
-		copy(np.kz[i*m:(i+1)*m], np.kzq[q*m:(q+1)*m])
-		np.kzGen[i] = np.gen
+		copy(np.kzRow(i), np.kzq[q*m:(q+1)*m])
+		np.st.row(i)[stKZGen] = float64(np.gen)
 	}
+}
+
+// kzCurrent reports whether item i's K zᵢ is of the active K.
+func (np *normPipe) kzCurrent(i int) bool {
+	return np.st.row(i)[stKZGen] == float64(np.gen)
+}
+
+// kzRow returns item i's K zᵢ (2d floats in the learner's per-item state).
+func (np *normPipe) kzRow(i int) []float64 {
+	m := 2 * np.d
+	return np.st.row(i)[np.kzOff : np.kzOff+m : np.kzOff+m]
 }
 
 // gramFrom recomputes G = ZᵀZ from the n×2d row-major Z: the backend's
@@ -471,7 +538,7 @@ func (o *Online) snapshot() {
 	j := &np.job
 	j.items = append(j.items[:0], o.dirtyList...)
 	for _, i := range j.items {
-		o.dirty[i] = false
+		o.itemRow(i)[stDirty] = 0
 	}
 	o.dirtyList = o.dirtyList[:0]
 	j.c = append(j.c[:0], o.c...)
@@ -496,7 +563,7 @@ func (o *Online) snapshot() {
 func (o *Online) snapshotAll() {
 	np, j := o.np, &o.np.job
 	for _, i := range o.dirtyList {
-		o.dirty[i] = false
+		o.itemRow(i)[stDirty] = 0
 	}
 	o.dirtyList = o.dirtyList[:0]
 	for i := 0; i < o.p.N; i++ {
@@ -524,7 +591,7 @@ func resize(s []float64, n int) []float64 {
 }
 
 // prepareKZ makes K zᵢ of the active factorisation current for the basket's
-// items (normPipe.kz), computing those the active result has none of yet
+// items (normPipe.kzRow), computing those the active result has none of yet
 // from their zᵢ now, up to four per pass over K.
 func (o *Online) prepareKZ(basket []int) {
 	nq := 0
@@ -539,7 +606,7 @@ func (o *Online) prepareKZ(basket []int) {
 // queued.
 func (o *Online) queueKZ(i, nq int) int {
 	np := o.np
-	if np.kzGen[i] == np.gen {
+	if np.kzCurrent(i) {
 		return nq
 	}
 	m := 2 * np.d

@@ -174,7 +174,7 @@ func (o *Online) stepItems(basket []int) bool {
 			// The item's share of −∂ log det(I + L), weighted by t/μᵢ (see
 			// Observe).
 			m := 2 * d
-			kz, sc = o.np.kz[i*m:(i+1)*m], -float64(o.pos)/o.mu[i]
+			kz, sc = o.np.kzRow(i)[:m], -float64(o.pos)/o.mu(i)
 		}
 		copy(gv, bgv)
 		if diag {
@@ -192,10 +192,10 @@ func (o *Online) stepItems(basket []int) bool {
 			f64.AxpyUnitary(1, gb, gv) // B = V: both roles' gradients act on vᵢ
 		}
 		if o.opt.Alpha != 0 {
-			f64.AxpyUnitary(-2*o.opt.Alpha/o.mu[i], vi, gv)
+			f64.AxpyUnitary(-2*o.opt.Alpha/o.mu(i), vi, gv)
 		}
 		if p.B != nil && o.opt.Beta != 0 {
-			f64.AxpyUnitary(-2*o.opt.Beta/o.mu[i], bi, gb)
+			f64.AxpyUnitary(-2*o.opt.Beta/o.mu(i), bi, gb)
 		}
 		// ∂/∂C += bᵢ wᵢᵀ, kept as the pair (wᵢ, bᵢ) before bᵢ moves. A
 		// single item's term P bᵢbᵢᵀ is symmetric: it adds nothing to
@@ -214,7 +214,9 @@ func (o *Online) stepItems(basket []int) bool {
 		if o.np != nil {
 			o.markDirty(i)
 		}
-		o.t[i]++
+		row := o.itemRow(i)
+		row[stT]++
+		t := int64(row[stT])
 		var sum float64
 		if o.opt.Optimizer == SGD {
 			sum = sgdApply(vi, gv, o.opt.LR)
@@ -222,15 +224,16 @@ func (o *Online) stepItems(basket []int) bool {
 				sum += sgdApply(bi, gb, o.opt.LR)
 			}
 		} else {
-			st, eps := o.adamCoef(o.t[i])
+			st, eps := o.adamCoef(t)
 			if diag && o.opt.RateScale > 0 {
 				// Adam's steps do not shrink with the gradient: scale the
 				// item's by its rate, min(1, √(δᵢ/RateScale)).
 				st *= math.Min(1, math.Sqrt(bk.ds[q]/o.opt.RateScale))
 			}
-			sum = adamApply(vi, o.mom.V[r:r+d], o.sq.V[r:r+d], gv, st, eps)
+			mv, sv, mb, sb := o.moments(i)
+			sum = adamApply(vi, mv, sv, gv, st, eps)
 			if p.B != nil {
-				sum += adamApply(bi, o.mom.B[r:r+d], o.sq.B[r:r+d], gb, st, eps)
+				sum += adamApply(bi, mb, sb, gb, st, eps)
 			}
 		}
 		ok = ok && finite(sum)
@@ -252,19 +255,20 @@ func (o *Online) stepPhi(q, i int) bool {
 	delta := bk.ds[q]
 	g := delta * bk.dd[q]
 	if o.np != nil {
-		g -= float64(o.pos) / o.mu[i] * delta / (1 + delta)
+		g -= float64(o.pos) / o.mu(i) * delta / (1 + delta)
 	}
 	lr := o.opt.DiagLR
+	sc := o.itemRow(i)[:stScalars]
 	if o.opt.Optimizer == SGD {
-		o.phi[i] += lr * g
+		sc[stPhi] += lr * g
 	} else {
-		st, eps := coefLookup(&o.coefPhi, lr, o.t[i])
-		m := float64(adamBeta1*o.phiM[i]) + float64((1-adamBeta1)*g)
-		v := float64(adamBeta2*o.phiV[i]) + float64((1-adamBeta2)*g*g)
-		o.phiM[i], o.phiV[i] = m, v
-		o.phi[i] += float64(st*m) / (math.Sqrt(v) + eps)
+		st, eps := coefLookup(&o.coefPhi, lr, int64(sc[stT]))
+		m := float64(adamBeta1*sc[stPhiM]) + float64((1-adamBeta1)*g)
+		v := float64(adamBeta2*sc[stPhiV]) + float64((1-adamBeta2)*g*g)
+		sc[stPhiM], sc[stPhiV] = m, v
+		sc[stPhi] += float64(st*m) / (math.Sqrt(v) + eps)
 	}
-	return finite(o.phi[i]) && math.Log(o.odds(i))+o.phi[i] <= maxTheta
+	return finite(sc[stPhi]) && math.Log(o.odds(i))+sc[stPhi] <= maxTheta
 }
 
 // maxPendPairs bounds the pairs kept between two steps of D (CEvery

@@ -74,6 +74,27 @@ func TestOnlineCheckpointResumeIsIdentical(t *testing.T) {
 	}
 }
 
+// TestOnlineCheckpointResumeAcrossChunks resumes a learner whose rows
+// span several chunks of its per-item state (itemRows), reserved (N) and
+// grown one item at a time.
+func TestOnlineCheckpointResumeAcrossChunks(t *testing.T) {
+	n := 2*itemChunk + 300
+	baskets := benchBaskets(n, 3000, 7) // about 5,000 distinct items
+	for _, reserved := range []int{0, n} {
+		t.Run(fmt.Sprintf("N=%d", reserved), func(t *testing.T) {
+			opt := OnlineOptions{D: 4, N: reserved, Seed: 5, FactorEvery: 7, Lag: 3, RefreshEvery: 40, CEvery: 3}
+			if reserved == 0 {
+				o, err := NewOnline(opt)
+				require.NoError(t, err)
+				_, err = o.Run(SliceSource(baskets), OnlineRun{})
+				require.NoError(t, err)
+				require.Greater(t, o.N(), itemChunk, "rows grown past the first chunk")
+			}
+			testResumeIsIdentical(t, baskets, opt)
+		})
+	}
+}
+
 func testResumeIsIdentical(t *testing.T, baskets [][]int, opt OnlineOptions) {
 	whole, err := TrainOnline(SliceSource(baskets), opt, OnlineRun{})
 	require.NoError(t, err)
@@ -121,7 +142,7 @@ func TestOnlineSGDStepIsTheGradient(t *testing.T) {
 		for _, s := range [][]int{{0, 1}, {1}, {2, 1, 5}} {
 			require.NoError(t, o.Observe(s))
 		}
-		mu := append([]float64(nil), o.mu...)
+		mu := o.scalars(stMu)
 		basket := []int{1, 4, 2}
 		for _, i := range basket {
 			mu[i]++
@@ -137,7 +158,7 @@ func TestOnlineSGDStepIsTheGradient(t *testing.T) {
 		before := at.p.Clone()
 		var phi0 []float64
 		if diag {
-			phi0 = slices.Clone(at.phi)
+			phi0 = at.scalars(stPhi)
 		}
 		require.NoError(t, o.Observe(basket))
 		after := o.p.Clone()
@@ -197,7 +218,7 @@ func TestOnlineSGDStepIsTheGradient(t *testing.T) {
 				if slices.Contains(basket, i) {
 					want = deriv(before.Theta, i, local) + pos/mu[i]*deriv(before.Theta, i, full)
 				}
-				got := (o.phi[i] - phi0[i]) / diagLR
+				got := (o.phi(i) - phi0[i]) / diagLR
 				maxErr = math.Max(maxErr, math.Abs(got-want))
 				scale = math.Max(scale, math.Abs(want))
 			}
@@ -455,10 +476,10 @@ func TestOnlinePipelineTakesSnapshotFactorisation(t *testing.T) {
 				require.InDelta(t, want, o.np.logDet, normLogTol*math.Max(1, math.Abs(want)), "basket %d", pos)
 				z, kz := make([]float64, m), make([]float64, m)
 				for i := 0; i < tc.n; i++ {
-					if o.np.kzGen[i] != o.np.gen {
+					if !o.np.kzCurrent(i) {
 						continue
 					}
-					got := o.np.kz[i*m : (i+1)*m]
+					got := o.np.kzRow(i)
 					// Computed when the item first occurred since the
 					// result took effect, from its column then.
 					match := false

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 // Conformance of the assembly kernels: each is called directly on seeded
@@ -368,6 +369,116 @@ func TestAsmAdam(t *testing.T) {
 			}
 			if math.Float64bits(sum) != math.Float64bits(tsum) {
 				t.Fatalf("n=%d t=%d: sum %v, twin %v", n, step, sum, tsum)
+			}
+		}
+	}
+}
+
+func TestAsmPrefetch(t *testing.T) {
+	// Prefetch changes nothing the program can see, as its Go twin (which
+	// does nothing): every length and alignment up to a few lines, the
+	// slice ending at an inaccessible page (a prefetch does not fault).
+	rng := rand.New(rand.NewPCG(8, 8))
+	for n := 1; n <= 40; n++ {
+		for off := range 8 {
+			g := guarded(t, n+off)[off:]
+			for i := range g {
+				g[i] = rng.NormFloat64()
+			}
+			want := append([]float64(nil), g...)
+			prefetchAsm(unsafe.Pointer(&g[0]), uintptr(8*n))
+			prefetchGo(unsafe.Pointer(&want[0]), uintptr(8*n))
+			if !sameBits(g, want) {
+				t.Fatalf("n=%d off=%d: prefetch changed the slice", n, off)
+			}
+		}
+	}
+}
+
+// TestAsmGemvT4Add checks the accumulating kernel as TestAsmGemvT4 checks
+// GemvT4, from random starting values of y, and that GemvT4 over all rows
+// gives the bits of GemvT4 over the first rows then GemvT4Add over the rest.
+func TestAsmGemvT4Add(t *testing.T) {
+	requireAsm(t)
+	rng := rand.New(rand.NewPCG(5, 5))
+	for _, m := range []int{1, 2, 3, 5, 17, 30, 60} {
+		for n := 1; n <= 70; n++ {
+			lda := n + rng.IntN(2)*(1+rng.IntN(9))
+			ldy := n + rng.IntN(2)*(1+rng.IntN(9))
+			ldx, incx := gemvT4Layout(rng, m)
+			name := fmt.Sprintf("m=%d/n=%d/lda=%d/ldy=%d/ldx=%d/incx=%d", m, n, lda, ldy, ldx, incx)
+			a := filled((m-1)*lda+n, math.NaN())
+			for i := range m {
+				copy(a[i*lda:i*lda+n], randSlice(rng, n))
+			}
+			x := filled(3*ldx+(m-1)*incx+1, math.NaN())
+			for v := range 4 {
+				for i := range m {
+					x[v*ldx+i*incx] = entry(rng)
+				}
+			}
+			ga, gx := guardedCopy(t, a), guardedCopy(t, x)
+			ybuf := guarded(t, 1+3*ldy+n)
+			for i := range ybuf {
+				ybuf[i] = sentinel
+			}
+			y := ybuf[1:]
+			y0 := make([]float64, len(y))
+			for v := range 4 {
+				for j := range n {
+					y0[v*ldy+j] = entry(rng)
+					y[v*ldy+j] = y0[v*ldy+j]
+				}
+			}
+			twin := append([]float64(nil), y...)
+			gemvT4AddAVX2(&y[0], ldy, &gx[0], ldx, &ga[0], m, n, lda, incx)
+			gemvT4AddGo(m, n, a, lda, x, ldx, incx, twin, ldy)
+			for v := range 4 {
+				for j := range n {
+					want, mag := y0[v*ldy+j], math.Abs(y0[v*ldy+j])
+					for i := range m {
+						xi := x[v*ldx+i*incx]
+						want = math.FMA(xi, a[i*lda+j], want)
+						mag += math.Abs(xi * a[i*lda+j])
+					}
+					got := y[v*ldy+j]
+					if math.Float64bits(got) != math.Float64bits(want) {
+						t.Fatalf("%s: y[%d][%d] = %v, want %v (FMA order)", name, v, j, got, want)
+					}
+					if tw := twin[v*ldy+j]; !withinSum(tw, got, mag, m+1) {
+						t.Fatalf("%s: twin y[%d][%d] = %v, assembly %v", name, v, j, tw, got)
+					}
+				}
+			}
+			if ybuf[0] != sentinel {
+				t.Fatalf("%s: entry before y changed to %v", name, ybuf[0])
+			}
+			for i, o := range y {
+				if i%ldy >= n && o != sentinel {
+					t.Fatalf("%s: y[%d] between the rows changed to %v", name, i, o)
+				}
+			}
+			// Split at k: the same bits as one pass, in both builds' kernels.
+			k := rng.IntN(m + 1)
+			whole, split := make([]float64, 3*ldy+n), make([]float64, 3*ldy+n)
+			GemvT4(m, n, a, lda, x, ldx, incx, whole, ldy)
+			GemvT4(k, n, a, lda, x, ldx, incx, split, ldy)
+			if k < m {
+				GemvT4Add(m-k, n, a[k*lda:], lda, x[k*incx:], ldx, incx, split, ldy)
+			}
+			if !sameBits(whole, split) {
+				t.Fatalf("%s: split at %d differs from one pass", name, k)
+			}
+			gw, gs := make([]float64, 3*ldy+n), make([]float64, 3*ldy+n)
+			gemvT4Go(m, n, a, lda, x, ldx, incx, gw, ldy)
+			if k > 0 {
+				gemvT4Go(k, n, a, lda, x, ldx, incx, gs, ldy)
+			}
+			if k < m {
+				gemvT4AddGo(m-k, n, a[k*lda:], lda, x[k*incx:], ldx, incx, gs, ldy)
+			}
+			if !sameBits(gw, gs) {
+				t.Fatalf("%s: twin split at %d differs from one pass", name, k)
 			}
 		}
 	}

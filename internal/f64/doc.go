@@ -14,7 +14,9 @@
 //	GemvN4       four dot products: y = A x for a 4×n A
 //	GemvT        y = Aᵀ x (x times a row-major A)
 //	GemvT4       four vectors times one A, in one pass over A
+//	GemvT4Add    the same, added to y (sums continued, for A in blocks)
 //	Adam         Adam's update of an optimiser's block, returning Σ x
+//	Prefetch     a hint to bring a slice's cache lines into the caches
 //
 // and, inside the package, the two kernels of the blocked inverse: ger4,
 // a rank-4 update A += X Y (X m×4, Y 4×n), and gjPanel4, one Gauss–Jordan
@@ -45,6 +47,7 @@
 // the two (the compiler may fuse them on targets where it does so), so
 // results differ between the two by rounding; within one build on one
 // kind of CPU they are deterministic. Adam has no fused operation: its
-// twin gives the same bits. Code outside this package calls the kernels
+// twin gives the same bits. Prefetch's assembly (PREFETCHT0, on every amd64
+// CPU) runs in every amd64 build without noasm; its twin does nothing. Code outside this package calls the kernels
 // and never asks which implementation runs.
 package f64

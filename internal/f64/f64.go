@@ -1,5 +1,7 @@
 package f64
 
+import "unsafe"
+
 // The exported kernels check their arguments (a violation is a programmer
 // error and panics with the kernel's name) and call the implementation
 // selected for the build and CPU (stubs_amd64.go, stubs_noasm.go).
@@ -98,6 +100,33 @@ func GemvT4(m, n int, a []float64, lda int, x []float64, ldx, incx int, y []floa
 	gemvT4(m, n, a, lda, x, ldx, incx, y, ldy)
 }
 
+// GemvT4Add is GemvT4 adding to y instead of overwriting it:
+// y[v·ldy+j] += Σ_{i<m} x[v·ldx+i·incx]·a[i·lda+j] for v < 4, j < n, each
+// entry's sum continuing from its value in y in row order (fused
+// multiply-adds in the assembly kernel). So GemvT4 over rows 0…m−1 gives
+// the same bits as GemvT4 over rows 0…k−1 followed by GemvT4Add over rows
+// k…m−1 (the matrix and the vectors' entries advanced by k rows): a long
+// matrix can be taken in blocks that stay in cache. The arguments are
+// GemvT4's; m = 0 leaves y as it is.
+func GemvT4Add(m, n int, a []float64, lda int, x []float64, ldx, incx int, y []float64, ldy int) {
+	switch {
+	case m < 0 || n < 0 || ldx < 0 || incx < 1:
+		panic("f64: GemvT4Add: negative size or stride, or incx below 1")
+	case lda < n || ldy < n:
+		panic("f64: GemvT4Add: lda or ldy below n")
+	case n > 0 && len(y) < 3*ldy+n:
+		panic("f64: GemvT4Add: y shorter than four rows")
+	case m > 0 && len(x) < 3*ldx+(m-1)*incx+1:
+		panic("f64: GemvT4Add: x too short")
+	case m > 0 && n > 0 && len(a) < (m-1)*lda+n:
+		panic("f64: GemvT4Add: a shorter than m rows")
+	}
+	if n == 0 || m == 0 {
+		return
+	}
+	gemvT4Add(m, n, a, lda, x, ldx, incx, y, ldy)
+}
+
 // AdamCoef holds the coefficients of Adam's update, in the order the
 // assembly kernel reads them. Beta1c and Beta2c are passed rather than
 // computed (normally 1 − β₁ and 1 − β₂ rounded once, as constant
@@ -137,3 +166,14 @@ func Adam(x, m, v, g []float64, c *AdamCoef) (sum float64) {
 // on it in their last bits, so tests that compare with bits written by
 // another process use it.
 func Assembly() bool { return useAsm }
+
+// Prefetch asks the processor to bring the cache lines holding x into its
+// caches, for a later access that would otherwise wait for memory. It
+// neither reads nor writes x as far as the program can tell (values and
+// faults are unaffected; the Go twin does nothing).
+func Prefetch[T any](x []T) {
+	if len(x) == 0 {
+		return
+	}
+	prefetch(unsafe.Pointer(&x[0]), uintptr(len(x))*unsafe.Sizeof(x[0]))
+}

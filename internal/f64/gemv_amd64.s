@@ -451,3 +451,206 @@ tailrow:
 done:
 	VZEROUPPER
 	RET
+
+// func gemvT4AddAVX2(out *float64, ldo int, x *float64, ldx int, m *float64, rows, cols, ld, incx int)
+//
+// out[v·ldo + j] += Σ_{l<rows} x[v·ldx + l·incx]·m[l·ld + j] for v < 4, j < cols
+// (AVX2 + FMA): gemvT4AVX2 with its accumulators loaded from out instead of
+// zeroed, so each entry's chain of fused multiply-adds continues from the
+// value in out. Columns go in chunks of 12 held in 12 accumulators (4
+// vectors × 3 ymm) while the rows of m stream past once; per row, three
+// loads of m, four broadcasts of x and twelve fused multiply-adds. Then
+// one chunk of 8 (4 vectors × 2 ymm) if 8 to 11 columns are left, and the
+// last 1–7 columns are one more 8-column chunk with masked loads and
+// stores, so nothing outside the matrix or the output rows is touched.
+// Every entry is summed row by row with fused multiply-adds. rows ≥ 1,
+// cols ≥ 1.
+TEXT ·gemvT4AddAVX2(SB), NOSPLIT, $0-72
+	MOVQ out+0(FP), DI
+	MOVQ ldo+8(FP), R9
+	SHLQ $3, R9            // ldo in bytes
+	MOVQ x+16(FP), SI
+	MOVQ ldx+24(FP), R12
+	SHLQ $3, R12           // ldx in bytes
+	LEAQ (R12)(R12*2), R13 // 3·ldx in bytes
+	MOVQ m+32(FP), R8
+	MOVQ incx+64(FP), R14
+	SHLQ $3, R14           // incx in bytes
+	MOVQ rows+40(FP), AX
+	IMULQ R14, AX
+	ADDQ SI, AX            // &x[rows·incx]: end of the row loop
+	MOVQ cols+48(FP), R10
+	MOVQ ld+56(FP), DX
+	SHLQ $3, DX            // ld in bytes
+	XORQ R11, R11          // column j
+
+ac12:
+	MOVQ R10, CX
+	SUBQ R11, CX
+	CMPQ CX, $12
+	JLT  ac8
+	LEAQ    (DI)(R11*8), BX // &out[0·ldo + j]
+	LEAQ    (BX)(R9*2), CX  // &out[2·ldo + j]
+	VMOVUPD (BX), Y4
+	VMOVUPD 32(BX), Y5
+	VMOVUPD 64(BX), Y6
+	VMOVUPD (BX)(R9*1), Y7
+	VMOVUPD 32(BX)(R9*1), Y8
+	VMOVUPD 64(BX)(R9*1), Y9
+	VMOVUPD (CX), Y10
+	VMOVUPD 32(CX), Y11
+	VMOVUPD 64(CX), Y12
+	VMOVUPD (CX)(R9*1), Y13
+	VMOVUPD 32(CX)(R9*1), Y14
+	VMOVUPD 64(CX)(R9*1), Y15
+	LEAQ   (R8)(R11*8), BX // &m[0·ld + j]
+	MOVQ   SI, CX          // &x[0·ldx + l·incx]
+
+ac12row:
+	VMOVUPD      (BX), Y0
+	VMOVUPD      32(BX), Y1
+	VMOVUPD      64(BX), Y2
+	VBROADCASTSD (CX), Y3
+	VFMADD231PD  Y0, Y3, Y4
+	VFMADD231PD  Y1, Y3, Y5
+	VFMADD231PD  Y2, Y3, Y6
+	VBROADCASTSD (CX)(R12*1), Y3
+	VFMADD231PD  Y0, Y3, Y7
+	VFMADD231PD  Y1, Y3, Y8
+	VFMADD231PD  Y2, Y3, Y9
+	VBROADCASTSD (CX)(R12*2), Y3
+	VFMADD231PD  Y0, Y3, Y10
+	VFMADD231PD  Y1, Y3, Y11
+	VFMADD231PD  Y2, Y3, Y12
+	VBROADCASTSD (CX)(R13*1), Y3
+	VFMADD231PD  Y0, Y3, Y13
+	VFMADD231PD  Y1, Y3, Y14
+	VFMADD231PD  Y2, Y3, Y15
+	ADDQ         DX, BX
+	ADDQ         R14, CX
+	CMPQ         CX, AX
+	JLT          ac12row
+
+	LEAQ    (DI)(R11*8), BX // &out[0·ldo + j]
+	LEAQ    (BX)(R9*2), CX  // &out[2·ldo + j]
+	VMOVUPD Y4, (BX)
+	VMOVUPD Y5, 32(BX)
+	VMOVUPD Y6, 64(BX)
+	VMOVUPD Y7, (BX)(R9*1)
+	VMOVUPD Y8, 32(BX)(R9*1)
+	VMOVUPD Y9, 64(BX)(R9*1)
+	VMOVUPD Y10, (CX)
+	VMOVUPD Y11, 32(CX)
+	VMOVUPD Y12, 64(CX)
+	VMOVUPD Y13, (CX)(R9*1)
+	VMOVUPD Y14, 32(CX)(R9*1)
+	VMOVUPD Y15, 64(CX)(R9*1)
+	ADDQ    $12, R11
+	JMP     ac12
+
+ac8:
+	MOVQ R10, CX
+	SUBQ R11, CX
+	CMPQ CX, $8
+	JLT  atail
+	LEAQ    (DI)(R11*8), BX // &out[0·ldo + j]
+	LEAQ    (BX)(R9*2), CX  // &out[2·ldo + j]
+	VMOVUPD (BX), Y0
+	VMOVUPD 32(BX), Y1
+	VMOVUPD (BX)(R9*1), Y2
+	VMOVUPD 32(BX)(R9*1), Y3
+	VMOVUPD (CX), Y4
+	VMOVUPD 32(CX), Y5
+	VMOVUPD (CX)(R9*1), Y6
+	VMOVUPD 32(CX)(R9*1), Y7
+	LEAQ   (R8)(R11*8), BX // &m[0·ld + j]
+	MOVQ   SI, CX          // &x[0·ldx + l·incx]
+
+ac8row:
+	VMOVUPD      (BX), Y8
+	VMOVUPD      32(BX), Y9
+	VBROADCASTSD (CX), Y10
+	VBROADCASTSD (CX)(R12*1), Y11
+	VBROADCASTSD (CX)(R12*2), Y12
+	VBROADCASTSD (CX)(R13*1), Y13
+	VFMADD231PD  Y8, Y10, Y0
+	VFMADD231PD  Y9, Y10, Y1
+	VFMADD231PD  Y8, Y11, Y2
+	VFMADD231PD  Y9, Y11, Y3
+	VFMADD231PD  Y8, Y12, Y4
+	VFMADD231PD  Y9, Y12, Y5
+	VFMADD231PD  Y8, Y13, Y6
+	VFMADD231PD  Y9, Y13, Y7
+	ADDQ         DX, BX
+	ADDQ         R14, CX
+	CMPQ         CX, AX
+	JLT          ac8row
+
+	LEAQ    (DI)(R11*8), BX // &out[0·ldo + j]
+	LEAQ    (BX)(R9*2), CX  // &out[2·ldo + j]
+	VMOVUPD Y0, (BX)
+	VMOVUPD Y1, 32(BX)
+	VMOVUPD Y2, (BX)(R9*1)
+	VMOVUPD Y3, 32(BX)(R9*1)
+	VMOVUPD Y4, (CX)
+	VMOVUPD Y5, 32(CX)
+	VMOVUPD Y6, (CX)(R9*1)
+	VMOVUPD Y7, 32(CX)(R9*1)
+	ADDQ    $8, R11
+	JMP     ac8
+
+atail:
+	CMPQ CX, $0
+	JLE  adone
+	NEGQ CX
+	ADDQ $8, CX                 // 8 − r
+	LEAQ vm4mask<>(SB), BX
+	VMOVDQU (BX)(CX*8), Y14     // lanes j..j+3 below cols
+	VMOVDQU 32(BX)(CX*8), Y15   // lanes j+4..j+7 below cols
+	LEAQ       (DI)(R11*8), BX
+	LEAQ       (BX)(R9*2), CX
+	VMASKMOVPD (BX), Y14, Y0
+	VMASKMOVPD 32(BX), Y15, Y1
+	VMASKMOVPD (BX)(R9*1), Y14, Y2
+	VMASKMOVPD 32(BX)(R9*1), Y15, Y3
+	VMASKMOVPD (CX), Y14, Y4
+	VMASKMOVPD 32(CX), Y15, Y5
+	VMASKMOVPD (CX)(R9*1), Y14, Y6
+	VMASKMOVPD 32(CX)(R9*1), Y15, Y7
+	LEAQ   (R8)(R11*8), BX
+	MOVQ   SI, CX
+
+atailrow:
+	VMASKMOVPD   (BX), Y14, Y8
+	VMASKMOVPD   32(BX), Y15, Y9
+	VBROADCASTSD (CX), Y10
+	VBROADCASTSD (CX)(R12*1), Y11
+	VBROADCASTSD (CX)(R12*2), Y12
+	VBROADCASTSD (CX)(R13*1), Y13
+	VFMADD231PD  Y8, Y10, Y0
+	VFMADD231PD  Y9, Y10, Y1
+	VFMADD231PD  Y8, Y11, Y2
+	VFMADD231PD  Y9, Y11, Y3
+	VFMADD231PD  Y8, Y12, Y4
+	VFMADD231PD  Y9, Y12, Y5
+	VFMADD231PD  Y8, Y13, Y6
+	VFMADD231PD  Y9, Y13, Y7
+	ADDQ         DX, BX
+	ADDQ         R14, CX
+	CMPQ         CX, AX
+	JLT          atailrow
+
+	LEAQ       (DI)(R11*8), BX
+	LEAQ       (BX)(R9*2), CX
+	VMASKMOVPD Y0, Y14, (BX)
+	VMASKMOVPD Y1, Y15, 32(BX)
+	VMASKMOVPD Y2, Y14, (BX)(R9*1)
+	VMASKMOVPD Y3, Y15, 32(BX)(R9*1)
+	VMASKMOVPD Y4, Y14, (CX)
+	VMASKMOVPD Y5, Y15, 32(CX)
+	VMASKMOVPD Y6, Y14, (CX)(R9*1)
+	VMASKMOVPD Y7, Y15, 32(CX)(R9*1)
+
+adone:
+	VZEROUPPER
+	RET

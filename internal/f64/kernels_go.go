@@ -1,6 +1,9 @@
 package f64
 
-import "math"
+import (
+	"math"
+	"unsafe"
+)
 
 // The Go twins of the assembly kernels: the same contracts and summation
 // orders, with separate multiplies and adds where the assembly fuses them
@@ -83,11 +86,15 @@ func gemvTGo(a []float64, lda int, x, y []float64) {
 
 // gemvT4Go is GemvT4 for m, n ≥ 1.
 func gemvT4Go(m, n int, a []float64, lda int, x []float64, ldx, incx int, y []float64, ldy int) {
+	for v := range 4 {
+		clear(y[v*ldy : v*ldy+n])
+	}
+	gemvT4AddGo(m, n, a, lda, x, ldx, incx, y, ldy)
+}
+
+// gemvT4AddGo is GemvT4Add for m, n ≥ 1.
+func gemvT4AddGo(m, n int, a []float64, lda int, x []float64, ldx, incx int, y []float64, ldy int) {
 	y0, y1, y2, y3 := y[:n], y[ldy:ldy+n], y[2*ldy:2*ldy+n], y[3*ldy:3*ldy+n]
-	clear(y0)
-	clear(y1)
-	clear(y2)
-	clear(y3)
 	for i := range m {
 		row := a[i*lda : i*lda+n]
 		o := i * incx
@@ -173,3 +180,7 @@ func adamGo(x, m, v, g []float64, c *AdamCoef) float64 {
 	}
 	return sum
 }
+
+// prefetchGo is prefetch of the n bytes at p: Go has no prefetch
+// instruction, so it does nothing.
+func prefetchGo(unsafe.Pointer, uintptr) {}

@@ -213,6 +213,48 @@ func TestGemvT4(t *testing.T) {
 	}
 }
 
+// TestGemvT4Add checks, in every build, that GemvT4Add continues GemvT4's
+// sums: GemvT4 over the first k rows then GemvT4Add over the rest gives the
+// bits of GemvT4 over all rows, for every k; and that it touches only the
+// output entries named.
+func TestGemvT4Add(t *testing.T) {
+	rng := rand.New(rand.NewPCG(33, 34))
+	for _, m := range []int{1, 2, 3, 5, 17, 30, 60} {
+		for n := 1; n <= 70; n += 1 + n/8 {
+			lda := n + rng.IntN(2)*(1+rng.IntN(9))
+			ldy := n + rng.IntN(2)*(1+rng.IntN(9))
+			ldx, incx := gemvT4Layout(rng, m)
+			name := fmt.Sprintf("m=%d/n=%d/lda=%d/ldy=%d/ldx=%d/incx=%d", m, n, lda, ldy, ldx, incx)
+			a := filled(max(0, (m-1)*lda+n), math.NaN())
+			for i := range m {
+				for j := range n {
+					a[i*lda+j] = entry(rng)
+				}
+			}
+			x := filled(3*ldx+(m-1)*incx+1, math.NaN())
+			for v := range 4 {
+				for i := range m {
+					x[v*ldx+i*incx] = entry(rng)
+				}
+			}
+			whole := filled(3*ldy+n, sentinel)
+			GemvT4(m, n, a, lda, x, ldx, incx, whole, ldy)
+			for k := 0; k <= m; k++ {
+				ybuf := filled(1+3*ldy+n+1, sentinel)
+				y := ybuf[1 : 1+3*ldy+n]
+				GemvT4(k, n, a, lda, x, ldx, incx, y, ldy)
+				GemvT4Add(m-k, n, a[min(k*lda, len(a)):], lda, x[min(k*incx, len(x)):], ldx, incx, y, ldy)
+				if !sameBits(y, whole) {
+					t.Fatalf("%s: rows split at %d: %v, one pass %v", name, k, y, whole)
+				}
+				if ybuf[0] != sentinel || ybuf[len(ybuf)-1] != sentinel {
+					t.Fatalf("%s: an entry outside y changed", name)
+				}
+			}
+		}
+	}
+}
+
 // adamTestVec draws n entries spread over 2⁻¹⁰…2¹⁰ in magnitude (all
 // non-negative when abs is set, as second moments are).
 func adamTestVec(rng *rand.Rand, n int, abs bool) []float64 {
@@ -313,6 +355,29 @@ func TestKernelPanics(t *testing.T) {
 		{"GemvT4", func() { GemvT4(2, 4, a, 4, x[:7], 2, 1, y, 4) }},
 		{"GemvT4", func() { GemvT4(2, 4, a, 4, x, 2, 1, y[:15], 4) }},
 		{"GemvT4", func() { GemvT4(11, 4, a, 4, x, 0, 1, y, 4) }},
+		{"GemvT4Add", func() { GemvT4Add(2, 4, a, 3, x, 2, 1, y, 4) }},
+		{"GemvT4Add", func() { GemvT4Add(2, 4, a, 4, x, 2, 1, y[:15], 4) }},
+		{"GemvT4Add", func() { GemvT4Add(11, 4, a, 4, x, 0, 1, y, 4) }},
 		{"Adam", func() { Adam(x[:3], y, y, x, &c) }},
 	})
+}
+
+func TestPrefetch(t *testing.T) {
+	// Whatever the build, Prefetch leaves the values as they were.
+	x := []float64{1, -2, math.Inf(1), math.NaN(), 5, 6, 7, 8, 9}
+	want := append([]float64(nil), x...)
+	for lo := 0; lo <= len(x); lo++ {
+		Prefetch(x[lo:])
+		Prefetch(x[lo:lo])
+	}
+	Prefetch([]float64(nil))
+	b := []bool{true, false, true}
+	Prefetch(b)
+	Prefetch(b[1:2])
+	if !b[0] || b[1] || !b[2] {
+		t.Fatalf("Prefetch changed a []bool: %v", b)
+	}
+	if !sameBits(x, want) {
+		t.Fatalf("Prefetch changed its slice: %v, want %v", x, want)
+	}
 }

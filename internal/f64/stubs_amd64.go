@@ -2,7 +2,11 @@
 
 package f64
 
-import "golang.org/x/sys/cpu"
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
 
 // useAsm selects the assembly kernels, once, at start-up: they need AVX2
 // and FMA (cpu.X86.HasAVX2 also means the OS saves the ymm state). Without
@@ -23,6 +27,9 @@ func gemvTAVX2(out *float64, x *float64, m *float64, rows, cols, ld int)
 
 //go:noescape
 func gemvT4AVX2(out *float64, ldo int, x *float64, ldx int, m *float64, rows, cols, ld, incx int)
+
+//go:noescape
+func gemvT4AddAVX2(out *float64, ldo int, x *float64, ldx int, m *float64, rows, cols, ld, incx int)
 
 //go:noescape
 func ger4AVX2(a *float64, lda int, x *float64, m int, y *float64, ldy int, n int)
@@ -65,6 +72,14 @@ func gemvT4(m, n int, a []float64, lda int, x []float64, ldx, incx int, y []floa
 	gemvT4Go(m, n, a, lda, x, ldx, incx, y, ldy)
 }
 
+func gemvT4Add(m, n int, a []float64, lda int, x []float64, ldx, incx int, y []float64, ldy int) {
+	if useAsm {
+		gemvT4AddAVX2(&y[0], ldy, &x[0], ldx, &a[0], m, n, lda, incx)
+		return
+	}
+	gemvT4AddGo(m, n, a, lda, x, ldx, incx, y, ldy)
+}
+
 func ger4(m, n int, x, y []float64, ldy int, a []float64, lda int) {
 	if useAsm {
 		ger4AVX2(&a[0], lda, &x[0], m, &y[0], ldy, n)
@@ -85,4 +100,14 @@ func adam(x, m, v, g []float64, c *AdamCoef) float64 {
 		return adamAVX2(&x[0], &m[0], &v[0], &g[0], len(g), c)
 	}
 	return adamGo(x, m, v, g, c)
+}
+
+//go:noescape
+func prefetchAsm(p unsafe.Pointer, n uintptr)
+
+// prefetch needs no AVX2: PREFETCHT0 is in every amd64 CPU.
+func prefetch(p unsafe.Pointer, n uintptr) {
+	if n > 0 {
+		prefetchAsm(p, n)
+	}
 }

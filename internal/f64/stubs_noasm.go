@@ -2,6 +2,8 @@
 
 package f64
 
+import "unsafe"
+
 // This build has no assembly kernels: the Go twins run.
 
 func axpyUnitary(alpha float64, x, y []float64) { axpyUnitaryGo(alpha, x, y) }
@@ -14,6 +16,10 @@ func gemvT4(m, n int, a []float64, lda int, x []float64, ldx, incx int, y []floa
 	gemvT4Go(m, n, a, lda, x, ldx, incx, y, ldy)
 }
 
+func gemvT4Add(m, n int, a []float64, lda int, x []float64, ldx, incx int, y []float64, ldy int) {
+	gemvT4AddGo(m, n, a, lda, x, ldx, incx, y, ldy)
+}
+
 func ger4(m, n int, x, y []float64, ldy int, a []float64, lda int) { ger4Go(m, n, x, y, ldy, a, lda) }
 
 func gjPanel4(p []float64, lda, m, s, skip int, x []float64, pc *[4]float64, inv float64, from int) (next int, best float64) {
@@ -24,3 +30,5 @@ func adam(x, m, v, g []float64, c *AdamCoef) float64 { return adamGo(x, m, v, g,
 
 // useAsm is false: this build has no assembly.
 const useAsm = false
+
+func prefetch(p unsafe.Pointer, n uintptr) { prefetchGo(p, n) }
