@@ -196,12 +196,7 @@ func (o *Fast) ScoreBlockItems(b *Block, items []Item) bool {
 // whose b_tᵀCb_t is zero: L_tt = δ + v·v. It returns ‖b‖².
 func (o *Fast) blockCandSkew(b *Block, c int, inS uint64, v, bv []float64) float64 {
 	x := &b.cands[c]
-	it := x.item
-	dup := -1
-	if inS&(1<<(uint(it)&63)) != 0 {
-		dup = positionOf(o.items, it)
-	}
-	o.begin(x, it, dup)
+	o.begin(x, x.item, o.posInS(x.item, inS))
 	vv, bsq := sumSq2(v, bv)
 	ltt, zz := vv, vv+bsq
 	if o.hasDiag {
@@ -237,16 +232,19 @@ func (o *Fast) inSMask() uint64 {
 	return inS
 }
 
+// posInS is the position in S of item it, or −1; inS is inSMask's mask.
+func (o *Fast) posInS(it int, inS uint64) int {
+	if inS&(1<<(uint(it)&63)) == 0 {
+		return -1
+	}
+	return positionOf(o.items, it)
+}
+
 // blockCand starts column c of a block, whose item and δ are set, from
 // its vectors v, b and bᵀC: its stamp, position in S, L_tt and ‖z_t‖.
 func (o *Fast) blockCand(b *Block, c int, inS uint64, v, bv, bc []float64) {
 	x := &b.cands[c]
-	it := x.item
-	dup := -1
-	if inS&(1<<(uint(it)&63)) != 0 {
-		dup = positionOf(o.items, it)
-	}
-	o.begin(x, it, dup)
+	o.begin(x, x.item, o.posInS(x.item, inS))
 	vv, bsq, bcb := rowDots(v, bv, bc)
 	ltt, zz := vv+bcb, vv+bsq
 	if o.hasDiag {

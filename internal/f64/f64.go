@@ -76,18 +76,7 @@ func GemvT(a []float64, lda int, x, y []float64) {
 // below m·incx: interleaved vectors). m, n ≥ 0, ldx ≥ 0, incx ≥ 1,
 // ldy ≥ n.
 func GemvT4(m, n int, a []float64, lda int, x []float64, ldx, incx int, y []float64, ldy int) {
-	switch {
-	case m < 0 || n < 0 || ldx < 0 || incx < 1:
-		panic("f64: GemvT4: negative size or stride, or incx below 1")
-	case lda < n || ldy < n:
-		panic("f64: GemvT4: lda or ldy below n")
-	case n > 0 && len(y) < 3*ldy+n:
-		panic("f64: GemvT4: y shorter than four rows")
-	case m > 0 && len(x) < 3*ldx+(m-1)*incx+1:
-		panic("f64: GemvT4: x too short")
-	case m > 0 && n > 0 && len(a) < (m-1)*lda+n:
-		panic("f64: GemvT4: a shorter than m rows")
-	}
+	checkGemvT4("GemvT4", m, n, a, lda, x, ldx, incx, y, ldy)
 	if n == 0 {
 		return
 	}
@@ -109,22 +98,27 @@ func GemvT4(m, n int, a []float64, lda int, x []float64, ldx, incx int, y []floa
 // matrix can be taken in blocks that stay in cache. The arguments are
 // GemvT4's; m = 0 leaves y as it is.
 func GemvT4Add(m, n int, a []float64, lda int, x []float64, ldx, incx int, y []float64, ldy int) {
-	switch {
-	case m < 0 || n < 0 || ldx < 0 || incx < 1:
-		panic("f64: GemvT4Add: negative size or stride, or incx below 1")
-	case lda < n || ldy < n:
-		panic("f64: GemvT4Add: lda or ldy below n")
-	case n > 0 && len(y) < 3*ldy+n:
-		panic("f64: GemvT4Add: y shorter than four rows")
-	case m > 0 && len(x) < 3*ldx+(m-1)*incx+1:
-		panic("f64: GemvT4Add: x too short")
-	case m > 0 && n > 0 && len(a) < (m-1)*lda+n:
-		panic("f64: GemvT4Add: a shorter than m rows")
-	}
+	checkGemvT4("GemvT4Add", m, n, a, lda, x, ldx, incx, y, ldy)
 	if n == 0 || m == 0 {
 		return
 	}
 	gemvT4Add(m, n, a, lda, x, ldx, incx, y, ldy)
+}
+
+// checkGemvT4 panics, naming fn, when GemvT4's arguments do not hold.
+func checkGemvT4(fn string, m, n int, a []float64, lda int, x []float64, ldx, incx int, y []float64, ldy int) {
+	switch {
+	case m < 0 || n < 0 || ldx < 0 || incx < 1:
+		panic("f64: " + fn + ": negative size or stride, or incx below 1")
+	case lda < n || ldy < n:
+		panic("f64: " + fn + ": lda or ldy below n")
+	case n > 0 && len(y) < 3*ldy+n:
+		panic("f64: " + fn + ": y shorter than four rows")
+	case m > 0 && len(x) < 3*ldx+(m-1)*incx+1:
+		panic("f64: " + fn + ": x too short")
+	case m > 0 && n > 0 && len(a) < (m-1)*lda+n:
+		panic("f64: " + fn + ": a shorter than m rows")
+	}
 }
 
 // AdamCoef holds the coefficients of Adam's update, in the order the
