@@ -12,7 +12,7 @@ import (
 // helper's items are not that basket's, so this is what the worker
 // computes while the learner learns from it), and checks that the
 // parameters are those of a learner without tasks, bit for bit, with and
-// without a diagonal, and that the tasks computed K zᵢ.
+// without a diagonal.
 func TestKZAheadSameBits(t *testing.T) {
 	data := benchBaskets(400, 3000, 7)
 	for _, lowRank := range []bool{false, true} {
@@ -21,7 +21,7 @@ func TestKZAheadSameBits(t *testing.T) {
 		require.NoError(t, err)
 		ahead, err := NewOnline(opt)
 		require.NoError(t, err)
-		computed := 0
+		posted := 0
 		for q, b := range data {
 			require.NoError(t, plain.Observe(b))
 			if q+1 < len(data) {
@@ -30,16 +30,15 @@ func TestKZAheadSameBits(t *testing.T) {
 			require.NoError(t, ahead.Observe(b))
 			ahead.next = nil
 			if a := ahead.ahead; a.posted {
-				s := a.state.Load()
-				a.run(ahead.np)
-				if s&3 == kzPosted && a.state.Load() == s|kzDone {
-					computed++
-				}
+				a.run(ahead.np) // unless the worker has claimed it
+				// Run by the test or by the worker, it is not cancelled.
+				require.NotEqual(t, uint64(kzCancelled), a.state.Load()&3)
+				posted++
 			}
 		}
 		plain.quiesce()
 		ahead.quiesce()
-		require.Greater(t, computed, len(data)/2, "tasks run")
+		require.Greater(t, posted, len(data)/2, "tasks posted")
 		if diff := cmp.Diff(plain.Params(), ahead.Params()); diff != "" {
 			t.Fatalf("lowRank %v: with K zᵢ ahead (-without +with):\n%s", lowRank, diff)
 		}
