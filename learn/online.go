@@ -264,6 +264,11 @@ type Online struct {
 	c  []float64
 	w  basketWork
 	np *normPipe // NormExact only
+	// ahead computes K zᵢ of the next basket's items while Run's learner
+	// learns from the current one (kzAhead); next is that basket's ids
+	// during Observe (nil: not known).
+	ahead *kzAhead
+	next  []int
 	// factored reports that np holds a factorisation (it is redone every
 	// FactorEvery baskets, counted by position so that resuming from a
 	// checkpoint refactors at the same steps).
@@ -328,6 +333,7 @@ func (o *Online) alloc() {
 		o.np = newNormPipe(d, o.opt.lag())
 		o.np.st, o.np.kzOff = &o.st, o.st.stride-2*d
 		o.np.setColumns(o.p)
+		o.ahead = newKZAhead(o)
 	}
 }
 
@@ -776,6 +782,7 @@ var ErrDiverged = errors.New("learn: online step diverged: non-finite parameters
 // Observe takes one learning step on a basket of item rows. Empty baskets,
 // negative rows and duplicates are errors and leave the learner unchanged.
 func (o *Online) Observe(basket []int) error {
+	o.claimKZAhead()
 	if o.diverged {
 		return ErrDiverged
 	}
@@ -799,6 +806,7 @@ func (o *Online) Observe(basket []int) error {
 	}
 	basket = o.rows
 	o.beginBasket(basket)
+	o.postKZAhead(o.next)
 	if !o.basketTerm(basket) && o.opt.Eps > 0 {
 		o.diverged = true
 		return ErrDiverged
@@ -852,6 +860,7 @@ func (o *Online) beginBasket(rows []int) {
 // result stays pending).
 func (o *Online) quiesce() {
 	if o.np != nil {
+		o.claimKZAhead()
 		o.np.idle()
 	}
 }
@@ -991,16 +1000,24 @@ func (o *Online) Run(src BasketSource, run OnlineRun) (*Result, error) {
 			return nil, err
 		}
 		if pf != nil {
-			// The next basket's items' state is fetched while this one is
-			// learned from.
+			// The next basket's items' state is fetched, and their K zᵢ
+			// computed (kzAhead), while this one is learned from.
 			if nb := pf.peek(); nb != nil {
 				o.prefetchItems(nb)
+				o.next = nb
 			}
 		}
-		if err := o.Observe(s); err != nil {
+		err = o.Observe(s)
+		o.next = nil
+		if err != nil {
 			return nil, err
 		}
 		res.Baskets++
+		if res.Baskets%ProgressEvery == 0 || res.Baskets%run.TraceEvery == 0 ||
+			(run.Checkpoint != "" && res.Baskets%run.CheckpointEvery == 0) {
+			// What runs between baskets may read the items' rows.
+			o.claimKZAhead()
+		}
 		if run.Progress != nil && res.Baskets%ProgressEvery == 0 {
 			run.Progress(res.Baskets)
 		}

@@ -53,6 +53,8 @@ import (
 // (Computing K zᵢ of the changed columns on the worker instead, which
 // needs their values copied over and the results copied back, was slower on
 // two cores: what moves between the cores costs more than the products.)
+// Between jobs, the worker computes K zᵢ for the items of the basket after
+// the learner's when Run knows it (kzAhead), the same bits as prepareKZ.
 
 // normJob is one refactorisation: its snapshot (inputs) and its result.
 type normJob struct {
@@ -376,21 +378,30 @@ func (np *normPipe) takeEffect() {
 }
 
 // kzBatch computes K zᵢ of the active K for the nq ≤ 4 items np.qi[:nq]
-// (nothing for none), whose zᵢ are rows of np.zq, into their rows of kz:
-// one pass over K (f64.GemvT4; a single item by vecmat).
+// (nothing for none), whose zᵢ are rows of np.zq, into their rows of kz
+// (kzInto).
 func (np *normPipe) kzBatch(nq int) {
+	np.kzInto(np.k, np.gen, np.zq, np.kzq, np.qi[:nq])
+}
+
+// kzInto computes K zᵢ of the gradient map k of result gen for the items
+// qi (at most four), whose zᵢ are rows of zq, into their rows of kz: one
+// pass over K (f64.GemvT4; a single item by vecmat), with kzq (4×2d) as
+// scratch.
+func (np *normPipe) kzInto(k []float64, gen int64, zq, kzq []float64, qi []int) {
 	m := 2 * np.d
+	nq := len(qi)
 	if nq > 1 {
 		// Rows of zq past nq hold stale values; their products are dropped.
-		f64.GemvT4(m, m, np.k, m, np.zq, m, 1, np.kzq, m)
+		f64.GemvT4(m, m, k, m, zq, m, 1, kzq, m)
 	} else {
 		for q := range nq {
-			vecmat(np.kzq[q*m:(q+1)*m], np.k, m, m, np.zq[q*m:(q+1)*m], 1) // K is symmetric
+			vecmat(kzq[q*m:(q+1)*m], k, m, m, zq[q*m:(q+1)*m], 1) // K is symmetric
 		}
 	}
-	for q, i := range np.qi[:nq] {
-		copy(np.kzRow(i), np.kzq[q*m:(q+1)*m])
-		np.st.row(i)[stKZGen] = float64(np.gen)
+	for q, i := range qi {
+		copy(np.kzRow(i), kzq[q*m:(q+1)*m])
+		np.st.row(i)[stKZGen] = float64(gen)
 	}
 }
 

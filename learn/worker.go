@@ -22,6 +22,9 @@ import (
 type worker struct {
 	req, fin atomic.Uint64 // jobs submitted, jobs finished
 	job      func()
+	// poll, when set, is called at every poll for a job (before the
+	// worker's goroutine starts: it is not synchronised).
+	poll func()
 
 	mu     sync.Mutex // guards alive, parked and the wake handoff
 	alive  bool
@@ -84,6 +87,9 @@ func (w *worker) loop() {
 					return
 				}
 				start = time.Now()
+			}
+			if w.poll != nil {
+				w.poll()
 			}
 			runtime.Gosched()
 			osYield()
