@@ -218,6 +218,13 @@ func runInfer(e *env, args []string) error {
 	if !f.g.quiet {
 		fmt.Fprintf(e.stderr, "infer: %d algorithms over %d items in %.2fs (backend %s)\n", len(algos), len(order), time.Since(start).Seconds(), blas.Backend())
 	}
+	return f.writeInferResults(e, results, traj, m)
+}
+
+// writeInferResults writes the trajectory (--trajectory) and prints the
+// results as JSON or a table; with a model m (nil for item streams) the
+// solutions name its items as printInferTable does.
+func (f *inferFlags) writeInferResults(e *env, results []stream.Result, traj [][]string, m *ndpp.Model) error {
 	if f.trajectory != "" {
 		if err := writeCSV(f.trajectory, trajectoryHeader, traj); err != nil {
 			return fmt.Errorf("writing the trajectory: %w", err)

@@ -324,14 +324,5 @@ func (f *inferFlags) runItems(e *env, algos []string) error {
 		fmt.Fprintf(e.stderr, "infer: %d algorithms over %d items in %.2fs, of which %.2fs (%.0f%%) reading the stream (backend %s)\n",
 			len(solvers), prog.read, wall, read.Seconds(), 100*read.Seconds()/max(wall, 1e-9), blas.Backend())
 	}
-	if f.trajectory != "" {
-		if err := writeCSV(f.trajectory, trajectoryHeader, traj); err != nil {
-			return fmt.Errorf("writing the trajectory: %w", err)
-		}
-	}
-	if f.g.json {
-		return printInferJSON(e.stdout, results, nil)
-	}
-	printInferTable(e.stdout, results, nil)
-	return nil
+	return f.writeInferResults(e, results, traj, nil)
 }
