@@ -173,7 +173,24 @@ func TestAsmGemvT(t *testing.T) {
 // entries between them (the masked tail writes only the columns named).
 func TestAsmGemvT4(t *testing.T) {
 	requireAsm(t)
-	rng := rand.New(rand.NewPCG(4, 4))
+	checkAsmGemvT4(t, rand.New(rand.NewPCG(4, 4)), false)
+}
+
+// TestAsmGemvT4Add checks the accumulating kernel as TestAsmGemvT4 checks
+// GemvT4, from random starting values of y, and that GemvT4 over all rows
+// gives the bits of GemvT4 over the first rows then GemvT4Add over the rest.
+func TestAsmGemvT4Add(t *testing.T) {
+	requireAsm(t)
+	checkAsmGemvT4(t, rand.New(rand.NewPCG(5, 5)), true)
+}
+
+// checkAsmGemvT4 runs the assembly kernel (gemvT4AddAVX2 with add, from
+// random values of y; else gemvT4AVX2) on random layouts against the FMA
+// order bit for bit and against its Go twin within the sum's rounding,
+// with guarded inputs and a sentinel around the output rows; with add it
+// also checks that a split pass gives the bits of one pass.
+func checkAsmGemvT4(t *testing.T, rng *rand.Rand, add bool) {
+	t.Helper()
 	for _, m := range []int{1, 2, 3, 5, 17, 30, 60} {
 		for n := 1; n <= 70; n++ {
 			lda := n + rng.IntN(2)*(1+rng.IntN(9))
@@ -196,12 +213,28 @@ func TestAsmGemvT4(t *testing.T) {
 				ybuf[i] = sentinel
 			}
 			y := ybuf[1:]
-			gemvT4AVX2(&y[0], ldy, &gx[0], ldx, &ga[0], m, n, lda, incx)
-			twin := make([]float64, 3*ldy+n)
-			gemvT4Go(m, n, a, lda, x, ldx, incx, twin, ldy)
+			y0 := make([]float64, len(y)) // the starting values of the sums
+			terms := m
+			var twin []float64
+			if add {
+				for v := range 4 {
+					for j := range n {
+						y0[v*ldy+j] = entry(rng)
+						y[v*ldy+j] = y0[v*ldy+j]
+					}
+				}
+				terms++
+				twin = append([]float64(nil), y...)
+				gemvT4AddAVX2(&y[0], ldy, &gx[0], ldx, &ga[0], m, n, lda, incx)
+				gemvT4AddGo(m, n, a, lda, x, ldx, incx, twin, ldy)
+			} else {
+				twin = make([]float64, 3*ldy+n)
+				gemvT4AVX2(&y[0], ldy, &gx[0], ldx, &ga[0], m, n, lda, incx)
+				gemvT4Go(m, n, a, lda, x, ldx, incx, twin, ldy)
+			}
 			for v := range 4 {
 				for j := range n {
-					var want, mag float64
+					want, mag := y0[v*ldy+j], math.Abs(y0[v*ldy+j])
 					for i := range m {
 						xi := x[v*ldx+i*incx]
 						want = math.FMA(xi, a[i*lda+j], want)
@@ -211,7 +244,7 @@ func TestAsmGemvT4(t *testing.T) {
 					if math.Float64bits(got) != math.Float64bits(want) {
 						t.Fatalf("%s: y[%d][%d] = %v, want %v (FMA order)", name, v, j, got, want)
 					}
-					if tw := twin[v*ldy+j]; !withinSum(tw, got, mag, m) {
+					if tw := twin[v*ldy+j]; !withinSum(tw, got, mag, terms) {
 						t.Fatalf("%s: twin y[%d][%d] = %v, assembly %v", name, v, j, tw, got)
 					}
 				}
@@ -223,6 +256,31 @@ func TestAsmGemvT4(t *testing.T) {
 				if i%ldy >= n && o != sentinel {
 					t.Fatalf("%s: y[%d] between the rows changed to %v", name, i, o)
 				}
+			}
+			if !add {
+				continue
+			}
+			// Split at k: the same bits as one pass, in both builds' kernels.
+			k := rng.IntN(m + 1)
+			whole, split := make([]float64, 3*ldy+n), make([]float64, 3*ldy+n)
+			GemvT4(m, n, a, lda, x, ldx, incx, whole, ldy)
+			GemvT4(k, n, a, lda, x, ldx, incx, split, ldy)
+			if k < m {
+				GemvT4Add(m-k, n, a[k*lda:], lda, x[k*incx:], ldx, incx, split, ldy)
+			}
+			if !sameBits(whole, split) {
+				t.Fatalf("%s: split at %d differs from one pass", name, k)
+			}
+			gw, gs := make([]float64, 3*ldy+n), make([]float64, 3*ldy+n)
+			gemvT4Go(m, n, a, lda, x, ldx, incx, gw, ldy)
+			if k > 0 {
+				gemvT4Go(k, n, a, lda, x, ldx, incx, gs, ldy)
+			}
+			if k < m {
+				gemvT4AddGo(m-k, n, a[k*lda:], lda, x[k*incx:], ldx, incx, gs, ldy)
+			}
+			if !sameBits(gw, gs) {
+				t.Fatalf("%s: twin split at %d differs from one pass", name, k)
 			}
 		}
 	}
@@ -390,95 +448,6 @@ func TestAsmPrefetch(t *testing.T) {
 			prefetchGo(unsafe.Pointer(&want[0]), uintptr(8*n))
 			if !sameBits(g, want) {
 				t.Fatalf("n=%d off=%d: prefetch changed the slice", n, off)
-			}
-		}
-	}
-}
-
-// TestAsmGemvT4Add checks the accumulating kernel as TestAsmGemvT4 checks
-// GemvT4, from random starting values of y, and that GemvT4 over all rows
-// gives the bits of GemvT4 over the first rows then GemvT4Add over the rest.
-func TestAsmGemvT4Add(t *testing.T) {
-	requireAsm(t)
-	rng := rand.New(rand.NewPCG(5, 5))
-	for _, m := range []int{1, 2, 3, 5, 17, 30, 60} {
-		for n := 1; n <= 70; n++ {
-			lda := n + rng.IntN(2)*(1+rng.IntN(9))
-			ldy := n + rng.IntN(2)*(1+rng.IntN(9))
-			ldx, incx := gemvT4Layout(rng, m)
-			name := fmt.Sprintf("m=%d/n=%d/lda=%d/ldy=%d/ldx=%d/incx=%d", m, n, lda, ldy, ldx, incx)
-			a := filled((m-1)*lda+n, math.NaN())
-			for i := range m {
-				copy(a[i*lda:i*lda+n], randSlice(rng, n))
-			}
-			x := filled(3*ldx+(m-1)*incx+1, math.NaN())
-			for v := range 4 {
-				for i := range m {
-					x[v*ldx+i*incx] = entry(rng)
-				}
-			}
-			ga, gx := guardedCopy(t, a), guardedCopy(t, x)
-			ybuf := guarded(t, 1+3*ldy+n)
-			for i := range ybuf {
-				ybuf[i] = sentinel
-			}
-			y := ybuf[1:]
-			y0 := make([]float64, len(y))
-			for v := range 4 {
-				for j := range n {
-					y0[v*ldy+j] = entry(rng)
-					y[v*ldy+j] = y0[v*ldy+j]
-				}
-			}
-			twin := append([]float64(nil), y...)
-			gemvT4AddAVX2(&y[0], ldy, &gx[0], ldx, &ga[0], m, n, lda, incx)
-			gemvT4AddGo(m, n, a, lda, x, ldx, incx, twin, ldy)
-			for v := range 4 {
-				for j := range n {
-					want, mag := y0[v*ldy+j], math.Abs(y0[v*ldy+j])
-					for i := range m {
-						xi := x[v*ldx+i*incx]
-						want = math.FMA(xi, a[i*lda+j], want)
-						mag += math.Abs(xi * a[i*lda+j])
-					}
-					got := y[v*ldy+j]
-					if math.Float64bits(got) != math.Float64bits(want) {
-						t.Fatalf("%s: y[%d][%d] = %v, want %v (FMA order)", name, v, j, got, want)
-					}
-					if tw := twin[v*ldy+j]; !withinSum(tw, got, mag, m+1) {
-						t.Fatalf("%s: twin y[%d][%d] = %v, assembly %v", name, v, j, tw, got)
-					}
-				}
-			}
-			if ybuf[0] != sentinel {
-				t.Fatalf("%s: entry before y changed to %v", name, ybuf[0])
-			}
-			for i, o := range y {
-				if i%ldy >= n && o != sentinel {
-					t.Fatalf("%s: y[%d] between the rows changed to %v", name, i, o)
-				}
-			}
-			// Split at k: the same bits as one pass, in both builds' kernels.
-			k := rng.IntN(m + 1)
-			whole, split := make([]float64, 3*ldy+n), make([]float64, 3*ldy+n)
-			GemvT4(m, n, a, lda, x, ldx, incx, whole, ldy)
-			GemvT4(k, n, a, lda, x, ldx, incx, split, ldy)
-			if k < m {
-				GemvT4Add(m-k, n, a[k*lda:], lda, x[k*incx:], ldx, incx, split, ldy)
-			}
-			if !sameBits(whole, split) {
-				t.Fatalf("%s: split at %d differs from one pass", name, k)
-			}
-			gw, gs := make([]float64, 3*ldy+n), make([]float64, 3*ldy+n)
-			gemvT4Go(m, n, a, lda, x, ldx, incx, gw, ldy)
-			if k > 0 {
-				gemvT4Go(k, n, a, lda, x, ldx, incx, gs, ldy)
-			}
-			if k < m {
-				gemvT4AddGo(m-k, n, a[k*lda:], lda, x[k*incx:], ldx, incx, gs, ldy)
-			}
-			if !sameBits(gw, gs) {
-				t.Fatalf("%s: twin split at %d differs from one pass", name, k)
 			}
 		}
 	}
