@@ -20,18 +20,24 @@ import (
 // readAll reads every item of r (copies), in chunks of varying sizes.
 func readAll(t *testing.T, r *Reader) []detcache.Item {
 	t.Helper()
+	return drain(t, r, 7)
+}
+
+// drain reads every item of a source (copies), in chunks of 1 to period
+// items.
+func drain(t *testing.T, src interface {
+	Next(int) ([]detcache.Item, error)
+}, period int) []detcache.Item {
+	t.Helper()
 	var out []detcache.Item
 	for step := 1; ; step++ {
-		its, err := r.Next(1 + step%7)
+		its, err := src.Next(1 + step%period)
 		if err == io.EOF {
 			return out
 		}
 		require.NoError(t, err)
 		for _, it := range its {
-			c := detcache.Item{ID: it.ID, V: append([]float64(nil), it.V...), Delta: it.Delta}
-			if it.B != nil {
-				c.B = append([]float64(nil), it.B...)
-			}
+			c, _ := it.CopyTo(nil)
 			out = append(out, c)
 		}
 	}
@@ -49,23 +55,10 @@ func modelItems(m *ndpp.Model) []detcache.Item {
 	return out
 }
 
+// synthItems reads every item of s (copies).
 func synthItems(t *testing.T, s *Synthetic) []detcache.Item {
 	t.Helper()
-	var out []detcache.Item
-	for step := 1; ; step++ {
-		its, err := s.Next(1 + step%5)
-		if err == io.EOF {
-			return out
-		}
-		require.NoError(t, err)
-		for _, it := range its {
-			c := detcache.Item{ID: it.ID, V: append([]float64(nil), it.V...), Delta: it.Delta}
-			if it.B != nil {
-				c.B = append([]float64(nil), it.B...)
-			}
-			out = append(out, c)
-		}
-	}
+	return drain(t, s, 5)
 }
 
 // TestSyntheticEqualsRandom: the synthetic stream is ndpp.Random's items
