@@ -165,9 +165,15 @@ func ReadFile(path string, opt LineOptions) ([][]int, error) {
 		return nil, err
 	}
 	defer r.Close()
-	return readAll(r)
+	out, err := readAll(r)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
+// readAll reads every basket of r; with an error, it returns the baskets
+// before it and the error (nil at EOF).
 func readAll(r *Reader) ([][]int, error) {
 	var out [][]int
 	for {
@@ -176,7 +182,7 @@ func readAll(r *Reader) ([][]int, error) {
 			return out, nil
 		}
 		if err != nil {
-			return nil, err
+			return out, err
 		}
 		out = append(out, b)
 	}

@@ -279,10 +279,13 @@ func TestReaderCloseAndNames(t *testing.T) {
 	r2 := NewLineReader(f, LineOptions{})
 	got, err := readAll(r2)
 	require.EqualError(t, err, `baskets: `+badFile+`:5: bad item token "x9": not an integer`)
-	require.Nil(t, got, "readAll returned baskets with an error")
+	require.Equal(t, [][]int{{1, 2, 3}, {4, 5, 6}, {7, 8}}, got, "readAll: the baskets before the error")
 	require.Equal(t, Stats{Baskets: 3, Items: 8, Empty: 1, Duplicates: 1}, r2.Stats(), "stats before the error")
 	require.Equal(t, 4, r2.Line(), "the line of the last basket returned")
 	require.NoError(t, r2.Close(), "Close of a NewLineReader")
+	all, err := ReadFile(badFile, LineOptions{})
+	require.ErrorContains(t, err, `bad item token "x9"`)
+	require.Nil(t, all, "ReadFile returns no baskets with an error")
 }
 
 // refParseFile is an independent reading of the Amazon registry format
