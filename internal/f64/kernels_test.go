@@ -160,26 +160,40 @@ func gemvT4Layout(rng *rand.Rand, m int) (ldx, incx int) {
 	}
 }
 
+// gemvT4Case is a random GemvT4 problem: an m×n matrix a (row stride lda)
+// and four vectors x (gemvT4Layout's ldx, incx), with NaN in every entry
+// not named, and an output stride ldy.
+type gemvT4Case struct {
+	name                string
+	a, x                []float64
+	lda, ldx, incx, ldy int
+}
+
+func newGemvT4Case(rng *rand.Rand, m, n int) gemvT4Case {
+	c := gemvT4Case{lda: n + rng.IntN(2)*(1+rng.IntN(9)), ldy: n + rng.IntN(2)*(1+rng.IntN(9))}
+	c.ldx, c.incx = gemvT4Layout(rng, m)
+	c.name = fmt.Sprintf("m=%d/n=%d/lda=%d/ldy=%d/ldx=%d/incx=%d", m, n, c.lda, c.ldy, c.ldx, c.incx)
+	c.a = filled(max(0, (m-1)*c.lda+n), math.NaN())
+	for i := range m {
+		for j := range n {
+			c.a[i*c.lda+j] = entry(rng)
+		}
+	}
+	c.x = filled(3*c.ldx+max(0, (m-1)*c.incx)+1, math.NaN())
+	for v := range 4 {
+		for i := range m {
+			c.x[v*c.ldx+i*c.incx] = entry(rng)
+		}
+	}
+	return c
+}
+
 func TestGemvT4(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
 	for _, m := range []int{0, 1, 2, 3, 5, 17, 30, 60} {
 		for n := 0; n <= 70; n++ {
-			lda := n + rng.IntN(2)*(1+rng.IntN(9))
-			ldy := n + rng.IntN(2)*(1+rng.IntN(9))
-			ldx, incx := gemvT4Layout(rng, m)
-			name := fmt.Sprintf("m=%d/n=%d/lda=%d/ldy=%d/ldx=%d/incx=%d", m, n, lda, ldy, ldx, incx)
-			a := filled(max(0, (m-1)*lda+n), math.NaN())
-			for i := range m {
-				for j := range n {
-					a[i*lda+j] = entry(rng)
-				}
-			}
-			x := filled(3*ldx+max(0, (m-1)*incx)+1, math.NaN())
-			for v := range 4 {
-				for i := range m {
-					x[v*ldx+i*incx] = entry(rng)
-				}
-			}
+			c := newGemvT4Case(rng, m, n)
+			name, a, lda, x, ldx, incx, ldy := c.name, c.a, c.lda, c.x, c.ldx, c.incx, c.ldy
 			ybuf := filled(1+3*ldy+n+1, sentinel)
 			y := ybuf[1 : 1+3*ldy+n]
 			for v := range 4 {
@@ -221,22 +235,8 @@ func TestGemvT4Add(t *testing.T) {
 	rng := rand.New(rand.NewPCG(33, 34))
 	for _, m := range []int{1, 2, 3, 5, 17, 30, 60} {
 		for n := 1; n <= 70; n += 1 + n/8 {
-			lda := n + rng.IntN(2)*(1+rng.IntN(9))
-			ldy := n + rng.IntN(2)*(1+rng.IntN(9))
-			ldx, incx := gemvT4Layout(rng, m)
-			name := fmt.Sprintf("m=%d/n=%d/lda=%d/ldy=%d/ldx=%d/incx=%d", m, n, lda, ldy, ldx, incx)
-			a := filled(max(0, (m-1)*lda+n), math.NaN())
-			for i := range m {
-				for j := range n {
-					a[i*lda+j] = entry(rng)
-				}
-			}
-			x := filled(3*ldx+(m-1)*incx+1, math.NaN())
-			for v := range 4 {
-				for i := range m {
-					x[v*ldx+i*incx] = entry(rng)
-				}
-			}
+			c := newGemvT4Case(rng, m, n)
+			name, a, lda, x, ldx, incx, ldy := c.name, c.a, c.lda, c.x, c.ldx, c.incx, c.ldy
 			whole := filled(3*ldy+n, sentinel)
 			GemvT4(m, n, a, lda, x, ldx, incx, whole, ldy)
 			for k := 0; k <= m; k++ {
