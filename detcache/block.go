@@ -19,10 +19,15 @@ import (
 const (
 	// blockSafety multiplies a ratio's error bound err. The block and
 	// Prepare compute the same ratio in different orders, each within its
-	// own first-order bound of the exact ratio, and Prepare's bound err' is
-	// the same formula on inputs equal to first order: err' ≤ 2·err (the
-	// tests check this), so Prepare's ratio lies within 3·err of the
-	// block's.
+	// own first-order bound of the exact ratio. Where the block's ratio is
+	// resolved (|r| > blockSafety·err), Prepare's bound err' is the same
+	// formula on inputs equal to first order: err' ≤ 2·err (the tests check
+	// this), so Prepare's ratio lies within 3·err of the block's. Where a
+	// ratio is zero within rounding, both bounds are made of second-order
+	// terms of rounding noise (products of p_j and q_j that are themselves
+	// noise) and err' can exceed 2·err (the tests see up to about 7·err);
+	// below then proves only through hi ≤ t/2, and the tests check that
+	// Prepare's ratio still lies within 3·err of the block's.
 	blockSafety = 4
 	// blockRel is the relative margin that covers the rounding of exp,
 	// log and the additions that turn a ratio into a Value.
@@ -391,11 +396,12 @@ func (b *Block) threshold(L float64) float64 {
 // below reports whether every value the oracle can return for a ratio
 // whose block computation is r with error bound err is at most the ratio
 // threshold t (t > 0). Prepare's path computes the same ratio as some r'
-// with r' ≤ hi = r + blockSafety·err and bound err' ≤ 2·err; its value is
-// then
+// with r' ≤ hi = r + blockSafety·err, and with bound err' ≤ 2·err where r
+// is resolved (see blockSafety); its value is then
 //
 //   - from the identity when err' ≤ FallbackErr·r', which is certain when
-//     2·err ≤ FallbackErr·(r − blockSafety·err): then hi ≤ t suffices;
+//     2·err ≤ FallbackErr·(r − blockSafety·err) (only possible for a
+//     resolved r): then hi ≤ t suffices;
 //   - zero, which is below every threshold;
 //   - otherwise from a fresh LU, whose result is within a small relative
 //     error of the exact ratio (the set passed ndpp's zero rule), itself at
