@@ -131,8 +131,8 @@
 // diagonal, θ starts at the independent-items model of the training counts,
 // each item's embeddings at half its δᵢ, and item steps are scaled by the
 // rate as in the online learner. Each step's normaliser costs O(nd²)
-// whatever the minibatch, so the default minibatch is max(800, n/4) and the
-// learning rate 0.006·√(Batch/800). The validation likelihood (the
+// whatever the minibatch, so the default minibatch is max(800, n/4); the
+// learning rate is DefaultOfflineLR = 0.05. The validation likelihood (the
 // objective's ε convention) is checked once per pass; a pass without
 // improvement halves the learning rate (LRDecay), and the best model is
 // returned after Patience such passes.

@@ -137,7 +137,7 @@ func runLearn(stderr io.Writer) error {
 	flag.Uint64Var(&l.Seed, "seed", 1, "seed of the initialisation")
 	flag.BoolVar(&l.Shared, "shared", false, "B = V")
 	flag.BoolVar(&diag, "diag", true, "learn the kernel with a diagonal, L = D + VᵀV + BᵀCB (false: L = VᵀV + BᵀCB)")
-	flag.Float64Var(&l.LR, "lr", 0, "learning rate (default 0.006·√(baskets/800))")
+	flag.Float64Var(&l.LR, "lr", 0, "learning rate (default 0.05, learn.DefaultOfflineLR)")
 	flag.Float64Var(&l.DiagLR, "diag-lr", 0, "with --diag: learning rate of the diagonal (default --lr)")
 	flag.Float64Var(&l.RateScale, "rate-scale", 0, "with --diag: scale item i's embedding steps by min(1, √(δᵢ/rate-scale)) (default 0.1; negative: off)")
 	flag.Float64Var(&l.Alpha, "alpha", 0, "regulariser weight α of Σ‖vᵢ‖²/μᵢ")
