@@ -211,9 +211,11 @@ func TestLearnAndEvalUsageErrors(t *testing.T) {
 	if code != 1 || !strings.Contains(errs, "missing.txt") {
 		t.Errorf("missing file: exit %d %q", code, errs)
 	}
-	code, _, errs = runLearnCmd(t, "learn", "--data", data, "--quiet")
-	if code != 1 || !strings.Contains(errs, "need more than") {
-		t.Errorf("too few baskets: exit %d %q", code, errs)
+	for _, mode := range []string{"offline", "online"} {
+		code, _, errs = runLearnCmd(t, "learn", "--data", data, "--mode", mode, "--quiet")
+		if code != 1 || !strings.Contains(errs, "need more than") {
+			t.Errorf("%s, too few baskets: exit %d %q", mode, code, errs)
+		}
 	}
 	code, _, errs = runLearnCmd(t, "eval", "--model", filepath.Join("..", "..", "testdata", "small-model.npz"), "--test", data)
 	if code != 1 {

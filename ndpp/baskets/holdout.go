@@ -62,8 +62,9 @@ func NewHoldOut(src Source, nVal, nTest int, seed uint64) (*HoldOut, error) {
 }
 
 // Next returns the next training basket, or io.EOF once the stream has
-// ended (after which Held gives the held-out sets). Errors of the source
-// are returned as they are and repeated.
+// ended (after which Held gives the held-out sets). A stream with no more
+// baskets than are held out ends with Held's error instead of io.EOF.
+// Errors of the source are returned as they are and repeated.
 func (h *HoldOut) Next() ([]int, error) {
 	for {
 		if h.err != nil {
@@ -75,6 +76,10 @@ func (h *HoldOut) Next() ([]int, error) {
 		b, err := h.src.Next()
 		if err == io.EOF {
 			h.eof = true
+			if h.read <= int64(h.nVT) {
+				h.err = h.tooFew()
+				return nil, h.err
+			}
 			return nil, io.EOF
 		}
 		if err != nil {
@@ -96,6 +101,12 @@ func (h *HoldOut) Next() ([]int, error) {
 	}
 }
 
+// tooFew is the error of a stream with no more baskets than are held out.
+func (h *HoldOut) tooFew() error {
+	return fmt.Errorf("baskets: the stream has %d baskets; need more than %d validation + %d test baskets",
+		h.read, h.nVal, h.nVT-h.nVal)
+}
+
 // Read returns the number of baskets read from the source so far.
 func (h *HoldOut) Read() int64 { return h.read }
 
@@ -107,8 +118,7 @@ func (h *HoldOut) Held() (val, test [][]int, err error) {
 		return nil, nil, errors.New("baskets: HoldOut.Held before the end of the stream")
 	}
 	if h.read <= int64(h.nVT) {
-		return nil, nil, fmt.Errorf("baskets: the stream has %d baskets; need more than %d validation + %d test baskets",
-			h.read, h.nVal, h.nVT-h.nVal)
+		return nil, nil, h.tooFew()
 	}
 	if !h.finishDone {
 		h.finishDone = true

@@ -137,6 +137,14 @@ func TestHoldOutErrors(t *testing.T) {
 	require.ErrorContains(t, err, "must be ≥ 0")
 	_, _, _, err = HoldOutSlice(numbered(5), 2, 3, 1)
 	require.ErrorContains(t, err, "the stream has 5 baskets; need more than 2 validation + 3 test baskets")
+	// A learner reading such a stream gets the same error from Next, at
+	// its end, instead of io.EOF (it learns from nothing).
+	short, err := NewHoldOut(SliceSource(numbered(5)), 2, 3, 1)
+	require.NoError(t, err)
+	_, err = short.Next()
+	require.ErrorContains(t, err, "the stream has 5 baskets; need more than 2 validation + 3 test baskets")
+	_, err = short.Next()
+	require.ErrorContains(t, err, "need more than", "repeated")
 
 	h, err := NewHoldOut(&failingSource{n: 7}, 2, 2, 1)
 	require.NoError(t, err)
