@@ -160,6 +160,7 @@ func (o *Online) claimKZAhead() {
 	}
 	for a.state.Load() != s|kzDone {
 		runtime.Gosched()
+		osYield() // the helper may be waiting for this processor
 	}
 	if a.pieces {
 		o.w, a.bw = a.bw, o.w
