@@ -200,9 +200,6 @@ type basketWork struct {
 	gv, wu, cu []float64
 	dd, ss, ds []float64
 	k, d       int
-	// diagGiven makes pieces take the items' δᵢ and sᵢ from ds and ss
-	// (filled by the caller after ensure) instead of from p.Theta.
-	diagGiven bool
 }
 
 func (w *basketWork) ensure(k, d int) {
@@ -264,7 +261,7 @@ func (w *basketWork) pieces(p *Params, items []int, bcS, c []float64, eps float6
 	w.ensure(k, d)
 	v, b := p.V, p.brows()
 	diag := p.Theta != nil
-	if diag && !w.diagGiven {
+	if diag {
 		for r, i := range items {
 			w.ds[r], w.ss[r] = p.diag(i)
 		}

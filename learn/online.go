@@ -269,9 +269,6 @@ type Online struct {
 	// during Observe (nil: not known).
 	ahead *kzAhead
 	next  []int
-	// pfRows are the rows of the next basket's items whose per-item rows
-	// are still to be prefetched (prefetchStates).
-	pfRows []int
 	// factored reports that np holds a factorisation (it is redone every
 	// FactorEvery baskets, counted by position so that resuming from a
 	// checkpoint refactors at the same steps).
@@ -563,41 +560,28 @@ func (o *Online) knownRow(id int) (int, bool) {
 	return o.rowOf.get(id)
 }
 
-// prefetchItems asks the processor to bring the rows of V and B and θᵢ
-// of the items of ids that have rows into its caches (f64.Prefetch), ahead
-// of the basket that holds them, and keeps their rows for prefetchStates:
-// at large catalogues most of an item's state is in memory, not in cache,
-// and a basket's items are otherwise fetched one miss at a time. The
-// per-item rows, about three times as many cache lines, are asked for
-// later (prefetchStates), so that the processor's outstanding misses are
-// spread over the current basket's work instead of stalling its start.
+// prefetchItems asks the processor to bring the state of the items of ids
+// that have rows into its caches (f64.Prefetch), ahead of the basket that
+// holds them: at large catalogues most of an item's state is in memory,
+// not in cache, and a basket's items are otherwise fetched one miss at a
+// time.
 func (o *Online) prefetchItems(ids []int) {
 	p, d := o.p, o.p.Dim
-	o.pfRows = o.pfRows[:0]
 	for _, id := range ids {
 		i, ok := o.knownRow(id)
 		if !ok || i >= p.N {
 			continue
 		}
-		o.pfRows = append(o.pfRows, i)
 		r := i * d
 		f64.Prefetch(p.V[r : r+d])
 		if p.B != nil {
 			f64.Prefetch(p.B[r : r+d])
 		}
+		f64.Prefetch(o.itemRow(i))
 		if p.Theta != nil {
 			f64.Prefetch(p.Theta[i : i+1])
 		}
 	}
-}
-
-// prefetchStates asks for the per-item rows of the items prefetchItems
-// kept (the rows the catalogue held then; it has not shrunk since).
-func (o *Online) prefetchStates() {
-	for _, i := range o.pfRows {
-		f64.Prefetch(o.itemRow(i))
-	}
-	o.pfRows = o.pfRows[:0]
 }
 
 // setIDs rebuilds prefix and rowOf from ids.
@@ -823,9 +807,7 @@ func (o *Online) Observe(basket []int) error {
 	basket = o.rows
 	o.beginBasket(basket)
 	o.postKZAhead(o.next)
-	ok := o.basketTerm(basket)
-	o.prefetchStates()
-	if !ok && o.opt.Eps > 0 {
+	if !o.basketTerm(basket) && o.opt.Eps > 0 {
 		o.diverged = true
 		return ErrDiverged
 	}
@@ -843,7 +825,7 @@ func (o *Online) Observe(basket []int) error {
 		// bound).
 		o.normCount++ // C's share: −∂/∂C, added to pendC in bulk (flushNormC)
 	}
-	ok = o.stepItems(basket)
+	ok := o.stepItems(basket)
 	if !o.stepD() || !ok {
 		o.diverged = true
 		return ErrDiverged

@@ -384,9 +384,6 @@ func (o *Online) stepD() bool {
 // L_S overflowed or holds NaN. With ε = 0 a singular L_S is possible, and
 // the basket only adds no gradient.
 func (o *Online) basketTerm(items []int) bool {
-	if taken, ok := o.takeAhead(items); taken {
-		return ok
-	}
 	_, ok := o.w.pieces(o.p, items, nil, o.c, o.opt.Eps, o.opt.Normalizer == NormBasket, false, true)
 	return ok
 }

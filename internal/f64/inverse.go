@@ -130,7 +130,20 @@ func invertUnblocked(a []float64, k, lda int, piv []int, wantLog bool) (logAbsDe
 		for j := range rowc {
 			rowc[j] *= inv
 		}
-		gjElim(a, k, lda, c)
+		for r := range k {
+			if r == c {
+				continue
+			}
+			rowr := a[r*lda : r*lda+k]
+			f := rowr[c]
+			if f == 0 {
+				continue
+			}
+			rowr[c] = 0
+			for j, x := range rowc {
+				rowr[j] += float64(-f * x) // not fused
+			}
+		}
 	}
 	for c := k - 1; c >= 0; c-- {
 		if p := piv[c]; p != c {

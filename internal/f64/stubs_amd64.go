@@ -111,15 +111,3 @@ func prefetch(p unsafe.Pointer, n uintptr) {
 		prefetchAsm(p, n)
 	}
 }
-
-//go:noescape
-func gjElimAVX2(a *float64, lda, k, c int)
-
-// gjElim is gjElimGo (k ≥ 1, c < k, a of at least (k−1)·lda + k entries).
-func gjElim(a []float64, k, lda, c int) {
-	if useAsm {
-		gjElimAVX2(&a[0], lda, k, c)
-		return
-	}
-	gjElimGo(a, k, lda, c)
-}

@@ -32,5 +32,3 @@ func adam(x, m, v, g []float64, c *AdamCoef) float64 { return adamGo(x, m, v, g,
 const useAsm = false
 
 func prefetch(p unsafe.Pointer, n uintptr) { prefetchGo(p, n) }
-
-func gjElim(a []float64, k, lda, c int) { gjElimGo(a, k, lda, c) }
