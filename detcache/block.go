@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	gblas "gonum.org/v1/gonum/blas"
-
-	"github.com/ndpp-go/ndpp/blas"
+	"github.com/ndpp-go/ndpp/internal/f64"
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
@@ -20,9 +18,11 @@ const (
 	// blockSafety multiplies a ratio's error bound err. The block and
 	// Prepare compute the same ratio in different orders, each within its
 	// own first-order bound of the exact ratio, and Prepare's bound err' is
-	// the same formula on inputs equal to first order: err' ≤ 2·err (the
-	// tests check this), so Prepare's ratio lies within 3·err of the
-	// block's.
+	// the same formula on its own inputs. The block evaluates it with the
+	// inputs that are rounding noise where they vanish (s, p_j, q_j) raised
+	// by twice their error bounds (swapErr, pairErr), so that they are at
+	// least Prepare's: err' ≤ 2·err (the tests check this), and Prepare's
+	// ratio lies within 3·err of the block's.
 	blockSafety = 4
 	// blockRel is the relative margin that covers the rounding of exp,
 	// log and the additions that turn a ratio into a Value.
@@ -48,6 +48,12 @@ type Block struct {
 	bcOK       []bool    // the column's row of bcb is computed (ScoreBlockItems)
 	lttErr     []float64 // bound added to the column's serr for its L_tt (ScoreBlockItems)
 	zt         []float64 // ‖z_t‖ per column
+	// Transposed copies for the products (see transposed): V_Sᵀ and
+	// (B_SᵀC)ᵀ (d×cap) and (M⁻¹)ᵀ (cap×cap), of the oracle's version tVer
+	// when tOK.
+	vsT, bcsT, invT []float64
+	tVer            uint64
+	tOK             bool
 	// max |(M⁻¹)_ij|, max |(M⁻¹)_jj|, max 1/‖z_{S_j}‖ and
 	// max ‖z_{S_i}‖|(M⁻¹)_ij|‖z_{S_j}‖ (for the bounds below)
 	maxInv, maxDiag, maxIzn, maxEinv float64
@@ -67,7 +73,8 @@ func (o *Fast) NewBlock(size int) *Block {
 	b := &Block{owner: o, fast: o, cands: make([]Cand, size),
 		u: make([]float64, size*c), w: make([]float64, size*c),
 		p: make([]float64, size*c), q: make([]float64, size*c),
-		vb: make([]float64, size*d), bb: make([]float64, size*d), zt: make([]float64, size)}
+		vb: make([]float64, size*d), bb: make([]float64, size*d), zt: make([]float64, size),
+		vsT: make([]float64, d*c), bcsT: make([]float64, d*c), invT: make([]float64, c*c)}
 	if o.m == nil {
 		b.bcb = make([]float64, size*d)
 	}
@@ -81,9 +88,9 @@ func (o *Fast) NewBlock(size int) *Block {
 }
 
 // ScoreBlock computes, for every item of items (len(items) ≤ the block's
-// size), the products Prepare computes, by matrix–matrix calls through
-// blas.Gemm (O(nkd + nk²) for n items): with the block's rows stacked in
-// V_blk and B_blk,
+// size), the products Prepare computes, by matrix–matrix products
+// (internal/f64.GemmNN, O(nkd + nk²) for n items): with the block's rows
+// stacked in V_blk and B_blk,
 //
 //	Uᵀ = V_blk V_Sᵀ + B_blk (B_SᵀC)ᵀ,  Wᵀ = V_blk V_Sᵀ − B_blk (B_SᵀC)ᵀ,
 //	Pᵀ = Uᵀ M⁻ᵀ,  Qᵀ = Wᵀ M⁻¹,
@@ -262,8 +269,9 @@ func (o *Fast) scoreBlock(b *Block, vb, bb []float64) {
 	nb := b.n
 	k, d, ld := len(o.items), o.d, o.cap
 	if k > 0 && nb > 0 {
-		blas.Gemm(gblas.NoTrans, gblas.Trans, nb, k, d, 1, vb, d, o.vs, d, 0, b.u, ld)
-		blas.Gemm(gblas.NoTrans, gblas.Trans, nb, k, d, 1, bb, d, o.bcs, d, 0, b.w, ld)
+		vsT, bcsT, invT := b.transposed()
+		f64.GemmNN(nb, k, d, vb, d, vsT, ld, b.u, ld)
+		f64.GemmNN(nb, k, d, bb, d, bcsT, ld, b.w, ld)
 		for c := 0; c < nb; c++ {
 			u, w := b.u[c*ld:c*ld+k], b.w[c*ld:c*ld+k]
 			for i, x := range u {
@@ -271,7 +279,7 @@ func (o *Fast) scoreBlock(b *Block, vb, bb []float64) {
 				u[i], w[i] = x+y, x-y
 			}
 		}
-		blas.Gemm(gblas.NoTrans, gblas.Trans, nb, k, k, 1, b.u, ld, o.inv, ld, 0, b.p, ld)
+		f64.GemmNN(nb, k, k, b.u, ld, invT, ld, b.p, ld)
 	}
 	for c := 0; c < nb; c++ {
 		x := &b.cands[c]
@@ -289,6 +297,28 @@ func (o *Fast) scoreBlock(b *Block, vb, bb []float64) {
 		b.maxIzn = max(b.maxIzn, o.izn[i])
 	}
 	b.scored = true
+}
+
+// transposed returns V_Sᵀ and (B_SᵀC)ᵀ (d×k) and (M⁻¹)ᵀ (k×k), row
+// stride cap, for the block's products: rows of k entries that the
+// products take whole. They are copied from the oracle once per version
+// (every change of S, M⁻¹ or the rows bumps it), O(kd + k²).
+func (b *Block) transposed() (vsT, bcsT, invT []float64) {
+	o := b.fast
+	if !b.tOK || b.tVer != o.version {
+		k, d, ld := len(o.items), o.d, o.cap
+		for i := 0; i < k; i++ {
+			v, bc := o.vs[i*d:(i+1)*d], o.bcs[i*d:(i+1)*d]
+			for l := range v {
+				b.vsT[l*ld+i], b.bcsT[l*ld+i] = v[l], bc[l]
+			}
+			for j, x := range o.inv[i*ld : i*ld+k] {
+				b.invT[j*ld+i] = x
+			}
+		}
+		b.tVer, b.tOK = o.version, true
+	}
+	return b.vsT, b.bcsT, b.invT
 }
 
 // rowDots returns v·v, b·b and bc·b (the block's L_tt = δ + v·v + bc·b and
@@ -326,7 +356,7 @@ func (b *Block) ensureQ() {
 	}
 	o, nb, k, ld := b.fast, b.n, len(b.fast.items), b.fast.cap
 	if k > 0 && nb > 0 {
-		blas.Gemm(gblas.NoTrans, gblas.NoTrans, nb, k, k, 1, b.w, ld, o.inv, ld, 0, b.q, ld)
+		f64.GemmNN(nb, k, k, b.w, ld, o.inv, ld, b.q, ld)
 	}
 	for c := range b.cands[:nb] {
 		b.cands[c].qn = math.NaN() // not computed yet
@@ -438,26 +468,47 @@ func (b *Block) SwapsBelow(c int, L float64) bool {
 		return true
 	}
 	for j := range o.items {
-		if below(o.swapDet(x, j), bound, t) {
-			continue // below with a larger bound: below with swapRatio's own
+		r := o.swapDet(x, j)
+		if below(r, bound, t) {
+			continue // below with a larger bound: below with swapErr's
 		}
 		b.ensureQn(x)
-		if r, _, err := o.swapRatio(x, j); !below(r, err, t) {
+		if !below(r, b.swapErr(x, j), t) {
 			return false
 		}
 	}
 	return true
 }
 
-// swapErrBound returns a bound on the err of swapRatio(x, j) that holds for
-// every position j, O(1): swapRatio's bound with |(M⁻¹)_jj| ≤ maxDiag,
-// 1/‖z_j‖ ≤ maxIzn and |p_j| ≤ pn·maxIzn, |q_j| ≤ qn·maxIzn (pn and qn bound
-// |p_i|·‖z_i‖ and |q_i|·‖z_i‖; qn by qnBound), doubled for the rounding of
-// both.
+// swapErr returns the error bound SwapsBelow gives the swap ratio of
+// column x at position j when swapErrBound does not suffice (x's qn
+// computed): swapRatio's bound with |s|, |p_j| and |q_j| raised by twice
+// their own error bounds (serr, γ·pn/‖z_j‖, γ·qn/‖z_j‖). Prepare's s, p_j
+// and q_j differ from the block's by at most about those sums, so
+// Prepare's bound, the same formula on its own values, is at most this one
+// to first order even where s, p_j or q_j vanish and both computations
+// return rounding noise of different sizes.
+func (b *Block) swapErr(x *Cand, j int) float64 {
+	o := b.fast
+	g, iz := o.gamma, o.izn[j]
+	am := math.Abs(o.inv[j*o.cap+j])
+	s := math.Abs(x.s) + 2*x.serr
+	p := math.Abs(x.p[j]) + 2*g*x.pn*iz
+	q := math.Abs(x.q[j]) + 2*g*x.qn*iz
+	return eps*(x.smag*am+p*q) + x.serr*am + g*iz*(s*o.einv*iz+x.pn*q+x.qn*p)
+}
+
+// swapErrBound returns a bound on swapErr(x, j) that holds for every
+// position j, O(1): swapErr's bound with |(M⁻¹)_jj| ≤ maxDiag, 1/‖z_j‖ ≤
+// maxIzn and the raised |p_j| ≤ pn·maxIzn·f, |q_j| ≤ qn·maxIzn·f (pn and qn
+// bound |p_i|·‖z_i‖ and |q_i|·‖z_i‖; qn by qnBound; f = 1 + 2γ covers the
+// raise), doubled for the rounding of both.
 func (b *Block) swapErrBound(x *Cand) float64 {
 	o, dm, z := b.fast, b.maxDiag, b.maxIzn
-	pqz := x.pn * b.qnBound(x) * z // bounds pn·|q_j| and qn·|p_j|
-	return 2 * (eps*(x.smag*dm+pqz*z) + x.serr*dm + o.gamma*z*(math.Abs(x.s)*o.einv*z+2*pqz))
+	f := 1 + 2*o.gamma
+	pqz := x.pn * b.qnBound(x) * z * f // bounds pn·|q_j| and qn·|p_j|, raised
+	s := math.Abs(x.s) + 2*x.serr
+	return 2 * (eps*(x.smag*dm+pqz*z*f) + x.serr*dm + o.gamma*z*(s*o.einv*z+2*pqz))
 }
 
 // PairsBelow reports whether every value PairSwapValue would return for
@@ -485,12 +536,13 @@ func (b *Block) PairsBelow(cx, cy int, L float64) bool {
 	for a := 0; a < k; a++ {
 		for bb := a + 1; bb < k; bb++ {
 			// As SwapsBelow: hi ≤ t/2 is below's common case.
-			if r := o.pairDet(x, y, a, bb); r+margin <= half || below(r, bound, t) {
-				continue // below with a larger bound: below with pairRatio's own
+			r := o.pairDet(x, y, a, bb)
+			if r+margin <= half || below(r, bound, t) {
+				continue // below with a larger bound: below with pairErr's
 			}
 			b.ensureQn(x)
 			b.ensureQn(y)
-			if r, _, err := o.pairRatio(x, y, a, bb); !below(r, err, t) {
+			if !below(r, b.pairErr(x, y, a, bb), t) {
 				return false
 			}
 		}
@@ -517,26 +569,55 @@ func (b *Block) colRows(cx, cy int) {
 	}
 }
 
-// pairErrBound returns a bound on the err of pairRatio for the items of
-// columns cx, cy (their Σ computed) that holds for every pair of positions,
-// O(1). With every top-row entry (rows a, b: M⁻¹, p) of magnitude at most
-// MT and error bound at most ET, and every bottom-row entry (−q, s, Σ) at
-// most MB and EB (|p_j| ≤ pn·maxIzn and |q_j| ≤ qn·maxIzn as in
+// pairErr returns the error bound PairsBelow gives the pair ratio of
+// columns x, y at positions a, b when pairErrBound does not suffice (the
+// qn of both computed, their Σ too): pairRatio's bound with the magnitudes
+// of the entries p and q raised by twice their own error bounds, as
+// swapErr does (those of M⁻¹ are the oracle's, and those of s and Σ are
+// already the magnitudes of the terms summed).
+func (b *Block) pairErr(x, y *Cand, a, bb int) float64 {
+	o := b.fast
+	ld := o.cap
+	g, ia, ib := o.gamma, o.izn[a], o.izn[bb]
+	ge := g * o.einv
+	e0, e1, e2, e3 := ge*ia*ia, ge*ia*ib, g*x.pn*ia, g*y.pn*ia
+	e4, e5, e6, e7 := ge*ib*ia, ge*ib*ib, g*x.pn*ib, g*y.pn*ib
+	e8, e9, e10, e11 := g*x.qn*ia, g*x.qn*ib, x.serr, x.sxyErr
+	e12, e13, e14, e15 := g*y.qn*ia, g*y.qn*ib, x.syxErr, y.serr
+	a0, a1 := math.Abs(o.inv[a*ld+a]), math.Abs(o.inv[a*ld+bb])
+	a2, a3 := math.Abs(x.p[a])+2*e2, math.Abs(y.p[a])+2*e3
+	a4, a5 := math.Abs(o.inv[bb*ld+a]), math.Abs(o.inv[bb*ld+bb])
+	a6, a7 := math.Abs(x.p[bb])+2*e6, math.Abs(y.p[bb])+2*e7
+	a8, a9, a10, a11 := math.Abs(x.q[a])+2*e8, math.Abs(x.q[bb])+2*e9, x.smag, x.sxyMag
+	a12, a13, a14, a15 := math.Abs(y.q[a])+2*e12, math.Abs(y.q[bb])+2*e13, x.syxMag, y.smag
+	size := expansionAbs(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15)
+	sizeE := expansionAbs(
+		a0+e0, a1+e1, a2+e2, a3+e3, a4+e4, a5+e5, a6+e6, a7+e7,
+		a8+e8, a9+e9, a10+e10, a11+e11, a12+e12, a13+e13, a14+e14, a15+e15)
+	return (sizeE - size) + 8*eps*size
+}
+
+// pairErrBound returns a bound on pairErr for the items of columns cx, cy
+// (their Σ computed) that holds for every pair of positions, O(1). With
+// every top-row entry (rows a, b: M⁻¹, p) of magnitude at most MT and
+// error bound at most ET, and every bottom-row entry (−q, s, Σ) at most MB
+// and EB (the raised |p_j| ≤ pn·maxIzn·f and |q_j| ≤ qn·maxIzn·f as in
 // swapErrBound), each of the six Laplace terms of pairRatio has
 // tops(mag + e)·bots(mag + e) − tops(mag)·bots(mag) ≤ DT·BE + T·DB with
 // T = 2MT², TE = 2(MT + ET)², DT = 4ET(MT + ET) and likewise B, BE, DB; so
 // err ≤ 6(DT·BE + T·DB) + 8ε·6·TE·BE, plus the rounding of the two
 // expansions (12ε·6·TE·BE), doubled for the rounding of this bound. Since
 // below is monotone in the error bound, a pair below with it is below with
-// pairRatio's.
+// pairErr's.
 func (b *Block) pairErrBound(cx, cy int) float64 {
 	o, x, y := b.fast, &b.cands[cx], &b.cands[cy]
 	g, z := o.gamma, b.maxIzn
+	f := 1 + 2*g
 	qn := max(b.qnBound(x), b.qnBound(y))
 	et := max(g*o.einv*z*z, g*max(x.pn, y.pn)*z)
-	mt := max(b.maxInv, max(x.pn, y.pn)*z)
+	mt := max(b.maxInv, max(x.pn, y.pn)*z*f)
 	eb := max(g*qn*z, x.serr, x.sxyErr, x.syxErr, y.serr)
-	mb := max(qn*z, x.smag, x.sxyMag, x.syxMag, y.smag)
+	mb := max(qn*z*f, x.smag, x.sxyMag, x.syxMag, y.smag)
 	dt, db := 4*et*(mt+et), 4*eb*(mb+eb)
 	tt := 2 * mt * mt
 	te, be := 2*(mt+et)*(mt+et), 2*(mb+eb)*(mb+eb)
