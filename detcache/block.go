@@ -163,27 +163,30 @@ func (o *Fast) ScoreBlockItems(b *Block, items []Item) bool {
 		}
 		x := &b.cands[c]
 		lo, hi := c*d, (c+1)*d
-		r := row{v: vb[lo:hi:hi], b: bb[lo:hi:hi], bc: bcb[lo:hi:hi], delta: it.Delta}
-		copy(r.v, it.V)
+		rv, rb, rbc := vb[lo:hi:hi], bb[lo:hi:hi], bcb[lo:hi:hi]
+		vv := copySumSq(rv, it.V)
+		bsq := vv
 		if it.B != nil {
-			copy(r.b, it.B)
+			bsq = copySumSq(rb, it.B)
 		} else {
-			copy(r.b, it.V)
+			copy(rb, rv)
 		}
-		x.item, x.r = it.ID, r
+		// Of the row only δ is set here; colRows sets the views of the
+		// block's rows for the pair tests.
+		x.item, x.r.delta = it.ID, it.Delta
 		switch {
 		case it.bc != nil:
-			copy(r.bc, it.bc)
+			copy(rbc, it.bc)
 			b.bcOK[c], b.lttErr[c] = true, 0
-			o.blockCand(b, c, inS, r.v, r.b, r.bc)
+			o.blockCand(b, c, inS, rv, rb, rbc)
 		case o.skew:
 			b.bcOK[c] = false
-			bsq := o.blockCandSkew(b, c, inS, r.v, r.b)
+			o.blockCandSkew(b, c, inS, vv, bsq)
 			b.lttErr[c] = o.skewErr * bsq
 		default:
-			ndpp.RowTimesC(r.bc, r.b, o.kern.C)
+			ndpp.RowTimesC(rbc, rb, o.kern.C)
 			b.bcOK[c], b.lttErr[c] = true, 0
-			o.blockCand(b, c, inS, r.v, r.b, r.bc)
+			o.blockCand(b, c, inS, rv, rb, rbc)
 		}
 	}
 	o.scoreBlock(b, vb, bb)
@@ -200,11 +203,11 @@ func (o *Fast) ScoreBlockItems(b *Block, items []Item) bool {
 }
 
 // blockCandSkew is blockCand for a kernel with an exactly skew-symmetric C,
-// whose b_tᵀCb_t is zero: L_tt = δ + v·v. It returns ‖b‖².
-func (o *Fast) blockCandSkew(b *Block, c int, inS uint64, v, bv []float64) float64 {
+// whose b_tᵀCb_t is zero: L_tt = δ + v·v, from vv = ‖v‖² and bsq = ‖b‖²
+// (summed as sumSq sums them).
+func (o *Fast) blockCandSkew(b *Block, c int, inS uint64, vv, bsq float64) {
 	x := &b.cands[c]
 	o.begin(x, x.item, o.posInS(x.item, inS))
-	vv, bsq := sumSq2(v, bv)
 	ltt, zz := vv, vv+bsq
 	if o.hasDiag {
 		dt := x.r.delta
@@ -213,7 +216,26 @@ func (o *Fast) blockCandSkew(b *Block, c int, inS uint64, v, bv []float64) float
 	}
 	x.ltt, b.zt[c] = ltt, math.Sqrt(zz)
 	x.logz2 = math.NaN() // only the value methods' zero rule reads it
-	return bsq
+}
+
+// copySumSq copies src to dst (as long) and returns Σ x², summed as sumSq
+// sums it, in the same pass.
+func copySumSq(dst, src []float64) float64 {
+	dst = dst[:len(src)]
+	var s0, s1 float64
+	i := 0
+	for ; i+2 <= len(src); i += 2 {
+		x0, x1 := src[i], src[i+1]
+		dst[i], dst[i+1] = x0, x1
+		s0 += x0 * x0
+		s1 += x1 * x1
+	}
+	if i < len(src) {
+		x := src[i]
+		dst[i] = x
+		s0 += x * x
+	}
+	return s0 + s1
 }
 
 // startBlock checks the block and records its size; false in direct mode.
@@ -272,11 +294,11 @@ func (o *Fast) scoreBlock(b *Block, vb, bb []float64) {
 		vsT, bcsT, invT := b.transposed()
 		f64.GemmNN(nb, k, d, vb, d, vsT, ld, b.u, ld)
 		f64.GemmNN(nb, k, d, bb, d, bcsT, ld, b.w, ld)
-		for c := 0; c < nb; c++ {
-			u, w := b.u[c*ld:c*ld+k], b.w[c*ld:c*ld+k]
-			for i, x := range u {
-				y := w[i]
-				u[i], w[i] = x+y, x-y
+		if ld == k { // the rows are contiguous: one pass
+			sumDiff(b.u[:nb*k], b.w[:nb*k])
+		} else {
+			for c := 0; c < nb; c++ {
+				sumDiff(b.u[c*ld:c*ld+k], b.w[c*ld:c*ld+k])
 			}
 		}
 		f64.GemmNN(nb, k, k, b.u, ld, invT, ld, b.p, ld)
@@ -297,6 +319,15 @@ func (o *Fast) scoreBlock(b *Block, vb, bb []float64) {
 		b.maxIzn = max(b.maxIzn, o.izn[i])
 	}
 	b.scored = true
+}
+
+// sumDiff sets u, w to u + w, u − w (w as long as u).
+func sumDiff(u, w []float64) {
+	w = w[:len(u)]
+	for i, x := range u {
+		y := w[i]
+		u[i], w[i] = x+y, x-y
+	}
 }
 
 // transposed returns V_Sᵀ and (B_SᵀC)ᵀ (d×k) and (M⁻¹)ᵀ (k×k), row
@@ -550,9 +581,10 @@ func (b *Block) PairsBelow(cx, cy int, L float64) bool {
 	return true
 }
 
-// colRows sets the rows of two columns of a model's block (views of the
-// model's rows; ScoreBlock sets only δ), for pairSigma; for the columns of
-// ScoreBlockItems it computes b_tᵀC where the block left it out.
+// colRows sets the rows of two columns, for pairSigma (ScoreBlock and
+// ScoreBlockItems set only δ): views of a model's rows, or of the block's
+// copies for the columns of ScoreBlockItems, whose b_tᵀC it computes where
+// the block left it out.
 func (b *Block) colRows(cx, cy int) {
 	o := b.fast
 	if m := o.m; m != nil {
@@ -560,9 +592,12 @@ func (b *Block) colRows(cx, cy int) {
 		x.r, y.r = modelRow(m, x.item), modelRow(m, y.item)
 		return
 	}
+	d := o.d
 	for _, c := range [2]int{cx, cy} {
+		z := &b.cands[c]
+		lo, hi := c*d, (c+1)*d
+		z.r.v, z.r.b, z.r.bc = b.vb[lo:hi:hi], b.bb[lo:hi:hi], b.bcb[lo:hi:hi]
 		if !b.bcOK[c] {
-			z := &b.cands[c]
 			ndpp.RowTimesC(z.r.bc, z.r.b, o.kern.C)
 			b.bcOK[c] = true
 		}

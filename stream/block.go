@@ -101,9 +101,14 @@ func (l *local) observeBatch(ids []int, items []detcache.Item) error {
 			for _, it := range items[start:end] {
 				cols = append(cols, it.ID)
 			}
-			its = append(its, items[start:end]...)
+			if off == 0 {
+				its = items[start:end] // the batch's own items, not copied
+			} else {
+				its = append(its, items[start:end]...)
+				l.colItems = its
+			}
 		}
-		l.cols, l.colItems = cols, its
+		l.cols = cols
 		// Without block scoring (the oracle cannot bound values), every
 		// item goes through Observe until S changes.
 		scored := l.scoreBlock(l.blk, cols, its)
