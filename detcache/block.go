@@ -140,8 +140,12 @@ func (o *Fast) ScoreBlock(b *Block, items []int) bool {
 // L_tt = δ + v·v + b_tᵀCb_t the last term is exactly zero, and the bound on
 // the rounding that PrepareItem's computed term carries is added to the
 // column's error bound; b_tᵀC is then computed (as PrepareItem does) only
-// for the columns of a pair test. It panics for vectors of the wrong
-// length.
+// for the columns of a pair test. A column whose item fails ItemCheck's
+// tests of its values (a NaN or an infinity, δ or the scale
+// (‖z‖² + δ)·(1 + d·max|C|) beyond ndpp.MaxKernelScale) proves nothing:
+// its tests return false, so a caller that validates every item it goes
+// on to observe (the one-item path does) may score items before
+// validating them. It panics for vectors of the wrong length.
 func (o *Fast) ScoreBlockItems(b *Block, items []Item) bool {
 	if !o.startBlock(b, len(items)) {
 		return false
@@ -187,6 +191,11 @@ func (o *Fast) ScoreBlockItems(b *Block, items []Item) bool {
 			ndpp.RowTimesC(rbc, rb, o.kern.C)
 			b.bcOK[c], b.lttErr[c] = true, 0
 			o.blockCand(b, c, inS, rv, rb, rbc)
+		}
+		if !((vv+bsq+it.Delta)*o.scale <= ndpp.MaxKernelScale) {
+			// ItemCheck's test of the values (the same sums): a NaN L_tt
+			// and ‖z_t‖ make every bound of the column NaN.
+			x.ltt, b.zt[c] = math.NaN(), math.NaN()
 		}
 	}
 	o.scoreBlock(b, vb, bb)

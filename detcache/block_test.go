@@ -335,3 +335,68 @@ func TestBlockEdges(t *testing.T) {
 	require.True(t, fs.Direct())
 	require.False(t, fs.ScoreBlock(fs.NewBlock(2), []int{5, 6}))
 }
+
+// TestBlockInvalidItems: a column whose item fails ItemCheck's tests of its
+// values (an entry too large for the scale bound, a NaN, an infinity, an
+// infinite δ) proves nothing, even at a threshold far above every value,
+// where the valid columns beside it prove every test; the valid columns
+// are scored as without it.
+func TestBlockInvalidItems(t *testing.T) {
+	for _, diag := range []bool{false, true} {
+		m := ndpp.Random(40, 3, 5, ndpp.RandomOptions{})
+		if diag {
+			m = withDiag(t, m, 0.5, 5, false)
+		}
+		o, err := NewFastKernel(KernelOf(m), 3)
+		require.NoError(t, err)
+		c := o.NewCand()
+		for _, it := range []int{0, 1, 2} {
+			o.PrepareItem(c, vecItem(m, it))
+			require.NoError(t, o.Add(c))
+		}
+		chk := NewItemCheck(KernelOf(m))
+		bads := []func(it *Item){
+			func(it *Item) { it.B[0] = 1e76 },
+			func(it *Item) { it.V[2] = -1e76 },
+			func(it *Item) { it.V[1] = math.NaN() },
+			func(it *Item) { it.B[2] = math.Inf(-1) },
+		}
+		if diag {
+			bads = append(bads, func(it *Item) { it.Delta = math.Inf(1) })
+		}
+		for bi, bad := range bads {
+			items := make([]Item, 8)
+			for i := range items {
+				items[i] = vecItem(m, 10+i)
+			}
+			bad(&items[3])
+			require.Error(t, chk.Check(items[3]), "case %d", bi)
+			b, ref := o.NewBlock(len(items)), o.NewBlock(len(items))
+			require.True(t, o.ScoreBlockItems(b, items))
+			L := o.Value().Log + 600 // far above every value of a valid item
+			for col := range items {
+				want := col != 3
+				require.Equal(t, want, b.AddBelow(col, L), "case %d column %d", bi, col)
+				require.Equal(t, want, b.SwapsBelow(col, L), "case %d column %d", bi, col)
+				if col > 0 {
+					require.Equal(t, want && col != 4, b.PairsBelow(col-1, col, L), "case %d columns %d, %d", bi, col-1, col)
+				}
+			}
+			// The valid columns as in a block without the bad item.
+			good := append(append([]Item(nil), items[:3]...), items[4:]...)
+			require.True(t, o.ScoreBlockItems(ref, good))
+			require.True(t, o.ScoreBlockItems(b, items))
+			b.ensureQ()
+			ref.ensureQ()
+			for col, rc := range []int{0, 1, 2, -1, 3, 4, 5, 6} {
+				if rc < 0 {
+					continue
+				}
+				x, y := &b.cands[col], &ref.cands[rc]
+				require.Equal(t, y.s, x.s, "case %d column %d", bi, col)
+				require.Equal(t, y.p[:3], x.p[:3], "case %d column %d", bi, col)
+				require.Equal(t, y.q[:3], x.q[:3], "case %d column %d", bi, col)
+			}
+		}
+	}
+}

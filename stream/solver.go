@@ -584,10 +584,14 @@ func (b *base) checkItem(it detcache.Item) error {
 	return nil
 }
 
-// validItems returns the number of leading items of a batch that
-// checkItem accepts (a vector solver's items): one pass of
-// detcache.ItemCheck.CheckAll, and a test of each id against a mask of S's
-// ids, O(n·d + k).
+// validItems returns the number of leading items of a batch that can be
+// scored in a block: for a model-backed solver those checkItem accepts;
+// for a solver of vector items those of the kernel's shape (id ≥ 0, v and
+// b of the kernel's lengths, δ ≥ 0 and 0 without a diagonal), O(n). Their
+// values are tested by the block itself, which proves nothing about an
+// item that fails detcache.ItemCheck (detcache.Fast.ScoreBlockItems), nor
+// about an item of S: such an item goes through observe, whose checkItem
+// reports it.
 func (b *base) validItems(items []detcache.Item) int {
 	if b.m != nil {
 		for i, it := range items {
@@ -597,17 +601,20 @@ func (b *base) validItems(items []detcache.Item) int {
 		}
 		return len(items)
 	}
-	n, _ := b.ichk.CheckAll(items)
-	var inS uint64
-	for _, it := range b.o.Items() {
-		inS |= 1 << (uint(it) & 63)
-	}
-	for i, it := range items[:n] {
-		if inS&(1<<(uint(it.ID)&63)) != 0 && b.inS(it.ID) >= 0 {
+	d, shared, diag := b.kern.D, b.kern.Shared, b.kern.Diag
+	for i := range items {
+		it := &items[i]
+		ok := it.ID >= 0 && len(it.V) == d && it.Delta >= 0 && (diag || it.Delta == 0)
+		if shared {
+			ok = ok && it.B == nil
+		} else {
+			ok = ok && len(it.B) == d
+		}
+		if !ok {
 			return i
 		}
 	}
-	return n
+	return len(items)
 }
 
 // checkID validates a model item index of a batch (model-backed solvers)
