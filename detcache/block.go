@@ -52,8 +52,11 @@ type Block struct {
 	// (B_SᵀC)ᵀ (d×cap) and (M⁻¹)ᵀ (cap×cap), of the oracle's version tVer
 	// when tOK.
 	vsT, bcsT, invT []float64
+	diag            []float64 // the diagonal of M⁻¹ (cap)
 	tVer            uint64
 	tOK             bool
+	// PairsBelow's per-position terms (cap each)
+	px, py, nqx, nqy, b13, b12 []float64
 	// max |(M⁻¹)_ij|, max |(M⁻¹)_jj|, max 1/‖z_{S_j}‖ and
 	// max ‖z_{S_i}‖|(M⁻¹)_ij|‖z_{S_j}‖ (for the bounds below)
 	maxInv, maxDiag, maxIzn, maxEinv float64
@@ -74,7 +77,10 @@ func (o *Fast) NewBlock(size int) *Block {
 		u: make([]float64, size*c), w: make([]float64, size*c),
 		p: make([]float64, size*c), q: make([]float64, size*c),
 		vb: make([]float64, size*d), bb: make([]float64, size*d), zt: make([]float64, size),
-		vsT: make([]float64, d*c), bcsT: make([]float64, d*c), invT: make([]float64, c*c)}
+		vsT: make([]float64, d*c), bcsT: make([]float64, d*c), invT: make([]float64, c*c),
+		diag: make([]float64, c),
+		px:   make([]float64, c), py: make([]float64, c), nqx: make([]float64, c), nqy: make([]float64, c),
+		b13: make([]float64, c), b12: make([]float64, c)}
 	if o.m == nil {
 		b.bcb = make([]float64, size*d)
 	}
@@ -139,8 +145,9 @@ func (o *Fast) ScoreBlock(b *Block, items []int) bool {
 // ndpp.Random and of the learners) the block does not compute b_tᵀC: in
 // L_tt = δ + v·v + b_tᵀCb_t the last term is exactly zero, and the bound on
 // the rounding that PrepareItem's computed term carries is added to the
-// column's error bound; b_tᵀC is then computed (as PrepareItem does) only
-// for the columns of a pair test. A column whose item fails ItemCheck's
+// column's error bound; b_tᵀC is then computed only for the columns of a
+// pair test (f64.GemvT: the same values as PrepareItem's to rounding, which
+// the bounds cover as they cover the products' other orders). A column whose item fails ItemCheck's
 // tests of its values (a NaN or an infinity, δ or the scale
 // (‖z‖² + δ)·(1 + d·max|C|) beyond ndpp.MaxKernelScale) proves nothing:
 // its tests return false, so a caller that validates every item it goes
@@ -341,8 +348,9 @@ func sumDiff(u, w []float64) {
 
 // transposed returns V_Sᵀ and (B_SᵀC)ᵀ (d×k) and (M⁻¹)ᵀ (k×k), row
 // stride cap, for the block's products: rows of k entries that the
-// products take whole. They are copied from the oracle once per version
-// (every change of S, M⁻¹ or the rows bumps it), O(kd + k²).
+// products take whole; and it sets b.diag to the diagonal of M⁻¹. They
+// are copied from the oracle once per version (every change of S, M⁻¹ or
+// the rows bumps it), O(kd + k²).
 func (b *Block) transposed() (vsT, bcsT, invT []float64) {
 	o := b.fast
 	if !b.tOK || b.tVer != o.version {
@@ -355,6 +363,7 @@ func (b *Block) transposed() (vsT, bcsT, invT []float64) {
 			for j, x := range o.inv[i*ld : i*ld+k] {
 				b.invT[j*ld+i] = x
 			}
+			b.diag[i] = o.inv[i*ld+i]
 		}
 		b.tVer, b.tOK = o.version, true
 	}
@@ -571,12 +580,41 @@ func (b *Block) PairsBelow(cx, cy int, L float64) bool {
 	b.colRows(cx, cy)
 	o.pairSigma(x, y)
 	bound := b.pairErrBound(cx, cy)
-	k := len(o.items)
+	k, ld := len(o.items), o.cap
 	margin, half := blockSafety*bound, t/2
+	// pairDet(x, y, a, bb) for every pair, in its operations and order (the
+	// same bits), with what depends on one position only computed once per
+	// position: the entries of p and −q, and the bottom minors b13, b12
+	// (b03, b02 for the first position).
+	_, _, invT := b.transposed()
+	diag := b.diag[:k]
+	px, py, nqx, nqy := b.px[:k], b.py[:k], b.nqx[:k], b.nqy[:k]
+	b13s, b12s := b.b13[:k], b.b12[:k]
+	sx, sy, sxy, syx := x.s, y.s, x.sxy, x.syx
+	for j := range px {
+		px[j], py[j], nqx[j], nqy[j] = x.p[j], y.p[j], -x.q[j], -y.q[j]
+		b13s[j] = nqx[j]*sy - sxy*nqy[j]
+		b12s[j] = nqx[j]*syx - sx*nqy[j]
+	}
+	b23 := sx*sy - sxy*syx
 	for a := 0; a < k; a++ {
-		for bb := a + 1; bb < k; bb++ {
+		m0, m2, m3, m8, m12 := diag[a], px[a], py[a], nqx[a], nqy[a]
+		b03, b02 := b13s[a], b12s[a]
+		rowA, colA := o.inv[a*ld:a*ld+k], invT[a*ld:a*ld+k] // m1, m4
+		rowA, colA = rowA[:len(px)], colA[:len(px)]
+		for bb := a + 1; bb < len(px); bb++ {
+			m1, m4, m5, m6, m7 := rowA[bb], colA[bb], diag[bb], px[bb], py[bb]
+			m9, m13 := nqx[bb], nqy[bb]
+			t01, t02, t03 := m0*m5-m1*m4, m0*m6-m2*m4, m0*m7-m3*m4
+			t12, t13, t23 := m1*m6-m2*m5, m1*m7-m3*m5, m2*m7-m3*m6
+			b01 := m8*m13 - m9*m12
+			r := 0 + t01*b23
+			r -= t02 * b13s[bb]
+			r += t03 * b12s[bb]
+			r += t12 * b03
+			r -= t13 * b02
+			r += t23 * b01
 			// As SwapsBelow: hi ≤ t/2 is below's common case.
-			r := o.pairDet(x, y, a, bb)
 			if r+margin <= half || below(r, bound, t) {
 				continue // below with a larger bound: below with pairErr's
 			}
@@ -607,7 +645,7 @@ func (b *Block) colRows(cx, cy int) {
 		lo, hi := c*d, (c+1)*d
 		z.r.v, z.r.b, z.r.bc = b.vb[lo:hi:hi], b.bb[lo:hi:hi], b.bcb[lo:hi:hi]
 		if !b.bcOK[c] {
-			ndpp.RowTimesC(z.r.bc, z.r.b, o.kern.C)
+			f64.GemvT(o.kern.C, d, z.r.b, z.r.bc)
 			b.bcOK[c] = true
 		}
 	}
