@@ -60,6 +60,7 @@ type Block struct {
 	// max |(M⁻¹)_ij|, max |(M⁻¹)_jj|, max 1/‖z_{S_j}‖ and
 	// max ‖z_{S_i}‖|(M⁻¹)_ij|‖z_{S_j}‖ (for the bounds below)
 	maxInv, maxDiag, maxIzn, maxEinv float64
+	sw                               [4]float64 // swapErrBound's factors c₁…c₄
 	// the last threshold asked for and its ratio (see threshold)
 	lastL, lastT float64
 }
@@ -334,6 +335,9 @@ func (o *Fast) scoreBlock(b *Block, vb, bb []float64) {
 		b.maxDiag = max(b.maxDiag, math.Abs(o.inv[i*ld+i]))
 		b.maxIzn = max(b.maxIzn, o.izn[i])
 	}
+	dm, z, g := b.maxDiag, b.maxIzn, o.gamma
+	f := 1 + 2*g
+	b.sw = [4]float64{2 * eps * dm, 2 * dm, 2 * g * z * o.einv * z, 2 * (eps*f*f + 2*g*f) * z * z}
 	b.scored = true
 }
 
@@ -493,22 +497,55 @@ func below(r, err, t float64) bool {
 // SwapsBelow reports whether every value SwapValues would return for the
 // item in column c, S − S[j] + x for each position j, has Log ≤ L (so none
 // exceeds L); false means it could not be proved. Each position is tested
-// with its ratio and swapErrBound first, and with swapRatio's own bound
-// only when that does not suffice: O(k).
+// with its ratio and swapErrBound first, and with swapErr's bound only
+// when that does not suffice: O(k).
 func (b *Block) SwapsBelow(c int, L float64) bool {
-	o, x := b.cand(c)
+	_, x := b.cand(c)
 	t := b.threshold(L)
-	if x.dup >= 0 || t == 0 {
+	if t == 0 {
 		return false
 	}
 	b.ensureQ()
+	return b.swapsBelow(x, t)
+}
+
+// SwapsBelowFrom returns the first column c ≥ from for which SwapsBelow(c,
+// L) is false, or Len() when there is none: the swap tests of a run of
+// columns in one call, with the same answers. It panics for from out of
+// range.
+func (b *Block) SwapsBelowFrom(from int, L float64) int {
+	b.cand(from)
+	t := b.threshold(L)
+	if t == 0 {
+		return from
+	}
+	b.ensureQ()
+	for c := from; c < b.n; c++ {
+		if !b.swapsBelow(&b.cands[c], t) {
+			return c
+		}
+	}
+	return b.n
+}
+
+// swapsBelow is SwapsBelow for column x and the ratio threshold t > 0 of L
+// (Q computed).
+func (b *Block) swapsBelow(x *Cand, t float64) bool {
+	o := b.fast
+	if x.dup >= 0 {
+		return false
+	}
 	bound := b.swapErrBound(x)
 	// below(r, bound, t) holds when hi = r + blockSafety·bound ≤ t/2 (the
 	// common case: a test that rarely fails, with no other work per
-	// position); the full test runs only when some position fails it.
+	// position); the full test runs only when some position fails it. The
+	// ratio is swapDet's, with (M⁻¹)_jj from b.diag.
+	k := len(o.items)
 	margin, half, easy := blockSafety*bound, t/2, true
-	for j := range o.items {
-		if !(o.swapDet(x, j)+margin <= half) {
+	s, diag, p, q := x.s, b.diag[:k], x.p[:k], x.q[:k]
+	p, q = p[:len(diag)], q[:len(diag)]
+	for j, m := range diag {
+		if !(s*m+p[j]*q[j]+margin <= half) {
 			easy = false
 			break
 		}
@@ -551,13 +588,17 @@ func (b *Block) swapErr(x *Cand, j int) float64 {
 // position j, O(1): swapErr's bound with |(M⁻¹)_jj| ≤ maxDiag, 1/‖z_j‖ ≤
 // maxIzn and the raised |p_j| ≤ pn·maxIzn·f, |q_j| ≤ qn·maxIzn·f (pn and qn
 // bound |p_i|·‖z_i‖ and |q_i|·‖z_i‖; qn by qnBound; f = 1 + 2γ covers the
-// raise), doubled for the rounding of both.
+// raise), doubled for the rounding of both:
+//
+//	2·(ε·(smag·dm + pqz·z·f) + serr·dm + γ·z·((|s| + 2·serr)·einv·z + 2·pqz)),
+//	pqz = pn·qnBound·z·f,
+//
+// evaluated as c₁·smag + c₂·serr + c₃·(|s| + 2·serr) + c₄·pn·qnBound with
+// the factors of the block's S (b.sw, set by scoreBlock), which rounds
+// differently and is covered by the same doubling.
 func (b *Block) swapErrBound(x *Cand) float64 {
-	o, dm, z := b.fast, b.maxDiag, b.maxIzn
-	f := 1 + 2*o.gamma
-	pqz := x.pn * b.qnBound(x) * z * f // bounds pn·|q_j| and qn·|p_j|, raised
 	s := math.Abs(x.s) + 2*x.serr
-	return 2 * (eps*(x.smag*dm+pqz*z*f) + x.serr*dm + o.gamma*z*(s*o.einv*z+2*pqz))
+	return b.sw[0]*x.smag + b.sw[1]*x.serr + b.sw[2]*s + b.sw[3]*(x.pn*b.qnBound(x))
 }
 
 // PairsBelow reports whether every value PairSwapValue would return for

@@ -120,6 +120,7 @@ func checkBlock(t *testing.T, o *Fast, rng *rand.Rand, st *blockStats, label str
 		ratios(func(r, err float64) bool { ok = below(r, err, tt); return ok })
 		return ok
 	}
+	checkSwapsBelowFrom(t, b, label, thresholds(base))
 	for c, it := range items {
 		bc := &b.cands[c]
 		o.Prepare(x, it)
@@ -224,6 +225,20 @@ func checkBlock(t *testing.T, o *Fast, rng *rand.Rand, st *blockStats, label str
 	}
 }
 
+// checkSwapsBelowFrom checks that SwapsBelowFrom answers as SwapsBelow
+// column by column, from every column, at each threshold.
+func checkSwapsBelowFrom(t *testing.T, b *Block, label string, ls []float64) {
+	for _, L := range ls {
+		for from := 0; from < b.Len(); from++ {
+			want := from
+			for want < b.Len() && b.SwapsBelow(want, L) {
+				want++
+			}
+			require.Equal(t, want, b.SwapsBelowFrom(from, L), "%s: L %v from %d", label, L, from)
+		}
+	}
+}
+
 // TestBlockMatchesDirect: on random and ill-conditioned models, without and
 // with a diagonal (then also with k > 2d), at every
 // state of random operation sequences, a block's products agree with
@@ -300,6 +315,8 @@ func TestBlockEdges(t *testing.T) {
 	require.True(t, f.ScoreBlock(b, []int{5, 6, 7}))
 	require.Equal(t, 3, b.Len())
 	require.Panics(t, func() { b.AddBelow(3, 0) }, "column out of range")
+	require.Panics(t, func() { b.SwapsBelowFrom(3, 0) }, "column out of range")
+	require.Equal(t, 0, b.SwapsBelowFrom(0, math.Inf(-1)), "nothing is below −Inf")
 	f.Prepare(c, 9)
 	require.NoError(t, f.Swap(0, c))
 	require.PanicsWithValue(t, "detcache: Block is stale: the solution changed after ScoreBlock", func() { b.SwapsBelow(0, 0) })
