@@ -126,7 +126,7 @@ func BenchmarkGemm(b *testing.B) {
 	prev := Backend()
 	defer func() { _ = Use(prev) }()
 	rng := rand.New(rand.NewPCG(1, 1))
-	for _, sh := range []struct{ n, k int }{{8, 8}, {8, 10}, {16, 20}, {16, 50}, {32, 32}, {50, 50}} {
+	for _, sh := range []struct{ n, k int }{{8, 8}, {8, 10}, {16, 20}, {16, 50}, {32, 32}, {32, 50}, {50, 50}} {
 		m := 257
 		a, x, c := randSlice(rng, m*sh.k), randSlice(rng, sh.n*sh.k), make([]float64, m*sh.n)
 		for _, tB := range []gblas.Transpose{gblas.Trans, gblas.NoTrans} {
