@@ -409,11 +409,11 @@ func (s *modelSource) Next(max int) ([]detcache.Item, error) {
 	}
 	end := min(s.pos+max, len(s.order))
 	n, d := end-s.pos, s.m.D()
-	if cap(s.buf) < 2*d*n {
+	if len(s.items) < n {
 		s.buf = make([]float64, 2*d*n)
 		s.items = make([]detcache.Item, n)
 	}
-	s.items = s.items[:n]
+	items := s.items[:n]
 	vRows, bRows, _, _ := s.m.Rows()
 	shared, diag := s.m.Shared(), s.m.HasDiag()
 	for c, i := range s.order[s.pos:end] {
@@ -422,19 +422,25 @@ func (s *modelSource) Next(max int) ([]detcache.Item, error) {
 		}
 		lo := 2 * d * c
 		row := s.buf[lo : lo+2*d : lo+2*d]
-		copy(row[:d], vRows[i*d:(i+1)*d])
-		it := detcache.Item{ID: i, V: row[:d:d]}
-		if !shared {
-			copy(row[d:], bRows[i*d:(i+1)*d])
-			it.B = row[d:]
+		it := &items[c]
+		// The views of the row stay from one Next to the next.
+		if len(it.V) != d || &it.V[0] != &row[0] || !shared && (len(it.B) != d || &it.B[0] != &row[d]) {
+			*it = detcache.Item{V: row[:d:d]}
+			if !shared {
+				it.B = row[d:]
+			}
 		}
+		copy(it.V, vRows[i*d:(i+1)*d])
+		if !shared {
+			copy(it.B, bRows[i*d:(i+1)*d])
+		}
+		it.ID, it.Delta = i, 0
 		if diag {
 			it.Delta = s.m.ItemDiag(i)
 		}
-		s.items[c] = it
 	}
 	s.pos = end
-	return s.items, nil
+	return items, nil
 }
 
 func (s *modelSource) Len() int { return len(s.order) }
