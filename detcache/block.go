@@ -605,7 +605,7 @@ func (b *Block) swapErrBound(x *Cand) float64 {
 // the items in columns cx and cy (in that order), S − {S[a], S[b]} + {x, y}
 // for each pair of positions a < b, has Log ≤ L; false means it could not
 // be proved. Each pair is tested with its determinant and pairErrBound
-// first, and with pairRatio's own bound only when that does not suffice:
+// first, and with pairErr's bound only when that does not suffice:
 // O(d + k²) in all.
 func (b *Block) PairsBelow(cx, cy int, L float64) bool {
 	o, x := b.cand(cx)
