@@ -14,10 +14,10 @@ import (
 // m×n, op(A) m×k, op(B) k×n), like blas64's Dgemm, through the backend in
 // use. On the pure-Go backend a product C = A·op(B) (alpha = 1, beta = 0)
 // with a small op(B) (n·k ≤ GemmGoMaxNK) runs in a register-blocked Go
-// kernel instead: the
-// shapes of the per-block products of ndpp's oracle (a few hundred rows
-// against a k×d or k×k matrix, k and d small), where the overheads of
-// gonum's blocked Dgemm dominate. Results agree with Dgemm to rounding;
+// kernel instead: products of a few hundred rows against a small matrix
+// (ndpp's conditional batches, the sampler's blocks), where the overheads
+// of gonum's blocked Dgemm dominate. (The oracle's block products use
+// internal/f64.GemmNN directly, on both backends.) Results agree with Dgemm to rounding;
 // the summation order may differ. It panics, with the bad argument named,
 // for negative sizes, short leading dimensions or short slices.
 func Gemm(tA, tB gblas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {

@@ -8,6 +8,8 @@ import (
 
 	gblas "gonum.org/v1/gonum/blas"
 	gonumblas "gonum.org/v1/gonum/blas/gonum"
+
+	"github.com/ndpp-go/ndpp/internal/f64"
 )
 
 // refGemm is C = alpha·op(A)·op(B) + beta·C by the definition.
@@ -124,7 +126,7 @@ func BenchmarkGemm(b *testing.B) {
 	prev := Backend()
 	defer func() { _ = Use(prev) }()
 	rng := rand.New(rand.NewPCG(1, 1))
-	for _, sh := range []struct{ n, k int }{{8, 8}, {8, 10}, {16, 20}, {16, 50}, {32, 32}, {50, 50}} {
+	for _, sh := range []struct{ n, k int }{{8, 8}, {8, 10}, {16, 20}, {16, 50}, {32, 32}, {32, 50}, {50, 50}} {
 		m := 257
 		a, x, c := randSlice(rng, m*sh.k), randSlice(rng, sh.n*sh.k), make([]float64, m*sh.n)
 		for _, tB := range []gblas.Transpose{gblas.Trans, gblas.NoTrans} {
@@ -150,6 +152,18 @@ func BenchmarkGemm(b *testing.B) {
 			if impl, ok := Impl(OpenBLAS); ok {
 				run("Dgemm-openblas", func() { impl.Dgemm(gblas.NoTrans, tB, m, sh.n, sh.k, 1, a, sh.k, x, ldb, 0, c, sh.n) })
 			}
+			// internal/f64's kernel, on op(B) stored k×n (for B=T, the
+			// transposed copy the oracle keeps).
+			xn := x
+			if tB == gblas.Trans {
+				xn = make([]float64, len(x))
+				for j := range sh.n {
+					for l := range sh.k {
+						xn[l*sh.n+j] = x[j*sh.k+l]
+					}
+				}
+			}
+			run("GemmNN-f64", func() { f64.GemmNN(m, sh.n, sh.k, a, sh.k, xn, sh.n, c, sh.n) })
 		}
 	}
 }

@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	gblas "gonum.org/v1/gonum/blas"
-
-	"github.com/ndpp-go/ndpp/blas"
+	"github.com/ndpp-go/ndpp/internal/f64"
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
@@ -19,15 +17,12 @@ import (
 const (
 	// blockSafety multiplies a ratio's error bound err. The block and
 	// Prepare compute the same ratio in different orders, each within its
-	// own first-order bound of the exact ratio. Where the block's ratio is
-	// resolved (|r| > blockSafety·err), Prepare's bound err' is the same
-	// formula on inputs equal to first order: err' ≤ 2·err (the tests check
-	// this), so Prepare's ratio lies within 3·err of the block's. Where a
-	// ratio is zero within rounding, both bounds are made of second-order
-	// terms of rounding noise (products of p_j and q_j that are themselves
-	// noise) and err' can exceed 2·err (the tests see up to about 7·err);
-	// below then proves only through hi ≤ t/2, and the tests check that
-	// Prepare's ratio still lies within 3·err of the block's.
+	// own first-order bound of the exact ratio, and Prepare's bound err' is
+	// the same formula on its own inputs. The block evaluates it with the
+	// inputs that are rounding noise where they vanish (s, p_j, q_j) raised
+	// by twice their error bounds (swapErr, pairErr), so that they are at
+	// least Prepare's: err' ≤ 2·err (the tests check this), and Prepare's
+	// ratio lies within 3·err of the block's.
 	blockSafety = 4
 	// blockRel is the relative margin that covers the rounding of exp,
 	// log and the additions that turn a ratio into a Value.
@@ -53,9 +48,19 @@ type Block struct {
 	bcOK       []bool    // the column's row of bcb is computed (ScoreBlockItems)
 	lttErr     []float64 // bound added to the column's serr for its L_tt (ScoreBlockItems)
 	zt         []float64 // ‖z_t‖ per column
+	// Transposed copies for the products (see transposed): V_Sᵀ and
+	// (B_SᵀC)ᵀ (d×cap) and (M⁻¹)ᵀ (cap×cap), of the oracle's version tVer
+	// when tOK.
+	vsT, bcsT, invT []float64
+	diag            []float64 // the diagonal of M⁻¹ (cap)
+	tVer            uint64
+	tOK             bool
+	// PairsBelow's per-position terms (cap each)
+	px, py, nqx, nqy, b13, b12 []float64
 	// max |(M⁻¹)_ij|, max |(M⁻¹)_jj|, max 1/‖z_{S_j}‖ and
 	// max ‖z_{S_i}‖|(M⁻¹)_ij|‖z_{S_j}‖ (for the bounds below)
 	maxInv, maxDiag, maxIzn, maxEinv float64
+	sw                               [4]float64 // swapErrBound's factors c₁…c₄
 	// the last threshold asked for and its ratio (see threshold)
 	lastL, lastT float64
 }
@@ -72,7 +77,11 @@ func (o *Fast) NewBlock(size int) *Block {
 	b := &Block{owner: o, fast: o, cands: make([]Cand, size),
 		u: make([]float64, size*c), w: make([]float64, size*c),
 		p: make([]float64, size*c), q: make([]float64, size*c),
-		vb: make([]float64, size*d), bb: make([]float64, size*d), zt: make([]float64, size)}
+		vb: make([]float64, size*d), bb: make([]float64, size*d), zt: make([]float64, size),
+		vsT: make([]float64, d*c), bcsT: make([]float64, d*c), invT: make([]float64, c*c),
+		diag: make([]float64, c),
+		px:   make([]float64, c), py: make([]float64, c), nqx: make([]float64, c), nqy: make([]float64, c),
+		b13: make([]float64, c), b12: make([]float64, c)}
 	if o.m == nil {
 		b.bcb = make([]float64, size*d)
 	}
@@ -86,9 +95,9 @@ func (o *Fast) NewBlock(size int) *Block {
 }
 
 // ScoreBlock computes, for every item of items (len(items) ≤ the block's
-// size), the products Prepare computes, by matrix–matrix calls through
-// blas.Gemm (O(nkd + nk²) for n items): with the block's rows stacked in
-// V_blk and B_blk,
+// size), the products Prepare computes, by matrix–matrix products
+// (internal/f64.GemmNN, O(nkd + nk²) for n items): with the block's rows
+// stacked in V_blk and B_blk,
 //
 //	Uᵀ = V_blk V_Sᵀ + B_blk (B_SᵀC)ᵀ,  Wᵀ = V_blk V_Sᵀ − B_blk (B_SᵀC)ᵀ,
 //	Pᵀ = Uᵀ M⁻ᵀ,  Qᵀ = Wᵀ M⁻¹,
@@ -137,9 +146,14 @@ func (o *Fast) ScoreBlock(b *Block, items []int) bool {
 // ndpp.Random and of the learners) the block does not compute b_tᵀC: in
 // L_tt = δ + v·v + b_tᵀCb_t the last term is exactly zero, and the bound on
 // the rounding that PrepareItem's computed term carries is added to the
-// column's error bound; b_tᵀC is then computed (as PrepareItem does) only
-// for the columns of a pair test. It panics for vectors of the wrong
-// length.
+// column's error bound; b_tᵀC is then computed only for the columns of a
+// pair test (f64.GemvT: the same values as PrepareItem's to rounding, which
+// the bounds cover as they cover the products' other orders). A column whose item fails ItemCheck's
+// tests of its values (a NaN or an infinity, δ or the scale
+// (‖z‖² + δ)·(1 + d·max|C|) beyond ndpp.MaxKernelScale) proves nothing:
+// its tests return false, so a caller that validates every item it goes
+// on to observe (the one-item path does) may score items before
+// validating them. It panics for vectors of the wrong length.
 func (o *Fast) ScoreBlockItems(b *Block, items []Item) bool {
 	if !o.startBlock(b, len(items)) {
 		return false
@@ -161,27 +175,35 @@ func (o *Fast) ScoreBlockItems(b *Block, items []Item) bool {
 		}
 		x := &b.cands[c]
 		lo, hi := c*d, (c+1)*d
-		r := row{v: vb[lo:hi:hi], b: bb[lo:hi:hi], bc: bcb[lo:hi:hi], delta: it.Delta}
-		copy(r.v, it.V)
+		rv, rb, rbc := vb[lo:hi:hi], bb[lo:hi:hi], bcb[lo:hi:hi]
+		vv := copySumSq(rv, it.V)
+		bsq := vv
 		if it.B != nil {
-			copy(r.b, it.B)
+			bsq = copySumSq(rb, it.B)
 		} else {
-			copy(r.b, it.V)
+			copy(rb, rv)
 		}
-		x.item, x.r = it.ID, r
+		// Of the row only δ is set here; colRows sets the views of the
+		// block's rows for the pair tests.
+		x.item, x.r.delta = it.ID, it.Delta
 		switch {
 		case it.bc != nil:
-			copy(r.bc, it.bc)
+			copy(rbc, it.bc)
 			b.bcOK[c], b.lttErr[c] = true, 0
-			o.blockCand(b, c, inS, r.v, r.b, r.bc)
+			o.blockCand(b, c, inS, rv, rb, rbc)
 		case o.skew:
 			b.bcOK[c] = false
-			bsq := o.blockCandSkew(b, c, inS, r.v, r.b)
+			o.blockCandSkew(b, c, inS, vv, bsq)
 			b.lttErr[c] = o.skewErr * bsq
 		default:
-			ndpp.RowTimesC(r.bc, r.b, o.kern.C)
+			ndpp.RowTimesC(rbc, rb, o.kern.C)
 			b.bcOK[c], b.lttErr[c] = true, 0
-			o.blockCand(b, c, inS, r.v, r.b, r.bc)
+			o.blockCand(b, c, inS, rv, rb, rbc)
+		}
+		if !((vv+bsq+it.Delta)*o.scale <= ndpp.MaxKernelScale) {
+			// ItemCheck's test of the values (the same sums): a NaN L_tt
+			// and ‖z_t‖ make every bound of the column NaN.
+			x.ltt, b.zt[c] = math.NaN(), math.NaN()
 		}
 	}
 	o.scoreBlock(b, vb, bb)
@@ -198,11 +220,11 @@ func (o *Fast) ScoreBlockItems(b *Block, items []Item) bool {
 }
 
 // blockCandSkew is blockCand for a kernel with an exactly skew-symmetric C,
-// whose b_tᵀCb_t is zero: L_tt = δ + v·v. It returns ‖b‖².
-func (o *Fast) blockCandSkew(b *Block, c int, inS uint64, v, bv []float64) float64 {
+// whose b_tᵀCb_t is zero: L_tt = δ + v·v, from vv = ‖v‖² and bsq = ‖b‖²
+// (summed as sumSq sums them).
+func (o *Fast) blockCandSkew(b *Block, c int, inS uint64, vv, bsq float64) {
 	x := &b.cands[c]
 	o.begin(x, x.item, o.posInS(x.item, inS))
-	vv, bsq := sumSq2(v, bv)
 	ltt, zz := vv, vv+bsq
 	if o.hasDiag {
 		dt := x.r.delta
@@ -211,7 +233,26 @@ func (o *Fast) blockCandSkew(b *Block, c int, inS uint64, v, bv []float64) float
 	}
 	x.ltt, b.zt[c] = ltt, math.Sqrt(zz)
 	x.logz2 = math.NaN() // only the value methods' zero rule reads it
-	return bsq
+}
+
+// copySumSq copies src to dst (as long) and returns Σ x², summed as sumSq
+// sums it, in the same pass.
+func copySumSq(dst, src []float64) float64 {
+	dst = dst[:len(src)]
+	var s0, s1 float64
+	i := 0
+	for ; i+2 <= len(src); i += 2 {
+		x0, x1 := src[i], src[i+1]
+		dst[i], dst[i+1] = x0, x1
+		s0 += x0 * x0
+		s1 += x1 * x1
+	}
+	if i < len(src) {
+		x := src[i]
+		dst[i] = x
+		s0 += x * x
+	}
+	return s0 + s1
 }
 
 // startBlock checks the block and records its size; false in direct mode.
@@ -267,16 +308,17 @@ func (o *Fast) scoreBlock(b *Block, vb, bb []float64) {
 	nb := b.n
 	k, d, ld := len(o.items), o.d, o.cap
 	if k > 0 && nb > 0 {
-		blas.Gemm(gblas.NoTrans, gblas.Trans, nb, k, d, 1, vb, d, o.vs, d, 0, b.u, ld)
-		blas.Gemm(gblas.NoTrans, gblas.Trans, nb, k, d, 1, bb, d, o.bcs, d, 0, b.w, ld)
-		for c := 0; c < nb; c++ {
-			u, w := b.u[c*ld:c*ld+k], b.w[c*ld:c*ld+k]
-			for i, x := range u {
-				y := w[i]
-				u[i], w[i] = x+y, x-y
+		vsT, bcsT, invT := b.transposed()
+		f64.GemmNN(nb, k, d, vb, d, vsT, ld, b.u, ld)
+		f64.GemmNN(nb, k, d, bb, d, bcsT, ld, b.w, ld)
+		if ld == k { // the rows are contiguous: one pass
+			sumDiff(b.u[:nb*k], b.w[:nb*k])
+		} else {
+			for c := 0; c < nb; c++ {
+				sumDiff(b.u[c*ld:c*ld+k], b.w[c*ld:c*ld+k])
 			}
 		}
-		blas.Gemm(gblas.NoTrans, gblas.Trans, nb, k, k, 1, b.u, ld, o.inv, ld, 0, b.p, ld)
+		f64.GemmNN(nb, k, k, b.u, ld, invT, ld, b.p, ld)
 	}
 	for c := 0; c < nb; c++ {
 		x := &b.cands[c]
@@ -293,7 +335,43 @@ func (o *Fast) scoreBlock(b *Block, vb, bb []float64) {
 		b.maxDiag = max(b.maxDiag, math.Abs(o.inv[i*ld+i]))
 		b.maxIzn = max(b.maxIzn, o.izn[i])
 	}
+	dm, z, g := b.maxDiag, b.maxIzn, o.gamma
+	f := 1 + 2*g
+	b.sw = [4]float64{2 * eps * dm, 2 * dm, 2 * g * z * o.einv * z, 2 * (eps*f*f + 2*g*f) * z * z}
 	b.scored = true
+}
+
+// sumDiff sets u, w to u + w, u − w (w as long as u).
+func sumDiff(u, w []float64) {
+	w = w[:len(u)]
+	for i, x := range u {
+		y := w[i]
+		u[i], w[i] = x+y, x-y
+	}
+}
+
+// transposed returns V_Sᵀ and (B_SᵀC)ᵀ (d×k) and (M⁻¹)ᵀ (k×k), row
+// stride cap, for the block's products: rows of k entries that the
+// products take whole; and it sets b.diag to the diagonal of M⁻¹. They
+// are copied from the oracle once per version (every change of S, M⁻¹ or
+// the rows bumps it), O(kd + k²).
+func (b *Block) transposed() (vsT, bcsT, invT []float64) {
+	o := b.fast
+	if !b.tOK || b.tVer != o.version {
+		k, d, ld := len(o.items), o.d, o.cap
+		for i := 0; i < k; i++ {
+			v, bc := o.vs[i*d:(i+1)*d], o.bcs[i*d:(i+1)*d]
+			for l := range v {
+				b.vsT[l*ld+i], b.bcsT[l*ld+i] = v[l], bc[l]
+			}
+			for j, x := range o.inv[i*ld : i*ld+k] {
+				b.invT[j*ld+i] = x
+			}
+			b.diag[i] = o.inv[i*ld+i]
+		}
+		b.tVer, b.tOK = o.version, true
+	}
+	return b.vsT, b.bcsT, b.invT
 }
 
 // rowDots returns v·v, b·b and bc·b (the block's L_tt = δ + v·v + bc·b and
@@ -331,7 +409,7 @@ func (b *Block) ensureQ() {
 	}
 	o, nb, k, ld := b.fast, b.n, len(b.fast.items), b.fast.cap
 	if k > 0 && nb > 0 {
-		blas.Gemm(gblas.NoTrans, gblas.NoTrans, nb, k, k, 1, b.w, ld, o.inv, ld, 0, b.q, ld)
+		f64.GemmNN(nb, k, k, b.w, ld, o.inv, ld, b.q, ld)
 	}
 	for c := range b.cands[:nb] {
 		b.cands[c].qn = math.NaN() // not computed yet
@@ -396,12 +474,11 @@ func (b *Block) threshold(L float64) float64 {
 // below reports whether every value the oracle can return for a ratio
 // whose block computation is r with error bound err is at most the ratio
 // threshold t (t > 0). Prepare's path computes the same ratio as some r'
-// with r' ≤ hi = r + blockSafety·err, and with bound err' ≤ 2·err where r
-// is resolved (see blockSafety); its value is then
+// with r' ≤ hi = r + blockSafety·err and bound err' ≤ 2·err (see
+// blockSafety); its value is then
 //
 //   - from the identity when err' ≤ FallbackErr·r', which is certain when
-//     2·err ≤ FallbackErr·(r − blockSafety·err) (only possible for a
-//     resolved r): then hi ≤ t suffices;
+//     2·err ≤ FallbackErr·(r − blockSafety·err): then hi ≤ t suffices;
 //   - zero, which is below every threshold;
 //   - otherwise from a fresh LU, whose result is within a small relative
 //     error of the exact ratio (the set passed ndpp's zero rule), itself at
@@ -420,22 +497,55 @@ func below(r, err, t float64) bool {
 // SwapsBelow reports whether every value SwapValues would return for the
 // item in column c, S − S[j] + x for each position j, has Log ≤ L (so none
 // exceeds L); false means it could not be proved. Each position is tested
-// with its ratio and swapErrBound first, and with swapRatio's own bound
-// only when that does not suffice: O(k).
+// with its ratio and swapErrBound first, and with swapErr's bound only
+// when that does not suffice: O(k).
 func (b *Block) SwapsBelow(c int, L float64) bool {
-	o, x := b.cand(c)
+	_, x := b.cand(c)
 	t := b.threshold(L)
-	if x.dup >= 0 || t == 0 {
+	if t == 0 {
 		return false
 	}
 	b.ensureQ()
+	return b.swapsBelow(x, t)
+}
+
+// SwapsBelowFrom returns the first column c ≥ from for which SwapsBelow(c,
+// L) is false, or Len() when there is none: the swap tests of a run of
+// columns in one call, with the same answers. It panics for from out of
+// range.
+func (b *Block) SwapsBelowFrom(from int, L float64) int {
+	b.cand(from)
+	t := b.threshold(L)
+	if t == 0 {
+		return from
+	}
+	b.ensureQ()
+	for c := from; c < b.n; c++ {
+		if !b.swapsBelow(&b.cands[c], t) {
+			return c
+		}
+	}
+	return b.n
+}
+
+// swapsBelow is SwapsBelow for column x and the ratio threshold t > 0 of L
+// (Q computed).
+func (b *Block) swapsBelow(x *Cand, t float64) bool {
+	o := b.fast
+	if x.dup >= 0 {
+		return false
+	}
 	bound := b.swapErrBound(x)
 	// below(r, bound, t) holds when hi = r + blockSafety·bound ≤ t/2 (the
 	// common case: a test that rarely fails, with no other work per
-	// position); the full test runs only when some position fails it.
+	// position); the full test runs only when some position fails it. The
+	// ratio is swapDet's, with (M⁻¹)_jj from b.diag.
+	k := len(o.items)
 	margin, half, easy := blockSafety*bound, t/2, true
-	for j := range o.items {
-		if !(o.swapDet(x, j)+margin <= half) {
+	s, diag, p, q := x.s, b.diag[:k], x.p[:k], x.q[:k]
+	p, q = p[:len(diag)], q[:len(diag)]
+	for j, m := range diag {
+		if !(s*m+p[j]*q[j]+margin <= half) {
 			easy = false
 			break
 		}
@@ -444,33 +554,58 @@ func (b *Block) SwapsBelow(c int, L float64) bool {
 		return true
 	}
 	for j := range o.items {
-		if below(o.swapDet(x, j), bound, t) {
-			continue // below with a larger bound: below with swapRatio's own
+		r := o.swapDet(x, j)
+		if below(r, bound, t) {
+			continue // below with a larger bound: below with swapErr's
 		}
 		b.ensureQn(x)
-		if r, _, err := o.swapRatio(x, j); !below(r, err, t) {
+		if !below(r, b.swapErr(x, j), t) {
 			return false
 		}
 	}
 	return true
 }
 
-// swapErrBound returns a bound on the err of swapRatio(x, j) that holds for
-// every position j, O(1): swapRatio's bound with |(M⁻¹)_jj| ≤ maxDiag,
-// 1/‖z_j‖ ≤ maxIzn and |p_j| ≤ pn·maxIzn, |q_j| ≤ qn·maxIzn (pn and qn bound
-// |p_i|·‖z_i‖ and |q_i|·‖z_i‖; qn by qnBound), doubled for the rounding of
-// both.
+// swapErr returns the error bound SwapsBelow gives the swap ratio of
+// column x at position j when swapErrBound does not suffice (x's qn
+// computed): swapRatio's bound with |s|, |p_j| and |q_j| raised by twice
+// their own error bounds (serr, γ·pn/‖z_j‖, γ·qn/‖z_j‖). Prepare's s, p_j
+// and q_j differ from the block's by at most about those sums, so
+// Prepare's bound, the same formula on its own values, is at most this one
+// to first order even where s, p_j or q_j vanish and both computations
+// return rounding noise of different sizes.
+func (b *Block) swapErr(x *Cand, j int) float64 {
+	o := b.fast
+	g, iz := o.gamma, o.izn[j]
+	am := math.Abs(o.inv[j*o.cap+j])
+	s := math.Abs(x.s) + 2*x.serr
+	p := math.Abs(x.p[j]) + 2*g*x.pn*iz
+	q := math.Abs(x.q[j]) + 2*g*x.qn*iz
+	return eps*(x.smag*am+p*q) + x.serr*am + g*iz*(s*o.einv*iz+x.pn*q+x.qn*p)
+}
+
+// swapErrBound returns a bound on swapErr(x, j) that holds for every
+// position j, O(1): swapErr's bound with |(M⁻¹)_jj| ≤ maxDiag, 1/‖z_j‖ ≤
+// maxIzn and the raised |p_j| ≤ pn·maxIzn·f, |q_j| ≤ qn·maxIzn·f (pn and qn
+// bound |p_i|·‖z_i‖ and |q_i|·‖z_i‖; qn by qnBound; f = 1 + 2γ covers the
+// raise), doubled for the rounding of both:
+//
+//	2·(ε·(smag·dm + pqz·z·f) + serr·dm + γ·z·((|s| + 2·serr)·einv·z + 2·pqz)),
+//	pqz = pn·qnBound·z·f,
+//
+// evaluated as c₁·smag + c₂·serr + c₃·(|s| + 2·serr) + c₄·pn·qnBound with
+// the factors of the block's S (b.sw, set by scoreBlock), which rounds
+// differently and is covered by the same doubling.
 func (b *Block) swapErrBound(x *Cand) float64 {
-	o, dm, z := b.fast, b.maxDiag, b.maxIzn
-	pqz := x.pn * b.qnBound(x) * z // bounds pn·|q_j| and qn·|p_j|
-	return 2 * (eps*(x.smag*dm+pqz*z) + x.serr*dm + o.gamma*z*(math.Abs(x.s)*o.einv*z+2*pqz))
+	s := math.Abs(x.s) + 2*x.serr
+	return b.sw[0]*x.smag + b.sw[1]*x.serr + b.sw[2]*s + b.sw[3]*(x.pn*b.qnBound(x))
 }
 
 // PairsBelow reports whether every value PairSwapValue would return for
 // the items in columns cx and cy (in that order), S − {S[a], S[b]} + {x, y}
 // for each pair of positions a < b, has Log ≤ L; false means it could not
 // be proved. Each pair is tested with its determinant and pairErrBound
-// first, and with pairRatio's own bound only when that does not suffice:
+// first, and with pairErr's bound only when that does not suffice:
 // O(d + k²) in all.
 func (b *Block) PairsBelow(cx, cy int, L float64) bool {
 	o, x := b.cand(cx)
@@ -486,17 +621,47 @@ func (b *Block) PairsBelow(cx, cy int, L float64) bool {
 	b.colRows(cx, cy)
 	o.pairSigma(x, y)
 	bound := b.pairErrBound(cx, cy)
-	k := len(o.items)
+	k, ld := len(o.items), o.cap
 	margin, half := blockSafety*bound, t/2
+	// pairDet(x, y, a, bb) for every pair, in its operations and order (the
+	// same bits), with what depends on one position only computed once per
+	// position: the entries of p and −q, and the bottom minors b13, b12
+	// (b03, b02 for the first position).
+	_, _, invT := b.transposed()
+	diag := b.diag[:k]
+	px, py, nqx, nqy := b.px[:k], b.py[:k], b.nqx[:k], b.nqy[:k]
+	b13s, b12s := b.b13[:k], b.b12[:k]
+	sx, sy, sxy, syx := x.s, y.s, x.sxy, x.syx
+	for j := range px {
+		px[j], py[j], nqx[j], nqy[j] = x.p[j], y.p[j], -x.q[j], -y.q[j]
+		b13s[j] = nqx[j]*sy - sxy*nqy[j]
+		b12s[j] = nqx[j]*syx - sx*nqy[j]
+	}
+	b23 := sx*sy - sxy*syx
 	for a := 0; a < k; a++ {
-		for bb := a + 1; bb < k; bb++ {
+		m0, m2, m3, m8, m12 := diag[a], px[a], py[a], nqx[a], nqy[a]
+		b03, b02 := b13s[a], b12s[a]
+		rowA, colA := o.inv[a*ld:a*ld+k], invT[a*ld:a*ld+k] // m1, m4
+		rowA, colA = rowA[:len(px)], colA[:len(px)]
+		for bb := a + 1; bb < len(px); bb++ {
+			m1, m4, m5, m6, m7 := rowA[bb], colA[bb], diag[bb], px[bb], py[bb]
+			m9, m13 := nqx[bb], nqy[bb]
+			t01, t02, t03 := m0*m5-m1*m4, m0*m6-m2*m4, m0*m7-m3*m4
+			t12, t13, t23 := m1*m6-m2*m5, m1*m7-m3*m5, m2*m7-m3*m6
+			b01 := m8*m13 - m9*m12
+			r := 0 + t01*b23
+			r -= t02 * b13s[bb]
+			r += t03 * b12s[bb]
+			r += t12 * b03
+			r -= t13 * b02
+			r += t23 * b01
 			// As SwapsBelow: hi ≤ t/2 is below's common case.
-			if r := o.pairDet(x, y, a, bb); r+margin <= half || below(r, bound, t) {
-				continue // below with a larger bound: below with pairRatio's own
+			if r+margin <= half || below(r, bound, t) {
+				continue // below with a larger bound: below with pairErr's
 			}
 			b.ensureQn(x)
 			b.ensureQn(y)
-			if r, _, err := o.pairRatio(x, y, a, bb); !below(r, err, t) {
+			if !below(r, b.pairErr(x, y, a, bb), t) {
 				return false
 			}
 		}
@@ -504,9 +669,10 @@ func (b *Block) PairsBelow(cx, cy int, L float64) bool {
 	return true
 }
 
-// colRows sets the rows of two columns of a model's block (views of the
-// model's rows; ScoreBlock sets only δ), for pairSigma; for the columns of
-// ScoreBlockItems it computes b_tᵀC where the block left it out.
+// colRows sets the rows of two columns, for pairSigma (ScoreBlock and
+// ScoreBlockItems set only δ): views of a model's rows, or of the block's
+// copies for the columns of ScoreBlockItems, whose b_tᵀC it computes where
+// the block left it out.
 func (b *Block) colRows(cx, cy int) {
 	o := b.fast
 	if m := o.m; m != nil {
@@ -514,35 +680,67 @@ func (b *Block) colRows(cx, cy int) {
 		x.r, y.r = modelRow(m, x.item), modelRow(m, y.item)
 		return
 	}
+	d := o.d
 	for _, c := range [2]int{cx, cy} {
+		z := &b.cands[c]
+		lo, hi := c*d, (c+1)*d
+		z.r.v, z.r.b, z.r.bc = b.vb[lo:hi:hi], b.bb[lo:hi:hi], b.bcb[lo:hi:hi]
 		if !b.bcOK[c] {
-			z := &b.cands[c]
-			ndpp.RowTimesC(z.r.bc, z.r.b, o.kern.C)
+			f64.GemvT(o.kern.C, d, z.r.b, z.r.bc)
 			b.bcOK[c] = true
 		}
 	}
 }
 
-// pairErrBound returns a bound on the err of pairRatio for the items of
-// columns cx, cy (their Σ computed) that holds for every pair of positions,
-// O(1). With every top-row entry (rows a, b: M⁻¹, p) of magnitude at most
-// MT and error bound at most ET, and every bottom-row entry (−q, s, Σ) at
-// most MB and EB (|p_j| ≤ pn·maxIzn and |q_j| ≤ qn·maxIzn as in
+// pairErr returns the error bound PairsBelow gives the pair ratio of
+// columns x, y at positions a, b when pairErrBound does not suffice (the
+// qn of both computed, their Σ too): pairRatio's bound with the magnitudes
+// of the entries p and q raised by twice their own error bounds, as
+// swapErr does (those of M⁻¹ are the oracle's, and those of s and Σ are
+// already the magnitudes of the terms summed).
+func (b *Block) pairErr(x, y *Cand, a, bb int) float64 {
+	o := b.fast
+	ld := o.cap
+	g, ia, ib := o.gamma, o.izn[a], o.izn[bb]
+	ge := g * o.einv
+	e0, e1, e2, e3 := ge*ia*ia, ge*ia*ib, g*x.pn*ia, g*y.pn*ia
+	e4, e5, e6, e7 := ge*ib*ia, ge*ib*ib, g*x.pn*ib, g*y.pn*ib
+	e8, e9, e10, e11 := g*x.qn*ia, g*x.qn*ib, x.serr, x.sxyErr
+	e12, e13, e14, e15 := g*y.qn*ia, g*y.qn*ib, x.syxErr, y.serr
+	a0, a1 := math.Abs(o.inv[a*ld+a]), math.Abs(o.inv[a*ld+bb])
+	a2, a3 := math.Abs(x.p[a])+2*e2, math.Abs(y.p[a])+2*e3
+	a4, a5 := math.Abs(o.inv[bb*ld+a]), math.Abs(o.inv[bb*ld+bb])
+	a6, a7 := math.Abs(x.p[bb])+2*e6, math.Abs(y.p[bb])+2*e7
+	a8, a9, a10, a11 := math.Abs(x.q[a])+2*e8, math.Abs(x.q[bb])+2*e9, x.smag, x.sxyMag
+	a12, a13, a14, a15 := math.Abs(y.q[a])+2*e12, math.Abs(y.q[bb])+2*e13, x.syxMag, y.smag
+	size := expansionAbs(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15)
+	sizeE := expansionAbs(
+		a0+e0, a1+e1, a2+e2, a3+e3, a4+e4, a5+e5, a6+e6, a7+e7,
+		a8+e8, a9+e9, a10+e10, a11+e11, a12+e12, a13+e13, a14+e14, a15+e15)
+	return (sizeE - size) + 8*eps*size
+}
+
+// pairErrBound returns a bound on pairErr for the items of columns cx, cy
+// (their Σ computed) that holds for every pair of positions, O(1). With
+// every top-row entry (rows a, b: M⁻¹, p) of magnitude at most MT and
+// error bound at most ET, and every bottom-row entry (−q, s, Σ) at most MB
+// and EB (the raised |p_j| ≤ pn·maxIzn·f and |q_j| ≤ qn·maxIzn·f as in
 // swapErrBound), each of the six Laplace terms of pairRatio has
 // tops(mag + e)·bots(mag + e) − tops(mag)·bots(mag) ≤ DT·BE + T·DB with
 // T = 2MT², TE = 2(MT + ET)², DT = 4ET(MT + ET) and likewise B, BE, DB; so
 // err ≤ 6(DT·BE + T·DB) + 8ε·6·TE·BE, plus the rounding of the two
 // expansions (12ε·6·TE·BE), doubled for the rounding of this bound. Since
 // below is monotone in the error bound, a pair below with it is below with
-// pairRatio's.
+// pairErr's.
 func (b *Block) pairErrBound(cx, cy int) float64 {
 	o, x, y := b.fast, &b.cands[cx], &b.cands[cy]
 	g, z := o.gamma, b.maxIzn
+	f := 1 + 2*g
 	qn := max(b.qnBound(x), b.qnBound(y))
 	et := max(g*o.einv*z*z, g*max(x.pn, y.pn)*z)
-	mt := max(b.maxInv, max(x.pn, y.pn)*z)
+	mt := max(b.maxInv, max(x.pn, y.pn)*z*f)
 	eb := max(g*qn*z, x.serr, x.sxyErr, x.syxErr, y.serr)
-	mb := max(qn*z, x.smag, x.sxyMag, x.syxMag, y.smag)
+	mb := max(qn*z*f, x.smag, x.sxyMag, x.syxMag, y.smag)
 	dt, db := 4*et*(mt+et), 4*eb*(mb+eb)
 	tt := 2 * mt * mt
 	te, be := 2*(mt+et)*(mt+et), 2*(mb+eb)*(mb+eb)

@@ -20,8 +20,8 @@ type blockStats struct {
 	proofs, checks, differ int
 	// maxErrRatio: the largest Prepare bound / block bound where the block's
 	// ratio is resolved (|r| > blockSafety·err); maxNoiseRatio: the same
-	// where it is not (a ratio zero within rounding, whose bounds are
-	// second-order terms of rounding noise).
+	// where it is not (a ratio zero within rounding, where the block's
+	// bounds raise the noise inputs s, p_j, q_j: see blockSafety).
 	maxErrRatio, maxNoiseRatio float64
 }
 
@@ -142,6 +142,7 @@ func checkBlock(t *testing.T, o *Fast, rng *rand.Rand, st *blockStats, label str
 		ratios(func(r, err float64) bool { ok = below(r, err, tt); return ok })
 		return ok
 	}
+	checkSwapsBelowFrom(t, b, label, thresholds(base))
 	for c, it := range items {
 		bc := &b.cands[c]
 		o.Prepare(x, it)
@@ -173,9 +174,10 @@ func checkBlock(t *testing.T, o *Fast, rng *rand.Rand, st *blockStats, label str
 			set := append([]int(nil), o.Items()...)
 			set[j] = it
 			fresh = append(fresh, freshValue(t, m, set))
-			rb, _, eb := o.swapRatio(bc, j)
+			rb, eb := o.swapDet(bc, j), b.swapErr(bc, j)
+			_, _, es := o.swapRatio(bc, j)
+			require.LessOrEqual(t, es, eb, "%s: column %d swap %d: swapErr below swapRatio's bound", label, c, j)
 			require.LessOrEqual(t, eb, b.swapErrBound(bc), "%s: column %d swap %d: swapErrBound below the swap's bound", label, c, j)
-			require.Equal(t, rb, o.swapDet(bc, j))
 			rx, _, ex := o.swapRatio(x, j)
 			st.compareRatio(t, rb, eb, rx, ex, "%s: column %d swap %d", label, c, j)
 		}
@@ -210,9 +212,8 @@ func checkBlock(t *testing.T, o *Fast, rng *rand.Rand, st *blockStats, label str
 				set[a], set[bb] = items[c-1], it
 				vals = append(vals, o.PairSwapValue(y, x, a, bb))
 				fresh = append(fresh, freshValue(t, m, set))
-				rb, _, eb := o.pairRatio(&b.cands[c-1], bc, a, bb)
+				rb, eb := o.pairDet(&b.cands[c-1], bc, a, bb), b.pairErr(&b.cands[c-1], bc, a, bb)
 				require.LessOrEqual(t, eb, bound, "%s: columns %d, %d pair (%d, %d): pairErrBound below the pair's bound", label, c-1, c, a, bb)
-				require.Equal(t, rb, o.pairDet(&b.cands[c-1], bc, a, bb))
 				rx, _, ex := o.pairRatio(y, x, a, bb)
 				st.compareRatio(t, rb, eb, rx, ex, "%s: columns %d, %d pair (%d, %d)", label, c-1, c, a, bb)
 			}
@@ -234,6 +235,20 @@ func checkBlock(t *testing.T, o *Fast, rng *rand.Rand, st *blockStats, label str
 		}
 		for _, L := range thresholds(pmax) {
 			check("pairs", L, b.PairsBelow(c-1, c, L), itemBelow(L, pairRatios), vals, fresh)
+		}
+	}
+}
+
+// checkSwapsBelowFrom checks that SwapsBelowFrom answers as SwapsBelow
+// column by column, from every column, at each threshold.
+func checkSwapsBelowFrom(t *testing.T, b *Block, label string, ls []float64) {
+	for _, L := range ls {
+		for from := 0; from < b.Len(); from++ {
+			want := from
+			for want < b.Len() && b.SwapsBelow(want, L) {
+				want++
+			}
+			require.Equal(t, want, b.SwapsBelowFrom(from, L), "%s: L %v from %d", label, L, from)
 		}
 	}
 }
@@ -287,6 +302,7 @@ func TestBlockMatchesDirect(t *testing.T) {
 		st.columns, st.ratios, st.checks, st.proofs, st.differ, st.maxErrRatio, st.maxNoiseRatio)
 	require.Greater(t, st.proofs, st.checks/4, "the block tests prove too little")
 	require.Less(t, st.maxErrRatio, 2.0, "Prepare's bound exceeds twice the block's on a resolved ratio: below() assumes at most that")
+	require.Less(t, st.maxNoiseRatio, 2.0, "Prepare's bound exceeds twice the block's on a ratio zero within rounding: below() assumes at most that")
 	require.Less(t, float64(st.differ), 0.005*float64(st.checks), "the block tests disagree too often with the same tests on Prepare's products")
 }
 
@@ -314,6 +330,8 @@ func TestBlockEdges(t *testing.T) {
 	require.True(t, f.ScoreBlock(b, []int{5, 6, 7}))
 	require.Equal(t, 3, b.Len())
 	require.Panics(t, func() { b.AddBelow(3, 0) }, "column out of range")
+	require.Panics(t, func() { b.SwapsBelowFrom(3, 0) }, "column out of range")
+	require.Equal(t, 0, b.SwapsBelowFrom(0, math.Inf(-1)), "nothing is below −Inf")
 	f.Prepare(c, 9)
 	require.NoError(t, f.Swap(0, c))
 	require.PanicsWithValue(t, "detcache: Block is stale: the solution changed after ScoreBlock", func() { b.SwapsBelow(0, 0) })
@@ -348,4 +366,69 @@ func TestBlockEdges(t *testing.T) {
 	require.NoError(t, fs.Add(cs))
 	require.True(t, fs.Direct())
 	require.False(t, fs.ScoreBlock(fs.NewBlock(2), []int{5, 6}))
+}
+
+// TestBlockInvalidItems: a column whose item fails ItemCheck's tests of its
+// values (an entry too large for the scale bound, a NaN, an infinity, an
+// infinite δ) proves nothing, even at a threshold far above every value,
+// where the valid columns beside it prove every test; the valid columns
+// are scored as without it.
+func TestBlockInvalidItems(t *testing.T) {
+	for _, diag := range []bool{false, true} {
+		m := ndpp.Random(40, 3, 5, ndpp.RandomOptions{})
+		if diag {
+			m = withDiag(t, m, 0.5, 5, false)
+		}
+		o, err := NewFastKernel(KernelOf(m), 3)
+		require.NoError(t, err)
+		c := o.NewCand()
+		for _, it := range []int{0, 1, 2} {
+			o.PrepareItem(c, vecItem(m, it))
+			require.NoError(t, o.Add(c))
+		}
+		chk := NewItemCheck(KernelOf(m))
+		bads := []func(it *Item){
+			func(it *Item) { it.B[0] = 1e76 },
+			func(it *Item) { it.V[2] = -1e76 },
+			func(it *Item) { it.V[1] = math.NaN() },
+			func(it *Item) { it.B[2] = math.Inf(-1) },
+		}
+		if diag {
+			bads = append(bads, func(it *Item) { it.Delta = math.Inf(1) })
+		}
+		for bi, bad := range bads {
+			items := make([]Item, 8)
+			for i := range items {
+				items[i] = vecItem(m, 10+i)
+			}
+			bad(&items[3])
+			require.Error(t, chk.Check(items[3]), "case %d", bi)
+			b, ref := o.NewBlock(len(items)), o.NewBlock(len(items))
+			require.True(t, o.ScoreBlockItems(b, items))
+			L := o.Value().Log + 600 // far above every value of a valid item
+			for col := range items {
+				want := col != 3
+				require.Equal(t, want, b.AddBelow(col, L), "case %d column %d", bi, col)
+				require.Equal(t, want, b.SwapsBelow(col, L), "case %d column %d", bi, col)
+				if col > 0 {
+					require.Equal(t, want && col != 4, b.PairsBelow(col-1, col, L), "case %d columns %d, %d", bi, col-1, col)
+				}
+			}
+			// The valid columns as in a block without the bad item.
+			good := append(append([]Item(nil), items[:3]...), items[4:]...)
+			require.True(t, o.ScoreBlockItems(ref, good))
+			require.True(t, o.ScoreBlockItems(b, items))
+			b.ensureQ()
+			ref.ensureQ()
+			for col, rc := range []int{0, 1, 2, -1, 3, 4, 5, 6} {
+				if rc < 0 {
+					continue
+				}
+				x, y := &b.cands[col], &ref.cands[rc]
+				require.Equal(t, y.s, x.s, "case %d column %d", bi, col)
+				require.Equal(t, y.p[:3], x.p[:3], "case %d column %d", bi, col)
+				require.Equal(t, y.q[:3], x.q[:3], "case %d column %d", bi, col)
+			}
+		}
+	}
 }

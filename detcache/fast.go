@@ -76,6 +76,7 @@ type Fast struct {
 	cw          float64   // 1 + ‖C‖_F: kernel entry errors are ≤ d·ε·cw·‖zᵢ‖‖zⱼ‖
 	skew        bool      // C_lk = −C_kl exactly: bᵀCb = 0 for every b
 	skewErr     float64   // 4dε·cw: |computed bᵀC·b| ≤ skewErr·‖b‖² when skew
+	scale       float64   // ItemCheck's scale factor 1 + d·max|C|
 	direct      bool      // L_S singular or ill-conditioned: values by fresh LU
 	value       Value
 	version     uint64
@@ -153,6 +154,7 @@ func newFast(k Kernel, capacity, maxRank int) *Fast {
 	// spare.
 	o.skew = exactlySkew(k.C, d)
 	o.skewErr = 4 * float64(d) * eps * o.cw
+	o.scale = NewItemCheck(k).f
 	o.inner = o.NewCand()
 	o.inner.owner = o
 	o.setCond(1, 1, true)

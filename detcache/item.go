@@ -209,25 +209,6 @@ func (c ItemCheck) CheckAll(items []Item) (int, error) {
 	return len(items), nil
 }
 
-// sumSq2 returns Σ x² and Σ y² (len(y) ≥ len(x)) in one pass, each as
-// sumSq sums it.
-func sumSq2(x, y []float64) (sx, sy float64) {
-	y = y[:len(x)]
-	var x0, x1, y0, y1 float64
-	i := 0
-	for ; i+2 <= len(x); i += 2 {
-		x0 += x[i] * x[i]
-		x1 += x[i+1] * x[i+1]
-		y0 += y[i] * y[i]
-		y1 += y[i+1] * y[i+1]
-	}
-	if i < len(x) {
-		x0 += x[i] * x[i]
-		y0 += y[i] * y[i]
-	}
-	return x0 + x1, y0 + y1
-}
-
 // sumSq returns Σ x², two terms at a time (NaN or +Inf for a non-finite
 // entry).
 func sumSq(x []float64) float64 {

@@ -98,13 +98,15 @@ func BenchmarkOfflineGreedy(b *testing.B) {
 // benchVectors runs a whole stream of vector items per iteration (a
 // model's items as copies in reused buffers, ModelSource: the in-memory
 // vector path, blocks filled from the source) on the fast oracle of the
-// model's kernel, with block scoring, and reports items/s.
+// model's kernel, with block scoring, and reports items/s and the
+// process's CPU time per item (cpu-ns/item; 0 where it cannot be read).
 func benchVectors(b *testing.B, name string, k, d, n int) {
 	m := ndpp.Random(n, d, 1, ndpp.RandomOptions{})
 	order := IDOrder(n)
 	mk := algoByName(name, false)
 	b.Run(fmt.Sprintf("k=%d/d=%d/vectors", k, d), func(b *testing.B) {
 		b.ReportAllocs()
+		cpu0 := processCPU()
 		for i := 0; i < b.N; i++ {
 			o, err := detcache.NewFastKernel(detcache.KernelOf(m), k)
 			if err != nil {
@@ -118,7 +120,9 @@ func benchVectors(b *testing.B, name string, k, d, n int) {
 				b.Fatal(err)
 			}
 		}
+		cpu := processCPU() - cpu0
 		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "items/s")
+		b.ReportMetric(float64(cpu.Nanoseconds())/(float64(n)*float64(b.N)), "cpu-ns/item")
 	})
 }
 

@@ -101,9 +101,14 @@ func (l *local) observeBatch(ids []int, items []detcache.Item) error {
 			for _, it := range items[start:end] {
 				cols = append(cols, it.ID)
 			}
-			its = append(its, items[start:end]...)
+			if off == 0 {
+				its = items[start:end] // the batch's own items, not copied
+			} else {
+				its = append(its, items[start:end]...)
+				l.colItems = its
+			}
 		}
-		l.cols, l.colItems = cols, its
+		l.cols = cols
 		// Without block scoring (the oracle cannot bound values), every
 		// item goes through Observe until S changes.
 		scored := l.scoreBlock(l.blk, cols, its)
@@ -111,11 +116,23 @@ func (l *local) observeBatch(ids []int, items []detcache.Item) error {
 		bar := fv.Log + l.logAlpha
 		version := l.changes
 		c := 0
+		fail := -1 // without pairs: the first column from here whose swaps were not proved
 		for ; c < end-start; c++ {
 			col := off + c
 			t := cols[col]
 			pair := l.pairs && col > 0 && cols[col-1] != t
-			if !scored || !l.blk.SwapsBelow(col, bar) || pair && !l.blk.PairsBelow(col-1, col, bar) {
+			var ok bool
+			switch {
+			case !scored:
+			case !l.pairs: // a run of columns' swap tests in one call
+				if col > fail {
+					fail = l.blk.SwapsBelowFrom(col, bar)
+				}
+				ok = col < fail
+			default:
+				ok = l.blk.SwapsBelow(col, bar) && (!pair || l.blk.PairsBelow(col-1, col, bar))
+			}
+			if !ok {
 				if err := l.one(ids, items, start+c); err != nil {
 					return &BatchError{Index: start + c, Err: err}
 				}

@@ -47,10 +47,12 @@
 // oracles, with and without block scoring and a diagonal). Stream-Partition
 // needs the stream's length n in advance: from the source when it knows it
 // (LenSource, SourceLen: an NPY header) or from the user. Arriving vector
-// items are validated a batch at a time (detcache.ItemCheck): an item with
-// a non-finite entry, the wrong shape or a scale that would overflow the
-// kernel's values (detcache.CheckItem) is an error naming it, after the
-// items before it have been observed.
+// items are validated (detcache.ItemCheck: their shapes a batch at a time,
+// their values by the block scoring, which proves nothing about a bad item,
+// and by the one-item path): an item with a non-finite entry, the wrong
+// shape or a scale that would overflow the kernel's values
+// (detcache.CheckItem) is an error naming it, after the items before it
+// have been observed.
 //
 // # Rules (exactly as implemented)
 //

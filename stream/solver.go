@@ -409,11 +409,11 @@ func (s *modelSource) Next(max int) ([]detcache.Item, error) {
 	}
 	end := min(s.pos+max, len(s.order))
 	n, d := end-s.pos, s.m.D()
-	if cap(s.buf) < 2*d*n {
+	if len(s.items) < n {
 		s.buf = make([]float64, 2*d*n)
 		s.items = make([]detcache.Item, n)
 	}
-	s.items = s.items[:n]
+	items := s.items[:n]
 	vRows, bRows, _, _ := s.m.Rows()
 	shared, diag := s.m.Shared(), s.m.HasDiag()
 	for c, i := range s.order[s.pos:end] {
@@ -422,19 +422,25 @@ func (s *modelSource) Next(max int) ([]detcache.Item, error) {
 		}
 		lo := 2 * d * c
 		row := s.buf[lo : lo+2*d : lo+2*d]
-		copy(row[:d], vRows[i*d:(i+1)*d])
-		it := detcache.Item{ID: i, V: row[:d:d]}
-		if !shared {
-			copy(row[d:], bRows[i*d:(i+1)*d])
-			it.B = row[d:]
+		it := &items[c]
+		// The views of the row stay from one Next to the next.
+		if len(it.V) != d || &it.V[0] != &row[0] || !shared && (len(it.B) != d || &it.B[0] != &row[d]) {
+			*it = detcache.Item{V: row[:d:d]}
+			if !shared {
+				it.B = row[d:]
+			}
 		}
+		copy(it.V, vRows[i*d:(i+1)*d])
+		if !shared {
+			copy(it.B, bRows[i*d:(i+1)*d])
+		}
+		it.ID, it.Delta = i, 0
 		if diag {
 			it.Delta = s.m.ItemDiag(i)
 		}
-		s.items[c] = it
 	}
 	s.pos = end
-	return s.items, nil
+	return items, nil
 }
 
 func (s *modelSource) Len() int { return len(s.order) }
@@ -584,10 +590,14 @@ func (b *base) checkItem(it detcache.Item) error {
 	return nil
 }
 
-// validItems returns the number of leading items of a batch that
-// checkItem accepts (a vector solver's items): one pass of
-// detcache.ItemCheck.CheckAll, and a test of each id against a mask of S's
-// ids, O(n·d + k).
+// validItems returns the number of leading items of a batch that can be
+// scored in a block: for a model-backed solver those checkItem accepts;
+// for a solver of vector items those of the kernel's shape (id ≥ 0, v and
+// b of the kernel's lengths, δ ≥ 0 and 0 without a diagonal), O(n). Their
+// values are tested by the block itself, which proves nothing about an
+// item that fails detcache.ItemCheck (detcache.Fast.ScoreBlockItems), nor
+// about an item of S: such an item goes through observe, whose checkItem
+// reports it.
 func (b *base) validItems(items []detcache.Item) int {
 	if b.m != nil {
 		for i, it := range items {
@@ -597,17 +607,20 @@ func (b *base) validItems(items []detcache.Item) int {
 		}
 		return len(items)
 	}
-	n, _ := b.ichk.CheckAll(items)
-	var inS uint64
-	for _, it := range b.o.Items() {
-		inS |= 1 << (uint(it) & 63)
-	}
-	for i, it := range items[:n] {
-		if inS&(1<<(uint(it.ID)&63)) != 0 && b.inS(it.ID) >= 0 {
+	d, shared, diag := b.kern.D, b.kern.Shared, b.kern.Diag
+	for i := range items {
+		it := &items[i]
+		ok := it.ID >= 0 && len(it.V) == d && it.Delta >= 0 && (diag || it.Delta == 0)
+		if shared {
+			ok = ok && it.B == nil
+		} else {
+			ok = ok && len(it.B) == d
+		}
+		if !ok {
 			return i
 		}
 	}
-	return n
+	return len(items)
 }
 
 // checkID validates a model item index of a batch (model-backed solvers)

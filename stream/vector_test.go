@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -174,25 +175,37 @@ func TestVectorItemErrors(t *testing.T) {
 	require.ErrorContains(t, err, "item 1 is already in the solution")
 
 	// An item whose scale would overflow the kernel's values (as
-	// Model.CheckScale refuses a model), in the middle of a batch: every
-	// algorithm, with and without block scoring, stops at it and has
-	// observed the items before it.
-	for _, oracleOnly := range []bool{false, true} {
-		for _, a := range algosOpt(DefaultAlpha, 0, oracleOnly) {
-			huge := make([]detcache.Item, 300)
-			for i := range huge {
-				huge[i] = detcache.ModelItem(m, i%m.N())
-				huge[i].V = append([]float64(nil), huge[i].V...)
-				huge[i].B = append([]float64(nil), huge[i].B...)
-				huge[i].ID = i
+	// Model.CheckScale refuses a model), or with a NaN or an infinity, in
+	// the middle of a batch: every algorithm, with and without block
+	// scoring (which scores such an item with the others, proving nothing
+	// about it), stops at it and has observed the items before it.
+	for bi, bad := range []float64{1e80, -1e80, 1e76, math.NaN(), math.Inf(1), math.Inf(-1)} {
+		for _, oracleOnly := range []bool{false, true} {
+			for _, a := range algosOpt(DefaultAlpha, 0, oracleOnly) {
+				huge := make([]detcache.Item, 300)
+				for i := range huge {
+					huge[i] = detcache.ModelItem(m, i%m.N())
+					huge[i].V = append([]float64(nil), huge[i].V...)
+					huge[i].B = append([]float64(nil), huge[i].B...)
+					huge[i].ID = i
+				}
+				if bi%2 == 0 {
+					huge[201].B[bi%3] = bad
+				} else {
+					huge[201].V[bi%3] = bad
+				}
+				s, err := a.mk(vectorOracle(t, "fast", m, 3), 3, len(huge))
+				require.NoError(t, err)
+				_, err = RunItems(s, SliceSource(huge), RunOptions{})
+				if !math.IsNaN(bad) && !math.IsInf(bad, 0) {
+					require.ErrorIs(t, err, ndpp.ErrOverflow, a.name)
+					require.ErrorContains(t, err, "item 201 of the stream: stream: item 201: ndpp: the kernel's values overflow float64: its scale", a.name)
+				} else {
+					require.ErrorContains(t, err, "item 201 of the stream: stream: item 201: ", a.name)
+					require.ErrorContains(t, err, fmt.Sprintf(" = %v is not finite", bad), a.name)
+				}
+				require.Equal(t, int64(201), s.Stats().Items, a.name)
 			}
-			huge[201].V[1] = 1e80
-			s, err := a.mk(vectorOracle(t, "fast", m, 3), 3, len(huge))
-			require.NoError(t, err)
-			_, err = RunItems(s, SliceSource(huge), RunOptions{})
-			require.ErrorIs(t, err, ndpp.ErrOverflow, a.name)
-			require.ErrorContains(t, err, "item 201 of the stream: stream: item 201: ndpp: the kernel's values overflow float64: its scale", a.name)
-			require.Equal(t, int64(201), s.Stats().Items, a.name)
 		}
 	}
 

@@ -219,6 +219,9 @@ func (f *inferFlags) runItems(e *env, algos []string) error {
 		defer file.Close()
 		in, name = file, f.items
 	}
+	if file, ok := in.(*os.File); ok {
+		items.GrowPipe(file, 1<<20) // a writer into a pipe runs up to 1 MiB ahead
+	}
 	// Wait for the stream's first bytes before reading the kernel file: a
 	// writer in the same pipe (ndpp-bench items --kernel-out) writes it
 	// first.

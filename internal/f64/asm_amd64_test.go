@@ -51,15 +51,6 @@ func TestAsmAxpyUnitary(t *testing.T) {
 	}
 }
 
-// seq returns lo, lo+1, …, hi.
-func seq(lo, hi int) []int {
-	s := make([]int, 0, hi-lo+1)
-	for i := lo; i <= hi; i++ {
-		s = append(s, i)
-	}
-	return s
-}
-
 // gemvN4FMA is GemvN4's order with fused multiply-adds.
 func gemvN4FMA(a []float64, lda int, x []float64) (y [4]float64) {
 	n := len(x)
@@ -450,5 +441,125 @@ func TestAsmPrefetch(t *testing.T) {
 				t.Fatalf("n=%d off=%d: prefetch changed the slice", n, off)
 			}
 		}
+	}
+}
+
+// gemmNNCase is a random GemmNN problem: A (m×k, row stride lda) and B
+// (k×n, ldb) with NaN in the padding of their rows, and C's row stride ldc.
+type gemmNNCase struct {
+	name          string
+	m, n, k       int
+	a, b          []float64
+	lda, ldb, ldc int
+}
+
+func newGemmNNCase(rng *rand.Rand, m, n, k int) gemmNNCase {
+	c := gemmNNCase{m: m, n: n, k: k, lda: k + rng.IntN(2)*(1+rng.IntN(5)),
+		ldb: n + rng.IntN(2)*(1+rng.IntN(5)), ldc: n + rng.IntN(2)*(1+rng.IntN(5))}
+	c.name = fmt.Sprintf("m=%d/n=%d/k=%d/lda=%d/ldb=%d/ldc=%d", m, n, k, c.lda, c.ldb, c.ldc)
+	c.a = filled((m-1)*c.lda+k, math.NaN())
+	for i := range m {
+		copy(c.a[i*c.lda:i*c.lda+k], randSlice(rng, k))
+	}
+	c.b = filled((k-1)*c.ldb+n, math.NaN())
+	for l := range k {
+		copy(c.b[l*c.ldb:l*c.ldb+n], randSlice(rng, n))
+	}
+	return c
+}
+
+// check runs the kernel through gemmNN (rows in fours, and m < 4 as rows
+// of stride 0) on guarded copies of the case, with a sentinel around and
+// between C's rows, and compares every entry with the sum in the order of
+// l written out with math.FMA (bit for bit; NaN for NaN) and with the Go
+// twin (within the sum's rounding, where the sum is finite).
+func (c gemmNNCase) check(t *testing.T) {
+	t.Helper()
+	m, n, k, lda, ldb, ldc := c.m, c.n, c.k, c.lda, c.ldb, c.ldc
+	ga, gb := guardedCopy(t, c.a), guardedCopy(t, c.b)
+	cbuf := guarded(t, 1+(m-1)*ldc+n)
+	for i := range cbuf {
+		cbuf[i] = sentinel
+	}
+	out := cbuf[1:]
+	gemmNN(m, n, k, ga, lda, gb, ldb, out, ldc)
+	twin := make([]float64, (m-1)*ldc+n)
+	gemmNNGo(m, n, k, c.a, lda, c.b, ldb, twin, ldc)
+	for i := range m {
+		for j := range n {
+			var want, mag float64
+			for l := range k {
+				x, y := c.a[i*lda+l], c.b[l*ldb+j]
+				want = math.FMA(x, y, want)
+				mag += math.Abs(x * y)
+			}
+			got := out[i*ldc+j]
+			if math.Float64bits(got) != math.Float64bits(want) && !(math.IsNaN(got) && math.IsNaN(want)) {
+				t.Fatalf("%s: c[%d][%d] = %v, want %v (FMA order)", c.name, i, j, got, want)
+			}
+			tw := twin[i*ldc+j]
+			switch {
+			case math.IsNaN(mag) || math.IsInf(mag, 0):
+				if math.IsNaN(tw) != math.IsNaN(got) || !math.IsNaN(got) && tw != got {
+					t.Fatalf("%s: twin c[%d][%d] = %v, assembly %v", c.name, i, j, tw, got)
+				}
+			case !withinSum(tw, got, mag, k):
+				t.Fatalf("%s: twin c[%d][%d] = %v, assembly %v", c.name, i, j, tw, got)
+			}
+		}
+	}
+	if cbuf[0] != sentinel {
+		t.Fatalf("%s: entry before C changed to %v", c.name, cbuf[0])
+	}
+	for i, o := range out {
+		if i%ldc >= n && o != sentinel {
+			t.Fatalf("%s: c[%d] between the rows changed to %v", c.name, i, o)
+		}
+	}
+}
+
+// TestAsmGemmNN runs the kernel on every n = 1…40 and k = 1…64 (tails of
+// every length of the 12-, 8- and masked column chunks), with row counts
+// that are and are not multiples of four (the last group overlapping the
+// one before) and below four, and on a block's size.
+func TestAsmGemmNN(t *testing.T) {
+	requireAsm(t)
+	rng := rand.New(rand.NewPCG(9, 9))
+	ms := []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 13, 16}
+	i := 0
+	for n := 1; n <= 40; n++ {
+		for k := 1; k <= 64; k++ {
+			newGemmNNCase(rng, ms[i%len(ms)], n, k).check(t)
+			i++
+		}
+	}
+	for _, m := range append(seq(1, 21), 64, 255, 256, 257) {
+		for _, n := range []int{1, 3, 4, 7, 8, 9, 12, 13, 16, 20, 24, 32, 33} {
+			newGemmNNCase(rng, m, n, 1+rng.IntN(64)).check(t)
+		}
+	}
+}
+
+// TestAsmGemmNNNonFinite puts NaN, +Inf and −Inf into random entries of A
+// and B (and a product Inf·0) and checks that they reach C as the sums
+// written out with math.FMA say.
+func TestAsmGemmNNNonFinite(t *testing.T) {
+	requireAsm(t)
+	rng := rand.New(rand.NewPCG(10, 10))
+	special := []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0}
+	for trial := range 400 {
+		c := newGemmNNCase(rng, 1+rng.IntN(12), 1+rng.IntN(40), 1+rng.IntN(20))
+		for range 1 + rng.IntN(3) {
+			v := special[rng.IntN(len(special))]
+			if rng.IntN(2) == 0 {
+				i, l := rng.IntN(c.m), rng.IntN(c.k)
+				c.a[i*c.lda+l] = v
+			} else {
+				l, j := rng.IntN(c.k), rng.IntN(c.n)
+				c.b[l*c.ldb+j] = v
+			}
+		}
+		c.name = fmt.Sprintf("trial %d: %s", trial, c.name)
+		c.check(t)
 	}
 }

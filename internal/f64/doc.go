@@ -15,6 +15,7 @@
 //	GemvT        y = Aᵀ x (x times a row-major A)
 //	GemvT4       four vectors times one A, in one pass over A
 //	GemvT4Add    the same, added to y (sums continued, for A in blocks)
+//	GemmNN       C = A·B for a B of few columns (many rows of A at a time)
 //	Adam         Adam's update of an optimiser's block, returning Σ x
 //	Prefetch     a hint to bring a slice's cache lines into the caches
 //

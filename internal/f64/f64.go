@@ -121,6 +121,42 @@ func checkGemvT4(fn string, m, n int, a []float64, lda int, x []float64, ldx, in
 	}
 }
 
+// GemmNN sets c[i·ldc+j] = Σ_{l<k} a[i·lda+l]·b[l·ldb+j] for i < m, j < n:
+// C = A·B for row-major A (m×k, row stride lda ≥ k), B (k×n, ldb ≥ n) and
+// C (m×n, ldc ≥ n), BLAS's Dgemm with neither operand transposed, α = 1
+// and β = 0. It is made for products with few columns n (up to a few
+// tens) and many rows m: the assembly kernel holds a block of four rows of
+// C by up to twelve columns in registers while the rows of B stream past,
+// with no packing and no call per block. Every entry is summed in the
+// order of l from zero (fused multiply-adds in the assembly kernel), so a
+// NaN or Inf in a row of A or a column of B reaches the entries of its row
+// or column. Only C's m×n entries are written (k = 0 sets them to zero),
+// and c must not overlap a or b.
+func GemmNN(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+	switch {
+	case m < 0 || n < 0 || k < 0:
+		panic("f64: GemmNN: negative size")
+	case lda < k || ldb < n || ldc < n:
+		panic("f64: GemmNN: lda below k, or ldb or ldc below n")
+	case m > 0 && k > 0 && len(a) < (m-1)*lda+k:
+		panic("f64: GemmNN: a shorter than m rows")
+	case k > 0 && n > 0 && len(b) < (k-1)*ldb+n:
+		panic("f64: GemmNN: b shorter than k rows")
+	case m > 0 && n > 0 && len(c) < (m-1)*ldc+n:
+		panic("f64: GemmNN: c shorter than m rows")
+	}
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 {
+		for i := range m {
+			clear(c[i*ldc : i*ldc+n])
+		}
+		return
+	}
+	gemmNN(m, n, k, a, lda, b, ldb, c, ldc)
+}
+
 // AdamCoef holds the coefficients of Adam's update, in the order the
 // assembly kernel reads them. Beta1c and Beta2c are passed rather than
 // computed (normally 1 − β₁ and 1 − β₂ rounded once, as constant

@@ -238,24 +238,24 @@ vmdone:
 
 // vm4mask holds eight all-ones lanes followed by eight zero lanes: the eight
 // quadwords from vm4mask+8·(8−r) are the load/store mask of the first r
-// columns of an 8-column chunk (1 ≤ r ≤ 7).
-DATA vm4mask<>+0(SB)/8, $-1
-DATA vm4mask<>+8(SB)/8, $-1
-DATA vm4mask<>+16(SB)/8, $-1
-DATA vm4mask<>+24(SB)/8, $-1
-DATA vm4mask<>+32(SB)/8, $-1
-DATA vm4mask<>+40(SB)/8, $-1
-DATA vm4mask<>+48(SB)/8, $-1
-DATA vm4mask<>+56(SB)/8, $-1
-DATA vm4mask<>+64(SB)/8, $0
-DATA vm4mask<>+72(SB)/8, $0
-DATA vm4mask<>+80(SB)/8, $0
-DATA vm4mask<>+88(SB)/8, $0
-DATA vm4mask<>+96(SB)/8, $0
-DATA vm4mask<>+104(SB)/8, $0
-DATA vm4mask<>+112(SB)/8, $0
-DATA vm4mask<>+120(SB)/8, $0
-GLOBL vm4mask<>(SB), RODATA|NOPTR, $128
+// columns of an 8-column chunk (1 ≤ r ≤ 7). gemm_amd64.s uses it too.
+DATA ·vm4mask+0(SB)/8, $-1
+DATA ·vm4mask+8(SB)/8, $-1
+DATA ·vm4mask+16(SB)/8, $-1
+DATA ·vm4mask+24(SB)/8, $-1
+DATA ·vm4mask+32(SB)/8, $-1
+DATA ·vm4mask+40(SB)/8, $-1
+DATA ·vm4mask+48(SB)/8, $-1
+DATA ·vm4mask+56(SB)/8, $-1
+DATA ·vm4mask+64(SB)/8, $0
+DATA ·vm4mask+72(SB)/8, $0
+DATA ·vm4mask+80(SB)/8, $0
+DATA ·vm4mask+88(SB)/8, $0
+DATA ·vm4mask+96(SB)/8, $0
+DATA ·vm4mask+104(SB)/8, $0
+DATA ·vm4mask+112(SB)/8, $0
+DATA ·vm4mask+120(SB)/8, $0
+GLOBL ·vm4mask(SB), RODATA|NOPTR, $128
 
 // func gemvT4AVX2(out *float64, ldo int, x *float64, ldx int, m *float64, rows, cols, ld, incx int)
 //
@@ -403,7 +403,7 @@ tail:
 	JLE  done
 	NEGQ CX
 	ADDQ $8, CX                 // 8 − r
-	LEAQ vm4mask<>(SB), BX
+	LEAQ ·vm4mask(SB), BX
 	VMOVDQU (BX)(CX*8), Y14     // lanes j..j+3 below cols
 	VMOVDQU 32(BX)(CX*8), Y15   // lanes j+4..j+7 below cols
 	VXORPD Y0, Y0, Y0
@@ -604,7 +604,7 @@ atail:
 	JLE  adone
 	NEGQ CX
 	ADDQ $8, CX                 // 8 − r
-	LEAQ vm4mask<>(SB), BX
+	LEAQ ·vm4mask(SB), BX
 	VMOVDQU (BX)(CX*8), Y14     // lanes j..j+3 below cols
 	VMOVDQU 32(BX)(CX*8), Y15   // lanes j+4..j+7 below cols
 	LEAQ       (DI)(R11*8), BX

@@ -108,6 +108,34 @@ func gemvT4AddGo(m, n int, a []float64, lda int, x []float64, ldx, incx int, y [
 	}
 }
 
+// gemmNNGo is GemmNN for m, n, k ≥ 1: four columns of a row of C at a
+// time (then the last n mod 4 one by one), each summed in the order of l.
+func gemmNNGo(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+	for i := range m {
+		ar := a[i*lda : i*lda+k : i*lda+k]
+		cr := c[i*ldc : i*ldc+n : i*ldc+n]
+		j := 0
+		for ; j+4 <= n; j += 4 {
+			var s0, s1, s2, s3 float64
+			for l, x := range ar {
+				br := b[l*ldb+j : l*ldb+j+4 : l*ldb+j+4]
+				s0 += x * br[0]
+				s1 += x * br[1]
+				s2 += x * br[2]
+				s3 += x * br[3]
+			}
+			cr[j], cr[j+1], cr[j+2], cr[j+3] = s0, s1, s2, s3
+		}
+		for ; j < n; j++ {
+			var s float64
+			for l, x := range ar {
+				s += x * b[l*ldb+j]
+			}
+			cr[j] = s
+		}
+	}
+}
+
 // ger4Go is ger4: a[i·lda+j] += x[4i]·y[j] + x[4i+1]·y[ldy+j] +
 // x[4i+2]·y[2·ldy+j] + x[4i+3]·y[3·ldy+j], added to a[i·lda+j] one term at
 // a time in that order, for i < m, j < n (m, n ≥ 1).

@@ -40,6 +40,15 @@ func filled(n int, fill float64) []float64 {
 	return s
 }
 
+// seq returns lo, lo+1, …, hi.
+func seq(lo, hi int) []int {
+	s := make([]int, 0, hi-lo+1)
+	for i := lo; i <= hi; i++ {
+		s = append(s, i)
+	}
+	return s
+}
+
 func sameBits(a, b []float64) bool {
 	if len(a) != len(b) {
 		return false
@@ -358,6 +367,13 @@ func TestKernelPanics(t *testing.T) {
 		{"GemvT4Add", func() { GemvT4Add(2, 4, a, 3, x, 2, 1, y, 4) }},
 		{"GemvT4Add", func() { GemvT4Add(2, 4, a, 4, x, 2, 1, y[:15], 4) }},
 		{"GemvT4Add", func() { GemvT4Add(11, 4, a, 4, x, 0, 1, y, 4) }},
+		{"GemmNN", func() { GemmNN(-1, 4, 2, a, 2, x, 4, y, 4) }},
+		{"GemmNN", func() { GemmNN(2, 4, 3, a, 2, x, 4, y, 4) }},
+		{"GemmNN", func() { GemmNN(2, 4, 2, a, 2, x, 3, y, 4) }},
+		{"GemmNN", func() { GemmNN(2, 4, 2, a, 2, x, 4, y, 3) }},
+		{"GemmNN", func() { GemmNN(5, 4, 2, a[:9], 2, x, 4, y, 4) }},
+		{"GemmNN", func() { GemmNN(2, 4, 3, a, 3, x[:9], 4, y, 4) }},
+		{"GemmNN", func() { GemmNN(2, 4, 2, a, 2, x, 4, y[:7], 4) }},
 		{"Adam", func() { Adam(x[:3], y, y, x, &c) }},
 	})
 }
@@ -379,5 +395,58 @@ func TestPrefetch(t *testing.T) {
 	}
 	if !sameBits(x, want) {
 		t.Fatalf("Prefetch changed its slice: %v, want %v", x, want)
+	}
+}
+
+// TestGemmNN checks GemmNN against the plain sum in every build, on every
+// small shape (empty ones included), with NaN in the padding of A's and
+// B's rows and a sentinel around and between C's rows.
+func TestGemmNN(t *testing.T) {
+	rng := rand.New(rand.NewPCG(51, 52))
+	for _, m := range append(seq(0, 9), 17, 64) {
+		for _, n := range append(seq(0, 13), 16, 24, 31, 32, 40) {
+			for _, k := range []int{0, 1, 2, 3, 5, 8, 10, 17, 50} {
+				lda, ldb, ldc := k+rng.IntN(3), n+rng.IntN(3), n+rng.IntN(3)
+				a := filled(max(0, (m-1)*lda+k), math.NaN())
+				for i := range m {
+					copy(a[i*lda:i*lda+k], randSlice(rng, k))
+				}
+				b := filled(max(0, (k-1)*ldb+n), math.NaN())
+				for l := range k {
+					copy(b[l*ldb:l*ldb+n], randSlice(rng, n))
+				}
+				size := max(0, (m-1)*ldc+n)
+				cbuf := filled(size+2, sentinel)
+				c := cbuf[1 : 1+size]
+				for i := range m {
+					for j := range n {
+						c[i*ldc+j] = math.NaN() // overwritten, not accumulated
+					}
+				}
+				GemmNN(m, n, k, a, lda, b, ldb, c, ldc)
+				name := fmt.Sprintf("m=%d/n=%d/k=%d/lda=%d/ldb=%d/ldc=%d", m, n, k, lda, ldb, ldc)
+				for i := range m {
+					for j := range n {
+						var want, mag float64
+						for l := range k {
+							p := a[i*lda+l] * b[l*ldb+j]
+							want += p
+							mag += math.Abs(p)
+						}
+						if got := c[i*ldc+j]; !withinSum(got, want, mag, k) {
+							t.Fatalf("%s: c[%d][%d] = %v, want %v", name, i, j, got, want)
+						}
+					}
+				}
+				for i, o := range cbuf {
+					if r := i - 1; r >= 0 && r < size && r%ldc < n {
+						continue
+					}
+					if o != sentinel {
+						t.Fatalf("%s: entry %d outside C's rows changed to %v", name, i-1, o)
+					}
+				}
+			}
+		}
 	}
 }

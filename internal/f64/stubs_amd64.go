@@ -32,6 +32,9 @@ func gemvT4AVX2(out *float64, ldo int, x *float64, ldx int, m *float64, rows, co
 func gemvT4AddAVX2(out *float64, ldo int, x *float64, ldx int, m *float64, rows, cols, ld, incx int)
 
 //go:noescape
+func gemmNNAVX2(c *float64, ldc int, a *float64, lda int, b *float64, ldb int, m, n, k int)
+
+//go:noescape
 func ger4AVX2(a *float64, lda int, x *float64, m int, y *float64, ldy int, n int)
 
 //go:noescape
@@ -78,6 +81,21 @@ func gemvT4Add(m, n int, a []float64, lda int, x []float64, ldx, incx int, y []f
 		return
 	}
 	gemvT4AddGo(m, n, a, lda, x, ldx, incx, y, ldy)
+}
+
+func gemmNN(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+	switch {
+	case !useAsm:
+		gemmNNGo(m, n, k, a, lda, b, ldb, c, ldc)
+	case m >= 4:
+		gemmNNAVX2(&c[0], ldc, &a[0], lda, &b[0], ldb, m, n, k)
+	default:
+		// The kernel takes rows in fours: each row as four copies of
+		// itself (strides 0), written to one place.
+		for i := range m {
+			gemmNNAVX2(&c[i*ldc], 0, &a[i*lda], 0, &b[0], ldb, 4, n, k)
+		}
+	}
 }
 
 func ger4(m, n int, x, y []float64, ldy int, a []float64, lda int) {

@@ -20,6 +20,10 @@ func gemvT4Add(m, n int, a []float64, lda int, x []float64, ldx, incx int, y []f
 	gemvT4AddGo(m, n, a, lda, x, ldx, incx, y, ldy)
 }
 
+func gemmNN(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+	gemmNNGo(m, n, k, a, lda, b, ldb, c, ldc)
+}
+
 func ger4(m, n int, x, y []float64, ldy int, a []float64, lda int) { ger4Go(m, n, x, y, ldy, a, lda) }
 
 func gjPanel4(p []float64, lda, m, s, skip int, x []float64, pc *[4]float64, inv float64, from int) (next int, best float64) {

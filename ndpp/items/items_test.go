@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -322,4 +324,29 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += n
 	return n, err
+}
+
+// TestGrowPipe: a pipe's buffer grows (on Linux) and its data pass as
+// before; a regular file is left alone.
+func TestGrowPipe(t *testing.T) {
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer r.Close()
+	defer w.Close()
+	grown := GrowPipe(r, 1<<20)
+	if runtime.GOOS == "linux" {
+		require.True(t, grown)
+		// The writer now fits 1 MiB without a reader.
+		_, err = w.Write(make([]byte, 1<<20))
+		require.NoError(t, err)
+		buf := make([]byte, 1<<20)
+		_, err = io.ReadFull(r, buf)
+		require.NoError(t, err)
+	} else {
+		require.False(t, grown)
+	}
+	f, err := os.CreateTemp(t.TempDir(), "x")
+	require.NoError(t, err)
+	defer f.Close()
+	require.False(t, GrowPipe(f, 1<<20))
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/ndpp-go/ndpp/detcache"
 	"github.com/ndpp-go/ndpp/ndpp/npz"
@@ -106,6 +107,9 @@ type chunk struct {
 }
 
 var npyMagic = []byte("\x93NUMPY")
+
+// littleEndian reports whether this machine stores numbers little-endian.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // Open returns a reader of the items of r for the kernel k (validated with
 // Kernel.Check). It reads the first bytes to detect gzip and the format,
@@ -299,18 +303,23 @@ func (r *Reader) decode(ch *chunk, max int) {
 // lineOf returns the text line of item c of a chunk.
 func (ch *chunk) lineOf(c int) int { return ch.lines[c] }
 
-// item builds item c of the chunk from its values (validated afterwards).
-func (r *Reader) item(ch *chunk, c, id int) detcache.Item {
+// item sets item c of the chunk from its values (validated afterwards):
+// its id and δ, and its views of the row where they are not those already
+// (a chunk's items keep them from one decode to the next).
+func (r *Reader) item(ch *chunk, c, id int) {
 	d, w := r.kern.D, r.width
 	row := ch.vals[c*w : (c+1)*w : (c+1)*w]
-	it := detcache.Item{ID: id, V: row[:d:d]}
-	if !r.kern.Shared {
-		it.B = row[d : 2*d : 2*d]
+	it := &ch.items[c]
+	if len(it.V) != d || &it.V[0] != &row[0] || !r.kern.Shared && (len(it.B) != d || &it.B[0] != &row[d]) {
+		*it = detcache.Item{V: row[:d:d]}
+		if !r.kern.Shared {
+			it.B = row[d : 2*d : 2*d]
+		}
 	}
+	it.ID = id
 	if r.kern.Diag {
 		it.Delta = row[w-1]
 	}
-	return it
 }
 
 // nextNPY reads up to max rows into ch.
@@ -353,6 +362,10 @@ func (r *Reader) decodeNPY(ch *chunk, raw []byte, n int) {
 		for i := range vals {
 			vals[i] = float64(math.Float32frombits(r.order.Uint32(raw[4*i:])))
 		}
+	} else if r.order == binary.LittleEndian && littleEndian && len(vals) > 0 {
+		// The bytes are this machine's float64s (raw is a fresh
+		// allocation's start, aligned for them): one copy.
+		copy(vals, unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(raw))), len(vals)))
 	} else if r.order == binary.LittleEndian {
 		for i := range vals {
 			vals[i] = math.Float64frombits(binary.LittleEndian.Uint64(raw[8*i:]))
@@ -363,7 +376,7 @@ func (r *Reader) decodeNPY(ch *chunk, raw []byte, n int) {
 		}
 	}
 	for c := 0; c < n; c++ {
-		ch.items[c] = r.item(ch, c, r.pos+c)
+		r.item(ch, c, r.pos+c)
 	}
 	r.pos += n
 }
@@ -483,6 +496,6 @@ func (r *Reader) parseLine(ch *chunk, line []byte, c int) error {
 		}
 		row[i] = x
 	}
-	ch.items[c] = r.item(ch, c, id)
+	r.item(ch, c, id)
 	return nil
 }
