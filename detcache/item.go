@@ -19,6 +19,17 @@ type Kernel struct {
 	Diag   bool
 }
 
+// Fits reports whether an item has the kernel's shape: id ≥ 0, v of d
+// entries, b of d entries (absent when Shared), δ ≥ 0 and nonzero only
+// with Diag. It does not look at the values (see ItemCheck).
+func (k Kernel) Fits(it *Item) bool {
+	ok := it.ID >= 0 && len(it.V) == k.D && it.Delta >= 0 && (k.Diag || it.Delta == 0)
+	if k.Shared {
+		return ok && it.B == nil
+	}
+	return ok && len(it.B) == k.D
+}
+
 // KernelOf returns the kernel description of a model (its C is the
 // model's, not a copy: do not modify it).
 func KernelOf(m *ndpp.Model) Kernel {
@@ -187,15 +198,10 @@ func (c ItemCheck) Check(it Item) error {
 // squares that is finite and within the scale bound (a NaN or an infinity
 // fails it); the first failing item goes through Check for its message.
 func (c ItemCheck) CheckAll(items []Item) (int, error) {
-	d, shared, diag, f := c.k.D, c.k.Shared, c.k.Diag, c.f
+	f := c.f
 	for i := range items {
 		it := &items[i]
-		ok := it.ID >= 0 && len(it.V) == d && it.Delta >= 0 && (diag || it.Delta == 0)
-		if shared {
-			ok = ok && it.B == nil
-		} else {
-			ok = ok && len(it.B) == d
-		}
+		ok := c.k.Fits(it)
 		if ok {
 			z := sumSq(it.V) + sumSq(it.B)
 			ok = (z+it.Delta)*f <= ndpp.MaxKernelScale

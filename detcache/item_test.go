@@ -294,3 +294,30 @@ func TestVectorKernelChecks(t *testing.T) {
 	w, _ := NewFastKernel(other, 4)
 	require.ErrorContains(t, w.UnmarshalBinary(vs), "another kernel C")
 }
+
+// TestKernelFits: the shape test that batch validation and ItemCheck share,
+// on every kind of kernel and every way an item can miss its shape.
+func TestKernelFits(t *testing.T) {
+	v, b := make([]float64, 3), make([]float64, 3)
+	cases := []struct {
+		name string
+		k    Kernel
+		it   Item
+		want bool
+	}{
+		{"v and b", Kernel{D: 3}, Item{ID: 0, V: v, B: b}, true},
+		{"shared, no b", Kernel{D: 3, Shared: true}, Item{ID: 7, V: v}, true},
+		{"shared with b", Kernel{D: 3, Shared: true}, Item{ID: 7, V: v, B: b}, false},
+		{"missing b", Kernel{D: 3}, Item{ID: 1, V: v}, false},
+		{"short v", Kernel{D: 3}, Item{ID: 1, V: v[:2], B: b}, false},
+		{"short b", Kernel{D: 3}, Item{ID: 1, V: v, B: b[:2]}, false},
+		{"negative id", Kernel{D: 3}, Item{ID: -1, V: v, B: b}, false},
+		{"δ with a diagonal", Kernel{D: 3, Diag: true}, Item{ID: 2, V: v, B: b, Delta: 0.5}, true},
+		{"δ without a diagonal", Kernel{D: 3}, Item{ID: 2, V: v, B: b, Delta: 0.5}, false},
+		{"negative δ", Kernel{D: 3, Diag: true}, Item{ID: 2, V: v, B: b, Delta: -0.5}, false},
+		{"NaN δ", Kernel{D: 3, Diag: true}, Item{ID: 2, V: v, B: b, Delta: math.NaN()}, false},
+	}
+	for _, c := range cases {
+		require.Equal(t, c.want, c.k.Fits(&c.it), c.name)
+	}
+}

@@ -607,16 +607,8 @@ func (b *base) validItems(items []detcache.Item) int {
 		}
 		return len(items)
 	}
-	d, shared, diag := b.kern.D, b.kern.Shared, b.kern.Diag
 	for i := range items {
-		it := &items[i]
-		ok := it.ID >= 0 && len(it.V) == d && it.Delta >= 0 && (diag || it.Delta == 0)
-		if shared {
-			ok = ok && it.B == nil
-		} else {
-			ok = ok && len(it.B) == d
-		}
-		if !ok {
+		if !b.kern.Fits(&items[i]) {
 			return i
 		}
 	}
