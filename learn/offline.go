@@ -104,12 +104,12 @@ func (o OfflineOptions) withDefaults() OfflineOptions {
 	return o.withDefaultsFor(0)
 }
 
-// DefaultOfflineLR is the offline learner's default learning rate. Started
-// at the independent-items model, the learner must move most of an item's
-// rate from δᵢ into its embeddings to express repulsion (registries where
-// one of several alternatives is bought): with fewer Adam steps than
-// that takes, validation stops it at the starting point. learn/RESULTS.md
-// compares rates on nineteen real basket sets.
+// DefaultOfflineLR is the offline learner's default learning rate, for
+// every minibatch size and for FullBatch. From its start at the
+// independent-items model the learner moves items' rates from δᵢ into their
+// embeddings where the baskets call for repulsion; the rate lets it get
+// there before validation stops it (learn/RESULTS.md compares rates on
+// eighteen real basket sets).
 const DefaultOfflineLR = 0.05
 
 // withDefaultsFor fills in the defaults for a catalogue of n items: each
