@@ -563,3 +563,28 @@ func TestAsmGemmNNNonFinite(t *testing.T) {
 		c.check(t)
 	}
 }
+
+// TestAsmSchurRows runs the kernel directly on guarded copies (n ≥ 4: the
+// groups of four rows and the overlapping last group; k = 1…40: every
+// column tail), with a sentinel between out's rows, against the loop of
+// SchurRows's contract and the Go twin, bit for bit (NaN for NaN), also
+// with NaN, ±Inf, ±0 and huge entries.
+func TestAsmSchurRows(t *testing.T) {
+	requireAsm(t)
+	rng := rand.New(rand.NewPCG(11, 11))
+	for _, n := range append(seq(4, 13), 16, 17, 64, 255, 256) {
+		for k := 1; k <= 40; k++ {
+			for _, special := range []bool{false, true, true} {
+				c := newSchurRowsCase(rng, n, k, special)
+				ga, gw, gp := guardedCopy(t, c.a), guardedCopy(t, c.w), guardedCopy(t, c.p)
+				gz, gi := guardedCopy(t, c.zn), guardedCopy(t, c.iz)
+				out := guardedCopy(t, filled(4*c.ldo+n, sentinel))
+				schurRowsAVX2(&out[0], c.ldo, &ga[0], &gw[0], &gp[0], c.ld, &gz[0], &gi[0], n, k)
+				c.check(t, out, "assembly")
+				twin := filled(4*c.ldo+n, sentinel)
+				schurRowsGo(n, k, c.a, c.w, c.p, c.ld, c.zn, c.iz, twin, c.ldo)
+				c.check(t, twin, "twin")
+			}
+		}
+	}
+}

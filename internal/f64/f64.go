@@ -1,6 +1,9 @@
 package f64
 
-import "unsafe"
+import (
+	"math"
+	"unsafe"
+)
 
 // The exported kernels check their arguments (a violation is a programmer
 // error and panics with the kernel's name) and call the implementation
@@ -206,4 +209,48 @@ func Prefetch[T any](x []T) {
 		return
 	}
 	prefetch(unsafe.Pointer(&x[0]), uintptr(len(x))*unsafe.Sizeof(x[0]))
+}
+
+// SchurRows computes, for every row r < n of the row-major n×k matrices W
+// and P (row stride ld ≥ k) and with the weights zn and izn of the k
+// columns, the Schur complement a[r] − Σ_i w_ri·p_ri of a row and the
+// sums that bound its rounding:
+//
+//	out[r]       = a[r] − Σ_i w_ri·p_ri          (subtracted one by one)
+//	out[ldo+r]   = |a[r]| + Σ_i |w_ri·p_ri|
+//	out[2·ldo+r] = max_i |p_ri|·zn_i             (as unsigned bit patterns)
+//	out[3·ldo+r] = Σ_i |w_ri|·izn_i
+//	out[4·ldo+r] = Σ_i |p_ri|·zn_i
+//
+// Every sum runs in the order of i from its start (0 for the last two),
+// every product rounded on its own (no fused multiply-adds, in any build):
+// the assembly kernel, which takes four rows at a time, gives the bits of
+// the loop over one row at a time, so a row's results do not depend on n.
+// The maximum is taken over the bit patterns as unsigned integers, which
+// order the nonnegative values as the values do and put a NaN above them
+// all; a NaN anywhere in a row reaches its results. ldo ≥ n, len(a) ≥ n,
+// len(zn), len(izn) ≥ k; n, k ≥ 0.
+func SchurRows(n, k int, a, w, p []float64, ld int, zn, izn []float64, out []float64, ldo int) {
+	switch {
+	case n < 0 || k < 0:
+		panic("f64: SchurRows: negative size")
+	case ld < k || ldo < n:
+		panic("f64: SchurRows: ld below k or ldo below n")
+	case len(a) < n || len(zn) < k || len(izn) < k:
+		panic("f64: SchurRows: a shorter than n, or zn or izn shorter than k")
+	case n > 0 && k > 0 && (len(w) < (n-1)*ld+k || len(p) < (n-1)*ld+k):
+		panic("f64: SchurRows: w or p shorter than n rows")
+	case n > 0 && len(out) < 4*ldo+n:
+		panic("f64: SchurRows: out shorter than five rows")
+	}
+	if n == 0 {
+		return
+	}
+	if k == 0 {
+		for r, x := range a[:n] {
+			out[r], out[ldo+r], out[2*ldo+r], out[3*ldo+r], out[4*ldo+r] = x, math.Abs(x), 0, 0, 0
+		}
+		return
+	}
+	schurRows(n, k, a, w, p, ld, zn, izn, out, ldo)
 }

@@ -212,3 +212,27 @@ func adamGo(x, m, v, g []float64, c *AdamCoef) float64 {
 // prefetchGo is prefetch of the n bytes at p: Go has no prefetch
 // instruction, so it does nothing.
 func prefetchGo(unsafe.Pointer, uintptr) {}
+
+// schurRowsGo is SchurRows for n, k ≥ 1: one row at a time. The explicit
+// conversions keep the compiler from fusing multiply-adds.
+func schurRowsGo(n, k int, a, w, p []float64, ld int, zn, izn []float64, out []float64, ldo int) {
+	zn, izn = zn[:k], izn[:k]
+	for r := range n {
+		wr, pr := w[r*ld:r*ld+k], p[r*ld:r*ld+k]
+		pr = pr[:len(wr)]
+		s := a[r]
+		mag := math.Abs(s)
+		var w1, zp float64
+		var pnBits uint64
+		for i, wi := range wr {
+			t := float64(wi * pr[i])
+			s -= t
+			mag += math.Abs(t)
+			ap := float64(math.Abs(pr[i]) * zn[i])
+			pnBits = max(pnBits, math.Float64bits(ap))
+			w1 += float64(math.Abs(wi) * izn[i])
+			zp += ap
+		}
+		out[r], out[ldo+r], out[2*ldo+r], out[3*ldo+r], out[4*ldo+r] = s, mag, math.Float64frombits(pnBits), w1, zp
+	}
+}

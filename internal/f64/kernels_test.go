@@ -450,3 +450,114 @@ func TestGemmNN(t *testing.T) {
 		}
 	}
 }
+
+// schurRowsCase is a random SchurRows problem: W and P (n×k, row stride
+// ld) with NaN in the padding of their rows, starting values a and column
+// weights zn, izn (nonnegative, as norms are), out's row stride ldo.
+type schurRowsCase struct {
+	name            string
+	n, k, ld, ldo   int
+	a, w, p, zn, iz []float64
+}
+
+func newSchurRowsCase(rng *rand.Rand, n, k int, special bool) schurRowsCase {
+	c := schurRowsCase{n: n, k: k, ld: k + rng.IntN(2)*(1+rng.IntN(5)), ldo: n + rng.IntN(2)*(1+rng.IntN(5))}
+	c.name = fmt.Sprintf("n=%d/k=%d/ld=%d/ldo=%d", n, k, c.ld, c.ldo)
+	c.a = randSlice(rng, n)
+	size := max(0, (n-1)*c.ld+k)
+	c.w, c.p = filled(size, math.NaN()), filled(size, math.NaN())
+	for r := range n {
+		copy(c.w[r*c.ld:r*c.ld+k], randSlice(rng, k))
+		copy(c.p[r*c.ld:r*c.ld+k], randSlice(rng, k))
+	}
+	c.zn, c.iz = make([]float64, k), make([]float64, k)
+	for i := range k {
+		c.zn[i] = math.Abs(entry(rng))
+		c.iz[i] = 1 / c.zn[i]
+	}
+	if special && n > 0 && k > 0 {
+		vals := []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1), math.MaxFloat64}
+		for range 1 + rng.IntN(3) {
+			v, r, i := vals[rng.IntN(len(vals))], rng.IntN(n), rng.IntN(k)
+			switch rng.IntN(4) {
+			case 0:
+				c.w[r*c.ld+i] = v
+			case 1:
+				c.p[r*c.ld+i] = v
+			case 2:
+				c.a[r] = v
+			default:
+				c.zn[i] = math.Abs(v)
+			}
+		}
+		c.name += "/special"
+	}
+	return c
+}
+
+// want returns the five results of row r written out as SchurRows
+// documents them.
+func (c schurRowsCase) want(r int) [5]float64 {
+	s, mag := c.a[r], math.Abs(c.a[r])
+	var pn, w1, zp float64
+	for i := range c.k {
+		w, p := c.w[r*c.ld+i], c.p[r*c.ld+i]
+		t := float64(w * p)
+		s = s - t
+		mag = mag + math.Abs(t)
+		ap := float64(math.Abs(p) * c.zn[i])
+		if math.Float64bits(ap) > math.Float64bits(pn) {
+			pn = ap
+		}
+		w1 = w1 + float64(math.Abs(w)*c.iz[i])
+		zp = zp + ap
+	}
+	return [5]float64{s, mag, pn, w1, zp}
+}
+
+// check compares out (five rows of stride ldo) with want, bit for bit
+// (NaN for NaN), and that the entries between its rows kept the sentinel.
+func (c schurRowsCase) check(t *testing.T, out []float64, who string) {
+	t.Helper()
+	for r := range c.n {
+		want := c.want(r)
+		for q, x := range want {
+			got := out[q*c.ldo+r]
+			if math.Float64bits(got) != math.Float64bits(x) && !(math.IsNaN(got) && math.IsNaN(x)) {
+				t.Fatalf("%s: %s: result %d of row %d = %v, want %v", c.name, who, q, r, got, x)
+			}
+		}
+	}
+	for i, o := range out {
+		if i%c.ldo >= c.n && o != sentinel {
+			t.Fatalf("%s: %s: out[%d] between the rows changed to %v", c.name, who, i, o)
+		}
+	}
+}
+
+// TestSchurRows checks SchurRows against the loop its contract writes out,
+// bit for bit, in every build: every n = 0…13 and more rows (the assembly's
+// groups of four rows and the overlapping last group), k = 0…40 (chunks of
+// four columns and every tail), padded strides, and NaN, ±Inf, ±0 and huge
+// entries in W, P, a and zn.
+func TestSchurRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(61, 62))
+	for _, n := range append(seq(0, 13), 16, 31, 64, 257) {
+		for k := 0; k <= 40; k++ {
+			for _, special := range []bool{false, true} {
+				c := newSchurRowsCase(rng, n, k, special)
+				out := filled(4*c.ldo+n, sentinel)
+				SchurRows(n, k, c.a, c.w, c.p, c.ld, c.zn, c.iz, out, c.ldo)
+				c.check(t, out, "SchurRows")
+			}
+		}
+	}
+	z := make([]float64, 10)
+	expectPanics(t, []panicCase{
+		{"SchurRows", func() { SchurRows(-1, 1, z, z, z, 1, z, z, z, 0) }},
+		{"SchurRows", func() { SchurRows(1, 2, z, z, z, 1, z, z, z, 1) }},
+		{"SchurRows", func() { SchurRows(1, 2, z, z, z, 2, z[:1], z, z, 1) }},
+		{"SchurRows", func() { SchurRows(2, 2, z, z[:3], z, 2, z, z, z, 2) }},
+		{"SchurRows", func() { SchurRows(2, 2, z, z, z, 2, z, z, z[:9], 2) }},
+	})
+}

@@ -129,3 +129,14 @@ func prefetch(p unsafe.Pointer, n uintptr) {
 		prefetchAsm(p, n)
 	}
 }
+
+//go:noescape
+func schurRowsAVX2(out *float64, ldo int, a, w, p *float64, ld int, zn, izn *float64, n, k int)
+
+func schurRows(n, k int, a, w, p []float64, ld int, zn, izn []float64, out []float64, ldo int) {
+	if !useAsm || n < 4 {
+		schurRowsGo(n, k, a, w, p, ld, zn, izn, out, ldo)
+		return
+	}
+	schurRowsAVX2(&out[0], ldo, &a[0], &w[0], &p[0], ld, &zn[0], &izn[0], n, k)
+}
