@@ -48,6 +48,8 @@ type Block struct {
 	bcOK       []bool    // the column's row of bcb is computed (ScoreBlockItems)
 	lttErr     []float64 // bound added to the column's serr for its L_tt (ScoreBlockItems)
 	zt         []float64 // ‖z_t‖ per column
+	ltt        []float64 // L_tt per column, for f64.SchurRows
+	sch        []float64 // f64.SchurRows's results: five rows of the block's size
 	// Transposed copies for the products (see transposed): V_Sᵀ and
 	// (B_SᵀC)ᵀ (d×cap) and (M⁻¹)ᵀ (cap×cap), of the oracle's version tVer
 	// when tOK.
@@ -78,6 +80,7 @@ func (o *Fast) NewBlock(size int) *Block {
 		u: make([]float64, size*c), w: make([]float64, size*c),
 		p: make([]float64, size*c), q: make([]float64, size*c),
 		vb: make([]float64, size*d), bb: make([]float64, size*d), zt: make([]float64, size),
+		ltt: make([]float64, size), sch: make([]float64, 5*size),
 		vsT: make([]float64, d*c), bcsT: make([]float64, d*c), invT: make([]float64, c*c),
 		diag: make([]float64, c),
 		px:   make([]float64, c), py: make([]float64, c), nqx: make([]float64, c), nqy: make([]float64, c),
@@ -319,11 +322,24 @@ func (o *Fast) scoreBlock(b *Block, vb, bb []float64) {
 			}
 		}
 		f64.GemmNN(nb, k, k, b.u, ld, invT, ld, b.p, ld)
-	}
-	for c := 0; c < nb; c++ {
-		x := &b.cands[c]
-		x.hasUW = true
-		o.schur(x, b.zt[c])
+		// Every column's schur at once, with schur's bits.
+		for c := range b.ltt[:nb] {
+			b.ltt[c] = b.cands[c].ltt
+		}
+		size := len(b.cands)
+		f64.SchurRows(nb, k, b.ltt, b.w, b.p, ld, o.znorm, o.izn, b.sch, size)
+		r := b.sch
+		for c := 0; c < nb; c++ {
+			x := &b.cands[c]
+			x.hasUW = true
+			o.setSchur(x, b.zt[c], r[c], r[size+c], r[2*size+c], r[3*size+c], r[4*size+c])
+		}
+	} else {
+		for c := 0; c < nb; c++ {
+			x := &b.cands[c]
+			x.hasUW = true
+			o.schur(x, b.zt[c])
+		}
 	}
 	b.maxInv, b.maxDiag, b.maxIzn, b.maxEinv = 0, 0, 0, 0
 	for i := 0; i < k; i++ {
