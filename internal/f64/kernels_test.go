@@ -561,3 +561,84 @@ func TestSchurRows(t *testing.T) {
 		{"SchurRows", func() { SchurRows(2, 2, z, z, z, 2, z, z, z[:9], 2) }},
 	})
 }
+
+// rowDots3Case is a random RowDots3 problem: V, B, X (n×d, row stride ld)
+// with NaN in the padding of their rows, and out's row stride ldo.
+type rowDots3Case struct {
+	name          string
+	n, d, ld, ldo int
+	v, b, x       []float64
+}
+
+func newRowDots3Case(rng *rand.Rand, n, d int, special bool) rowDots3Case {
+	c := rowDots3Case{n: n, d: d, ld: d + rng.IntN(2)*(1+rng.IntN(5)), ldo: n + rng.IntN(2)*(1+rng.IntN(5))}
+	c.name = fmt.Sprintf("n=%d/d=%d/ld=%d/ldo=%d", n, d, c.ld, c.ldo)
+	size := max(0, (n-1)*c.ld+d)
+	c.v, c.b, c.x = filled(size, math.NaN()), filled(size, math.NaN()), filled(size, math.NaN())
+	for r := range n {
+		copy(c.v[r*c.ld:r*c.ld+d], randSlice(rng, d))
+		copy(c.b[r*c.ld:r*c.ld+d], randSlice(rng, d))
+		copy(c.x[r*c.ld:r*c.ld+d], randSlice(rng, d))
+	}
+	if special && n > 0 && d > 0 {
+		vals := []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1), math.MaxFloat64}
+		for range 1 + rng.IntN(3) {
+			val, i := vals[rng.IntN(len(vals))], rng.IntN(n)*c.ld+rng.IntN(d)
+			[]([]float64){c.v, c.b, c.x}[rng.IntN(3)][i] = val
+		}
+		c.name += "/special"
+	}
+	return c
+}
+
+// check compares out (three rows of stride ldo) with the sums RowDots3
+// documents, written out, bit for bit (NaN for NaN), and that the entries
+// between its rows kept the sentinel.
+func (c rowDots3Case) check(t *testing.T, out []float64, who string) {
+	t.Helper()
+	for r := range c.n {
+		var s [3][2]float64
+		for i := range c.d {
+			v, b, x := c.v[r*c.ld+i], c.b[r*c.ld+i], c.x[r*c.ld+i]
+			s[0][i%2] = s[0][i%2] + float64(v*v)
+			s[1][i%2] = s[1][i%2] + float64(b*b)
+			s[2][i%2] = s[2][i%2] + float64(x*b)
+		}
+		for q := range 3 {
+			want, got := s[q][0]+s[q][1], out[q*c.ldo+r]
+			if math.Float64bits(got) != math.Float64bits(want) && !(math.IsNaN(got) && math.IsNaN(want)) {
+				t.Fatalf("%s: %s: dot %d of row %d = %v, want %v", c.name, who, q, r, got, want)
+			}
+		}
+	}
+	for i, o := range out {
+		if i%c.ldo >= c.n && o != sentinel {
+			t.Fatalf("%s: %s: out[%d] between the rows changed to %v", c.name, who, i, o)
+		}
+	}
+}
+
+// TestRowDots3 checks RowDots3 against the sums its contract writes out,
+// bit for bit, in every build: every n = 0…13 and more rows, d = 0…64
+// (chunks of four entries and every tail), padded strides, and NaN, ±Inf,
+// ±0 and huge entries.
+func TestRowDots3(t *testing.T) {
+	rng := rand.New(rand.NewPCG(71, 72))
+	for _, n := range append(seq(0, 13), 16, 31, 64, 257) {
+		for d := 0; d <= 64; d++ {
+			for _, special := range []bool{false, true} {
+				c := newRowDots3Case(rng, n, d, special)
+				out := filled(2*c.ldo+n, sentinel)
+				RowDots3(n, d, c.v, c.b, c.x, c.ld, out, c.ldo)
+				c.check(t, out, "RowDots3")
+			}
+		}
+	}
+	z := make([]float64, 10)
+	expectPanics(t, []panicCase{
+		{"RowDots3", func() { RowDots3(-1, 1, z, z, z, 1, z, 0) }},
+		{"RowDots3", func() { RowDots3(1, 2, z, z, z, 1, z, 1) }},
+		{"RowDots3", func() { RowDots3(2, 2, z, z[:3], z, 2, z, 2) }},
+		{"RowDots3", func() { RowDots3(4, 2, z, z, z, 2, z, 4) }},
+	})
+}

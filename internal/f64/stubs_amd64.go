@@ -140,3 +140,14 @@ func schurRows(n, k int, a, w, p []float64, ld int, zn, izn []float64, out []flo
 	}
 	schurRowsAVX2(&out[0], ldo, &a[0], &w[0], &p[0], ld, &zn[0], &izn[0], n, k)
 }
+
+//go:noescape
+func rowDots3AVX2(out *float64, ldo int, v, b, x *float64, ld, n, d int)
+
+func rowDots3(n, d int, v, b, x []float64, ld int, out []float64, ldo int) {
+	if !useAsm || n < 4 {
+		rowDots3Go(n, d, v, b, x, ld, out, ldo)
+		return
+	}
+	rowDots3AVX2(&out[0], ldo, &v[0], &b[0], &x[0], ld, n, d)
+}

@@ -40,3 +40,7 @@ func prefetch(p unsafe.Pointer, n uintptr) { prefetchGo(p, n) }
 func schurRows(n, k int, a, w, p []float64, ld int, zn, izn []float64, out []float64, ldo int) {
 	schurRowsGo(n, k, a, w, p, ld, zn, izn, out, ldo)
 }
+
+func rowDots3(n, d int, v, b, x []float64, ld int, out []float64, ldo int) {
+	rowDots3Go(n, d, v, b, x, ld, out, ldo)
+}
