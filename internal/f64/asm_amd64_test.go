@@ -612,3 +612,38 @@ func TestAsmRowDots3(t *testing.T) {
 		}
 	}
 }
+
+// TestAsmDet4Rows runs the kernel directly on guarded copies of n = 1…64
+// entries (groups of four and the masked last 1–3) against Det4Rows's
+// expression written out and the Go twin, bit for bit (NaN for NaN), also
+// with NaN, ±Inf and ±0 entries, and checks that the entry after r is
+// not written.
+func TestAsmDet4Rows(t *testing.T) {
+	requireAsm(t)
+	rng := rand.New(rand.NewPCG(13, 13))
+	for n := 1; n <= 64; n++ {
+		for trial := range 8 {
+			sc, in := newDet4RowsCase(rng, n, trial%2 == 1)
+			var g [9][]float64
+			for i := range in {
+				g[i] = guardedCopy(t, in[i][:n])
+			}
+			rbuf := guardedCopy(t, filled(n+1, sentinel))
+			r := rbuf[:n]
+			det4RowsAVX2(&r[0], sc, &g[0][0], &g[1][0], &g[2][0], &g[3][0], &g[4][0], &g[5][0], &g[6][0], &g[7][0], &g[8][0], n)
+			twin := make([]float64, n)
+			det4RowsGo(twin, sc, in[0], in[1], in[2], in[3], in[4], in[5], in[6], in[7], in[8])
+			for j := range n {
+				want := det4RowsWant(sc, in, j)
+				for _, got := range []float64{r[j], twin[j]} {
+					if math.Float64bits(got) != math.Float64bits(want) && !(math.IsNaN(got) && math.IsNaN(want)) {
+						t.Fatalf("n=%d trial %d: r[%d] = %v (assembly %v), want %v", n, trial, j, got, r[j], want)
+					}
+				}
+			}
+			if rbuf[n] != sentinel {
+				t.Fatalf("n=%d: entry past r written", n)
+			}
+		}
+	}
+}

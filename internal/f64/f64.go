@@ -284,3 +284,35 @@ func RowDots3(n, d int, v, b, x []float64, ld int, out []float64, ldo int) {
 	}
 	rowDots3(n, d, v, b, x, ld, out, ldo)
 }
+
+// Det4Rows sets, for j < n = len(r), r[j] to the Laplace expansion along
+// its top two rows of the 4×4 determinant
+//
+//	| m0     m1[j]  m2     m3     |
+//	| m4[j]  m5[j]  m6[j]  m7[j]  |
+//	| m8     m9[j]  ·      ·      |
+//	| m12    m13[j] ·      ·      |
+//
+// whose bottom rows enter through their 2×2 minors: with sc = (m0, m2, m3,
+// m8, m12, b03, b02, b23) and the minors c13[j], c12[j] of the bottom rows'
+// columns (1, 3) and (1, 2), tij = the top rows' minor of columns i, j and
+// b01 = m8·m13[j] − m9[j]·m12,
+//
+//	r = 0 + t01·b23;  r −= t02·c13;  r += t03·c12;  r += t12·b03;  r −= t13·b02;  r += t23·b01
+//
+// with tij = m_i·m_{4+j} − m_j·m_{4+i} (top-row entry times second-row
+// entry), every operation rounded on its own (no fused multiply-adds, in
+// any build), so the assembly kernel, four entries at a time, gives the
+// bits of the expression written out for one j. The slices must be at
+// least n long.
+func Det4Rows(r []float64, sc *[8]float64, m1, m4, m5, m6, m7, m9, m13, c13, c12 []float64) {
+	n := len(r)
+	if len(m1) < n || len(m4) < n || len(m5) < n || len(m6) < n || len(m7) < n ||
+		len(m9) < n || len(m13) < n || len(c13) < n || len(c12) < n {
+		panic("f64: Det4Rows: an input shorter than r")
+	}
+	if n == 0 {
+		return
+	}
+	det4Rows(r, sc, m1[:n], m4[:n], m5[:n], m6[:n], m7[:n], m9[:n], m13[:n], c13[:n], c12[:n])
+}

@@ -642,3 +642,74 @@ func TestRowDots3(t *testing.T) {
 		{"RowDots3", func() { RowDots3(4, 2, z, z, z, 2, z, 4) }},
 	})
 }
+
+// det4RowsWant is Det4Rows's expression written out for entry j.
+func det4RowsWant(sc *[8]float64, in [9][]float64, j int) float64 {
+	m0, m2, m3, m8, m12, b03, b02, b23 := sc[0], sc[1], sc[2], sc[3], sc[4], sc[5], sc[6], sc[7]
+	m1, m4, m5, m6, m7, m9, m13, c13, c12 := in[0][j], in[1][j], in[2][j], in[3][j], in[4][j], in[5][j], in[6][j], in[7][j], in[8][j]
+	t01 := float64(m0*m5) - float64(m1*m4)
+	t02 := float64(m0*m6) - float64(m2*m4)
+	t03 := float64(m0*m7) - float64(m3*m4)
+	t12 := float64(m1*m6) - float64(m2*m5)
+	t13 := float64(m1*m7) - float64(m3*m5)
+	t23 := float64(m2*m7) - float64(m3*m6)
+	b01 := float64(m8*m13) - float64(m9*m12)
+	r := 0 + float64(t01*b23)
+	r = r - float64(t02*c13)
+	r = r + float64(t03*c12)
+	r = r + float64(t12*b03)
+	r = r - float64(t13*b02)
+	return r + float64(t23*b01)
+}
+
+// newDet4RowsCase returns random scalars and nine inputs of length n (one
+// entry longer, NaN, past the end), with NaN, ±Inf and ±0 put in some.
+func newDet4RowsCase(rng *rand.Rand, n int, special bool) (*[8]float64, [9][]float64) {
+	var sc [8]float64
+	for i := range sc {
+		sc[i] = entry(rng)
+	}
+	var in [9][]float64
+	for i := range in {
+		in[i] = append(randSlice(rng, n), math.NaN())
+	}
+	if special {
+		vals := []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1)}
+		for range 1 + rng.IntN(3) {
+			v := vals[rng.IntN(len(vals))]
+			if rng.IntN(4) == 0 || n == 0 {
+				sc[rng.IntN(8)] = v
+			} else {
+				in[rng.IntN(9)][rng.IntN(n)] = v
+			}
+		}
+	}
+	return &sc, in
+}
+
+// TestDet4Rows checks Det4Rows against its expression written out, bit
+// for bit (NaN for NaN), for n = 0…40 (the assembly's groups of four and
+// every tail), with NaN, ±Inf and ±0 among the entries, in every build.
+func TestDet4Rows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(81, 82))
+	for n := 0; n <= 40; n++ {
+		for trial := range 6 {
+			sc, in := newDet4RowsCase(rng, n, trial%2 == 1)
+			r := filled(n+1, sentinel)
+			Det4Rows(r[:n], sc, in[0], in[1], in[2], in[3], in[4], in[5], in[6], in[7], in[8])
+			for j := range n {
+				want := det4RowsWant(sc, in, j)
+				if math.Float64bits(r[j]) != math.Float64bits(want) && !(math.IsNaN(r[j]) && math.IsNaN(want)) {
+					t.Fatalf("n=%d trial %d: r[%d] = %v, want %v", n, trial, j, r[j], want)
+				}
+			}
+			if r[n] != sentinel {
+				t.Fatalf("n=%d: entry past r written", n)
+			}
+		}
+	}
+	z := make([]float64, 4)
+	expectPanics(t, []panicCase{
+		{"Det4Rows", func() { Det4Rows(make([]float64, 5), &[8]float64{}, z, z, z, z, z, z, z, z, z) }},
+	})
+}

@@ -151,3 +151,14 @@ func rowDots3(n, d int, v, b, x []float64, ld int, out []float64, ldo int) {
 	}
 	rowDots3AVX2(&out[0], ldo, &v[0], &b[0], &x[0], ld, n, d)
 }
+
+//go:noescape
+func det4RowsAVX2(r *float64, sc *[8]float64, m1, m4, m5, m6, m7, m9, m13, c13, c12 *float64, n int)
+
+func det4Rows(r []float64, sc *[8]float64, m1, m4, m5, m6, m7, m9, m13, c13, c12 []float64) {
+	if useAsm {
+		det4RowsAVX2(&r[0], sc, &m1[0], &m4[0], &m5[0], &m6[0], &m7[0], &m9[0], &m13[0], &c13[0], &c12[0], len(r))
+		return
+	}
+	det4RowsGo(r, sc, m1, m4, m5, m6, m7, m9, m13, c13, c12)
+}
