@@ -44,9 +44,8 @@ type Block struct {
 	cands      []Cand
 	u, w, p, q []float64
 	vb, bb     []float64
-	bcb        []float64 // n×d rows b_tᵀC: of vector items (ScoreBlockItems), or copies of a model's (ScoreBlock, items not consecutive)
+	bcb        []float64 // n×d rows b_tᵀC of vector items (ScoreBlockItems)
 	bcOK       []bool    // the column's row of bcb is computed (ScoreBlockItems)
-	bad        []bool    // the column's item fails ItemCheck's tests of its values (ScoreBlockItems)
 	lttErr     []float64 // bound added to the column's serr for its L_tt (ScoreBlockItems)
 	zt         []float64 // ‖z_t‖ per column
 	ltt        []float64 // L_tt per column, for f64.SchurRows
@@ -87,7 +86,9 @@ func (o *Fast) NewBlock(size int) *Block {
 		diag: make([]float64, c),
 		px:   make([]float64, c), py: make([]float64, c), nqx: make([]float64, c), nqy: make([]float64, c),
 		b13: make([]float64, c), b12: make([]float64, c), pr: make([]float64, c)}
-	b.bcb = make([]float64, size*d)
+	if o.m == nil {
+		b.bcb = make([]float64, size*d)
+	}
 	for i := range b.cands {
 		x := &b.cands[i]
 		x.owner, x.item, x.dup = o, -1, -1
@@ -125,23 +126,19 @@ func (o *Fast) ScoreBlock(b *Block, items []int) bool {
 		// Of the row only δ is set here; colRows sets the rest for the
 		// pair tests, so that filling a block writes little per item.
 		x.item, x.r = it, row{delta: o.m.ItemDiag(it)}
-		o.begin(x, it, o.posInS(it, inS))
+		lo, hi := it*d, (it+1)*d
+		o.blockCand(b, c, inS, vRows[lo:hi], bRows[lo:hi], bcRows[lo:hi])
 	}
-	vb, bb, bcb := b.vb[:nb*d], b.bb[:nb*d], b.bcb[:nb*d]
-	if nb > 0 {
+	vb, bb := b.vb[:nb*d], b.bb[:nb*d]
+	if len(o.items) > 0 && nb > 0 {
 		if lo := items[0]; consecutive(items) {
-			vb, bb, bcb = vRows[lo*d:(lo+nb)*d], bRows[lo*d:(lo+nb)*d], bcRows[lo*d:(lo+nb)*d]
+			vb, bb = vRows[lo*d:(lo+nb)*d], bRows[lo*d:(lo+nb)*d]
 		} else {
 			for c, it := range items {
 				copy(vb[c*d:(c+1)*d], vRows[it*d:(it+1)*d])
 				copy(bb[c*d:(c+1)*d], bRows[it*d:(it+1)*d])
-				copy(bcb[c*d:(c+1)*d], bcRows[it*d:(it+1)*d])
 			}
 		}
-	}
-	f64.RowDots3(nb, d, vb, bb, bcb, d, b.sch, len(b.cands))
-	for c := range nb {
-		o.setLtt(b, c)
 	}
 	o.scoreBlock(b, vb, bb)
 	return true
@@ -166,12 +163,13 @@ func (o *Fast) ScoreBlockItems(b *Block, items []Item) bool {
 		return false
 	}
 	nb, d := len(items), o.d
+	if b.bcb == nil {
+		b.bcb = make([]float64, len(b.cands)*d)
+	}
 	if len(b.lttErr) < len(b.cands) {
 		b.lttErr = make([]float64, len(b.cands))
 		b.bcOK = make([]bool, len(b.cands))
-		b.bad = make([]bool, len(b.cands))
 	}
-	dots := false // some column's dots are left to f64.RowDots3
 	inS := o.inSMask()
 	vb, bb, bcb := b.vb[:nb*d], b.bb[:nb*d], b.bcb[:nb*d]
 	for c := range items {
@@ -196,8 +194,7 @@ func (o *Fast) ScoreBlockItems(b *Block, items []Item) bool {
 		case it.bc != nil:
 			copy(rbc, it.bc)
 			b.bcOK[c], b.lttErr[c] = true, 0
-			o.begin(x, x.item, o.posInS(x.item, inS))
-			dots = true
+			o.blockCand(b, c, inS, rv, rb, rbc)
 		case o.skew:
 			b.bcOK[c] = false
 			o.blockCandSkew(b, c, inS, vv, bsq)
@@ -205,26 +202,12 @@ func (o *Fast) ScoreBlockItems(b *Block, items []Item) bool {
 		default:
 			ndpp.RowTimesC(rbc, rb, o.kern.C)
 			b.bcOK[c], b.lttErr[c] = true, 0
-			o.begin(x, x.item, o.posInS(x.item, inS))
-			dots = true
+			o.blockCand(b, c, inS, rv, rb, rbc)
 		}
-		// ItemCheck's test of the values (the same sums).
-		b.bad[c] = !((vv+bsq+it.Delta)*o.scale <= ndpp.MaxKernelScale)
-	}
-	if dots {
-		// All columns at once; those of the skew case (whose rows of bcb
-		// are not set) are not read back.
-		f64.RowDots3(nb, d, vb, bb, bcb, d, b.sch, len(b.cands))
-		for c := range nb {
-			if b.bcOK[c] {
-				o.setLtt(b, c)
-			}
-		}
-	}
-	for c := range nb {
-		if b.bad[c] {
-			// A NaN L_tt and ‖z_t‖ make every bound of the column NaN.
-			b.cands[c].ltt, b.zt[c] = math.NaN(), math.NaN()
+		if !((vv+bsq+it.Delta)*o.scale <= ndpp.MaxKernelScale) {
+			// ItemCheck's test of the values (the same sums): a NaN L_tt
+			// and ‖z_t‖ make every bound of the column NaN.
+			x.ltt, b.zt[c] = math.NaN(), math.NaN()
 		}
 	}
 	o.scoreBlock(b, vb, bb)
@@ -240,10 +223,9 @@ func (o *Fast) ScoreBlockItems(b *Block, items []Item) bool {
 	return true
 }
 
-// blockCandSkew starts column c of a block, whose item and δ are set, for
-// a kernel with an exactly skew-symmetric C, whose b_tᵀCb_t is zero: its
-// stamp, position in S, L_tt = δ + v·v and ‖z_t‖, from vv = ‖v‖² and bsq =
-// ‖b‖² (summed as sumSq sums them).
+// blockCandSkew is blockCand for a kernel with an exactly skew-symmetric C,
+// whose b_tᵀCb_t is zero: L_tt = δ + v·v, from vv = ‖v‖² and bsq = ‖b‖²
+// (summed as sumSq sums them).
 func (o *Fast) blockCandSkew(b *Block, c int, inS uint64, vv, bsq float64) {
 	x := &b.cands[c]
 	o.begin(x, x.item, o.posInS(x.item, inS))
@@ -308,11 +290,12 @@ func (o *Fast) posInS(it int, inS uint64) int {
 	return positionOf(o.items, it)
 }
 
-// setLtt sets column c's L_tt = δ + v·v + bᵀC·b and ‖z_t‖ from the dot
-// products f64.RowDots3 left in b.sch (stride the block's size).
-func (o *Fast) setLtt(b *Block, c int) {
-	x, size := &b.cands[c], len(b.cands)
-	vv, bsq, bcb := b.sch[c], b.sch[size+c], b.sch[2*size+c]
+// blockCand starts column c of a block, whose item and δ are set, from
+// its vectors v, b and bᵀC: its stamp, position in S, L_tt and ‖z_t‖.
+func (o *Fast) blockCand(b *Block, c int, inS uint64, v, bv, bc []float64) {
+	x := &b.cands[c]
+	o.begin(x, x.item, o.posInS(x.item, inS))
+	vv, bsq, bcb := rowDots(v, bv, bc)
 	ltt, zz := vv+bcb, vv+bsq
 	if o.hasDiag {
 		dt := x.r.delta
@@ -324,8 +307,7 @@ func (o *Fast) setLtt(b *Block, c int) {
 }
 
 // scoreBlock computes the products of the block's columns, started by
-// begin with their L_tt and ‖z_t‖ set, with their v and b rows stacked in
-// vb and bb (n×d).
+// blockCand, with their v and b rows stacked in vb and bb (n×d).
 func (o *Fast) scoreBlock(b *Block, vb, bb []float64) {
 	nb := b.n
 	k, d, ld := len(o.items), o.d, o.cap
@@ -407,6 +389,31 @@ func (b *Block) transposed() (vsT, bcsT, invT []float64) {
 		b.tVer, b.tOK = o.version, true
 	}
 	return b.vsT, b.bcsT, b.invT
+}
+
+// rowDots returns v·v, b·b and bc·b (the block's L_tt = δ + v·v + bc·b and
+// ‖z‖² = v·v + b·b + δ) in one pass, two terms at a time.
+func rowDots(v, b, bc []float64) (vv, bb, bcb float64) {
+	n := len(v)
+	b, bc = b[:n], bc[:n]
+	var vv1, bb1, bcb1 float64
+	i := 0
+	for ; i+2 <= n; i += 2 {
+		x0, x1, y0, y1 := v[i], v[i+1], b[i], b[i+1]
+		vv += x0 * x0
+		vv1 += x1 * x1
+		bb += y0 * y0
+		bb1 += y1 * y1
+		bcb += bc[i] * y0
+		bcb1 += bc[i+1] * y1
+	}
+	if i < n {
+		x, y := v[i], b[i]
+		vv += x * x
+		bb += y * y
+		bcb += bc[i] * y
+	}
+	return vv + vv1, bb + bb1, bcb + bcb1
 }
 
 // ensureQ computes Qᵀ = Wᵀ M⁻¹ for the block's columns, once per

@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ndpp-go/ndpp/internal/f64"
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
@@ -114,26 +113,6 @@ func checkBlock(t *testing.T, o *Fast, rng *rand.Rand, st *blockStats, label str
 				math.Float64bits(x.pn), math.Float64bits(x.w1), math.Float64bits(x.zp), math.Float64bits(x.zt)}
 		}
 		require.Equal(t, bits(&one), bits(&got), "%s: column %d: the block's s, smag, serr, pn, w1, zp, zt differ from schur's", label, c)
-		// Its L_tt and ‖z_t‖ are the one-row dot products' (f64.RowDots3
-		// over all columns) on its rows: the model's, or the block's copies
-		// of a vector item's where it computes bᵀC·b.
-		if d := o.d; !vectors || b.bcOK[c] {
-			vr, br, bcr, _ := o.Model().Rows()
-			lo := items[c] * d
-			v, bv, bc := vr[lo:lo+d], br[lo:lo+d], bcr[lo:lo+d]
-			if vectors {
-				v, bv, bc = b.vb[c*d:(c+1)*d], b.bb[c*d:(c+1)*d], b.bcb[c*d:(c+1)*d]
-			}
-			var dots [3]float64
-			f64.RowDots3(1, d, v, bv, bc, d, dots[:], 1)
-			ltt, zz := dots[0]+dots[2], dots[0]+dots[1]
-			if o.hasDiag {
-				ltt += got.r.delta
-				zz += got.r.delta
-			}
-			require.Equal(t, math.Float64bits(ltt), math.Float64bits(got.ltt), "%s: column %d: L_tt", label, c)
-			require.Equal(t, math.Float64bits(math.Sqrt(zz)), math.Float64bits(b.zt[c]), "%s: column %d: ‖z_t‖", label, c)
-		}
 	}
 	m, k := o.Model(), o.Len()
 	x, y := o.NewCand(), o.NewCand()
