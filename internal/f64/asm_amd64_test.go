@@ -589,30 +589,6 @@ func TestAsmSchurRows(t *testing.T) {
 	}
 }
 
-// TestAsmRowDots3 runs the kernel directly on guarded copies (n ≥ 4: the
-// groups of four rows and the overlapping last group; d = 1…64: every
-// tail), with a sentinel between out's rows, against the sums of
-// RowDots3's contract and the Go twin, bit for bit (NaN for NaN), also
-// with NaN, ±Inf, ±0 and huge entries.
-func TestAsmRowDots3(t *testing.T) {
-	requireAsm(t)
-	rng := rand.New(rand.NewPCG(12, 12))
-	for _, n := range append(seq(4, 13), 16, 17, 64, 255, 256) {
-		for d := 1; d <= 64; d++ {
-			for _, special := range []bool{false, true, true} {
-				c := newRowDots3Case(rng, n, d, special)
-				gv, gb, gx := guardedCopy(t, c.v), guardedCopy(t, c.b), guardedCopy(t, c.x)
-				out := guardedCopy(t, filled(2*c.ldo+n, sentinel))
-				rowDots3AVX2(&out[0], c.ldo, &gv[0], &gb[0], &gx[0], c.ld, n, d)
-				c.check(t, out, "assembly")
-				twin := filled(2*c.ldo+n, sentinel)
-				rowDots3Go(n, d, c.v, c.b, c.x, c.ld, twin, c.ldo)
-				c.check(t, twin, "twin")
-			}
-		}
-	}
-}
-
 // TestAsmDet4Rows runs the kernel directly on guarded copies of n = 1…64
 // entries (groups of four and the masked last 1–3) against Det4Rows's
 // expression written out and the Go twin, bit for bit (NaN for NaN), also

@@ -255,36 +255,6 @@ func SchurRows(n, k int, a, w, p []float64, ld int, zn, izn []float64, out []flo
 	schurRows(n, k, a, w, p, ld, zn, izn, out, ldo)
 }
 
-// RowDots3 sets, for every row r < n of the row-major n×d matrices V, B
-// and X (row stride ld ≥ d), out[r] = v_r·v_r, out[ldo+r] = b_r·b_r and
-// out[2·ldo+r] = x_r·b_r. Each dot product is summed in two partial sums,
-// of the even and of the odd entries, each in order from zero, added at
-// the end; every product is rounded on its own (no fused multiply-adds, in
-// any build): the assembly kernel, which takes four rows at a time, gives
-// the bits of the loop over one row at a time. ldo ≥ n; n, d ≥ 0.
-func RowDots3(n, d int, v, b, x []float64, ld int, out []float64, ldo int) {
-	switch {
-	case n < 0 || d < 0:
-		panic("f64: RowDots3: negative size")
-	case ld < d || ldo < n:
-		panic("f64: RowDots3: ld below d or ldo below n")
-	case n > 0 && d > 0 && (len(v) < (n-1)*ld+d || len(b) < (n-1)*ld+d || len(x) < (n-1)*ld+d):
-		panic("f64: RowDots3: v, b or x shorter than n rows")
-	case n > 0 && len(out) < 2*ldo+n:
-		panic("f64: RowDots3: out shorter than three rows")
-	}
-	if n == 0 {
-		return
-	}
-	if d == 0 {
-		for r := range n {
-			out[r], out[ldo+r], out[2*ldo+r] = 0, 0, 0
-		}
-		return
-	}
-	rowDots3(n, d, v, b, x, ld, out, ldo)
-}
-
 // Det4Rows sets, for j < n = len(r), r[j] to the Laplace expansion along
 // its top two rows of the 4×4 determinant
 //

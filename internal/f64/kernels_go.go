@@ -237,33 +237,6 @@ func schurRowsGo(n, k int, a, w, p []float64, ld int, zn, izn []float64, out []f
 	}
 }
 
-// rowDots3Go is RowDots3 for n, d ≥ 1: one row at a time. The explicit
-// conversions keep the compiler from fusing multiply-adds.
-func rowDots3Go(n, d int, v, b, x []float64, ld int, out []float64, ldo int) {
-	for r := range n {
-		vr, br, xr := v[r*ld:r*ld+d], b[r*ld:r*ld+d], x[r*ld:r*ld+d]
-		br, xr = br[:len(vr)], xr[:len(vr)]
-		var vv0, vv1, bb0, bb1, xb0, xb1 float64
-		i := 0
-		for ; i+2 <= len(vr); i += 2 {
-			x0, x1, y0, y1 := vr[i], vr[i+1], br[i], br[i+1]
-			vv0 += float64(x0 * x0)
-			vv1 += float64(x1 * x1)
-			bb0 += float64(y0 * y0)
-			bb1 += float64(y1 * y1)
-			xb0 += float64(xr[i] * y0)
-			xb1 += float64(xr[i+1] * y1)
-		}
-		if i < len(vr) {
-			x0, y0 := vr[i], br[i]
-			vv0 += float64(x0 * x0)
-			bb0 += float64(y0 * y0)
-			xb0 += float64(xr[i] * y0)
-		}
-		out[r], out[ldo+r], out[2*ldo+r] = vv0+vv1, bb0+bb1, xb0+xb1
-	}
-}
-
 // det4RowsGo is Det4Rows (inputs at least len(r) long).
 func det4RowsGo(r []float64, sc *[8]float64, m1, m4, m5, m6, m7, m9, m13, c13, c12 []float64) {
 	m0, m2, m3, m8, m12, b03, b02, b23 := sc[0], sc[1], sc[2], sc[3], sc[4], sc[5], sc[6], sc[7]

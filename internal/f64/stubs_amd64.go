@@ -142,17 +142,6 @@ func schurRows(n, k int, a, w, p []float64, ld int, zn, izn []float64, out []flo
 }
 
 //go:noescape
-func rowDots3AVX2(out *float64, ldo int, v, b, x *float64, ld, n, d int)
-
-func rowDots3(n, d int, v, b, x []float64, ld int, out []float64, ldo int) {
-	if !useAsm || n < 4 {
-		rowDots3Go(n, d, v, b, x, ld, out, ldo)
-		return
-	}
-	rowDots3AVX2(&out[0], ldo, &v[0], &b[0], &x[0], ld, n, d)
-}
-
-//go:noescape
 func det4RowsAVX2(r *float64, sc *[8]float64, m1, m4, m5, m6, m7, m9, m13, c13, c12 *float64, n int)
 
 func det4Rows(r []float64, sc *[8]float64, m1, m4, m5, m6, m7, m9, m13, c13, c12 []float64) {

@@ -41,10 +41,6 @@ func schurRows(n, k int, a, w, p []float64, ld int, zn, izn []float64, out []flo
 	schurRowsGo(n, k, a, w, p, ld, zn, izn, out, ldo)
 }
 
-func rowDots3(n, d int, v, b, x []float64, ld int, out []float64, ldo int) {
-	rowDots3Go(n, d, v, b, x, ld, out, ldo)
-}
-
 func det4Rows(r []float64, sc *[8]float64, m1, m4, m5, m6, m7, m9, m13, c13, c12 []float64) {
 	det4RowsGo(r, sc, m1, m4, m5, m6, m7, m9, m13, c13, c12)
 }
