@@ -48,6 +48,8 @@ type Block struct {
 	bcOK       []bool    // the column's row of bcb is computed (ScoreBlockItems)
 	lttErr     []float64 // bound added to the column's serr for its L_tt (ScoreBlockItems)
 	zt         []float64 // ‖z_t‖ per column
+	ltt        []float64 // L_tt per column, for f64.SchurRows
+	sch        []float64 // f64.SchurRows's results: five rows of the block's size
 	// Transposed copies for the products (see transposed): V_Sᵀ and
 	// (B_SᵀC)ᵀ (d×cap) and (M⁻¹)ᵀ (cap×cap), of the oracle's version tVer
 	// when tOK.
@@ -57,6 +59,7 @@ type Block struct {
 	tOK             bool
 	// PairsBelow's per-position terms (cap each)
 	px, py, nqx, nqy, b13, b12 []float64
+	pr                         []float64 // one position's pair determinants (cap)
 	// max |(M⁻¹)_ij|, max |(M⁻¹)_jj|, max 1/‖z_{S_j}‖ and
 	// max ‖z_{S_i}‖|(M⁻¹)_ij|‖z_{S_j}‖ (for the bounds below)
 	maxInv, maxDiag, maxIzn, maxEinv float64
@@ -78,10 +81,11 @@ func (o *Fast) NewBlock(size int) *Block {
 		u: make([]float64, size*c), w: make([]float64, size*c),
 		p: make([]float64, size*c), q: make([]float64, size*c),
 		vb: make([]float64, size*d), bb: make([]float64, size*d), zt: make([]float64, size),
+		ltt: make([]float64, size), sch: make([]float64, 5*size),
 		vsT: make([]float64, d*c), bcsT: make([]float64, d*c), invT: make([]float64, c*c),
 		diag: make([]float64, c),
 		px:   make([]float64, c), py: make([]float64, c), nqx: make([]float64, c), nqy: make([]float64, c),
-		b13: make([]float64, c), b12: make([]float64, c)}
+		b13: make([]float64, c), b12: make([]float64, c), pr: make([]float64, c)}
 	if o.m == nil {
 		b.bcb = make([]float64, size*d)
 	}
@@ -319,11 +323,24 @@ func (o *Fast) scoreBlock(b *Block, vb, bb []float64) {
 			}
 		}
 		f64.GemmNN(nb, k, k, b.u, ld, invT, ld, b.p, ld)
-	}
-	for c := 0; c < nb; c++ {
-		x := &b.cands[c]
-		x.hasUW = true
-		o.schur(x, b.zt[c])
+		// Every column's schur at once, with schur's bits.
+		for c := range b.ltt[:nb] {
+			b.ltt[c] = b.cands[c].ltt
+		}
+		size := len(b.cands)
+		f64.SchurRows(nb, k, b.ltt, b.w, b.p, ld, o.znorm, o.izn, b.sch, size)
+		r := b.sch
+		for c := 0; c < nb; c++ {
+			x := &b.cands[c]
+			x.hasUW = true
+			o.setSchur(x, b.zt[c], r[c], r[size+c], r[2*size+c], r[3*size+c], r[4*size+c])
+		}
+	} else {
+		for c := 0; c < nb; c++ {
+			x := &b.cands[c]
+			x.hasUW = true
+			o.schur(x, b.zt[c])
+		}
 	}
 	b.maxInv, b.maxDiag, b.maxIzn, b.maxEinv = 0, 0, 0, 0
 	for i := 0; i < k; i++ {
@@ -624,9 +641,9 @@ func (b *Block) PairsBelow(cx, cy int, L float64) bool {
 	k, ld := len(o.items), o.cap
 	margin, half := blockSafety*bound, t/2
 	// pairDet(x, y, a, bb) for every pair, in its operations and order (the
-	// same bits), with what depends on one position only computed once per
-	// position: the entries of p and −q, and the bottom minors b13, b12
-	// (b03, b02 for the first position).
+	// same bits: f64.Det4Rows), with what depends on one position only
+	// computed once per position: the entries of p and −q, and the bottom
+	// minors b13, b12 (b03, b02 for the first position).
 	_, _, invT := b.transposed()
 	diag := b.diag[:k]
 	px, py, nqx, nqy := b.px[:k], b.py[:k], b.nqx[:k], b.nqy[:k]
@@ -639,29 +656,21 @@ func (b *Block) PairsBelow(cx, cy int, L float64) bool {
 	}
 	b23 := sx*sy - sxy*syx
 	for a := 0; a < k; a++ {
-		m0, m2, m3, m8, m12 := diag[a], px[a], py[a], nqx[a], nqy[a]
 		b03, b02 := b13s[a], b12s[a]
 		rowA, colA := o.inv[a*ld:a*ld+k], invT[a*ld:a*ld+k] // m1, m4
-		rowA, colA = rowA[:len(px)], colA[:len(px)]
-		for bb := a + 1; bb < len(px); bb++ {
-			m1, m4, m5, m6, m7 := rowA[bb], colA[bb], diag[bb], px[bb], py[bb]
-			m9, m13 := nqx[bb], nqy[bb]
-			t01, t02, t03 := m0*m5-m1*m4, m0*m6-m2*m4, m0*m7-m3*m4
-			t12, t13, t23 := m1*m6-m2*m5, m1*m7-m3*m5, m2*m7-m3*m6
-			b01 := m8*m13 - m9*m12
-			r := 0 + t01*b23
-			r -= t02 * b13s[bb]
-			r += t03 * b12s[bb]
-			r += t12 * b03
-			r -= t13 * b02
-			r += t23 * b01
+		// pairDet(x, y, a, bb) for every bb > a at once.
+		sc := [8]float64{diag[a], px[a], py[a], nqx[a], nqy[a], b03, b02, b23}
+		lo := a + 1
+		rs := b.pr[lo:k]
+		f64.Det4Rows(rs, &sc, rowA[lo:], colA[lo:], diag[lo:], px[lo:], py[lo:], nqx[lo:], nqy[lo:], b13s[lo:], b12s[lo:])
+		for i, r := range rs {
 			// As SwapsBelow: hi ≤ t/2 is below's common case.
 			if r+margin <= half || below(r, bound, t) {
 				continue // below with a larger bound: below with pairErr's
 			}
 			b.ensureQn(x)
 			b.ensureQn(y)
-			if !below(r, b.pairErr(x, y, a, bb), t) {
+			if !below(r, b.pairErr(x, y, a, lo+i), t) {
 				return false
 			}
 		}

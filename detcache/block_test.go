@@ -100,6 +100,19 @@ func checkBlock(t *testing.T, o *Fast, rng *rand.Rand, st *blockStats, label str
 	for c := range items {
 		b.ensureQn(&b.cands[c])
 		require.LessOrEqual(t, b.cands[c].qn, b.qnBound(&b.cands[c]), "%s: column %d: qnBound below qn", label, c)
+		// The block's Schur complements and error scales (every column
+		// at once) are schur's on the column's own w and p, bit for bit.
+		got := b.cands[c]
+		one := got
+		o.schur(&one, b.zt[c])
+		if vectors && o.skew && one.serr != 0 {
+			one.serr += b.lttErr[c] // as ScoreBlockItems adds it
+		}
+		bits := func(x *Cand) [7]uint64 {
+			return [7]uint64{math.Float64bits(x.s), math.Float64bits(x.smag), math.Float64bits(x.serr),
+				math.Float64bits(x.pn), math.Float64bits(x.w1), math.Float64bits(x.zp), math.Float64bits(x.zt)}
+		}
+		require.Equal(t, bits(&one), bits(&got), "%s: column %d: the block's s, smag, serr, pn, w1, zp, zt differ from schur's", label, c)
 	}
 	m, k := o.Model(), o.Len()
 	x, y := o.NewCand(), o.NewCand()

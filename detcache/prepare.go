@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/ndpp-go/ndpp/blas"
+	"github.com/ndpp-go/ndpp/internal/f64"
 )
 
 // Preparation of candidates: the products of an arriving item against S.
@@ -112,32 +113,26 @@ func (o *Fast) solve(c *Cand) {
 
 // schur computes the Schur complement s = L_tt − w·p, the magnitude of the
 // terms cancelled in it, its error bound and the error scale of p, from w,
-// p and zt = ‖z_t‖, O(k). Prepare and ScoreBlock share it (and qScale).
+// p and zt = ‖z_t‖, O(k): f64.SchurRows on one row, whose results for a
+// row do not depend on how many rows it is given, so ScoreBlock, which
+// gives it all the block's columns, gets the bits of schur.
 func (o *Fast) schur(c *Cand, zt float64) {
-	k := len(o.items)
-	w, p, zn, izn := c.w[:k], c.p[:k], o.znorm[:k], o.izn[:k]
-	s, mag := c.ltt, math.Abs(c.ltt)
-	var w1, zp float64
-	// pn = max_i ap_i: every ap_i = |p_i|·‖z_i‖ is +0, positive or a
-	// positive NaN, whose bit patterns order as the values do (a NaN
-	// above all): an integer max without branches.
-	var pnBits uint64
-	for i, wi := range w {
-		t := wi * p[i]
-		s -= t
-		mag += math.Abs(t)
-		ap := math.Abs(p[i]) * zn[i]
-		pnBits = max(pnBits, math.Float64bits(ap))
-		w1 += math.Abs(wi) * izn[i]
-		zp += ap
-	}
-	pn := math.Float64frombits(pnBits)
+	ltt := [1]float64{c.ltt}
+	var out [5]float64
+	f64.SchurRows(1, len(o.items), ltt[:], c.w, c.p, o.cap, o.znorm, o.izn, out[:], 1)
+	o.setSchur(c, zt, out[0], out[1], out[2], out[3], out[4])
+}
+
+// setSchur sets c's s and error scales from SchurRows's results for it:
+// s, the magnitude mag of the terms cancelled in it, pn = max_i
+// |p_i|·‖z_i‖, w1 = Σ_i |w_i|/‖z_i‖ and zp = Σ_i |p_i|·‖z_i‖.
+func (o *Fast) setSchur(c *Cand, zt, s, mag, pn, w1, zp float64) {
 	// Kernel entries carry errors up to ε·cw·‖zᵢ‖‖zⱼ‖ (cancellation between
 	// vᵢ·vⱼ and bᵢᵀCbⱼ), which reach p and q through M⁻¹ like a column of
 	// size ‖z_t‖: hence the ‖z_t‖ added to the error scales pn and qn.
 	c.zt, c.zp = zt, zp
 	c.pn, c.w1 = pn+zt, w1
-	if k == 2*o.d && o.rankBound(true, c.r.delta) {
+	if len(o.items) == 2*o.d && o.rankBound(true, c.r.delta) {
 		// rank L_{S+t} ≤ 2d: the Schur complement of a full-rank L_S of
 		// size 2d in L_{S+t} is exactly zero, and the computed s is
 		// rounding noise.

@@ -563,3 +563,63 @@ func TestAsmGemmNNNonFinite(t *testing.T) {
 		c.check(t)
 	}
 }
+
+// TestAsmSchurRows runs the kernel directly on guarded copies (n ≥ 4: the
+// groups of four rows and the overlapping last group; k = 1…40: every
+// column tail), with a sentinel between out's rows, against the loop of
+// SchurRows's contract and the Go twin, bit for bit (NaN for NaN), also
+// with NaN, ±Inf, ±0 and huge entries.
+func TestAsmSchurRows(t *testing.T) {
+	requireAsm(t)
+	rng := rand.New(rand.NewPCG(11, 11))
+	for _, n := range append(seq(4, 13), 16, 17, 64, 255, 256) {
+		for k := 1; k <= 40; k++ {
+			for _, special := range []bool{false, true, true} {
+				c := newSchurRowsCase(rng, n, k, special)
+				ga, gw, gp := guardedCopy(t, c.a), guardedCopy(t, c.w), guardedCopy(t, c.p)
+				gz, gi := guardedCopy(t, c.zn), guardedCopy(t, c.iz)
+				out := guardedCopy(t, filled(4*c.ldo+n, sentinel))
+				schurRowsAVX2(&out[0], c.ldo, &ga[0], &gw[0], &gp[0], c.ld, &gz[0], &gi[0], n, k)
+				c.check(t, out, "assembly")
+				twin := filled(4*c.ldo+n, sentinel)
+				schurRowsGo(n, k, c.a, c.w, c.p, c.ld, c.zn, c.iz, twin, c.ldo)
+				c.check(t, twin, "twin")
+			}
+		}
+	}
+}
+
+// TestAsmDet4Rows runs the kernel directly on guarded copies of n = 1…64
+// entries (groups of four and the masked last 1–3) against Det4Rows's
+// expression written out and the Go twin, bit for bit (NaN for NaN), also
+// with NaN, ±Inf and ±0 entries, and checks that the entry after r is
+// not written.
+func TestAsmDet4Rows(t *testing.T) {
+	requireAsm(t)
+	rng := rand.New(rand.NewPCG(13, 13))
+	for n := 1; n <= 64; n++ {
+		for trial := range 8 {
+			sc, in := newDet4RowsCase(rng, n, trial%2 == 1)
+			var g [9][]float64
+			for i := range in {
+				g[i] = guardedCopy(t, in[i][:n])
+			}
+			rbuf := guardedCopy(t, filled(n+1, sentinel))
+			r := rbuf[:n]
+			det4RowsAVX2(&r[0], sc, &g[0][0], &g[1][0], &g[2][0], &g[3][0], &g[4][0], &g[5][0], &g[6][0], &g[7][0], &g[8][0], n)
+			twin := make([]float64, n)
+			det4RowsGo(twin, sc, in[0], in[1], in[2], in[3], in[4], in[5], in[6], in[7], in[8])
+			for j := range n {
+				want := det4RowsWant(sc, in, j)
+				for _, got := range []float64{r[j], twin[j]} {
+					if math.Float64bits(got) != math.Float64bits(want) && !(math.IsNaN(got) && math.IsNaN(want)) {
+						t.Fatalf("n=%d trial %d: r[%d] = %v (assembly %v), want %v", n, trial, j, got, r[j], want)
+					}
+				}
+			}
+			if rbuf[n] != sentinel {
+				t.Fatalf("n=%d: entry past r written", n)
+			}
+		}
+	}
+}

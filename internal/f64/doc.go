@@ -16,6 +16,10 @@
 //	GemvT4       four vectors times one A, in one pass over A
 //	GemvT4Add    the same, added to y (sums continued, for A in blocks)
 //	GemmNN       C = A·B for a B of few columns (many rows of A at a time)
+//	SchurRows    per row of W and P: a − Σ w_i p_i and its error sums
+//	             (Σ|w_i p_i|, max |p_i|·zn_i, Σ |w_i|·izn_i, Σ |p_i|·zn_i)
+//	Det4Rows     a row of 4×4 determinants by Laplace expansion, the
+//	             bottom rows' minors given
 //	Adam         Adam's update of an optimiser's block, returning Σ x
 //	Prefetch     a hint to bring a slice's cache lines into the caches
 //
@@ -47,8 +51,11 @@
 // The twins round each product before adding it where the assembly fuses
 // the two (the compiler may fuse them on targets where it does so), so
 // results differ between the two by rounding; within one build on one
-// kind of CPU they are deterministic. Adam has no fused operation: its
-// twin gives the same bits. Prefetch's assembly (PREFETCHT0, on every amd64
+// kind of CPU they are deterministic. Adam, SchurRows and Det4Rows
+// have no fused operation: their twins give the same bits (the latter two
+// take many rows or entries at a time in the assembly and
+// give each one's bits of the one-row loop, so a caller may mix one-row
+// and many-row calls). Prefetch's assembly (PREFETCHT0, on every amd64
 // CPU) runs in every amd64 build without noasm; its twin does nothing. Code outside this package calls the kernels
 // and never asks which implementation runs.
 package f64

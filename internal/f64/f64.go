@@ -1,6 +1,9 @@
 package f64
 
-import "unsafe"
+import (
+	"math"
+	"unsafe"
+)
 
 // The exported kernels check their arguments (a violation is a programmer
 // error and panics with the kernel's name) and call the implementation
@@ -206,4 +209,80 @@ func Prefetch[T any](x []T) {
 		return
 	}
 	prefetch(unsafe.Pointer(&x[0]), uintptr(len(x))*unsafe.Sizeof(x[0]))
+}
+
+// SchurRows computes, for every row r < n of the row-major n×k matrices W
+// and P (row stride ld ≥ k) and with the weights zn and izn of the k
+// columns, the Schur complement a[r] − Σ_i w_ri·p_ri of a row and the
+// sums that bound its rounding:
+//
+//	out[r]       = a[r] − Σ_i w_ri·p_ri          (subtracted one by one)
+//	out[ldo+r]   = |a[r]| + Σ_i |w_ri·p_ri|
+//	out[2·ldo+r] = max_i |p_ri|·zn_i             (as unsigned bit patterns)
+//	out[3·ldo+r] = Σ_i |w_ri|·izn_i
+//	out[4·ldo+r] = Σ_i |p_ri|·zn_i
+//
+// Every sum runs in the order of i from its start (0 for the last two),
+// every product rounded on its own (no fused multiply-adds, in any build):
+// the assembly kernel, which takes four rows at a time, gives the bits of
+// the loop over one row at a time, so a row's results do not depend on n.
+// The maximum is taken over the bit patterns as unsigned integers, which
+// order the nonnegative values as the values do and put a NaN above them
+// all; a NaN anywhere in a row reaches its results. ldo ≥ n, len(a) ≥ n,
+// len(zn), len(izn) ≥ k; n, k ≥ 0.
+func SchurRows(n, k int, a, w, p []float64, ld int, zn, izn []float64, out []float64, ldo int) {
+	switch {
+	case n < 0 || k < 0:
+		panic("f64: SchurRows: negative size")
+	case ld < k || ldo < n:
+		panic("f64: SchurRows: ld below k or ldo below n")
+	case len(a) < n || len(zn) < k || len(izn) < k:
+		panic("f64: SchurRows: a shorter than n, or zn or izn shorter than k")
+	case n > 0 && k > 0 && (len(w) < (n-1)*ld+k || len(p) < (n-1)*ld+k):
+		panic("f64: SchurRows: w or p shorter than n rows")
+	case n > 0 && len(out) < 4*ldo+n:
+		panic("f64: SchurRows: out shorter than five rows")
+	}
+	if n == 0 {
+		return
+	}
+	if k == 0 {
+		for r, x := range a[:n] {
+			out[r], out[ldo+r], out[2*ldo+r], out[3*ldo+r], out[4*ldo+r] = x, math.Abs(x), 0, 0, 0
+		}
+		return
+	}
+	schurRows(n, k, a, w, p, ld, zn, izn, out, ldo)
+}
+
+// Det4Rows sets, for j < n = len(r), r[j] to the Laplace expansion along
+// its top two rows of the 4×4 determinant
+//
+//	| m0     m1[j]  m2     m3     |
+//	| m4[j]  m5[j]  m6[j]  m7[j]  |
+//	| m8     m9[j]  ·      ·      |
+//	| m12    m13[j] ·      ·      |
+//
+// whose bottom rows enter through their 2×2 minors: with sc = (m0, m2, m3,
+// m8, m12, b03, b02, b23) and the minors c13[j], c12[j] of the bottom rows'
+// columns (1, 3) and (1, 2), tij = the top rows' minor of columns i, j and
+// b01 = m8·m13[j] − m9[j]·m12,
+//
+//	r = 0 + t01·b23;  r −= t02·c13;  r += t03·c12;  r += t12·b03;  r −= t13·b02;  r += t23·b01
+//
+// with tij = m_i·m_{4+j} − m_j·m_{4+i} (top-row entry times second-row
+// entry), every operation rounded on its own (no fused multiply-adds, in
+// any build), so the assembly kernel, four entries at a time, gives the
+// bits of the expression written out for one j. The slices must be at
+// least n long.
+func Det4Rows(r []float64, sc *[8]float64, m1, m4, m5, m6, m7, m9, m13, c13, c12 []float64) {
+	n := len(r)
+	if len(m1) < n || len(m4) < n || len(m5) < n || len(m6) < n || len(m7) < n ||
+		len(m9) < n || len(m13) < n || len(c13) < n || len(c12) < n {
+		panic("f64: Det4Rows: an input shorter than r")
+	}
+	if n == 0 {
+		return
+	}
+	det4Rows(r, sc, m1[:n], m4[:n], m5[:n], m6[:n], m7[:n], m9[:n], m13[:n], c13[:n], c12[:n])
 }

@@ -212,3 +212,49 @@ func adamGo(x, m, v, g []float64, c *AdamCoef) float64 {
 // prefetchGo is prefetch of the n bytes at p: Go has no prefetch
 // instruction, so it does nothing.
 func prefetchGo(unsafe.Pointer, uintptr) {}
+
+// schurRowsGo is SchurRows for n, k ≥ 1: one row at a time. The explicit
+// conversions keep the compiler from fusing multiply-adds.
+func schurRowsGo(n, k int, a, w, p []float64, ld int, zn, izn []float64, out []float64, ldo int) {
+	zn, izn = zn[:k], izn[:k]
+	for r := range n {
+		wr, pr := w[r*ld:r*ld+k], p[r*ld:r*ld+k]
+		pr = pr[:len(wr)]
+		s := a[r]
+		mag := math.Abs(s)
+		var w1, zp float64
+		var pnBits uint64
+		for i, wi := range wr {
+			t := float64(wi * pr[i])
+			s -= t
+			mag += math.Abs(t)
+			ap := float64(math.Abs(pr[i]) * zn[i])
+			pnBits = max(pnBits, math.Float64bits(ap))
+			w1 += float64(math.Abs(wi) * izn[i])
+			zp += ap
+		}
+		out[r], out[ldo+r], out[2*ldo+r], out[3*ldo+r], out[4*ldo+r] = s, mag, math.Float64frombits(pnBits), w1, zp
+	}
+}
+
+// det4RowsGo is Det4Rows (inputs at least len(r) long).
+func det4RowsGo(r []float64, sc *[8]float64, m1, m4, m5, m6, m7, m9, m13, c13, c12 []float64) {
+	m0, m2, m3, m8, m12, b03, b02, b23 := sc[0], sc[1], sc[2], sc[3], sc[4], sc[5], sc[6], sc[7]
+	for j := range r {
+		n1, n4, n5, n6, n7 := m1[j], m4[j], m5[j], m6[j], m7[j]
+		t01 := float64(m0*n5) - float64(n1*n4)
+		t02 := float64(m0*n6) - float64(m2*n4)
+		t03 := float64(m0*n7) - float64(m3*n4)
+		t12 := float64(n1*n6) - float64(m2*n5)
+		t13 := float64(n1*n7) - float64(m3*n5)
+		t23 := float64(m2*n7) - float64(m3*n6)
+		b01 := float64(m8*m13[j]) - float64(m9[j]*m12)
+		s := 0 + float64(t01*b23)
+		s -= float64(t02 * c13[j])
+		s += float64(t03 * c12[j])
+		s += float64(t12 * b03)
+		s -= float64(t13 * b02)
+		s += float64(t23 * b01)
+		r[j] = s
+	}
+}

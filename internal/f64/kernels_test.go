@@ -450,3 +450,185 @@ func TestGemmNN(t *testing.T) {
 		}
 	}
 }
+
+// schurRowsCase is a random SchurRows problem: W and P (n×k, row stride
+// ld) with NaN in the padding of their rows, starting values a and column
+// weights zn, izn (nonnegative, as norms are), out's row stride ldo.
+type schurRowsCase struct {
+	name            string
+	n, k, ld, ldo   int
+	a, w, p, zn, iz []float64
+}
+
+func newSchurRowsCase(rng *rand.Rand, n, k int, special bool) schurRowsCase {
+	c := schurRowsCase{n: n, k: k, ld: k + rng.IntN(2)*(1+rng.IntN(5)), ldo: n + rng.IntN(2)*(1+rng.IntN(5))}
+	c.name = fmt.Sprintf("n=%d/k=%d/ld=%d/ldo=%d", n, k, c.ld, c.ldo)
+	c.a = randSlice(rng, n)
+	size := max(0, (n-1)*c.ld+k)
+	c.w, c.p = filled(size, math.NaN()), filled(size, math.NaN())
+	for r := range n {
+		copy(c.w[r*c.ld:r*c.ld+k], randSlice(rng, k))
+		copy(c.p[r*c.ld:r*c.ld+k], randSlice(rng, k))
+	}
+	c.zn, c.iz = make([]float64, k), make([]float64, k)
+	for i := range k {
+		c.zn[i] = math.Abs(entry(rng))
+		c.iz[i] = 1 / c.zn[i]
+	}
+	if special && n > 0 && k > 0 {
+		vals := []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1), math.MaxFloat64}
+		for range 1 + rng.IntN(3) {
+			v, r, i := vals[rng.IntN(len(vals))], rng.IntN(n), rng.IntN(k)
+			switch rng.IntN(4) {
+			case 0:
+				c.w[r*c.ld+i] = v
+			case 1:
+				c.p[r*c.ld+i] = v
+			case 2:
+				c.a[r] = v
+			default:
+				c.zn[i] = math.Abs(v)
+			}
+		}
+		c.name += "/special"
+	}
+	return c
+}
+
+// want returns the five results of row r written out as SchurRows
+// documents them.
+func (c schurRowsCase) want(r int) [5]float64 {
+	s, mag := c.a[r], math.Abs(c.a[r])
+	var pn, w1, zp float64
+	for i := range c.k {
+		w, p := c.w[r*c.ld+i], c.p[r*c.ld+i]
+		t := float64(w * p)
+		s = s - t
+		mag = mag + math.Abs(t)
+		ap := float64(math.Abs(p) * c.zn[i])
+		if math.Float64bits(ap) > math.Float64bits(pn) {
+			pn = ap
+		}
+		w1 = w1 + float64(math.Abs(w)*c.iz[i])
+		zp = zp + ap
+	}
+	return [5]float64{s, mag, pn, w1, zp}
+}
+
+// check compares out (five rows of stride ldo) with want, bit for bit
+// (NaN for NaN), and that the entries between its rows kept the sentinel.
+func (c schurRowsCase) check(t *testing.T, out []float64, who string) {
+	t.Helper()
+	for r := range c.n {
+		want := c.want(r)
+		for q, x := range want {
+			got := out[q*c.ldo+r]
+			if math.Float64bits(got) != math.Float64bits(x) && !(math.IsNaN(got) && math.IsNaN(x)) {
+				t.Fatalf("%s: %s: result %d of row %d = %v, want %v", c.name, who, q, r, got, x)
+			}
+		}
+	}
+	for i, o := range out {
+		if i%c.ldo >= c.n && o != sentinel {
+			t.Fatalf("%s: %s: out[%d] between the rows changed to %v", c.name, who, i, o)
+		}
+	}
+}
+
+// TestSchurRows checks SchurRows against the loop its contract writes out,
+// bit for bit, in every build: every n = 0…13 and more rows (the assembly's
+// groups of four rows and the overlapping last group), k = 0…40 (chunks of
+// four columns and every tail), padded strides, and NaN, ±Inf, ±0 and huge
+// entries in W, P, a and zn.
+func TestSchurRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(61, 62))
+	for _, n := range append(seq(0, 13), 16, 31, 64, 257) {
+		for k := 0; k <= 40; k++ {
+			for _, special := range []bool{false, true} {
+				c := newSchurRowsCase(rng, n, k, special)
+				out := filled(4*c.ldo+n, sentinel)
+				SchurRows(n, k, c.a, c.w, c.p, c.ld, c.zn, c.iz, out, c.ldo)
+				c.check(t, out, "SchurRows")
+			}
+		}
+	}
+	z := make([]float64, 10)
+	expectPanics(t, []panicCase{
+		{"SchurRows", func() { SchurRows(-1, 1, z, z, z, 1, z, z, z, 0) }},
+		{"SchurRows", func() { SchurRows(1, 2, z, z, z, 1, z, z, z, 1) }},
+		{"SchurRows", func() { SchurRows(1, 2, z, z, z, 2, z[:1], z, z, 1) }},
+		{"SchurRows", func() { SchurRows(2, 2, z, z[:3], z, 2, z, z, z, 2) }},
+		{"SchurRows", func() { SchurRows(2, 2, z, z, z, 2, z, z, z[:9], 2) }},
+	})
+}
+
+// det4RowsWant is Det4Rows's expression written out for entry j.
+func det4RowsWant(sc *[8]float64, in [9][]float64, j int) float64 {
+	m0, m2, m3, m8, m12, b03, b02, b23 := sc[0], sc[1], sc[2], sc[3], sc[4], sc[5], sc[6], sc[7]
+	m1, m4, m5, m6, m7, m9, m13, c13, c12 := in[0][j], in[1][j], in[2][j], in[3][j], in[4][j], in[5][j], in[6][j], in[7][j], in[8][j]
+	t01 := float64(m0*m5) - float64(m1*m4)
+	t02 := float64(m0*m6) - float64(m2*m4)
+	t03 := float64(m0*m7) - float64(m3*m4)
+	t12 := float64(m1*m6) - float64(m2*m5)
+	t13 := float64(m1*m7) - float64(m3*m5)
+	t23 := float64(m2*m7) - float64(m3*m6)
+	b01 := float64(m8*m13) - float64(m9*m12)
+	r := 0 + float64(t01*b23)
+	r = r - float64(t02*c13)
+	r = r + float64(t03*c12)
+	r = r + float64(t12*b03)
+	r = r - float64(t13*b02)
+	return r + float64(t23*b01)
+}
+
+// newDet4RowsCase returns random scalars and nine inputs of length n (one
+// entry longer, NaN, past the end), with NaN, ±Inf and ±0 put in some.
+func newDet4RowsCase(rng *rand.Rand, n int, special bool) (*[8]float64, [9][]float64) {
+	var sc [8]float64
+	for i := range sc {
+		sc[i] = entry(rng)
+	}
+	var in [9][]float64
+	for i := range in {
+		in[i] = append(randSlice(rng, n), math.NaN())
+	}
+	if special {
+		vals := []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1)}
+		for range 1 + rng.IntN(3) {
+			v := vals[rng.IntN(len(vals))]
+			if rng.IntN(4) == 0 || n == 0 {
+				sc[rng.IntN(8)] = v
+			} else {
+				in[rng.IntN(9)][rng.IntN(n)] = v
+			}
+		}
+	}
+	return &sc, in
+}
+
+// TestDet4Rows checks Det4Rows against its expression written out, bit
+// for bit (NaN for NaN), for n = 0…40 (the assembly's groups of four and
+// every tail), with NaN, ±Inf and ±0 among the entries, in every build.
+func TestDet4Rows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(81, 82))
+	for n := 0; n <= 40; n++ {
+		for trial := range 6 {
+			sc, in := newDet4RowsCase(rng, n, trial%2 == 1)
+			r := filled(n+1, sentinel)
+			Det4Rows(r[:n], sc, in[0], in[1], in[2], in[3], in[4], in[5], in[6], in[7], in[8])
+			for j := range n {
+				want := det4RowsWant(sc, in, j)
+				if math.Float64bits(r[j]) != math.Float64bits(want) && !(math.IsNaN(r[j]) && math.IsNaN(want)) {
+					t.Fatalf("n=%d trial %d: r[%d] = %v, want %v", n, trial, j, r[j], want)
+				}
+			}
+			if r[n] != sentinel {
+				t.Fatalf("n=%d: entry past r written", n)
+			}
+		}
+	}
+	z := make([]float64, 4)
+	expectPanics(t, []panicCase{
+		{"Det4Rows", func() { Det4Rows(make([]float64, 5), &[8]float64{}, z, z, z, z, z, z, z, z, z) }},
+	})
+}

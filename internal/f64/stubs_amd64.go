@@ -129,3 +129,25 @@ func prefetch(p unsafe.Pointer, n uintptr) {
 		prefetchAsm(p, n)
 	}
 }
+
+//go:noescape
+func schurRowsAVX2(out *float64, ldo int, a, w, p *float64, ld int, zn, izn *float64, n, k int)
+
+func schurRows(n, k int, a, w, p []float64, ld int, zn, izn []float64, out []float64, ldo int) {
+	if !useAsm || n < 4 {
+		schurRowsGo(n, k, a, w, p, ld, zn, izn, out, ldo)
+		return
+	}
+	schurRowsAVX2(&out[0], ldo, &a[0], &w[0], &p[0], ld, &zn[0], &izn[0], n, k)
+}
+
+//go:noescape
+func det4RowsAVX2(r *float64, sc *[8]float64, m1, m4, m5, m6, m7, m9, m13, c13, c12 *float64, n int)
+
+func det4Rows(r []float64, sc *[8]float64, m1, m4, m5, m6, m7, m9, m13, c13, c12 []float64) {
+	if useAsm {
+		det4RowsAVX2(&r[0], sc, &m1[0], &m4[0], &m5[0], &m6[0], &m7[0], &m9[0], &m13[0], &c13[0], &c12[0], len(r))
+		return
+	}
+	det4RowsGo(r, sc, m1, m4, m5, m6, m7, m9, m13, c13, c12)
+}

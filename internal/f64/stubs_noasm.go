@@ -36,3 +36,11 @@ func adam(x, m, v, g []float64, c *AdamCoef) float64 { return adamGo(x, m, v, g,
 const useAsm = false
 
 func prefetch(p unsafe.Pointer, n uintptr) { prefetchGo(p, n) }
+
+func schurRows(n, k int, a, w, p []float64, ld int, zn, izn []float64, out []float64, ldo int) {
+	schurRowsGo(n, k, a, w, p, ld, zn, izn, out, ldo)
+}
+
+func det4Rows(r []float64, sc *[8]float64, m1, m4, m5, m6, m7, m9, m13, c13, c12 []float64) {
+	det4RowsGo(r, sc, m1, m4, m5, m6, m7, m9, m13, c13, c12)
+}
