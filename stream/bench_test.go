@@ -95,35 +95,51 @@ func BenchmarkOfflineGreedy(b *testing.B) {
 	}
 }
 
-// benchVectors runs a whole stream of vector items per iteration (a
-// model's items as copies in reused buffers, ModelSource: the in-memory
-// vector path, blocks filled from the source) on the fast oracle of the
-// model's kernel, with block scoring, and reports items/s and the
-// process's CPU time per item (cpu-ns/item; 0 where it cannot be read).
+// benchVectors runs a whole stream of vector items per iteration on the
+// fast oracle of the model's kernel, with block scoring, blocks filled from
+// the source, and reports items/s and the process's CPU time per item
+// (cpu-ns/item; 0 where it cannot be read). Two sources: the model's items
+// copied into reused buffers as they are read (ModelSource, as a reader
+// delivers them: "vectors"), and items already in memory as vectors,
+// handed out without copies (SliceSource: "vectors/source=slice").
 func benchVectors(b *testing.B, name string, k, d, n int) {
 	m := ndpp.Random(n, d, 1, ndpp.RandomOptions{})
 	order := IDOrder(n)
-	mk := algoByName(name, false)
 	b.Run(fmt.Sprintf("k=%d/d=%d/vectors", k, d), func(b *testing.B) {
-		b.ReportAllocs()
-		cpu0 := processCPU()
-		for i := 0; i < b.N; i++ {
-			o, err := detcache.NewFastKernel(detcache.KernelOf(m), k)
-			if err != nil {
-				b.Fatal(err)
-			}
-			s, err := mk(o, k, n)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := RunItems(s, ModelSource(m, order), RunOptions{}); err != nil {
-				b.Fatal(err)
-			}
-		}
-		cpu := processCPU() - cpu0
-		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "items/s")
-		b.ReportMetric(float64(cpu.Nanoseconds())/(float64(n)*float64(b.N)), "cpu-ns/item")
+		runVectors(b, name, m, k, func() LenSource { return ModelSource(m, order) })
 	})
+	items := make([]detcache.Item, n) // views of the model's rows
+	vRows, bRows, _, _ := m.Rows()
+	for i := range items {
+		items[i] = detcache.Item{ID: i, V: vRows[i*d : (i+1)*d], B: bRows[i*d : (i+1)*d]}
+	}
+	b.Run(fmt.Sprintf("k=%d/d=%d/vectors/source=slice", k, d), func(b *testing.B) {
+		runVectors(b, name, m, k, func() LenSource { return SliceSource(items) })
+	})
+}
+
+// runVectors is benchVectors' loop for one source.
+func runVectors(b *testing.B, name string, m *ndpp.Model, k int, src func() LenSource) {
+	n := m.N()
+	mk := algoByName(name, false)
+	b.ReportAllocs()
+	cpu0 := processCPU()
+	for i := 0; i < b.N; i++ {
+		o, err := detcache.NewFastKernel(detcache.KernelOf(m), k)
+		if err != nil {
+			b.Fatal(err)
+		}
+		s, err := mk(o, k, n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := RunItems(s, src(), RunOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cpu := processCPU() - cpu0
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "items/s")
+	b.ReportMetric(float64(cpu.Nanoseconds())/(float64(n)*float64(b.N)), "cpu-ns/item")
 }
 
 func BenchmarkVectorsOnlineLSS(b *testing.B) {
