@@ -227,16 +227,7 @@ func (o *Fast) ScoreBlockItems(b *Block, items []Item) bool {
 // whose b_tᵀCb_t is zero: L_tt = δ + v·v, from vv = ‖v‖² and bsq = ‖b‖²
 // (summed as sumSq sums them).
 func (o *Fast) blockCandSkew(b *Block, c int, inS uint64, vv, bsq float64) {
-	x := &b.cands[c]
-	o.begin(x, x.item, o.posInS(x.item, inS))
-	ltt, zz := vv, vv+bsq
-	if o.hasDiag {
-		dt := x.r.delta
-		ltt += dt
-		zz += dt
-	}
-	x.ltt, b.zt[c] = ltt, math.Sqrt(zz)
-	x.logz2 = math.NaN() // only the value methods' zero rule reads it
+	o.startCand(b, c, inS, vv, vv+bsq)
 }
 
 // copySumSq copies src to dst (as long) and returns Σ x², summed as sumSq
@@ -293,10 +284,15 @@ func (o *Fast) posInS(it int, inS uint64) int {
 // blockCand starts column c of a block, whose item and δ are set, from
 // its vectors v, b and bᵀC: its stamp, position in S, L_tt and ‖z_t‖.
 func (o *Fast) blockCand(b *Block, c int, inS uint64, v, bv, bc []float64) {
+	vv, bsq, bcb := rowDots(v, bv, bc)
+	o.startCand(b, c, inS, vv+bcb, vv+bsq)
+}
+
+// startCand starts column c from L_tt and ‖z_t‖² without the item's δ
+// (added here with a diagonal): its stamp, position in S, L_tt and ‖z_t‖.
+func (o *Fast) startCand(b *Block, c int, inS uint64, ltt, zz float64) {
 	x := &b.cands[c]
 	o.begin(x, x.item, o.posInS(x.item, inS))
-	vv, bsq, bcb := rowDots(v, bv, bc)
-	ltt, zz := vv+bcb, vv+bsq
 	if o.hasDiag {
 		dt := x.r.delta
 		ltt += dt
