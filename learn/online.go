@@ -98,7 +98,7 @@ type OnlineOptions struct {
 	// baseline (RESULTS.md).
 	RateScale float64
 	// DiagLR is the learning rate of the diagonal's corrections φᵢ
-	// (default 0.01).
+	// (default DefaultOnlineDiagLR).
 	DiagLR float64
 	// Alpha, Beta weight R(V_S, B_S) = α Σ‖vᵢ‖²/μᵢ + β Σ‖bᵢ‖²/μᵢ over the
 	// basket, μᵢ the occurrences of item i so far (for B = V only α).
@@ -142,6 +142,15 @@ type OnlineOptions struct {
 	FixC bool
 }
 
+// DefaultOnlineDiagLR is the online learner's default learning rate of the
+// diagonal's corrections φᵢ (log δᵢ = log rᵢ + φᵢ, rᵢ the rate of item i's
+// running count). One pass takes one step on φᵢ per occurrence of item i, so
+// the corrections of all but the most frequent items rest on a few steps;
+// 0.03 lets them get where the embeddings need them within the pass
+// (learn/RESULTS.md compares 0.003–0.1 on eighteen real sets and two
+// synthetic catalogues).
+const DefaultOnlineDiagLR = 0.03
+
 func (o OnlineOptions) withDefaults() OnlineOptions {
 	if o.D == 0 {
 		o.D = 30
@@ -156,7 +165,7 @@ func (o OnlineOptions) withDefaults() OnlineOptions {
 		}
 	}
 	if o.DiagLR == 0 {
-		o.DiagLR = 0.01
+		o.DiagLR = DefaultOnlineDiagLR
 	}
 	if o.RateScale == 0 {
 		o.RateScale = 0.1
