@@ -64,7 +64,7 @@ func illModel(t testing.TB, seed uint64, n, d int, kind int) *ndpp.Model {
 
 // TestFastIllConditioned compares every value of random operation
 // sequences with a fresh LU on damaged models (illModel), without a
-// diagonal and with one (diagScales, some partial; k up to 3d + 4).
+// diagonal and with one (ndpptest.DiagScales, some partial; k up to 3d + 4).
 func TestFastIllConditioned(t *testing.T) {
 	sequences := 300
 	if testing.Short() || raceEnabled {

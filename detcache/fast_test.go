@@ -10,6 +10,7 @@ import (
 
 	"github.com/ndpp-go/ndpp/blas"
 	"github.com/ndpp-go/ndpp/internal/f64"
+	"github.com/ndpp-go/ndpp/internal/ndpptest"
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
@@ -246,34 +247,15 @@ func randomSize(rng *rand.Rand, beyond bool) (k, d, n int) {
 	return k, d, n
 }
 
-// diagScales are the sizes of the diagonals the tests add to their models,
-// δᵢ = scale·e^{N(0,1)}: from nearly low-rank (1e-8) to nearly diagonal (10).
-var diagScales = []float64{1e-8, 1e-4, 1e-2, 1, 10}
+// diagCase picks a diagonal for a test model from a seed
+// (ndpptest.DiagCase).
+func diagCase(seed uint64) (scale float64, partial bool) { return ndpptest.DiagCase(seed) }
 
-// diagCase picks a diagonal for a test model from a seed: a scale of
-// diagScales, and every third time a partial diagonal.
-func diagCase(seed uint64) (scale float64, partial bool) {
-	return diagScales[seed%uint64(len(diagScales))], seed%3 == 0
-}
-
-// withDiag returns m with a seeded diagonal of the given scale added (V, B
-// and C unchanged). With partial, about half of the items get δᵢ = 0, so
-// that sets of those items keep the rank bound 2d and can be singular.
+// withDiag returns m with a seeded diagonal of the given scale added
+// (ndpptest.WithDiag).
 func withDiag(t testing.TB, m *ndpp.Model, scale float64, seed uint64, partial bool) *ndpp.Model {
 	t.Helper()
-	v, b, _, c := m.Rows()
-	if m.Shared() {
-		b = nil
-	}
-	rng := rand.New(rand.NewPCG(seed, 31))
-	delta := make([]float64, m.N())
-	for i := range delta {
-		delta[i] = scale * math.Exp(rng.NormFloat64())
-		if partial && rng.IntN(2) == 0 {
-			delta[i] = 0
-		}
-	}
-	dm, err := ndpp.NewFromRows(m.N(), m.D(), v, b, c, ndpp.WithDiag(delta))
+	dm, err := ndpptest.WithDiag(m, scale, seed, partial)
 	require.NoError(t, err)
 	return dm
 }
@@ -309,7 +291,7 @@ func (tot *seqTotals) log(t *testing.T, what string, sequences int) {
 
 // TestFastRandomSequences compares every value of random operation
 // sequences with a fresh LU, on Gaussian models without a diagonal (k ≤ 2d)
-// and with one (diagScales, some partial; k up to 3d + 4).
+// and with one (ndpptest.DiagScales, some partial; k up to 3d + 4).
 func TestFastRandomSequences(t *testing.T) {
 	sequences := 1500
 	if testing.Short() || raceEnabled {

@@ -279,19 +279,7 @@ func newLocalSearch(o detcache.Oracle, k int, start []int, opt LocalSearchOption
 			}
 		}
 	}
-	pool := opt.Pool
-	switch {
-	case opt.SinglesOnly:
-		pool = 0
-	case pool == 0:
-		pool = DefaultPoolPerItem * k
-	case pool < 0:
-		pool = free
-	}
-	pool = min(pool, free-k)
-	if pool < 2 {
-		pool = 0 // no pair of items outside S
-	}
+	pool := resolvePool(opt, k, free)
 	maxP := opt.MaxPasses
 	if maxP == 0 {
 		maxP = DefaultMaxPasses
@@ -634,4 +622,24 @@ func (p *poolHeap) sorted() []poolEntry {
 		return 0
 	})
 	return out
+}
+
+// resolvePool is the number of candidates outside S that LocalSearch tries
+// in pairs for the options, k and the free candidates (those not fixed):
+// 0 for singles only or when fewer than two items lie outside S.
+func resolvePool(opt LocalSearchOptions, k, free int) int {
+	pool := opt.Pool
+	switch {
+	case opt.SinglesOnly:
+		pool = 0
+	case pool == 0:
+		pool = DefaultPoolPerItem * k
+	case pool < 0:
+		pool = free
+	}
+	pool = min(pool, free-k)
+	if pool < 2 {
+		pool = 0 // no pair of items outside S
+	}
+	return pool
 }

@@ -134,24 +134,6 @@ func refLocalSearch(m *ndpp.Model, k int, fixed, start, cands []int, eps float64
 	return out
 }
 
-// resolvePool is LocalSearch's pool size for the options.
-func resolvePool(opt LocalSearchOptions, k, nCands int) int {
-	pool := opt.Pool
-	switch {
-	case opt.SinglesOnly:
-		pool = 0
-	case pool == 0:
-		pool = DefaultPoolPerItem * k
-	case pool < 0:
-		pool = nCands
-	}
-	pool = min(pool, nCands-k)
-	if pool < 2 {
-		pool = 0
-	}
-	return pool
-}
-
 // withDiagScale returns m with a random diagonal δᵢ = scale·e^{N(0,1)}.
 func withDiagScale(m *ndpp.Model, seed uint64, scale float64) *ndpp.Model {
 	rng := rand.New(rand.NewPCG(seed, 99))

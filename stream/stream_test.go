@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndpp-go/ndpp/detcache"
+	"github.com/ndpp-go/ndpp/internal/ndpptest"
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
@@ -80,29 +81,11 @@ func instance(seed uint64) *ndpp.Model {
 	return mm
 }
 
-// diagScales are the sizes of the diagonals the tests add to their models,
-// δᵢ = scale·e^{N(0,1)}: from nearly low-rank (1e-8) to nearly diagonal (10).
-var diagScales = []float64{1e-8, 1e-4, 1e-2, 1, 10}
-
 // withDiag returns m with a seeded diagonal added (V, B and C unchanged):
-// the scale is diagScales[seed mod 5], and every third seed leaves about
-// half of the items without a diagonal entry (partial: sets of those items
-// keep the rank bound 2d).
+// the scale and whether it is partial follow the seed (ndpptest.DiagCase).
 func withDiag(m *ndpp.Model, seed uint64) *ndpp.Model {
-	scale, partial := diagScales[seed%uint64(len(diagScales))], seed%3 == 0
-	v, b, _, c := m.Rows()
-	if m.Shared() {
-		b = nil
-	}
-	rng := rand.New(rand.NewPCG(seed, 31))
-	delta := make([]float64, m.N())
-	for i := range delta {
-		delta[i] = scale * math.Exp(rng.NormFloat64())
-		if partial && rng.IntN(2) == 0 {
-			delta[i] = 0
-		}
-	}
-	dm, err := ndpp.NewFromRows(m.N(), m.D(), v, b, c, ndpp.WithDiag(delta))
+	scale, partial := ndpptest.DiagCase(seed)
+	dm, err := ndpptest.WithDiag(m, scale, seed, partial)
 	if err != nil {
 		panic(err)
 	}
