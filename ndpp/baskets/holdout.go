@@ -103,8 +103,12 @@ func (h *HoldOut) Next() ([]int, error) {
 
 // tooFew is the error of a stream with no more baskets than are held out.
 func (h *HoldOut) tooFew() error {
-	return fmt.Errorf("baskets: the stream has %d baskets; need more than %d validation + %d test baskets",
-		h.read, h.nVal, h.nVT-h.nVal)
+	noun := "baskets"
+	if h.read == 1 {
+		noun = "basket"
+	}
+	return fmt.Errorf("baskets: the stream has %d %s; need more than %d validation + %d test baskets",
+		h.read, noun, h.nVal, h.nVT-h.nVal)
 }
 
 // Read returns the number of baskets read from the source so far.

@@ -145,6 +145,8 @@ func TestHoldOutErrors(t *testing.T) {
 	require.ErrorContains(t, err, "the stream has 5 baskets; need more than 2 validation + 3 test baskets")
 	_, err = short.Next()
 	require.ErrorContains(t, err, "need more than", "repeated")
+	_, _, _, err = HoldOutSlice(numbered(1), 2, 3, 1)
+	require.ErrorContains(t, err, "the stream has 1 basket; need more than")
 
 	h, err := NewHoldOut(&failingSource{n: 7}, 2, 2, 1)
 	require.NoError(t, err)
