@@ -2,6 +2,7 @@ package learn
 
 import (
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -146,4 +147,43 @@ func apparel(b *testing.B) ([][]int, int) {
 		b.Skip("apparel registries not available:", err)
 	}
 	return data, voc.Len()
+}
+
+// BenchmarkOnlineCatalogue times one online pass (default options, d = 30)
+// over 10⁵ synthetic baskets (baskets.NewSynthetic: mean size 8, power-law
+// popularity, co-purchases within topics) drawn from catalogues of 10² to
+// 10⁵ items, read from memory. ns/basket shows how the cost of a step
+// depends on the catalogue's size n.
+func BenchmarkOnlineCatalogue(b *testing.B) {
+	const count = 100_000
+	for _, n := range []int{100, 1_000, 10_000, 100_000} {
+		src, err := baskets.NewSynthetic(baskets.SyntheticOptions{N: n, Count: count, Seed: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var data [][]int
+		for {
+			bk, err := src.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			data = append(data, append([]int(nil), bk...))
+		}
+		b.Run(fmt.Sprintf("n=%d/d=30", n), func(b *testing.B) {
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				runtime.GC()
+				b.StartTimer()
+				if _, err := TrainOnline(SliceSource(data), OnlineOptions{D: 30, Seed: 1}, OnlineRun{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(data)), "ns/basket")
+		})
+	}
 }
