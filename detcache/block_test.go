@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ndpp-go/ndpp/internal/ndpptest"
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
@@ -294,7 +295,7 @@ func TestBlockMatchesDirect(t *testing.T) {
 		}
 		label := fmt.Sprintf("seed %d kind %d (d %d, n %d)", seed, kind, d, n)
 		if seed > uint64(sequences) { // the last third with a diagonal
-			scale, partial := diagCase(seed)
+			scale, partial := ndpptest.DiagCase(seed)
 			m = withDiag(t, m, scale, seed, partial)
 			if rng.IntN(2) == 0 {
 				k = 2*d + 1 + rng.IntN(2) // beyond 2d

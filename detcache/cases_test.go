@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ndpp-go/ndpp/internal/ndpptest"
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
@@ -87,7 +88,7 @@ func TestFastIllConditioned(t *testing.T) {
 			m := illModel(t, seed, n, d, kind)
 			label := fmt.Sprintf("seed %d kind %d (k %d, d %d, n %d)", seed, kind, k, d, n)
 			if withD {
-				scale, partial := diagCase(seed)
+				scale, partial := ndpptest.DiagCase(seed)
 				m = withDiag(t, m, scale, seed, partial)
 				label += fmt.Sprintf(" diagonal %g partial %v", scale, partial)
 			}
@@ -136,7 +137,7 @@ func TestFastMatchesNaive(t *testing.T) {
 		m := ndpp.Random(n, d, seed, ndpp.RandomOptions{Shared: seed%2 == 0})
 		label := fmt.Sprintf("seed %d (k %d, d %d, n %d)", seed, k, d, n)
 		if seed > uint64(sequences) {
-			scale, partial := diagCase(seed)
+			scale, partial := ndpptest.DiagCase(seed)
 			m = withDiag(t, m, scale, seed, partial)
 			if rng.IntN(2) == 0 {
 				k = min(2*d+1+rng.IntN(d+4), n-3, kBeyond) // beyond 2d for small d
@@ -501,7 +502,7 @@ func TestFastRefreshMatchesPrepare(t *testing.T) {
 		n := k + 20
 		m := ndpp.Random(n, d, seed, ndpp.RandomOptions{})
 		if seed > 40 { // with a diagonal, k up to 2d + 3
-			scale, partial := diagCase(seed)
+			scale, partial := ndpptest.DiagCase(seed)
 			m = withDiag(t, m, scale, seed, partial)
 			k = 1 + rng.IntN(2*d+3)
 		}

@@ -247,10 +247,6 @@ func randomSize(rng *rand.Rand, beyond bool) (k, d, n int) {
 	return k, d, n
 }
 
-// diagCase picks a diagonal for a test model from a seed
-// (ndpptest.DiagCase).
-func diagCase(seed uint64) (scale float64, partial bool) { return ndpptest.DiagCase(seed) }
-
 // withDiag returns m with a seeded diagonal of the given scale added
 // (ndpptest.WithDiag).
 func withDiag(t testing.TB, m *ndpp.Model, scale float64, seed uint64, partial bool) *ndpp.Model {
@@ -309,7 +305,7 @@ func TestFastRandomSequences(t *testing.T) {
 			m := ndpp.Random(n, d, seed, ndpp.RandomOptions{Shared: seed%4 == 0, BlockDiagonal: seed%3 == 0})
 			label := fmt.Sprintf("seed %d (k %d, d %d, n %d)", seed, k, d, n)
 			if withD {
-				scale, partial := diagCase(seed)
+				scale, partial := ndpptest.DiagCase(seed)
 				m = withDiag(t, m, scale, seed, partial)
 				label += fmt.Sprintf(" diagonal %g partial %v", scale, partial)
 			}
@@ -402,7 +398,7 @@ func TestFastErrorBoundsHold(t *testing.T) {
 			}
 			label := fmt.Sprintf("seed %d kind %d (d %d, n %d)", seed, kind, d, n)
 			if withD {
-				scale, partial := diagCase(seed)
+				scale, partial := ndpptest.DiagCase(seed)
 				m = withDiag(t, m, scale, seed, partial)
 				label += fmt.Sprintf(" diagonal %g partial %v", scale, partial)
 			}

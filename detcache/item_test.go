@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ndpp-go/ndpp/internal/ndpptest"
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
@@ -148,7 +149,7 @@ func TestVectorItemsMatchModel(t *testing.T) {
 		case 0:
 			m = ndpp.Random(n, d, seed, ndpp.RandomOptions{})
 		case 1:
-			scale, partial := diagCase(seed)
+			scale, partial := ndpptest.DiagCase(seed)
 			m = withDiag(t, ndpp.Random(n, d, seed, ndpp.RandomOptions{}), scale, seed, partial)
 			if rng.IntN(2) == 0 {
 				k = min(2*d+1+rng.IntN(4), n)

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ndpp-go/ndpp/internal/ndpptest"
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
@@ -91,7 +92,7 @@ func TestPairRatioMatchesLoop(t *testing.T) {
 			m = ndpp.Random(n, d, seed, ndpp.RandomOptions{})
 		}
 		if seed > 60 { // with a diagonal, k up to 2d + 2
-			scale, partial := diagCase(seed)
+			scale, partial := ndpptest.DiagCase(seed)
 			m = withDiag(t, m, scale, seed, partial)
 			k = 2 + rng.IntN(2*d+1)
 		}
