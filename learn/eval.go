@@ -63,6 +63,13 @@ type Metrics struct {
 	Prec5                                       float64
 	Prec10                                      float64
 	MPRMicro, AUCMicro, Prec5Micro, Prec10Micro float64
+	// AUCPaired is the share of test baskets that score above their own
+	// random basket of the same size (ties count one half): the AUC's
+	// comparison restricted to baskets of equal size. AUC and AUCMicro
+	// also compare baskets of different sizes, whose scores differ by
+	// about log δ per item, so they depend on how the test baskets' sizes
+	// spread within (or across) the bins as much as on the model.
+	AUCPaired float64
 
 	Eps       float64 // ε of TestLL and of the AUC's basket scores
 	Baskets   int     // test baskets scored (LL, AUC)
@@ -87,7 +94,8 @@ type Metrics struct {
 // the percentile rank is PR = 1 − #{j : s_j ≥ s_t} / #{j : s_j ≠ 0}, and
 // Prec@k is 1 when fewer than k items score strictly above t. For the AUC
 // each test basket is paired with a uniformly random basket of the same
-// size (seeded), both scored by log det L_S. The reported figure of each
+// size (seeded), both scored by log det L_S (AUCPaired compares each basket
+// with its own random basket only). The reported figure of each
 // metric is the unweighted mean over three size buckets: log10 of the size
 // cut into 3 equal-width bins (right-closed) over the test baskets, using the
 // size after removing the held-out item for MPR and Prec@k and the full
@@ -168,12 +176,15 @@ func Evaluate(m *ndpp.Model, test [][]int, opt EvalOptions) (*Metrics, error) {
 	neg := make([][]int, len(baskets))
 	for i, s := range baskets {
 		neg[i] = sampleDistinct(rng, n, min(len(s), n))
+		// In the test baskets' order, so that a set drawn twice scores the same bits.
+		slices.SortFunc(neg[i], func(a, b int) int { return cmpInt64(key(a), key(b)) })
 	}
 	negs, err := m.LogDetsEps(neg, opt.Workers, eps)
 	if err != nil {
 		return nil, err
 	}
 	met.AUCMicro = auc(pos, negs)
+	met.AUCPaired = pairedWins(pos, negs)
 	bk := sizeBucketsIn(sizes, sizes)
 	sum, cnt := 0.0, 0
 	for b := 0; b < 3; b++ {
@@ -280,6 +291,21 @@ func bucketMean(x []float64, bk []int) float64 {
 		}
 	}
 	return tot / float64(nb)
+}
+
+// pairedWins is the share of i with pos[i] > neg[i], ties counting one
+// half.
+func pairedWins(pos, neg []float64) float64 {
+	w := 0.0
+	for i, p := range pos {
+		switch {
+		case p > neg[i]:
+			w++
+		case p == neg[i]:
+			w += 0.5
+		}
+	}
+	return w / float64(len(pos))
 }
 
 // auc is the area under the ROC curve of separating pos from neg by score

@@ -139,7 +139,51 @@ func TestEvaluateMatchesBruteForce(t *testing.T) {
 		require.Equal(t, got.AUC, again.AUC)
 		require.Equal(t, got.AUCMicro, again.AUCMicro)
 		require.True(t, got.AUC >= 0 && got.AUC <= 1 && got.AUCMicro >= 0 && got.AUCMicro <= 1)
+		require.Equal(t, got.AUCPaired, again.AUCPaired)
+
+		// The AUCs against the same random baskets (drawn as Evaluate
+		// draws them), scored by fresh LU: pairs of every size for the
+		// micro AUC, each basket with its own random basket for the paired.
+		negRng := rand.New(rand.NewPCG(4, 0xa0c))
+		var pos, neg []float64
+		for _, s := range test {
+			u := slices.Compact(slices.Sorted(slices.Values(s)))
+			pos = append(pos, directLogDet(directKernel(p, u, 0.01)))
+			neg = append(neg, directLogDet(directKernel(p, slices.Sorted(slices.Values(sampleDistinct(negRng, n, len(u)))), 0.01)))
+		}
+		var pairs, paired float64
+		for i, a := range pos {
+			for j, b := range neg {
+				w := b2f(a > b) + b2f(a == b)/2
+				pairs += w
+				if i == j {
+					paired += w
+				}
+			}
+		}
+		nt := float64(len(test))
+		require.InDelta(t, pairs/(nt*nt), withEps.AUCMicro, metricTol)
+		require.InDelta(t, paired/nt, withEps.AUCPaired, metricTol)
 	}
+}
+
+// An independent-items model with one rate for every item gives every basket
+// of a size the same score: the paired AUC is exactly one half, and a
+// basket's random partner never decides it. The micro AUC compares sizes.
+func TestAUCPairedComparesEqualSizes(t *testing.T) {
+	n := 40
+	m, err := independentModel(slices.Repeat([]float64{3}, n), 100)
+	require.NoError(t, err)
+	var test [][]int
+	for k := 1; k <= 8; k++ {
+		for r := 0; r < 5; r++ {
+			test = append(test, rand.New(rand.NewPCG(uint64(k), uint64(r))).Perm(n)[:k])
+		}
+	}
+	got, err := Evaluate(m, test, EvalOptions{Seed: 1})
+	require.NoError(t, err)
+	require.Equal(t, 0.5, got.AUCPaired)
+	require.Equal(t, 0.5, got.AUCMicro) // the same sizes on both sides: symmetric
 }
 
 func TestAUCMatchesPairCounting(t *testing.T) {

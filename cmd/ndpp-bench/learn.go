@@ -31,15 +31,18 @@ func init() {
 // metricsJSON is the output of `learn --json` and `eval --json`; the paper
 // protocol is in the unsuffixed fields.
 type metricsJSON struct {
-	Mode        string   `json:"mode"`
-	D           int      `json:"d"`
-	TestLL      *float64 `json:"test_ll"`
-	MPR         *float64 `json:"mpr"`
-	AUC         *float64 `json:"auc"`
-	Prec5       *float64 `json:"prec5"`
-	Prec10      *float64 `json:"prec10"`
-	MPRMicro    *float64 `json:"mpr_micro"`
-	AUCMicro    *float64 `json:"auc_micro"`
+	Mode     string   `json:"mode"`
+	D        int      `json:"d"`
+	TestLL   *float64 `json:"test_ll"`
+	MPR      *float64 `json:"mpr"`
+	AUC      *float64 `json:"auc"`
+	Prec5    *float64 `json:"prec5"`
+	Prec10   *float64 `json:"prec10"`
+	MPRMicro *float64 `json:"mpr_micro"`
+	AUCMicro *float64 `json:"auc_micro"`
+	// AUCPaired is the share of test baskets scoring above their own
+	// random basket of the same size (the AUCs above also compare sizes).
+	AUCPaired   *float64 `json:"auc_paired"`
 	Prec5Micro  *float64 `json:"prec5_micro"`
 	Prec10Micro *float64 `json:"prec10_micro"`
 	Seconds     float64  `json:"seconds"`
@@ -54,12 +57,13 @@ type metricsJSON struct {
 	// The baselines on the same split (absent when there is no training
 	// data to count items in): ranking by training count, and the
 	// independent-items model's test log-likelihood.
-	BaselinePopularityMPR      *float64 `json:"baseline_popularity_mpr,omitempty"`
-	BaselinePopularityMPRMicro *float64 `json:"baseline_popularity_mpr_micro,omitempty"`
-	BaselinePopularityAUC      *float64 `json:"baseline_popularity_auc,omitempty"`
-	BaselinePopularityPrec5    *float64 `json:"baseline_popularity_prec5,omitempty"`
-	BaselinePopularityPrec10   *float64 `json:"baseline_popularity_prec10,omitempty"`
-	BaselineIndependentLL      *float64 `json:"baseline_independent_ll,omitempty"`
+	BaselinePopularityMPR       *float64 `json:"baseline_popularity_mpr,omitempty"`
+	BaselinePopularityMPRMicro  *float64 `json:"baseline_popularity_mpr_micro,omitempty"`
+	BaselinePopularityAUC       *float64 `json:"baseline_popularity_auc,omitempty"`
+	BaselinePopularityAUCPaired *float64 `json:"baseline_popularity_auc_paired,omitempty"`
+	BaselinePopularityPrec5     *float64 `json:"baseline_popularity_prec5,omitempty"`
+	BaselinePopularityPrec10    *float64 `json:"baseline_popularity_prec10,omitempty"`
+	BaselineIndependentLL       *float64 `json:"baseline_independent_ll,omitempty"`
 }
 
 // num maps non-finite values (a zero-determinant basket makes LL −Inf) to
@@ -75,12 +79,13 @@ func num(x float64) *float64 {
 // baselines' (Baselines on the same split) into the output record.
 func toMetricsJSON(mode string, d int, m, base *learn.Metrics, seconds, passes float64, baskets int) metricsJSON {
 	r := metricsJSON{Mode: mode, D: d, TestLL: num(m.TestLL), MPR: num(m.MPR), AUC: num(m.AUC),
-		Prec5: num(m.Prec5), Prec10: num(m.Prec10), MPRMicro: num(m.MPRMicro), AUCMicro: num(m.AUCMicro),
+		Prec5: num(m.Prec5), Prec10: num(m.Prec10), MPRMicro: num(m.MPRMicro), AUCMicro: num(m.AUCMicro), AUCPaired: num(m.AUCPaired),
 		Prec5Micro: num(m.Prec5Micro), Prec10Micro: num(m.Prec10Micro), Seconds: seconds, Passes: passes, Baskets: baskets,
 		Eps: m.Eps, BeyondRank: m.BeyondRank}
 	if base != nil {
 		r.BaselinePopularityMPR, r.BaselinePopularityMPRMicro = num(base.MPR), num(base.MPRMicro)
 		r.BaselinePopularityAUC, r.BaselinePopularityPrec5, r.BaselinePopularityPrec10 = num(base.AUC), num(base.Prec5), num(base.Prec10)
+		r.BaselinePopularityAUCPaired = num(base.AUCPaired)
 		r.BaselineIndependentLL = num(base.TestLL)
 	}
 	return r
@@ -114,12 +119,14 @@ func writeMetrics(e *env, g *globals, r metricsJSON, extra [][2]string) error {
 		fmt.Fprintf(tw, "\tpaper\tmicro\tpopularity (paper)\n")
 		fmt.Fprintf(tw, "MPR\t%s\t%s\t%s\n", f(r.MPR, "%.2f"), f(r.MPRMicro, "%.2f"), f(r.BaselinePopularityMPR, "%.2f"))
 		fmt.Fprintf(tw, "AUC\t%s\t%s\t%s\n", f(r.AUC, "%.4f"), f(r.AUCMicro, "%.4f"), f(r.BaselinePopularityAUC, "%.4f"))
+		fmt.Fprintf(tw, "AUC, same-size pairs\t%s\t\t%s\n", f(r.AUCPaired, "%.4f"), f(r.BaselinePopularityAUCPaired, "%.4f"))
 		fmt.Fprintf(tw, "Prec@5\t%s\t%s\t%s\n", f(r.Prec5, "%.2f"), f(r.Prec5Micro, "%.2f"), f(r.BaselinePopularityPrec5, "%.2f"))
 		fmt.Fprintf(tw, "Prec@10\t%s\t%s\t%s\n", f(r.Prec10, "%.2f"), f(r.Prec10Micro, "%.2f"), f(r.BaselinePopularityPrec10, "%.2f"))
 	} else {
 		fmt.Fprintf(tw, "\tpaper\tmicro\n")
 		fmt.Fprintf(tw, "MPR\t%s\t%s\n", f(r.MPR, "%.2f"), f(r.MPRMicro, "%.2f"))
 		fmt.Fprintf(tw, "AUC\t%s\t%s\n", f(r.AUC, "%.4f"), f(r.AUCMicro, "%.4f"))
+		fmt.Fprintf(tw, "AUC, same-size pairs\t%s\n", f(r.AUCPaired, "%.4f"))
 		fmt.Fprintf(tw, "Prec@5\t%s\t%s\n", f(r.Prec5, "%.2f"), f(r.Prec5Micro, "%.2f"))
 		fmt.Fprintf(tw, "Prec@10\t%s\t%s\n", f(r.Prec10, "%.2f"), f(r.Prec10Micro, "%.2f"))
 	}

@@ -15,7 +15,8 @@ import (
 )
 
 // learnJSONKeys are the fields of learn --json and eval --json.
-var learnJSONKeys = []string{"auc", "auc_micro", "baseline_independent_ll", "baseline_popularity_auc", "baseline_popularity_mpr",
+var learnJSONKeys = []string{"auc", "auc_micro", "auc_paired", "baseline_independent_ll", "baseline_popularity_auc",
+	"baseline_popularity_auc_paired", "baseline_popularity_mpr",
 	"baseline_popularity_mpr_micro", "baseline_popularity_prec10", "baseline_popularity_prec5", "baskets", "d", "eps", "mode",
 	"mpr", "mpr_micro", "passes", "prec10", "prec10_micro", "prec5", "prec5_micro", "seconds", "test_baskets_beyond_rank", "test_ll"}
 
@@ -70,7 +71,7 @@ func decodeMetrics(t *testing.T, out string) map[string]any {
 			t.Errorf("%s = %v, want a percentage", k, raw[k])
 		}
 	}
-	for _, k := range []string{"auc", "auc_micro"} {
+	for _, k := range []string{"auc", "auc_micro", "auc_paired"} {
 		if v, ok := raw[k].(float64); !ok || v < 0 || v > 1 {
 			t.Errorf("%s = %v, want a value in [0, 1]", k, raw[k])
 		}
