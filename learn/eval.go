@@ -70,6 +70,14 @@ type Metrics struct {
 	// about log δ per item, so they depend on how the test baskets' sizes
 	// spread within (or across) the bins as much as on the model.
 	AUCPaired float64
+	// Standard errors of TestLL, MPR, MPRMicro and AUCPaired over the test
+	// baskets: the sample standard deviation of the per-basket values over
+	// √count; for MPR the bins' means are taken as independent, √(Σ_b se_b²)
+	// over the number of bins. NaN when a mean rests on fewer than two
+	// values or is not finite. Two models scored on the same test baskets
+	// err together, so their difference is usually known better than these
+	// suggest.
+	TestLLSE, MPRSE, MPRMicroSE, AUCPairedSE float64
 
 	Eps       float64 // ε of TestLL and of the AUC's basket scores
 	Baskets   int     // test baskets scored (LL, AUC)
@@ -154,6 +162,7 @@ func Evaluate(m *ndpp.Model, test [][]int, opt EvalOptions) (*Metrics, error) {
 		}
 	}
 	met.TestLL = mean(pos) - m.LogNormalizer()
+	met.TestLLSE = stdErr(pos)
 
 	// Next-item prediction.
 	pr, p5, p10, prSizes, skipped, err := nextItemRanks(m, baskets, opt.Workers)
@@ -165,10 +174,12 @@ func Evaluate(m *ndpp.Model, test [][]int, opt EvalOptions) (*Metrics, error) {
 	if len(pr) > 0 {
 		bk := sizeBucketsIn(prSizes, prAll)
 		met.MPR, met.MPRMicro = 100*bucketMean(pr, bk), 100*mean(pr)
+		met.MPRSE, met.MPRMicroSE = 100*bucketStdErr(pr, bk), 100*stdErr(pr)
 		met.Prec5, met.Prec5Micro = 100*bucketMean(p5, bk), 100*mean(p5)
 		met.Prec10, met.Prec10Micro = 100*bucketMean(p10, bk), 100*mean(p10)
 	} else {
 		met.MPR, met.MPRMicro, met.Prec5, met.Prec5Micro, met.Prec10, met.Prec10Micro = nan6()
+		met.MPRSE, met.MPRMicroSE = math.NaN(), math.NaN()
 	}
 
 	// AUC against random baskets of the same sizes.
@@ -184,7 +195,7 @@ func Evaluate(m *ndpp.Model, test [][]int, opt EvalOptions) (*Metrics, error) {
 		return nil, err
 	}
 	met.AUCMicro = auc(pos, negs)
-	met.AUCPaired = pairedWins(pos, negs)
+	met.AUCPaired, met.AUCPairedSE = pairedWins(pos, negs)
 	bk := sizeBucketsIn(sizes, sizes)
 	sum, cnt := 0.0, 0
 	for b := 0; b < 3; b++ {
@@ -293,19 +304,54 @@ func bucketMean(x []float64, bk []int) float64 {
 	return tot / float64(nb)
 }
 
-// pairedWins is the share of i with pos[i] > neg[i], ties counting one
-// half.
-func pairedWins(pos, neg []float64) float64 {
-	w := 0.0
+// pairedWins returns the share of i with pos[i] > neg[i], ties counting one
+// half, and its standard error (stdErr of the per-pair wins).
+func pairedWins(pos, neg []float64) (share, se float64) {
+	w := make([]float64, len(pos))
 	for i, p := range pos {
 		switch {
 		case p > neg[i]:
-			w++
+			w[i] = 1
 		case p == neg[i]:
-			w += 0.5
+			w[i] = 0.5
 		}
 	}
-	return w / float64(len(pos))
+	return mean(w), stdErr(w)
+}
+
+// stdErr returns the standard error of the mean of x, the sample standard
+// deviation over √len(x): NaN for fewer than two values or a mean that is
+// not finite.
+func stdErr(x []float64) float64 {
+	n := len(x)
+	m := mean(x)
+	if n < 2 || math.IsNaN(m) || math.IsInf(m, 0) {
+		return math.NaN()
+	}
+	ss := 0.0
+	for _, v := range x {
+		ss += (v - m) * (v - m)
+	}
+	return math.Sqrt(ss / float64(n-1) / float64(n))
+}
+
+// bucketStdErr returns the standard error of bucketMean(x, bk) with the
+// bins' means taken as independent: √(Σ_b stdErr(bin b)²) over the number of
+// non-empty bins (NaN when one holds a single value).
+func bucketStdErr(x []float64, bk []int) float64 {
+	var bins [3][]float64
+	for i, v := range x {
+		bins[bk[i]] = append(bins[bk[i]], v)
+	}
+	ss, nb := 0.0, 0
+	for _, b := range bins {
+		if len(b) > 0 {
+			se := stdErr(b)
+			ss += se * se
+			nb++
+		}
+	}
+	return math.Sqrt(ss) / float64(nb)
 }
 
 // auc is the area under the ROC curve of separating pos from neg by score

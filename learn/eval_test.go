@@ -10,6 +10,7 @@ import (
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat"
 )
 
 // metricTol is the agreement of metrics with the brute-force protocol
@@ -62,11 +63,13 @@ func TestEvaluateMatchesBruteForce(t *testing.T) {
 			pr, p5, p10 float64
 		}
 		var recs []rec
+		var terms []float64
 		for _, s := range test {
 			u := slices.Clone(s)
 			sort.Ints(u)
 			u = slices.Compact(u)
 			ll += directLogDet(directKernel(p, u, 0)) - logNorm
+			terms = append(terms, directLogDet(directKernel(p, u, 0))-logNorm)
 			llEps += directLogDet(directKernel(p, u, 0.01)) - logNorm
 			if len(u) < 2 {
 				continue
@@ -104,6 +107,25 @@ func TestEvaluateMatchesBruteForce(t *testing.T) {
 		for _, r := range recs {
 			lo, hi = math.Min(lo, math.Log10(float64(r.size))), math.Max(hi, math.Log10(float64(r.size)))
 		}
+		var bins [3][]float64
+		var prs []float64
+		for _, r := range recs {
+			b := bruteBucket(math.Log10(float64(r.size)), lo, hi)
+			bins[b] = append(bins[b], r.pr)
+			prs = append(prs, r.pr)
+		}
+		se := func(x []float64) float64 { return stat.StdDev(x, nil) / math.Sqrt(float64(len(x))) }
+		var binVar float64
+		var nbins int
+		for _, b := range bins {
+			if len(b) > 0 {
+				binVar += se(b) * se(b)
+				nbins++
+			}
+		}
+		require.InDelta(t, se(terms), got.TestLLSE, 1e-8)
+		require.InDelta(t, 100*se(prs), got.MPRMicroSE, 1e-7)
+		require.InDelta(t, 100*math.Sqrt(binVar)/float64(nbins), got.MPRSE, 1e-7)
 		var bs, bc [3]float64
 		var b5, b10 [3]float64
 		var micro, m5, m10 float64
@@ -152,15 +174,18 @@ func TestEvaluateMatchesBruteForce(t *testing.T) {
 			neg = append(neg, directLogDet(directKernel(p, slices.Sorted(slices.Values(sampleDistinct(negRng, n, len(u)))), 0.01)))
 		}
 		var pairs, paired float64
+		var wins []float64
 		for i, a := range pos {
 			for j, b := range neg {
 				w := b2f(a > b) + b2f(a == b)/2
 				pairs += w
 				if i == j {
 					paired += w
+					wins = append(wins, w)
 				}
 			}
 		}
+		require.InDelta(t, se(wins), withEps.AUCPairedSE, metricTol)
 		nt := float64(len(test))
 		require.InDelta(t, pairs/(nt*nt), withEps.AUCMicro, metricTol)
 		require.InDelta(t, paired/nt, withEps.AUCPaired, metricTol)
@@ -286,10 +311,22 @@ func TestEvaluateCountsZeroProbabilityBaskets(t *testing.T) {
 	require.Equal(t, 4, met.ZeroProb)
 	require.Equal(t, 2, met.BeyondRank) // three items, rank 2d = 2
 	require.True(t, math.IsInf(met.TestLL, -1))
+	require.True(t, math.IsNaN(met.TestLLSE)) // no spread of an infinite mean
 	met, err = Evaluate(m, [][]int{{0}, {5}}, EvalOptions{Seed: 1, Eps: -1})
 	require.NoError(t, err)
 	require.Zero(t, met.ZeroProb)
 	require.False(t, math.IsInf(met.TestLL, 0))
+	require.False(t, math.IsNaN(met.TestLLSE))
+}
+
+func TestStdErrNeedsTwoValues(t *testing.T) {
+	require.True(t, math.IsNaN(stdErr(nil)))
+	require.True(t, math.IsNaN(stdErr([]float64{3})))
+	require.True(t, math.IsNaN(stdErr([]float64{1, math.Inf(-1)})))
+	require.InDelta(t, 0.5, stdErr([]float64{1, 2}), 1e-15) // sd √(1/2), over √2
+	// A bin with one basket leaves the binned mean's error undefined.
+	require.True(t, math.IsNaN(bucketStdErr([]float64{1, 2, 3}, []int{0, 0, 2})))
+	require.InDelta(t, math.Sqrt(0.25+0.25)/2, bucketStdErr([]float64{1, 2, 5, 6}, []int{0, 0, 1, 1}), 1e-15)
 }
 
 // TestEvaluateEpsKeepsLikelihoodFinite: with the default ε every basket,

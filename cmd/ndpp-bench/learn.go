@@ -42,7 +42,13 @@ type metricsJSON struct {
 	AUCMicro *float64 `json:"auc_micro"`
 	// AUCPaired is the share of test baskets scoring above their own
 	// random basket of the same size (the AUCs above also compare sizes).
-	AUCPaired   *float64 `json:"auc_paired"`
+	AUCPaired *float64 `json:"auc_paired"`
+	// Standard errors over the test baskets (null when a figure rests on
+	// fewer than two baskets or is not finite).
+	TestLLSE    *float64 `json:"test_ll_se"`
+	MPRSE       *float64 `json:"mpr_se"`
+	MPRMicroSE  *float64 `json:"mpr_micro_se"`
+	AUCPairedSE *float64 `json:"auc_paired_se"`
 	Prec5Micro  *float64 `json:"prec5_micro"`
 	Prec10Micro *float64 `json:"prec10_micro"`
 	Seconds     float64  `json:"seconds"`
@@ -80,6 +86,7 @@ func num(x float64) *float64 {
 func toMetricsJSON(mode string, d int, m, base *learn.Metrics, seconds, passes float64, baskets int) metricsJSON {
 	r := metricsJSON{Mode: mode, D: d, TestLL: num(m.TestLL), MPR: num(m.MPR), AUC: num(m.AUC),
 		Prec5: num(m.Prec5), Prec10: num(m.Prec10), MPRMicro: num(m.MPRMicro), AUCMicro: num(m.AUCMicro), AUCPaired: num(m.AUCPaired),
+		TestLLSE: num(m.TestLLSE), MPRSE: num(m.MPRSE), MPRMicroSE: num(m.MPRMicroSE), AUCPairedSE: num(m.AUCPairedSE),
 		Prec5Micro: num(m.Prec5Micro), Prec10Micro: num(m.Prec10Micro), Seconds: seconds, Passes: passes, Baskets: baskets,
 		Eps: m.Eps, BeyondRank: m.BeyondRank}
 	if base != nil {
@@ -103,6 +110,13 @@ func writeMetrics(e *env, g *globals, r metricsJSON, extra [][2]string) error {
 		}
 		return fmt.Sprintf(format, *p)
 	}
+	// pm is f with the standard error se, when known, after a ±.
+	pm := func(p, se *float64, format string) string {
+		if p == nil || se == nil {
+			return f(p, format)
+		}
+		return fmt.Sprintf(format+" ± "+format, *p, *se)
+	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "mode\t%s\n", r.Mode)
 	fmt.Fprintf(tw, "d\t%d\n", r.D)
@@ -110,23 +124,23 @@ func writeMetrics(e *env, g *globals, r metricsJSON, extra [][2]string) error {
 		fmt.Fprintf(tw, "%s\t%s\n", kv[0], kv[1])
 	}
 	base := r.BaselineIndependentLL != nil
-	fmt.Fprintf(tw, "test log-likelihood (ε = %g)\t%s", r.Eps, f(r.TestLL, "%.4f"))
+	fmt.Fprintf(tw, "test log-likelihood (ε = %g)\t%s", r.Eps, pm(r.TestLL, r.TestLLSE, "%.4f"))
 	if base {
 		fmt.Fprintf(tw, "\t\tindependent items %s", f(r.BaselineIndependentLL, "%.4f"))
 	}
 	fmt.Fprintln(tw)
 	if base {
 		fmt.Fprintf(tw, "\tpaper\tmicro\tpopularity (paper)\n")
-		fmt.Fprintf(tw, "MPR\t%s\t%s\t%s\n", f(r.MPR, "%.2f"), f(r.MPRMicro, "%.2f"), f(r.BaselinePopularityMPR, "%.2f"))
+		fmt.Fprintf(tw, "MPR\t%s\t%s\t%s\n", pm(r.MPR, r.MPRSE, "%.2f"), pm(r.MPRMicro, r.MPRMicroSE, "%.2f"), f(r.BaselinePopularityMPR, "%.2f"))
 		fmt.Fprintf(tw, "AUC\t%s\t%s\t%s\n", f(r.AUC, "%.4f"), f(r.AUCMicro, "%.4f"), f(r.BaselinePopularityAUC, "%.4f"))
-		fmt.Fprintf(tw, "AUC, same-size pairs\t%s\t\t%s\n", f(r.AUCPaired, "%.4f"), f(r.BaselinePopularityAUCPaired, "%.4f"))
+		fmt.Fprintf(tw, "AUC, same-size pairs\t%s\t\t%s\n", pm(r.AUCPaired, r.AUCPairedSE, "%.4f"), f(r.BaselinePopularityAUCPaired, "%.4f"))
 		fmt.Fprintf(tw, "Prec@5\t%s\t%s\t%s\n", f(r.Prec5, "%.2f"), f(r.Prec5Micro, "%.2f"), f(r.BaselinePopularityPrec5, "%.2f"))
 		fmt.Fprintf(tw, "Prec@10\t%s\t%s\t%s\n", f(r.Prec10, "%.2f"), f(r.Prec10Micro, "%.2f"), f(r.BaselinePopularityPrec10, "%.2f"))
 	} else {
 		fmt.Fprintf(tw, "\tpaper\tmicro\n")
-		fmt.Fprintf(tw, "MPR\t%s\t%s\n", f(r.MPR, "%.2f"), f(r.MPRMicro, "%.2f"))
+		fmt.Fprintf(tw, "MPR\t%s\t%s\n", pm(r.MPR, r.MPRSE, "%.2f"), pm(r.MPRMicro, r.MPRMicroSE, "%.2f"))
 		fmt.Fprintf(tw, "AUC\t%s\t%s\n", f(r.AUC, "%.4f"), f(r.AUCMicro, "%.4f"))
-		fmt.Fprintf(tw, "AUC, same-size pairs\t%s\n", f(r.AUCPaired, "%.4f"))
+		fmt.Fprintf(tw, "AUC, same-size pairs\t%s\n", pm(r.AUCPaired, r.AUCPairedSE, "%.4f"))
 		fmt.Fprintf(tw, "Prec@5\t%s\t%s\n", f(r.Prec5, "%.2f"), f(r.Prec5Micro, "%.2f"))
 		fmt.Fprintf(tw, "Prec@10\t%s\t%s\n", f(r.Prec10, "%.2f"), f(r.Prec10Micro, "%.2f"))
 	}

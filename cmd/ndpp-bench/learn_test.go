@@ -15,10 +15,11 @@ import (
 )
 
 // learnJSONKeys are the fields of learn --json and eval --json.
-var learnJSONKeys = []string{"auc", "auc_micro", "auc_paired", "baseline_independent_ll", "baseline_popularity_auc",
-	"baseline_popularity_auc_paired", "baseline_popularity_mpr",
-	"baseline_popularity_mpr_micro", "baseline_popularity_prec10", "baseline_popularity_prec5", "baskets", "d", "eps", "mode",
-	"mpr", "mpr_micro", "passes", "prec10", "prec10_micro", "prec5", "prec5_micro", "seconds", "test_baskets_beyond_rank", "test_ll"}
+var learnJSONKeys = []string{"auc", "auc_micro", "auc_paired", "auc_paired_se", "baseline_independent_ll",
+	"baseline_popularity_auc", "baseline_popularity_auc_paired", "baseline_popularity_mpr",
+	"baseline_popularity_mpr_micro", "baseline_popularity_prec10", "baseline_popularity_prec5", "baskets", "d", "eps",
+	"mode", "mpr", "mpr_micro", "mpr_micro_se", "mpr_se", "passes", "prec10", "prec10_micro", "prec5", "prec5_micro",
+	"seconds", "test_baskets_beyond_rank", "test_ll", "test_ll_se"}
 
 func runLearnCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
