@@ -156,7 +156,12 @@
 // PR = 1 − #{s_j ≥ s_t}/#{s_j ≠ 0}, AUC against one random basket of the same
 // size per test basket, each figure the mean over three log-size buckets
 // cut from the whole test split), and "micro", plain means over the test
-// baskets. Baselines evaluates the independent-items model of the training
+// baskets. The paper's AUC ranks every test basket of a bucket against every
+// random one, of other sizes too; since a basket's score falls by about
+// log δᵢ per item, it follows the spread of sizes within the buckets as
+// much as the model, and AUCPaired compares each basket with its own random
+// basket only. Standard errors over the test baskets come with TestLL, MPR
+// and AUCPaired. Baselines evaluates the independent-items model of the training
 // baskets the same way: its conditional gains rank items by popularity.
 //
 // # References
