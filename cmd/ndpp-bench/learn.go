@@ -10,6 +10,7 @@ import (
 	"math"
 	"runtime"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -188,6 +189,15 @@ func tokenHint(err error) error {
 		return fmt.Errorf("%w (--tokens any takes every token as an item)", err)
 	}
 	return err
+}
+
+// inFile prefixes err with the basket file's path, unless its message
+// already names the file (the readers' errors give path:line).
+func inFile(path string, err error) error {
+	if strings.Contains(err.Error(), path+":") {
+		return err
+	}
+	return fmt.Errorf("%s: %w", path, err)
 }
 
 // tokenRule returns the baskets.Tokens of --tokens.
@@ -393,7 +403,7 @@ func runLearn(e *env, args []string) error {
 			return tokenHint(err)
 		}
 		if train, val, test, err = baskets.HoldOutSlice(data, f.nVal, f.nTest, f.seed); err != nil {
-			return fmt.Errorf("%s: %w", f.data, err)
+			return inFile(f.data, err)
 		}
 		n := voc.Len()
 		if err := f.checkMemory(n); err != nil {
@@ -644,11 +654,11 @@ func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, mode
 	}
 	if res, err = o.Run(src, run); err != nil {
 		bar.Finish()
-		return nil, nil, nil, nil, nil, tokenHint(fmt.Errorf("%s: %w", f.data, err))
+		return nil, nil, nil, nil, nil, tokenHint(inFile(f.data, err))
 	}
 	bar.Finish()
 	if val, test, err = hold.Held(); err != nil {
-		return nil, nil, nil, nil, nil, fmt.Errorf("%s: %w", f.data, err)
+		return nil, nil, nil, nil, nil, inFile(f.data, err)
 	}
 	if !f.g.quiet {
 		fmt.Fprintf(e.stderr, "learn: %d baskets over %d items (%d train, %d validation, %d test), mode %s, d = %d\n",

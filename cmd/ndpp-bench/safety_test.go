@@ -41,6 +41,7 @@ func TestLearnRefusesHeaderAndJunkTokens(t *testing.T) {
 		code, _, errs = runCmd(t, "", append(args, "--data", junk)...)
 		require.Equal(t, 1, code, errs)
 		require.Contains(t, errs, `junk.txt:6: bad item token "NaN"`)
+		require.Equal(t, 1, strings.Count(errs, "junk.txt"), "the file named once: %s", errs)
 		require.Contains(t, errs, "--tokens any")
 
 		out := filepath.Join(dir, mode+".npz")
