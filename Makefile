@@ -75,6 +75,12 @@ lint:
 demo:
 	$(GO) run ./cmd/ndpp-bench demo
 
+# testdata/gen/ukretail is a nested module (it reads Parquet, which the
+# library does not): gen-test vets and tests it, and CI runs it.
+.PHONY: gen-test
+gen-test:
+	cd testdata/gen/ukretail && $(GO) vet ./... && $(STATICCHECK) ./... && $(GO) test -count=1 ./...
+
 # The Apache Beam pipelines (beam/: a nested module with its own go.mod,
 # replace'd to this one, never imported by it). The Beam Go SDK is heavy —
 # a cold build downloads about 0.9 GB of modules and takes minutes — so
