@@ -20,7 +20,11 @@ type EvalOptions struct {
 	Seed uint64
 	// Key, when non-nil, gives each row's item id for the protocol's sort
 	// ("baskets sorted by item id", hold out the highest id). Nil means
-	// the row index is the id.
+	// the row index is the id. The ids choose the held-out item, so MPR
+	// and Prec@k compare with a published figure only under the ids the
+	// publication used (on UK Online Retail, the reference loader's order
+	// moves the paper MPR by about a point against the basket file's order
+	// of first appearance; learn/RESULTS.md).
 	Key []int64
 	// Workers scores baskets in parallel (≤ 0: GOMAXPROCS).
 	Workers int

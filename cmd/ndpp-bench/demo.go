@@ -250,7 +250,9 @@ func (f *demoFlags) learn(train, val, test [][]int, n int, logf func(string, ...
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("evaluating the %s model: %w", r.mode, err)
 		}
-		rows = append(rows, toMetricsJSON(r.mode, f.d, met, base, r.res.Seconds, r.res.Passes, r.res.Baskets))
+		row := toMetricsJSON(r.mode, f.d, met, base, r.res.Seconds, r.res.Passes, r.res.Baskets)
+		row.ItemOrder = "ids" // rows are the file's integer ids (minus --base)
+		rows = append(rows, row)
 		for _, p := range r.res.Trace {
 			nll = append(nll, nllRow{mode: r.mode, seconds: p.Seconds, baskets: p.Baskets, nll: p.NLL})
 		}

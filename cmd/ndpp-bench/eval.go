@@ -59,7 +59,8 @@ func runEval(e *env, args []string) error {
 		return fmt.Errorf("%s holds no baskets", f.test)
 	}
 	start := time.Now()
-	met, err := learn.Evaluate(m, baskets, learn.EvalOptions{Seed: f.seed, Key: sortKeys(voc), Workers: f.g.threads})
+	keys := sortKeys(voc)
+	met, err := learn.Evaluate(m, baskets, learn.EvalOptions{Seed: f.seed, Key: keys, Workers: f.g.threads})
 	if err != nil {
 		return err
 	}
@@ -70,7 +71,7 @@ func runEval(e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		if base, err = learn.Baselines(train, baskets, m.N(), learn.EvalOptions{Seed: f.seed, Key: sortKeys(voc), Workers: f.g.threads}); err != nil {
+		if base, err = learn.Baselines(train, baskets, m.N(), learn.EvalOptions{Seed: f.seed, Key: keys, Workers: f.g.threads}); err != nil {
 			return err
 		}
 	}
@@ -81,5 +82,7 @@ func runEval(e *env, args []string) error {
 		rankNote(e, "eval", met, m)
 	}
 	extra := [][2]string{{"items", strconv.Itoa(m.N())}, {"predicted baskets", strconv.Itoa(met.Predicted)}}
-	return writeMetrics(e, &f.g, toMetricsJSON("eval", m.D(), met, base, secs, 0, len(baskets)), extra)
+	r := toMetricsJSON("eval", m.D(), met, base, secs, 0, len(baskets))
+	r.ItemOrder = itemOrder(voc)
+	return writeMetrics(e, &f.g, r, extra)
 }

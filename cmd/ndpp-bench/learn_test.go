@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -18,7 +19,7 @@ import (
 var learnJSONKeys = []string{"auc", "auc_micro", "auc_paired", "auc_paired_se", "baseline_independent_ll",
 	"baseline_popularity_auc", "baseline_popularity_auc_paired", "baseline_popularity_mpr",
 	"baseline_popularity_mpr_micro", "baseline_popularity_prec10", "baseline_popularity_prec5", "baskets", "d", "eps",
-	"mode", "mpr", "mpr_micro", "mpr_micro_se", "mpr_se", "passes", "prec10", "prec10_micro", "prec5", "prec5_micro",
+	"item_order", "mode", "mpr", "mpr_micro", "mpr_micro_se", "mpr_se", "passes", "prec10", "prec10_micro", "prec5", "prec5_micro",
 	"seconds", "test_baskets_beyond_rank", "test_ll", "test_ll_se"}
 
 func runLearnCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -66,6 +67,9 @@ func decodeMetrics(t *testing.T, out string) map[string]any {
 	}
 	if !slices.Equal(keys, want) {
 		t.Fatalf("keys %v, want %v", keys, want)
+	}
+	if o := raw["item_order"]; o != "ids" && o != "first appearance" {
+		t.Errorf("item_order = %v", o)
 	}
 	for _, k := range []string{"mpr", "mpr_micro", "prec5", "prec10", "prec5_micro", "prec10_micro"} {
 		if v, ok := raw[k].(float64); !ok || v < 0 || v > 100 {
@@ -260,5 +264,61 @@ func TestLearnReportsBasketsBeyondTheRank(t *testing.T) {
 	}
 	if r.BaselineIndependentLL == nil || r.BaselinePopularityMPR == nil || r.BaselinePopularityMPRMicro == nil {
 		t.Errorf("baselines missing: %s", out)
+	}
+}
+
+// TestLearnItemOrder: the paper protocol orders a basket's items by their
+// integer ids, or, when the tokens are not all integers, by first
+// appearance; item_order says which. The same baskets written with
+// integer ids in order of first appearance give the same paper figures.
+func TestLearnItemOrder(t *testing.T) {
+	ints := smallApparel(t, 1500)
+	raw, err := os.ReadFile(ints)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Tokens "a<id>", and the same baskets with ids renumbered by first
+	// appearance.
+	seen := map[string]int{}
+	var named, renum strings.Builder
+	for _, line := range strings.Split(strings.TrimRight(string(raw), "\n"), "\n") {
+		for j, tok := range strings.Fields(line) {
+			if _, ok := seen[tok]; !ok {
+				seen[tok] = len(seen)
+			}
+			if j > 0 {
+				named.WriteByte(' ')
+				renum.WriteByte(' ')
+			}
+			named.WriteString("a" + tok)
+			renum.WriteString(strconv.Itoa(seen[tok]))
+		}
+		named.WriteByte('\n')
+		renum.WriteByte('\n')
+	}
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	get := func(data string) map[string]any {
+		code, out, errs := runLearnCmd(t, "learn", "--data", data, "--mode", "online", "--d", "5", "--seed", "3",
+			"--val", "100", "--test", "300", "--json", "--quiet")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		return decodeMetrics(t, out)
+	}
+	byID, byName, byRenum := get(ints), get(write("named.txt", named.String())), get(write("renum.txt", renum.String()))
+	if byID["item_order"] != "ids" || byName["item_order"] != "first appearance" || byRenum["item_order"] != "ids" {
+		t.Errorf("item_order: ints %v, names %v, renumbered %v", byID["item_order"], byName["item_order"], byRenum["item_order"])
+	}
+	for _, k := range []string{"mpr", "mpr_micro", "prec5", "prec10", "baseline_popularity_mpr"} {
+		if byName[k] != byRenum[k] {
+			t.Errorf("%s: %v by first appearance, %v with ids in that order", k, byName[k], byRenum[k])
+		}
 	}
 }
