@@ -83,6 +83,6 @@ func runEval(e *env, args []string) error {
 	}
 	extra := [][2]string{{"items", strconv.Itoa(m.N())}, {"predicted baskets", strconv.Itoa(met.Predicted)}}
 	r := toMetricsJSON("eval", m.D(), met, base, secs, 0, len(baskets))
-	r.ItemOrder = itemOrder(voc)
+	r.ItemOrder = itemOrder(voc, keys)
 	return writeMetrics(e, &f.g, r, extra)
 }

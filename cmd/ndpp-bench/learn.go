@@ -285,10 +285,10 @@ func (b *basketFlags) open(path string, stdin io.Reader, voc *ndpp.Vocab, grow b
 	return baskets.Open(path, opt)
 }
 
-// itemOrder names the order of the rows of voc that sortKeys gives
+// itemOrder names the order sortKeys(voc) = keys gives the rows of voc
 // (metricsJSON.ItemOrder): without a vocabulary the tokens are the rows.
-func itemOrder(voc *ndpp.Vocab) string {
-	if voc != nil && sortKeys(voc) == nil {
+func itemOrder(voc *ndpp.Vocab, keys []int64) string {
+	if voc != nil && keys == nil {
 		return "first appearance"
 	}
 	return "ids"
@@ -504,7 +504,7 @@ func runLearn(e *env, args []string) error {
 	}
 	extra := [][2]string{{"items", strconv.Itoa(n)}, {"validation LL", valLL}}
 	r := toMetricsJSON(f.mode, model.D(), met, base, res.Seconds, res.Passes, res.Baskets)
-	r.ItemOrder = itemOrder(voc)
+	r.ItemOrder = itemOrder(voc, keys)
 	return writeMetrics(e, &f.g, r, extra)
 }
 
