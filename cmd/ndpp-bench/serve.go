@@ -168,7 +168,7 @@ func runServe(e *env, args []string) error {
 	// second signal.
 	s.draining.Store(true)
 	srv.SetKeepAlivesEnabled(false) // clients reconnect, to where the load balancer sends them
-	logger.Printf("%v: not ready; serving for --drain-delay %v before closing the listener", sig, *drainDelay)
+	logger.Printf("%v: not ready; still serving for --drain-delay %v", sig, *drainDelay)
 	delay := time.NewTimer(*drainDelay)
 	sig, err = next(delay.C)
 	delay.Stop()
