@@ -184,6 +184,9 @@ func runServe(e *env, args []string) error {
 	if err := srv.Shutdown(ctx); err != nil {
 		running := s.active.Load()
 		srv.Close()
+		if running == 0 { // a client still sending its request line or headers
+			return fmt.Errorf("shutdown: connections still open after --shutdown-timeout %v (no request being handled)", *shutdown)
+		}
 		return fmt.Errorf("shutdown: %s still running after --shutdown-timeout %v", plural(running, "request"), *shutdown)
 	}
 	logger.Printf("stopped")
@@ -335,7 +338,7 @@ func (s *server) readiness() (bool, readyBody) {
 	busy, waiting, d := s.slots.state()
 	if busy == s.slots.size && d >= s.saturation {
 		return false, readyBody{Status: "saturated", SaturatedSeconds: d.Seconds(),
-			Reason: fmt.Sprintf("all %d computing slots (--max-inflight) busy for %v, at least --saturation-threshold %v; %s waiting",
+			Reason: fmt.Sprintf("every computing slot (%d, --max-inflight) busy for %v, at least --saturation-threshold %v; %s waiting",
 				busy, d.Round(time.Millisecond), s.saturation, plural(int64(waiting), "request"))}
 	}
 	return true, readyBody{Status: "ready"}
