@@ -429,7 +429,7 @@ func runLearn(e *env, args []string) error {
 	var res *learn.Result
 	var train, val, test [][]int
 	var model, baseModel *ndpp.Model
-	var coCounts *learn.Cooccurrence // the online pass's co-occurrence counts
+	var coCounts *learn.Cooccurrence // the training baskets' co-occurrence counts
 	if f.mode == "offline" {
 		data, err := f.bf.read(f.data, voc, true, 0)
 		if err != nil {
@@ -479,21 +479,25 @@ func runLearn(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var base, cooc *learn.Metrics
+	var base *learn.Metrics
 	if baseModel == nil {
 		if base, err = learn.Baselines(train, test, n, evalOpt); err != nil {
 			return err
 		}
-		cooc, err = learn.CooccurrenceBaseline(train, test, n, evalOpt)
-	} else {
-		// The online learner counted the training baskets as they went by.
-		if base, err = learn.Evaluate(baseModel, test, evalOpt); err != nil {
+		if coCounts, err = learn.CountCooccurrence(train, n, learn.DefaultCooccurPairs); err != nil {
 			return err
 		}
-		cooc, err = coCounts.Evaluate(test, n, learn.DefaultCooccurNorm, evalOpt)
+	} else if base, err = learn.Evaluate(baseModel, test, evalOpt); err != nil {
+		// The online learner counted the training baskets as they went by.
+		return err
 	}
+	cooc, err := coCounts.Evaluate(test, n, learn.DefaultCooccurNorm, evalOpt)
 	if err != nil {
 		return err
+	}
+	if !f.g.quiet && coCounts.Evictions() > 0 {
+		fmt.Fprintf(e.stderr, "learn: the co-occurrence baseline reached its budget of %d pairs (%d evictions): the rarest pairs are dropped, and its figures are lower than exact counts would give\n",
+			learn.DefaultCooccurPairs, coCounts.Evictions())
 	}
 	if !f.g.quiet {
 		rankNote(e, "learn", met, model)
