@@ -71,8 +71,10 @@ const defaultSaturationThreshold = time.Second
 // runServe serves until SIGTERM or SIGINT, then drains: /readyz answers
 // 503 at once while the listener keeps accepting and serving for
 // --drain-delay (so that load balancers see it and stop sending; a second
-// SIGTERM or SIGINT skips the rest of the delay); then the listener closes
-// (http.Server.Shutdown) and the requests in flight finish. It returns nil
+// SIGTERM or SIGINT skips the rest of the delay; responses then close
+// their connection, so that clients reconnect to where the load balancer
+// sends them); then the listener closes (http.Server.Shutdown) and the
+// requests in flight finish or meet their deadlines. It returns nil
 // when they have all answered, and an error naming how many were still
 // running if they have not by --shutdown-timeout after the listener closed.
 func runServe(e *env, args []string) error {
