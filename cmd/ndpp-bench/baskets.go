@@ -6,7 +6,7 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/ndpp-go/ndpp/internal/atomicfile"
+	"github.com/ndpp-go/ndpp/internal/outfile"
 	"github.com/ndpp-go/ndpp/ndpp/baskets"
 )
 
@@ -84,7 +84,7 @@ func runBaskets(e *env, args []string) error {
 	if f.out == "-" {
 		return write(e.stdout)
 	}
-	if err := atomicfile.Write(f.out, write); err != nil {
+	if err := outfile.Write(f.out, write); err != nil {
 		return fmt.Errorf("baskets: %w", err)
 	}
 	return nil

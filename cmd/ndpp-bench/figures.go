@@ -13,7 +13,7 @@ import (
 
 	"gonum.org/v1/plot/vg"
 
-	"github.com/ndpp-go/ndpp/internal/atomicfile"
+	"github.com/ndpp-go/ndpp/internal/outfile"
 )
 
 // The demo writes its measurements as CSV files and draws the figures from
@@ -53,7 +53,7 @@ var nllHeader = []string{"mode", "seconds", "baskets", "nll"}
 
 // writeCSV replaces the file at path (atomically) by a CSV file.
 func writeCSV(path string, header []string, rows [][]string) error {
-	return atomicfile.Write(path, csvContent(header, rows))
+	return outfile.Write(path, csvContent(header, rows))
 }
 
 // csvContent returns the writer of a CSV file's content.
@@ -66,7 +66,7 @@ func csvContent(header []string, rows [][]string) func(io.Writer) error {
 	}
 }
 
-// fileWriter writes a file's content: atomicfile.Write, or outputSet.add
+// fileWriter writes a file's content: outfile.Write, or outputSet.add
 // to replace several files together.
 type fileWriter func(path string, write func(io.Writer) error) error
 

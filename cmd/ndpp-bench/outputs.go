@@ -7,8 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/ndpp-go/ndpp/internal/atomicfile"
 	"github.com/ndpp-go/ndpp/internal/memlimit"
+	"github.com/ndpp-go/ndpp/internal/outfile"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/ndpp/npz"
 )
@@ -48,7 +48,7 @@ func checkPaths(inputs, outputs []pathFlag) error {
 		}
 	}
 	for _, o := range outputs {
-		if err := atomicfile.CheckWritable(o.path); err != nil {
+		if err := outfile.CheckWritable(o.path); err != nil {
 			return fmt.Errorf("%s: cannot write %s: %w", o.flag, o.path, unwrapPath(err))
 		}
 	}
@@ -79,10 +79,10 @@ func samePath(a, b string) bool {
 }
 
 // outputSet collects a command's outputs as pending files (written in
-// full next to their targets, see atomicfile.Prepare) so that they replace
+// full next to their targets, see outfile.Prepare) so that they replace
 // their targets together at the end (commit), or not at all (discard).
 type outputSet struct {
-	ps []*atomicfile.Pending
+	ps []*outfile.Pending
 }
 
 // add prepares path's new content; an empty path is skipped.
@@ -90,7 +90,7 @@ func (s *outputSet) add(path string, write func(w io.Writer) error) error {
 	if path == "" {
 		return nil
 	}
-	p, err := atomicfile.Prepare(path, write)
+	p, err := outfile.Prepare(path, write)
 	if err != nil {
 		return err
 	}
@@ -100,7 +100,7 @@ func (s *outputSet) add(path string, write func(w io.Writer) error) error {
 
 // commit replaces the targets by the pending contents.
 func (s *outputSet) commit() error {
-	err := atomicfile.CommitAll(s.ps...)
+	err := outfile.CommitAll(s.ps...)
 	s.ps = nil
 	return err
 }

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/ndpp-go/ndpp/blas"
-	"github.com/ndpp-go/ndpp/internal/atomicfile"
+	"github.com/ndpp-go/ndpp/internal/outfile"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/sample"
 )
@@ -100,7 +100,7 @@ func runSample(e *env, args []string) error {
 		if err := bw.Flush(); err != nil {
 			return err
 		}
-	} else if err := atomicfile.Write(f.out, write); err != nil {
+	} else if err := outfile.Write(f.out, write); err != nil {
 		return fmt.Errorf("sample: %w", err)
 	}
 	if !f.g.quiet {
