@@ -39,7 +39,7 @@ func runBaskets(e *env, args []string) error {
 	fs.IntVar(&f.topics, "topics", 0, "item groups baskets draw from (default n/100)")
 	fs.Float64Var(&f.meanSize, "mean-size", 8, "mean basket size")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed")
-	fs.StringVar(&f.out, "out", "-", "output file (written atomically), or - for standard output")
+	fs.StringVar(&f.out, "out", "-", "output file (see the output policy: replaced atomically; a symbolic link's target replaced; a device or FIFO written through), or - for standard output")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -49,7 +49,7 @@ func runBaskets(e *env, args []string) error {
 	if !f.synthetic {
 		return usagef("--synthetic is required")
 	}
-	if err := checkPaths(nil, []pathFlag{{"--out", f.out}}); err != nil {
+	if err := checkFiles(nil, []outfile.File{stdFile("--out", f.out)}); err != nil {
 		return err
 	}
 	src, err := baskets.NewSynthetic(baskets.SyntheticOptions{N: f.n, Count: f.count, Topics: f.topics, MeanSize: f.meanSize, Seed: f.seed})
@@ -81,10 +81,7 @@ func runBaskets(e *env, args []string) error {
 		}
 		return bw.Flush()
 	}
-	if f.out == "-" {
-		return write(e.stdout)
-	}
-	if err := outfile.Write(f.out, write); err != nil {
+	if err := outfile.WriteStd(f.out, e.stdout, write); err != nil {
 		return fmt.Errorf("baskets: %w", err)
 	}
 	return nil
