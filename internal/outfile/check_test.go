@@ -15,41 +15,44 @@ func TestSymlinkTargetIsReplacedAndLinkKept(t *testing.T) {
 	dir := t.TempDir()
 	models := filepath.Join(dir, "models")
 	require.NoError(t, os.Mkdir(models, 0o755))
-	real := filepath.Join(models, "real.npz")
-	require.NoError(t, os.WriteFile(real, []byte("old"), 0o600))
+	realFile := filepath.Join(models, "realFile.npz")
+	require.NoError(t, os.WriteFile(realFile, []byte("old"), 0o600))
 	link := filepath.Join(dir, "current.npz")
-	require.NoError(t, os.Symlink("models/real.npz", link)) // relative
-	// A chain: link2 → current.npz → models/real.npz.
+	require.NoError(t, os.Symlink("models/realFile.npz", link)) // relative
+	// A chain: link2 → current.npz → models/realFile.npz.
 	link2 := filepath.Join(dir, "latest.npz")
 	require.NoError(t, os.Symlink(link, link2))
 
-	require.NoError(t, Write(link, writeString("new")))
-	requireLink(t, link, "models/real.npz")
-	require.Equal(t, "new", readFile(t, real))
-	st, err := os.Stat(real)
+	before, err := os.Stat(realFile)
 	require.NoError(t, err)
+	require.NoError(t, Write(link, writeString("new")))
+	requireLink(t, link, "models/realFile.npz")
+	require.Equal(t, "new", readFile(t, realFile))
+	st, err := os.Stat(realFile)
+	require.NoError(t, err)
+	require.False(t, os.SameFile(before, st), "the target was written in place, not replaced by a rename")
 	require.Equal(t, fs.FileMode(0o600), st.Mode().Perm(), "the target's mode is kept")
 
 	require.NoError(t, Write(link2, writeString("newer")))
 	requireLink(t, link2, link)
-	requireLink(t, link, "models/real.npz")
-	require.Equal(t, "newer", readFile(t, real))
+	requireLink(t, link, "models/realFile.npz")
+	require.Equal(t, "newer", readFile(t, realFile))
 	require.Equal(t, []string{"current.npz", "latest.npz", "models"}, listDir(t, dir))
-	require.Equal(t, []string{"real.npz"}, listDir(t, models))
+	require.Equal(t, []string{"realFile.npz"}, listDir(t, models))
 
 	// A failed write leaves link and target alone, and no temporary file.
 	boom := errors.New("boom")
 	require.Error(t, Write(link, func(w io.Writer) error { return boom }))
-	require.Equal(t, "newer", readFile(t, real))
-	require.Equal(t, []string{"real.npz"}, listDir(t, models))
+	require.Equal(t, "newer", readFile(t, realFile))
+	require.Equal(t, []string{"realFile.npz"}, listDir(t, models))
 
 	// Prepare/Commit through the link.
 	p, err := Prepare(link, writeString("pending"))
 	require.NoError(t, err)
-	require.Equal(t, "newer", readFile(t, real), "replaced before Commit")
+	require.Equal(t, "newer", readFile(t, realFile), "replaced before Commit")
 	require.NoError(t, p.Commit())
-	require.Equal(t, "pending", readFile(t, real))
-	requireLink(t, link, "models/real.npz")
+	require.Equal(t, "pending", readFile(t, realFile))
+	requireLink(t, link, "models/realFile.npz")
 
 	// A dangling link: its target is created, the link kept.
 	dangling := filepath.Join(dir, "next.npz")
