@@ -39,7 +39,7 @@ func runBaskets(e *env, args []string) error {
 	fs.IntVar(&f.topics, "topics", 0, "item groups baskets draw from (default n/100)")
 	fs.Float64Var(&f.meanSize, "mean-size", 8, "mean basket size")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed")
-	fs.StringVar(&f.out, "out", "-", "output file (see the output policy: replaced atomically; a symbolic link's target replaced; a device or FIFO written through), or - for standard output")
+	fs.StringVar(&f.out, "out", "-", "output file (written atomically), or - for standard output")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -53,7 +53,7 @@ func runItems(e *env, args []string) error {
 	fs.StringVar(&f.format, "format", "npy", "npy (float64 rows [v; b; δ], ids = row positions) or text (one line per item: id v… b… [δ])")
 	fs.BoolVar(&f.float32, "float32", false, "npy: write float32 values (half the bytes; not the model's values)")
 	fs.StringVar(&f.kernelOut, "kernel-out", "", "also write the kernel as a model file for infer --kernel: C, the first item, and its diagonal entry with --diag (- for standard output, when --out is a file)")
-	fs.StringVar(&f.out, "out", "-", "output file, or - for stdout")
+	fs.StringVar(&f.out, "out", "-", "output file (written atomically), or - for standard output")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

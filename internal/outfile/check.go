@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -176,6 +177,9 @@ func (s *Set) Add(path string, write func(w io.Writer) error) error {
 		return nil
 	}
 	if path == Std {
+		if s.Stdout == nil {
+			return &fs.PathError{Op: "write", Path: Std, Err: errors.New("no standard output in this set")}
+		}
 		s.ps = append(s.ps, &Pending{path: Std, write: write, stdout: s.Stdout})
 		return nil
 	}
@@ -213,16 +217,4 @@ func WriteStd(path string, stdout io.Writer, write func(w io.Writer) error) erro
 		return nil
 	}
 	return Write(path, write)
-}
-
-// OpenInput opens an input for reading: stdin when path is Std (closing
-// it does nothing), else the file.
-func OpenInput(path string, stdin io.Reader) (io.ReadCloser, error) {
-	if path == Std {
-		if stdin == nil {
-			return nil, errors.New("no standard input")
-		}
-		return io.NopCloser(stdin), nil
-	}
-	return os.Open(path)
 }

@@ -12,7 +12,8 @@
 //     file is removed and the file is untouched; an existing file keeps
 //     its permission bits (a new one gets 0644). Temporary files that a
 //     killed writer left behind (older than StaleAge) are removed by the
-//     next write of the same file.
+//     next write of the same file. The other names of a hard-linked file
+//     keep the old content (the rename gives the name a new file).
 //   - A symbolic link is kept: the file it leads to (links followed to the
 //     end, a relative target taken from the link's directory) is replaced
 //     as above, the temporary file written next to it. A dangling link's
@@ -21,8 +22,8 @@
 //     never created, truncated by the open, or replaced by a rename
 //     (/dev/null stays a device, a named pipe's reader gets the bytes).
 //   - A directory is an error.
-//   - "-" (Std) is standard output, for the outputs a command can stream,
-//     and standard input for its inputs (WriteStd, Set, OpenInput); a
+//   - "-" (Std) is standard output, for the outputs a command can stream
+//     (WriteStd, Set), and standard input for its inputs; a
 //     command refuses it, with its reason, where the file is needed (a
 //     checkpoint rewritten during a run, a model read by seeking, a
 //     directory). Commands whose report goes to standard output send it
