@@ -152,13 +152,13 @@ func (o *Fast) ScoreBlock(b *Block, items []int) bool {
 // the rounding that PrepareItem's computed term carries is added to the
 // column's error bound; b_tᵀC is then computed only for the columns of a
 // pair test (f64.GemvT: the same values as PrepareItem's to rounding, which
-// the bounds cover as they cover the products' other orders). A column whose item fails ItemCheck's
+// the bounds cover as they cover the products' other orders). A column whose item fails ndpp.ItemCheck's
 // tests of its values (a NaN or an infinity, δ or the scale
 // (‖z‖² + δ)·(1 + d·max|C|) beyond ndpp.MaxKernelScale) proves nothing:
 // its tests return false, so a caller that validates every item it goes
 // on to observe (the one-item path does) may score items before
 // validating them. It panics for vectors of the wrong length.
-func (o *Fast) ScoreBlockItems(b *Block, items []Item) bool {
+func (o *Fast) ScoreBlockItems(b *Block, items []ndpp.Item) bool {
 	if !o.startBlock(b, len(items)) {
 		return false
 	}
@@ -191,8 +191,8 @@ func (o *Fast) ScoreBlockItems(b *Block, items []Item) bool {
 		// block's rows for the pair tests.
 		x.item, x.r.delta = it.ID, it.Delta
 		switch {
-		case it.bc != nil:
-			copy(rbc, it.bc)
+		case it.FromModel():
+			copy(rbc, it.BC())
 			b.bcOK[c], b.lttErr[c] = true, 0
 			o.blockCand(b, c, inS, rv, rb, rbc)
 		case o.skew:
@@ -205,7 +205,7 @@ func (o *Fast) ScoreBlockItems(b *Block, items []Item) bool {
 			o.blockCand(b, c, inS, rv, rb, rbc)
 		}
 		if !((vv+bsq+it.Delta)*o.scale <= ndpp.MaxKernelScale) {
-			// ItemCheck's test of the values (the same sums): a NaN L_tt
+			// ndpp.ItemCheck's test of the values (the same sums): a NaN L_tt
 			// and ‖z_t‖ make every bound of the column NaN.
 			x.ltt, b.zt[c] = math.NaN(), math.NaN()
 		}
@@ -225,13 +225,13 @@ func (o *Fast) ScoreBlockItems(b *Block, items []Item) bool {
 
 // blockCandSkew is blockCand for a kernel with an exactly skew-symmetric C,
 // whose b_tᵀCb_t is zero: L_tt = δ + v·v, from vv = ‖v‖² and bsq = ‖b‖²
-// (summed as sumSq sums them).
+// (summed as ndpp.ItemCheck sums them: two at a time).
 func (o *Fast) blockCandSkew(b *Block, c int, inS uint64, vv, bsq float64) {
 	o.startCand(b, c, inS, vv, vv+bsq)
 }
 
-// copySumSq copies src to dst (as long) and returns Σ x², summed as sumSq
-// sums it, in the same pass.
+// copySumSq copies src to dst (as long) and returns Σ x², summed as
+// ndpp.ItemCheck sums it (two at a time), in the same pass.
 func copySumSq(dst, src []float64) float64 {
 	dst = dst[:len(src)]
 	var s0, s1 float64
@@ -776,7 +776,7 @@ func (o *Naive) NewBlock(size int) *Block {
 func (o *Naive) ScoreBlock(b *Block, items []int) bool { return o.noBlock(b, len(items)) }
 
 // ScoreBlockItems returns false, as ScoreBlock.
-func (o *Naive) ScoreBlockItems(b *Block, items []Item) bool { return o.noBlock(b, len(items)) }
+func (o *Naive) ScoreBlockItems(b *Block, items []ndpp.Item) bool { return o.noBlock(b, len(items)) }
 
 func (o *Naive) noBlock(b *Block, n int) bool {
 	if b == nil || b.owner != Oracle(o) {

@@ -97,13 +97,13 @@ func checkPair(a, b, k int) error {
 // items (the same kernel entries, equilibration by ‖zᵢ‖ and zero rule), in
 // buf (grown to k² + k when shorter, and returned). A set larger than
 // maxRank is zero.
-func rowsValue(rows []row, maxRank int, diag bool, buf []float64) (Value, []float64) {
+func rowsValue(rows []row, maxRank int, diag bool, buf []float64) (ndpp.Value, []float64) {
 	k := len(rows)
 	if k == 0 {
-		return Value{}, buf
+		return ndpp.Value{}, buf
 	}
 	if k > maxRank {
-		return ZeroValue, buf
+		return ndpp.ZeroValue, buf
 	}
 	if cap(buf) < k*k+k {
 		buf = make([]float64, k*k+k)
@@ -119,7 +119,7 @@ func rowsValue(rows []row, maxRank int, diag bool, buf []float64) (Value, []floa
 	for p, r := range rows {
 		z := math.Sqrt(r.norm2())
 		if z == 0 {
-			return ZeroValue, buf
+			return ndpp.ZeroValue, buf
 		}
 		scale[p] = 1 / z
 		logScale += 2 * math.Log(z)
@@ -132,9 +132,9 @@ func rowsValue(rows []row, maxRank int, diag bool, buf []float64) (Value, []floa
 	}
 	ld, sign := ndpp.LogDetRaw(a, k, logScale)
 	if sign == 0 {
-		return ZeroValue, buf
+		return ndpp.ZeroValue, buf
 	}
-	return Value{Log: ld}, buf
+	return ndpp.Value{Log: ld}, buf
 }
 
 func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

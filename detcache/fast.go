@@ -56,7 +56,7 @@ const eps = 0x1p-52
 // A Fast is not safe for concurrent use; the model it reads may be shared.
 type Fast struct {
 	m       *ndpp.Model // nil for an oracle of a vector kernel
-	kern    Kernel
+	kern    ndpp.Kernel
 	d, cap  int
 	maxRank int  // larger sets have determinant zero
 	hasDiag bool // L = D + VᵀV + BᵀCB
@@ -78,7 +78,7 @@ type Fast struct {
 	skewErr     float64   // 4dε·cw: |computed bᵀC·b| ≤ skewErr·‖b‖² when skew
 	scale       float64   // ItemCheck's scale factor 1 + d·max|C|
 	direct      bool      // L_S singular or ill-conditioned: values by fresh LU
-	value       Value
+	value       ndpp.Value
 	version     uint64
 	stamp       uint64
 	since       int    // low-rank updates since the last refactor
@@ -112,7 +112,7 @@ func NewFast(m *ndpp.Model, capacity int) (*Fast, error) {
 	if err := checkCapacity(m, capacity); err != nil {
 		return nil, err
 	}
-	o := newFast(KernelOf(m), capacity, m.MaxRank())
+	o := newFast(ndpp.KernelOf(m), capacity, m.MaxRank())
 	o.m = m
 	return o, nil
 }
@@ -121,9 +121,9 @@ func NewFast(m *ndpp.Model, capacity int) (*Fast, error) {
 // vectors (PrepareItem, ScoreBlockItems) of the kernel k, for solutions of
 // at most capacity items. It keeps copies of the vectors of S and of C:
 // memory O(capacity·d + d²), whatever the number of items streamed. It
-// returns an error for an invalid kernel (Kernel.Check), capacity < 1 and,
+// returns an error for an invalid kernel (ndpp.Kernel.Check), capacity < 1 and,
 // without a diagonal, capacity above the rank bound (2d, or d when B = V).
-func NewFastKernel(k Kernel, capacity int) (*Fast, error) {
+func NewFastKernel(k ndpp.Kernel, capacity int) (*Fast, error) {
 	if err := checkKernelCapacity(k, capacity); err != nil {
 		return nil, err
 	}
@@ -131,7 +131,7 @@ func NewFastKernel(k Kernel, capacity int) (*Fast, error) {
 	return newFast(k, capacity, k.MaxRank(-1)), nil
 }
 
-func newFast(k Kernel, capacity, maxRank int) *Fast {
+func newFast(k ndpp.Kernel, capacity, maxRank int) *Fast {
 	d, c := k.D, capacity
 	o := &Fast{kern: k, d: d, cap: c, maxRank: maxRank, hasDiag: k.Diag,
 		items: make([]int, 0, c),
@@ -154,7 +154,7 @@ func newFast(k Kernel, capacity, maxRank int) *Fast {
 	// spare.
 	o.skew = exactlySkew(k.C, d)
 	o.skewErr = 4 * float64(d) * eps * o.cw
-	o.scale = NewItemCheck(k).f
+	o.scale = ndpp.NewItemCheck(k).Scale()
 	o.inner = o.NewCand()
 	o.inner.owner = o
 	o.setCond(1, 1, true)
@@ -184,7 +184,7 @@ func (o *Fast) Cap() int { return o.cap }
 // Reset empties the solution; statistics are kept.
 func (o *Fast) Reset() {
 	o.items = o.items[:0]
-	o.value = Value{}
+	o.value = ndpp.Value{}
 	o.logDet, o.logDetE = 0, 0
 	o.direct = false
 	o.since = 0
@@ -200,7 +200,7 @@ func (o *Fast) Len() int { return len(o.items) }
 func (o *Fast) Items() []int { return o.items }
 
 // Value returns the value of S (Log 0 for the empty set).
-func (o *Fast) Value() Value { return o.value }
+func (o *Fast) Value() ndpp.Value { return o.value }
 
 // Direct reports whether the oracle is in direct mode: L_S is singular or
 // too ill-conditioned (see MaxCond) for M⁻¹, and every value is computed
@@ -216,7 +216,7 @@ func (o *Fast) NewCand() *Cand {
 
 // Kernel returns the kernel description (for a model-backed oracle, the
 // model's; its C must not be modified).
-func (o *Fast) Kernel() Kernel { return o.kern }
+func (o *Fast) Kernel() ndpp.Kernel { return o.kern }
 
 // N returns the model's number of items, or −1 for an oracle of a vector
 // kernel.
@@ -237,10 +237,10 @@ func (o *Fast) sRow(i int) row {
 // ItemAt returns S's item at position pos: for a model-backed oracle the
 // model's item, otherwise views of the oracle's copies, valid until S
 // changes. It panics for pos out of range.
-func (o *Fast) ItemAt(pos int) Item {
+func (o *Fast) ItemAt(pos int) ndpp.Item {
 	it := o.items[pos]
 	if o.m != nil {
-		return ModelItem(o.m, it)
+		return ndpp.ModelItem(o.m, it)
 	}
 	return o.sRow(pos).item(it, o.kern.Shared)
 }

@@ -23,7 +23,7 @@
 // Either may be gzip-compressed: the reader detects it, and the format, by
 // the first bytes of the stream. A bad row — wrong length, a non-finite or
 // unparsable value, a negative δ, values whose scale would overflow the
-// kernel's (detcache.CheckItem), a truncated NPY row or bytes after the
+// kernel's (ndpp.CheckItem), a truncated NPY row or bytes after the
 // last one — is an error that names the row (NPY) or line (text), returned
 // after the valid rows before it; nothing is skipped silently. The reader
 // holds one chunk of rows at a time: memory does not grow with n.
