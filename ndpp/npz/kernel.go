@@ -16,9 +16,10 @@ import (
 // (d, the row-major d×d C, whether B = V and whether the model has a
 // diagonal) without loading its items; the description is not validated
 // (see ndpp.Kernel.Check). It decodes C only, takes the diagonal's
-// presence from the entry D, and decides B = V as Load does (no B, or a B whose bytes equal
-// V's: compared by the zip directory's CRC-32 and size, then streamed in
-// pieces when they agree). Its memory does not grow with n.
+// presence from the entry D, and decides B = V as Load does (no B, or a B
+// whose bytes equal V's: compared by the zip directory's CRC-32 and size,
+// then streamed in pieces when they agree). Its memory does not grow with
+// n.
 func LoadKernel(path string) (ndpp.Kernel, error) {
 	f, err := os.Open(path)
 	if err != nil {
