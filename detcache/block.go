@@ -32,6 +32,37 @@ const (
 // Block is a block of arriving items scored together against an oracle's
 // current solution: see Oracle.ScoreBlock. It belongs to the oracle that
 // created it and is valid until that oracle's solution changes.
+//
+// Between accepted changes the arriving items of the online algorithms are
+// scored against the same S, so their products can be shared: ScoreBlock
+// computes u, w, p and q for a block of items with matrix–matrix products
+// (internal/f64.GemmNN on both backends, with S's rows and M⁻¹ copied
+// transposed once per change of S, so that every product takes rows of k
+// entries whole), then each item's Schur complement and error scales with
+// the code Prepare uses. The Block's SwapsBelow (SwapsBelowFrom for a run
+// of columns), PairsBelow and AddBelow then prove that every value
+// SwapValues, PairSwapValue or AddValue would return for an item is at
+// most a threshold L, from the same ratios (swapRatio, pairRatio, s) and
+// the same error bounds as the values. With r' and err' the ratio and bound
+// the one-item path would compute, the block's r and err satisfy
+// |r' − r| ≤ 3·err and err' ≤ 2·err to first order (the two are the same
+// formulas evaluated in different orders, the block's with s, p and q
+// raised by twice their own error bounds, so that rounding noise where
+// they vanish cannot make Prepare's larger; the tests measure it), and with
+// t = exp(L − log det M) reduced by a relative 10⁻⁹ for the rounding of
+// exp, log and the sums, a ratio is below when hi = r + 4·err ≤ t and
+// either the one-item path would surely take its value from the identity
+// (2·err ≤ FallbackErr·(r − 4·err)) or hi ≤ t/2, which leaves room for a
+// fresh LU's error and for the drift of log det M when it would fall back.
+// Each test first tries a bound on err that holds for all positions
+// (swaps) or pairs of positions (pairs), O(1) to form, and computes a
+// ratio's own bound only when that does not suffice; since the test is
+// monotone in the bound, the answers are those of the own bounds. Naive
+// never scores blocks, and Fast does not in direct mode. Block scoring
+// counts no evaluations: a caller that skips an item counts those it did
+// not make. It allocates nothing. A vector block tests its items' values
+// as ItemCheck does (a failing column proves nothing), so that a caller
+// that validates what it observes need not validate before scoring.
 type Block struct {
 	owner   Oracle
 	fast    *Fast // owner, for Fast

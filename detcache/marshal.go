@@ -277,6 +277,20 @@ func decodeStats(dec *binfmt.Decoder) Stats {
 // counters), so that a restored oracle continues bit-identically. The model
 // is not saved: restore into an oracle built with the same model and
 // capacity.
+//
+// MarshalBinary saves the solution, M, M⁻¹, log det M, the conditioning
+// record and the counters in the project's binary format (internal/binfmt:
+// magic, version 4, CRC-32C). A model-backed oracle's state records the
+// model's n, d, the capacity and whether it has a diagonal with a CRC-64 of
+// δ (not the model), and restores only onto an oracle of the same model and
+// capacity; a vector oracle's state records d, the capacity, B = V, the
+// diagonal flag and a CRC-64 of C, and carries the vectors of S (v, b, δ),
+// so that it restores onto a fresh oracle of the same kernel. Either
+// continues bit-identically. Corrupt input (bad magic, version, checksum,
+// sizes, items, non-finite entries), states of the other kind, and states
+// of the format before binfmt (version 1) are errors; states of versions 3
+// and 2 (model-backed oracles; version 2 did not record the diagonal and is
+// read as a state of a model without one) are read by model-backed oracles.
 func (o *Fast) MarshalBinary() ([]byte, error) {
 	e := binfmt.NewEncoder(magicFast, stateVersion)
 	k, ld := len(o.items), o.cap
