@@ -8,7 +8,8 @@ import (
 // Kernel describes what the items of a vector stream share: the rank
 // parameter D, the skew-symmetric d×d C (row-major) of L = D_δ + VᵀV + BᵀCB,
 // whether B = V (Shared: items carry no b) and whether items carry a
-// diagonal entry δ (Diag). It is given once; the items bring the rest.
+// diagonal entry δ (Diag). It is given once (KernelOf takes it from a
+// model, npz.LoadKernel from a model file); the items bring the rest.
 type Kernel struct {
 	D      int
 	C      []float64
@@ -107,7 +108,7 @@ func (it Item) FromModel() bool { return it.bc != nil }
 func (it Item) BC() []float64 { return it.bc }
 
 // CopyTo returns a copy of it whose vectors live in buf (grown when
-// shorter than 3d, and returned for reuse). An item of a model is returned
+// shorter than 2d, and returned for reuse). An item of a model is returned
 // as it is (its rows are immutable).
 func (it Item) CopyTo(buf []float64) (Item, []float64) {
 	if it.bc != nil {
