@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -226,13 +227,13 @@ func runDemo(e *env, args []string) error {
 func (f *demoFlags) learn(train, val, test [][]int, n int, logf func(string, ...any)) ([]metricsJSON, []nllRow, *ndpp.Model, error) {
 	var rows []metricsJSON
 	var nll []nllRow
-	on, err := learn.TrainOnline(learn.SliceSource(train), learn.OnlineOptions{D: f.d, Seed: f.seed, N: n},
+	on, err := learn.TrainOnline(context.Background(), learn.SliceSource(train), learn.OnlineOptions{D: f.d, Seed: f.seed, N: n},
 		learn.OnlineRun{TraceSet: val, TraceEvery: max(1, len(train)/40)})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("online learning: %w", err)
 	}
 	logf("online learning: one pass over %d baskets in %.2fs", len(train), on.Seconds)
-	off, err := learn.TrainOffline(train, val, n, learn.OfflineOptions{D: f.d, Seed: f.seed, TraceSet: val,
+	off, err := learn.TrainOffline(context.Background(), train, val, n, learn.OfflineOptions{D: f.d, Seed: f.seed, TraceSet: val,
 		TimeLimit: time.Duration(f.offlineSeconds * float64(time.Second))})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("offline learning: %w", err)
