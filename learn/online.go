@@ -807,6 +807,8 @@ var ErrDiverged = errors.New("learn: online step diverged: non-finite parameters
 
 // Observe takes one learning step on a basket of item rows. Empty baskets,
 // negative rows and duplicates are errors and leave the learner unchanged.
+// Outside Run, the exact normaliser's jobs run on the caller's goroutine,
+// when their results are due (the same bits as Run's).
 func (o *Online) Observe(basket []int) error {
 	if o.diverged {
 		return ErrDiverged
