@@ -114,3 +114,17 @@ func TestOfflineCancel(t *testing.T) {
 	require.Equal(t, 0, fb.Steps())
 	require.True(t, sameBits(v, fb.Params().V), "a cancelled step changes nothing")
 }
+
+// TestEvaluateCancel checks that Evaluate and Baselines stop with an error
+// wrapping context.Canceled.
+func TestEvaluateCancel(t *testing.T) {
+	train, test := plantedBaskets(30, 200, 4), plantedBaskets(30, 100, 5)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	m, err := Independent(train, 30)
+	require.NoError(t, err)
+	_, err = Evaluate(ctx, m, test, EvalOptions{Seed: 1})
+	require.ErrorIs(t, err, context.Canceled)
+	_, err = Baselines(ctx, train, test, 30, EvalOptions{Seed: 1})
+	require.ErrorIs(t, err, context.Canceled)
+}

@@ -21,7 +21,8 @@ import (
 //
 //	options   D, Shared, LowRank, Seed, Init.Scale, Init.CScale, Init.Share,
 //	          N, Optimizer, LR, DiagLR, RateScale, Alpha, Beta, Eps, Normalizer,
-//	          RefreshEvery, FactorEvery, Lag, CEvery, FixC (after defaults)
+//	          Schedule.RefreshEvery, Schedule.FactorEvery, Schedule.Lag,
+//	          CEvery, FixC (after defaults)
 //	n, d      items (rows) and rank
 //	IDs       the item id of each row
 //	V B D     parameters (B empty when B = V)

@@ -150,9 +150,10 @@
 //
 // # Cancellation
 //
-// TrainOnline, Online.Run, TrainOffline, BasketGradient and FullBatch.Step
-// take a context.Context: they check it at least every basket (online),
-// every iteration (offline) or every 64 baskets (BasketGradient), and
+// TrainOnline, Online.Run, TrainOffline, BasketGradient, FullBatch.Step,
+// Evaluate and Baselines take a context.Context: they check it at least
+// every basket (online), every iteration (offline), every 64 baskets
+// (BasketGradient) or every chunk of next-item rankings (Evaluate), and
 // return an error wrapping ctx.Err() with no goroutine of theirs left
 // running.
 //

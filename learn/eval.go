@@ -1,6 +1,7 @@
 package learn
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -117,7 +118,10 @@ type Metrics struct {
 //
 // The test log-likelihood and the AUC score a basket by log det(L_S + εI)
 // (opt.Eps: DefaultEps unless set), the convention of the learners.
-func Evaluate(m *ndpp.Model, test [][]int, opt EvalOptions) (*Metrics, error) {
+// ctx is checked between chunks of the next-item ranking (its long part on
+// large catalogues): once it is done, Evaluate returns an error wrapping
+// ctx.Err().
+func Evaluate(ctx context.Context, m *ndpp.Model, test [][]int, opt EvalOptions) (*Metrics, error) {
 	if len(test) == 0 {
 		return nil, fmt.Errorf("learn: no test baskets")
 	}
@@ -169,7 +173,7 @@ func Evaluate(m *ndpp.Model, test [][]int, opt EvalOptions) (*Metrics, error) {
 	met.TestLLSE = stdErr(pos)
 
 	// Next-item prediction.
-	pr, p5, p10, prSizes, skipped, err := nextItemRanks(m, baskets, opt.Workers)
+	pr, p5, p10, prSizes, skipped, err := nextItemRanks(ctx, m, baskets, opt.Workers)
 	if err != nil {
 		return nil, err
 	}
@@ -413,7 +417,7 @@ func sampleDistinct(rng *rand.Rand, n, k int) []int {
 // skipped. The gains come from ndpp.Model.ConditionalGainsBatch over
 // chunks of baskets (at most 2²² gains, 32 MB, per chunk), chunks shared
 // out to workers (≤ 0: GOMAXPROCS) that each keep their buffers.
-func nextItemRanks(m *ndpp.Model, baskets [][]int, workers int) (pr, p5, p10 []float64, sizes []int, skipped int, err error) {
+func nextItemRanks(ctx context.Context, m *ndpp.Model, baskets [][]int, workers int) (pr, p5, p10 []float64, sizes []int, skipped int, err error) {
 	n := m.N()
 	var idx []int // baskets that hold an item out
 	for i, s := range baskets {
@@ -454,6 +458,10 @@ func nextItemRanks(m *ndpp.Model, baskets [][]int, workers int) (pr, p5, p10 []f
 			for {
 				c := int(next.Add(1)) - 1
 				if c >= nChunks {
+					return
+				}
+				if err := ctx.Err(); err != nil {
+					errs[c] = fmt.Errorf("learn: evaluation: %w", err)
 					return
 				}
 				lo, hi := c*chunk, min((c+1)*chunk, len(idx))

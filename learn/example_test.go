@@ -32,7 +32,7 @@ func ExampleTrainOnline() {
 	if err != nil {
 		panic(err)
 	}
-	m, err := learn.Evaluate(res.Model, test, learn.EvalOptions{Seed: 1})
+	m, err := learn.Evaluate(context.Background(), res.Model, test, learn.EvalOptions{Seed: 1})
 	if err != nil {
 		panic(err)
 	}
@@ -49,13 +49,13 @@ func ExampleTrainOffline() {
 	if err != nil {
 		panic(err)
 	}
-	m, err := learn.Evaluate(res.Model, test, learn.EvalOptions{Seed: 1})
+	m, err := learn.Evaluate(context.Background(), res.Model, test, learn.EvalOptions{Seed: 1})
 	if err != nil {
 		panic(err)
 	}
 	// The simplest models that could win: popularity for ranking, the
 	// independent-items model for likelihood.
-	base, err := learn.Baselines(train, test, 20, learn.EvalOptions{Seed: 1})
+	base, err := learn.Baselines(context.Background(), train, test, 20, learn.EvalOptions{Seed: 1})
 	if err != nil {
 		panic(err)
 	}

@@ -239,7 +239,7 @@ func (f *demoFlags) learn(train, val, test [][]int, n int, logf func(string, ...
 		return nil, nil, nil, fmt.Errorf("offline learning: %w", err)
 	}
 	logf("offline learning: %.1f passes in %.2fs", off.Passes, off.Seconds)
-	base, err := learn.Baselines(train, test, n, learn.EvalOptions{Seed: f.seed})
+	base, err := learn.Baselines(context.Background(), train, test, n, learn.EvalOptions{Seed: f.seed})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("evaluating the baselines: %w", err)
 	}
@@ -247,7 +247,7 @@ func (f *demoFlags) learn(train, val, test [][]int, n int, logf func(string, ...
 		mode string
 		res  *learn.Result
 	}{{"online", on}, {"offline", off}} {
-		met, err := learn.Evaluate(r.res.Model, test, learn.EvalOptions{Seed: f.seed})
+		met, err := learn.Evaluate(context.Background(), r.res.Model, test, learn.EvalOptions{Seed: f.seed})
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("evaluating the %s model: %w", r.mode, err)
 		}

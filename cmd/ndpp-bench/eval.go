@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"time"
@@ -60,7 +61,7 @@ func runEval(e *env, args []string) error {
 	}
 	start := time.Now()
 	keys := sortKeys(voc)
-	met, err := learn.Evaluate(m, baskets, learn.EvalOptions{Seed: f.seed, Key: keys, Workers: f.g.threads})
+	met, err := learn.Evaluate(context.Background(), m, baskets, learn.EvalOptions{Seed: f.seed, Key: keys, Workers: f.g.threads})
 	if err != nil {
 		return err
 	}
@@ -71,7 +72,7 @@ func runEval(e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		if base, err = learn.Baselines(train, baskets, m.N(), learn.EvalOptions{Seed: f.seed, Key: keys, Workers: f.g.threads}); err != nil {
+		if base, err = learn.Baselines(context.Background(), train, baskets, m.N(), learn.EvalOptions{Seed: f.seed, Key: keys, Workers: f.g.threads}); err != nil {
 			return err
 		}
 	}

@@ -460,16 +460,16 @@ func runLearn(e *env, args []string) error {
 	n := voc.Len()
 	keys := sortKeys(voc)
 	evalOpt := learn.EvalOptions{Seed: f.seed, Key: keys, Workers: f.g.threads}
-	met, err := learn.Evaluate(model, test, evalOpt)
+	met, err := learn.Evaluate(context.Background(), model, test, evalOpt)
 	if err != nil {
 		return err
 	}
 	var base *learn.Metrics
 	if baseModel == nil {
-		base, err = learn.Baselines(train, test, n, evalOpt)
+		base, err = learn.Baselines(context.Background(), train, test, n, evalOpt)
 	} else {
 		// The online learner counted the training baskets as they went by.
-		base, err = learn.Evaluate(baseModel, test, evalOpt)
+		base, err = learn.Evaluate(context.Background(), baseModel, test, evalOpt)
 	}
 	if err != nil {
 		return err
