@@ -223,7 +223,7 @@ func (s Schedule) lag() int {
 	return s.Lag
 }
 
-// defaultLag is the default OnlineOptions.Lag (at most FactorEvery).
+// defaultLag is the default Schedule.Lag (at most FactorEvery).
 const defaultLag = 70
 
 func (o OnlineOptions) validate() error {
