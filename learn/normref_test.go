@@ -11,9 +11,9 @@ import (
 // learners' (package exactnorm) is checked against: G by rank-1 updates,
 // A = I + WG by row operations.
 
-// normWork evaluates the full normaliser log det(I + L) = log det(I_2d + WG)
-// (Sylvester) from a 2d×2d Gram matrix G = Σᵢ zᵢzᵢᵀ, zᵢ = [vᵢ; bᵢ],
-// W = blockdiag(I, C). With A = I + WG:
+// normWork is the tests' reference for the full normaliser
+// log det(I + L) = log det(I_2d + WG) (Sylvester) from a 2d×2d Gram matrix
+// G = Σᵢ zᵢzᵢᵀ, zᵢ = [vᵢ; bᵢ], W = blockdiag(I, C). With A = I + WG:
 //
 //	∂/∂zᵢ = K zᵢ,  K = A⁻¹W + WᵀA⁻ᵀ,
 //	∂/∂C  = (G[d:,:] · A⁻¹[:,d:])ᵀ.
@@ -26,7 +26,6 @@ type normWork struct {
 	piv    []int
 	work   []float64 // the inverse's scratch (f64.InverseWork)
 	tmp    []float64
-	z, kz  []float64 // n×2d item matrix and its image under K (fillZ, applyAll)
 	logDet float64
 }
 
