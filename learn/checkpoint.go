@@ -139,14 +139,14 @@ func (o *Online) Save(w io.Writer) error {
 		return ErrDiverged
 	}
 	cp := checkpoint{Opt: o.opt, N: o.p.N, Dim: o.p.Dim, IDs: o.ids, V: o.p.V, B: o.p.B, D: o.p.D,
-		Mu: o.scalars(stMu), T: o.counts(stT),
+		Mu: o.st.scalars(stMu), T: o.st.counts(stT),
 		TC: o.tc, Pos: o.pos, MomD: o.mom.D, SqD: o.sq.D,
 		PendC: o.pendC, PendBW: o.pendBW, NormCount: o.normCount}
 	// The per-item rows of st are written as the arrays of the format
 	// (the scalars gathered, n each; the rest from the rows as encoded).
 	n := o.p.N
 	if o.p.Theta != nil {
-		cp.Phi, cp.PhiM, cp.PhiV = o.scalars(stPhi), o.scalars(stPhiM), o.scalars(stPhiV)
+		cp.Phi, cp.PhiM, cp.PhiV = o.st.scalars(stPhi), o.st.scalars(stPhiM), o.st.scalars(stPhiV)
 	}
 	moment := func(k int) func(i int) []float64 {
 		return func(i int) []float64 {
@@ -177,7 +177,7 @@ func (o *Online) Save(w io.Writer) error {
 		for _, i := range o.dirtyList {
 			cp.Z0 = append(cp.Z0, np.Column(i)...)
 		}
-		cp.Gen, cp.KZGen, cp.SwapAt = s.Gen, o.counts(stKZGen), s.SwapAt
+		cp.Gen, cp.KZGen, cp.SwapAt = s.Gen, o.st.counts(stKZGen), s.SwapAt
 		cp.kz = rowPart{n, o.kzRow}
 		cp.PendOK, cp.PendK, cp.PendGC, cp.PendLogDet = s.PendOK, s.PendK, s.PendGC, s.PendLogDet
 	}
@@ -463,12 +463,12 @@ func loadOnline(r io.Reader, limit int64) (*Online, error) {
 	o.pendC, o.pendBW, o.normCount = cp.PendC, cp.PendBW, cp.NormCount
 	o.alloc()
 	o.st.grow(n)
-	o.setScalars(stMu, cp.Mu)
-	o.setCounts(stT, cp.T)
+	o.st.setScalars(stMu, cp.Mu)
+	o.st.setCounts(stT, cp.T)
 	if p.Theta != nil {
-		o.setScalars(stPhi, cp.Phi)
-		o.setScalars(stPhiM, cp.PhiM)
-		o.setScalars(stPhiV, cp.PhiV)
+		o.st.setScalars(stPhi, cp.Phi)
+		o.st.setScalars(stPhiM, cp.PhiM)
+		o.st.setScalars(stPhiV, cp.PhiV)
 	}
 	for i := range n {
 		mv, sv, mb, sb := o.moments(i)
@@ -487,7 +487,7 @@ func loadOnline(r io.Reader, limit int64) (*Online, error) {
 		for i := range n {
 			copy(o.kzRow(i), cp.KZ[i*2*d:(i+1)*2*d])
 		}
-		o.setCounts(stKZGen, cp.KZGen)
+		o.st.setCounts(stKZGen, cp.KZGen)
 		m := 2 * d
 		for t, i := range cp.Dirty {
 			o.itemRow(i)[stDirty] = 1

@@ -356,7 +356,8 @@ func (o *Online) alloc() {
 		o.pendC = make([]float64, d*d)
 	}
 	if o.opt.Normalizer == NormExact && o.np == nil {
-		o.np = o.newPipe()
+		o.np = exactnorm.NewPipe(d, o.opt.Schedule.lag(), o.opt.Schedule.RefreshEvery)
+		o.np.SetColumns(o.p.N, func(dst []float64, i int) { zRow(dst, o.p, i) })
 		o.kzOff = o.st.stride - 2*d
 		o.kz = kzScratch{zq: make([]float64, 8*d), kzq: make([]float64, 8*d)}
 		o.redo = o.redoRow
@@ -544,34 +545,34 @@ func (o *Online) mu(i int) float64 { return o.st.row(i)[stMu] }
 func (o *Online) phi(i int) float64 { return o.st.row(i)[stPhi] }
 
 // scalars returns the scalar at offset off (stMu, …) of every row.
-func (o *Online) scalars(off int) []float64 {
-	out := make([]float64, o.p.N)
+func (s *itemRows) scalars(off int) []float64 {
+	out := make([]float64, s.n)
 	for i := range out {
-		out[i] = o.st.row(i)[off]
+		out[i] = s.row(i)[off]
 	}
 	return out
 }
 
 // counts returns the count at offset off (stT or stKZGen) of every row.
-func (o *Online) counts(off int) []int64 {
-	out := make([]int64, o.p.N)
+func (s *itemRows) counts(off int) []int64 {
+	out := make([]int64, s.n)
 	for i := range out {
-		out[i] = int64(o.st.row(i)[off])
+		out[i] = int64(s.row(i)[off])
 	}
 	return out
 }
 
 // setCounts sets the count at offset off of every row from x.
-func (o *Online) setCounts(off int, x []int64) {
+func (s *itemRows) setCounts(off int, x []int64) {
 	for i, v := range x {
-		o.st.row(i)[off] = float64(v)
+		s.row(i)[off] = float64(v)
 	}
 }
 
 // setScalars sets the scalar at offset off of every row from x.
-func (o *Online) setScalars(off int, x []float64) {
+func (s *itemRows) setScalars(off int, x []float64) {
 	for i, v := range x {
-		o.st.row(i)[off] = v
+		s.row(i)[off] = v
 	}
 }
 

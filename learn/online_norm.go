@@ -2,7 +2,6 @@ package learn
 
 import (
 	"github.com/ndpp-go/ndpp/blas"
-	"github.com/ndpp-go/ndpp/learn/internal/exactnorm"
 )
 
 // The online learner's side of the exact normaliser (exactnorm.Pipe).
@@ -186,12 +185,4 @@ func (o *Online) kzBatch(nq int) {
 		copy(o.kzRow(i), ks.kzq[q*m:(q+1)*m])
 		o.st.row(i)[stKZGen] = gen
 	}
-}
-
-// newPipe returns the exact normaliser's pipe for o's options, with G of
-// o's current columns.
-func (o *Online) newPipe() *exactnorm.Pipe {
-	np := exactnorm.NewPipe(o.p.Dim, o.opt.Schedule.lag(), o.opt.Schedule.RefreshEvery)
-	np.SetColumns(o.p.N, func(dst []float64, i int) { zRow(dst, o.p, i) })
-	return np
 }

@@ -76,7 +76,7 @@ func (o *Online) Run(ctx context.Context, src BasketSource, run OnlineRun) (*Res
 		o.np.Start()
 		defer o.np.Stop()
 	}
-	feed := o.newFeed(src, run.MaxBaskets == 0 && run.TraceSource == nil)
+	feed := newBasketFeed(o, src, run.MaxBaskets == 0 && run.TraceSource == nil)
 	defer feed.stop()
 	r := &onlineRunner{o: o, run: run, res: &Result{ValLL: math.NaN()}, begin: time.Now()}
 	res, done := r.res, ctx.Done()
@@ -222,7 +222,9 @@ type basketFeed struct {
 	pf  *prefetch
 }
 
-func (o *Online) newFeed(src BasketSource, ahead bool) *basketFeed {
+// newBasketFeed returns the feed of src for o (read ahead when ahead is
+// set).
+func newBasketFeed(o *Online, src BasketSource, ahead bool) *basketFeed {
 	f := &basketFeed{o: o, src: src}
 	if ahead {
 		f.pf = newPrefetch(src)

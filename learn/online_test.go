@@ -143,7 +143,7 @@ func TestOnlineSGDStepIsTheGradient(t *testing.T) {
 		for _, s := range [][]int{{0, 1}, {1}, {2, 1, 5}} {
 			require.NoError(t, o.Observe(s))
 		}
-		mu := o.scalars(stMu)
+		mu := o.st.scalars(stMu)
 		basket := []int{1, 4, 2}
 		for _, i := range basket {
 			mu[i]++
@@ -159,7 +159,7 @@ func TestOnlineSGDStepIsTheGradient(t *testing.T) {
 		before := at.p.Clone()
 		var phi0 []float64
 		if diag {
-			phi0 = at.scalars(stPhi)
+			phi0 = at.st.scalars(stPhi)
 		}
 		require.NoError(t, o.Observe(basket))
 		after := o.p.Clone()
