@@ -141,8 +141,8 @@ func (p *Pipe) Column(i int) []float64 {
 // Submit hands the pipe the snapshot at position pos: the changed columns
 // items, their current values z1 (len(items)×2d rows) and C (d×d); both
 // are copied. The job runs at once when now is set or the lag is 0 (its
-// result is then due at pos), else its result is due at pos + lag. A
-// previous result must have been taken (Take) or dropped.
+// result is then due at pos), else its result is due at pos + lag. The
+// previous job's result must have been taken (Take).
 func (p *Pipe) Submit(pos int64, items []int, z1, c []float64, now bool) {
 	if p.flying {
 		panic("exactnorm: job submitted while one is in flight")
@@ -181,11 +181,12 @@ func (p *Pipe) Submit(pos int64, items []int, z1, c []float64, now bool) {
 // Due reports whether a submitted job's result takes effect at pos.
 func (p *Pipe) Due(pos int64) bool { return p.swapAt != 0 && p.swapAt == pos }
 
-// Take waits for the submitted job and makes its result active. A job
-// that failed (A singular after rounding drift of G) is redone at once
-// from all current columns, row i written by z(dst, i), and C; Take
-// reports false, with no result pending, if that fails too (divergence).
-// With current C and z, at position pos.
+// Take waits for the submitted job and makes its result active, at
+// position pos. A job that failed (A singular after rounding drift of G)
+// is redone at once from all n current columns, row i written by
+// z(dst, i) in order of i, and the current C (G recomputed, counted as a
+// recomputation at pos); Take reports false, with no result pending, if
+// that fails too (divergence).
 func (p *Pipe) Take(pos int64, z func(dst []float64, i int), c []float64) bool {
 	p.wait()
 	if !p.job.ok {
