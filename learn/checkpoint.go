@@ -9,8 +9,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/ndpp-go/ndpp/internal/atomicfile"
 	"github.com/ndpp-go/ndpp/internal/binfmt"
+	"github.com/ndpp-go/ndpp/internal/outfile"
 	"github.com/ndpp-go/ndpp/learn/internal/exactnorm"
 )
 
@@ -505,7 +505,7 @@ func (o *Online) SaveFile(path string) error {
 	if o.diverged {
 		return ErrDiverged
 	}
-	if err := atomicfile.Write(path, o.Save); err != nil {
+	if err := outfile.Write(path, o.Save); err != nil {
 		return fmt.Errorf("learn: save checkpoint: %w", err)
 	}
 	return nil
