@@ -201,5 +201,5 @@
 //   - N. J. Higham. Accuracy and Stability of Numerical Algorithms, 2nd ed.,
 //     SIAM 2002: LU error bounds, condition numbers, and the instability of
 //     Sherman–Morrison–Woodbury updates.
-//   - The project's shared/docs/ndpp-math.md, "The fast swap oracle".
+//   - docs/math.md in the repository, "The fast swap oracle".
 package detcache
