@@ -1,12 +1,13 @@
 // Command ndpp-bench is the command-line front of ndpp: demo, learn, eval,
-// infer, score, sample, backends and figures.
+// infer, items, score, serve, sample, baskets, backends and figures.
 //
 // Usage:
 //
 //	ndpp-bench <command> [flags]
 //
 // Every command accepts the global flags --backend gonum|openblas|auto,
-// --threads N, --json and --quiet, and --help with an example. Usage errors
+// --threads N, --json, --quiet and --max-memory SIZE, and --help with an
+// example. Usage errors
 // print one line and exit with status 2; other failures exit with status 1.
 package main
 
