@@ -524,43 +524,14 @@ func (f *learnFlags) checkMemory(n int) error {
 	return memlimit.Check(what, need)
 }
 
-// divergedMargin is how far, in nats per basket beyond twice the
-// independent-items log-likelihood, a learned model may fall before learn
-// takes its training for diverged (see checkDiverged).
-const divergedMargin = 20
-
-// checkDiverged refuses a learned model whose kernel overflows
-// (ndpp.Model.CheckScale) or whose mean log-likelihood on the held-out
-// baskets within its rank is below 2·ℓ₀ − divergedMargin, ℓ₀ < 0 being the
-// independent-items model's on the same baskets: parameters blown up by a
-// learning rate or an initial scale far too large give log-likelihoods
-// tens of times ℓ₀, while a model that learned anything is near or above
-// ℓ₀. Baskets beyond the rank are left out: their probability is ε's.
+// checkDiverged refuses a learned model whose training diverged
+// (learn.CheckDiverged), with the flags that help.
 func checkDiverged(model, indep *ndpp.Model, held [][]int) error {
-	if err := model.CheckScale(); err != nil {
-		return fmt.Errorf("training diverged (lower --lr or --init-scale); no model saved: %w", err)
+	err := learn.CheckDiverged(model, indep, held)
+	if de, ok := errors.AsType[*learn.DivergedError](err); ok {
+		return fmt.Errorf("training diverged (lower --lr or --init-scale); no model saved: %w", de.Err)
 	}
-	var in [][]int
-	for _, b := range held {
-		if len(b) <= model.MaxRank() {
-			in = append(in, b)
-		}
-	}
-	if len(in) == 0 {
-		return nil
-	}
-	ll, err := learn.LogLikelihood(model, in, 0)
-	if err != nil {
-		return fmt.Errorf("training diverged (lower --lr or --init-scale); no model saved: %w", err)
-	}
-	l0, err := learn.LogLikelihood(indep, in, 0)
-	if err != nil {
-		return err
-	}
-	if !(ll >= 2*l0-divergedMargin) {
-		return fmt.Errorf("training diverged (lower --lr or --init-scale); no model saved: the learned model's mean log-likelihood on %d held-out baskets is %.4g, the independent-items model's %.4g", len(in), ll, l0)
-	}
-	return nil
+	return err
 }
 
 // rankNote says on stderr how many test baskets exceed the model's rank
