@@ -260,7 +260,7 @@ func (f *demoFlags) learn(train, val, test [][]int, n int, logf func(string, ...
 	return rows, nll, on.Model, nil
 }
 
-var demoAlgos = []string{stream.NameStreamPartition, stream.NameOnlineLSS, stream.NameOnline2Neighbor, stream.NameOnlineGreedy}
+var demoAlgos = stream.SolverNames()
 
 func (f *demoFlags) infer(m *ndpp.Model, logf func(string, ...any)) ([]demoInferRow, []trajRow, float64, error) {
 	if f.k > m.N() {

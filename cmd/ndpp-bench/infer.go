@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -26,11 +27,9 @@ func init() {
 	})
 }
 
-// inferAlgos lists the algorithms of --algos all, in output order.
-var inferAlgos = []string{
-	stream.NameStreamPartition, stream.NameOnlineLSS, stream.NameOnline2Neighbor,
-	stream.NameOnlineGreedy, stream.NameOfflineGreedy,
-}
+// inferAlgos lists the algorithms of --algos all, in output order: the
+// online solvers (stream.SolverNames) and the offline greedy.
+var inferAlgos = append(stream.SolverNames(), stream.NameOfflineGreedy)
 
 // inferExtraAlgos are the algorithms --algos accepts by name only: local
 // search from the offline greedy's solution.
@@ -349,17 +348,8 @@ func (f *inferFlags) newSolver(name string, m *ndpp.Model) (stream.Solver, error
 	// The naive oracle is for side-by-side timing of the oracles: every
 	// candidate value goes through it.
 	opt := stream.Options{Alpha: f.alpha, StashCap: f.stashCap, OracleOnly: f.oracle == "naive"}
-	var s stream.Solver
-	switch name {
-	case stream.NameStreamPartition:
-		s, err = stream.NewStreamPartition(o, f.k, m.N(), opt)
-	case stream.NameOnlineLSS:
-		s, err = stream.NewOnlineLSS(o, f.k, opt)
-	case stream.NameOnline2Neighbor:
-		s, err = stream.NewOnline2Neighbor(o, f.k, opt)
-	case stream.NameOnlineGreedy:
-		s, err = stream.NewOnlineGreedy(o, f.k, opt)
-	default:
+	s, err := stream.NewSolver(name, o, f.k, m.N(), opt)
+	if errors.Is(err, stream.ErrUnknownSolver) {
 		return nil, usagef("unknown algorithm %q", name)
 	}
 	if err != nil {
