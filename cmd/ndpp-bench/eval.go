@@ -46,7 +46,7 @@ func runEval(e *env, args []string) error {
 	if err := f.bf.check(); err != nil {
 		return err
 	}
-	m, err := loadModel(f.model)
+	m, err := loadModel(f.model, f.g.budget)
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/ndpp-go/ndpp/blas"
 	"github.com/ndpp-go/ndpp/detcache"
-	"github.com/ndpp-go/ndpp/internal/memlimit"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/stream"
 )
@@ -316,16 +315,12 @@ func (f *inferFlags) check() ([]string, error) {
 
 func (f *inferFlags) loadModel() (*ndpp.Model, error) {
 	if f.synthetic {
-		n, d := int64(f.n), int64(f.d)
-		// The model's V, B and BC rows, per-item arrays (diagonal, stream
-		// order) and the oracles' 2d×2d matrices.
-		need := memlimit.Sum(memlimit.Bytes(n, d, 3*8), memlimit.Bytes(n, 4*8), memlimit.Bytes(2*d, 2*d, 8*8))
-		if err := memlimit.Check(fmt.Sprintf("a synthetic model of n = %d items and d = %d", f.n, f.d), need); err != nil {
+		if err := f.g.budget.Check(fmt.Sprintf("a synthetic model of n = %d items and d = %d", f.n, f.d), ndpp.RandomMemory(f.n, f.d)); err != nil {
 			return nil, err
 		}
 		return ndpp.Random(f.n, f.d, f.seed, ndpp.RandomOptions{Diag: f.diag}), nil
 	}
-	m, err := loadModel(f.model)
+	m, err := loadModel(f.model, f.g.budget)
 	if err != nil {
 		return nil, modelFileError(err)
 	}

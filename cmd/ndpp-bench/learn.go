@@ -14,7 +14,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/ndpp-go/ndpp/internal/memlimit"
 	"github.com/ndpp-go/ndpp/learn"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/ndpp/baskets"
@@ -508,20 +507,19 @@ func runLearn(e *env, args []string) error {
 	return writeMetrics(e, &f.g, r, extra)
 }
 
-// checkMemory refuses a learner whose estimated memory exceeds the budget
-// (memlimit): C's factor with its gradient and optimiser moments (d×d),
-// the normaliser's 2d×2d matrices, and for n items the vectors V and B with
-// their gradients, moments and model copies and each worker's gradient
-// sums.
+// checkMemory refuses a learner whose estimated memory for n items
+// (learn.OfflineMemory, learn.OnlineMemory with a worker per thread)
+// exceeds the budget.
 func (f *learnFlags) checkMemory(n int) error {
-	d, nn, w := int64(f.d), int64(n), int64(max(f.g.threads, 1))
-	need := memlimit.Sum(memlimit.Bytes(d, d, 8*6), memlimit.Bytes(2*d, 2*d, 8*6),
-		memlimit.Bytes(nn, d, 8*10), memlimit.Bytes(w, memlimit.Sum(memlimit.Bytes(nn, d, 2), memlimit.Bytes(d, d)), 8))
+	need := learn.OfflineMemory(learn.OfflineOptions{D: f.d, Workers: max(f.g.threads, 1)}, n)
+	if f.mode == "online" {
+		need = learn.OnlineMemory(learn.OnlineOptions{D: f.d}, n, f.g.threads)
+	}
 	what := fmt.Sprintf("learning with d = %d", f.d)
 	if n > 0 {
 		what = fmt.Sprintf("learning %d items with d = %d", n, f.d)
 	}
-	return memlimit.Check(what, need)
+	return f.g.budget.Check(what, need)
 }
 
 // checkDiverged refuses a learned model whose training diverged

@@ -64,6 +64,9 @@ type globals struct {
 	json    bool
 	quiet   bool
 	maxMem  string
+	// budget is the memory budget (--max-memory, else $NDPP_MAX_MEMORY,
+	// else the machine's), set by apply and passed to library calls.
+	budget memlimit.Budget
 }
 
 func (g *globals) register(fs *flag.FlagSet) {
@@ -91,17 +94,19 @@ func (g *globals) apply() error {
 		g.threads = runtime.NumCPU()
 	}
 	blas.SetThreads(1) // ndpp parallelises across goroutines itself
-	memlimit.Set(0)
 	if g.maxMem != "" {
 		b, err := memlimit.Parse(g.maxMem)
 		if err != nil {
 			return usagef("--max-memory: %v", err)
 		}
-		memlimit.Set(b)
+		g.budget = memlimit.Budget{Bytes: b, Source: "--max-memory"}
+		return nil
 	}
-	if _, _, err := memlimit.Limit(); err != nil {
+	b, err := memlimit.FromEnv("ndpp-bench")
+	if err != nil {
 		return usageError{err.Error()}
 	}
+	g.budget = b
 	return nil
 }
 

@@ -59,7 +59,7 @@ func runScore(e *env, args []string) error {
 	if *recommend < 0 {
 		return usagef("--recommend must be ≥ 0")
 	}
-	m, err := loadModel(*modelPath)
+	m, err := loadModel(*modelPath, g.budget)
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ndpp-go/ndpp/blas"
+	"github.com/ndpp-go/ndpp/internal/memlimit"
 	"github.com/ndpp-go/ndpp/internal/scorefmt"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/rerank"
@@ -50,6 +51,9 @@ type serveLimits struct {
 	maxBaskets    int   // baskets per request
 	maxN          int   // /v1/recommend n
 	maxInflight   int   // requests computed at once (others wait)
+	// budget is the memory budget of loading the model file (a zero
+	// Budget: the machine's).
+	budget memlimit.Budget
 }
 
 func defaultServeLimits() serveLimits {
@@ -86,6 +90,7 @@ func runServe(e *env, args []string) error {
 	if err := g.apply(); err != nil {
 		return err
 	}
+	lim.budget = g.budget
 	if *modelPath == "" {
 		return usagef("--model is required")
 	}
@@ -152,8 +157,8 @@ type servedModel struct {
 	gains   sync.Pool // *[][]float64, recBatch rows of n gains
 }
 
-func loadServed(path string) (*servedModel, error) {
-	m, err := loadModel(path)
+func loadServed(path string, budget memlimit.Budget) (*servedModel, error) {
+	m, err := loadModel(path, budget)
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +218,7 @@ type server struct {
 }
 
 func newServer(path string, lim serveLimits, logger *log.Logger) (*server, error) {
-	sm, err := loadServed(path)
+	sm, err := loadServed(path, lim.budget)
 	if err != nil {
 		return nil, err
 	}
@@ -244,7 +249,7 @@ func (s *server) model() *servedModel { return s.cur.Load() }
 // reload reads the model file again and swaps it in; requests that have
 // taken the old model finish with it. On error the old model stays.
 func (s *server) reload() error {
-	sm, err := loadServed(s.path)
+	sm, err := loadServed(s.path, s.lim.budget)
 	if err != nil {
 		s.reloadsC.WithLabelValues("error").Inc()
 		return err
