@@ -71,12 +71,12 @@ func runEval(e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		opt := learn.EvalOptions{Seed: f.seed, Key: keys, Workers: f.g.threads}
+		opt := learn.EvalOptions{Seed: f.seed, Key: keys, Workers: f.g.threads, MaxMemory: f.g.budget.Bytes}
 		if base, err = learn.Baselines(train, baskets, m.N(), opt); err != nil {
 			return err
 		}
 		if cooc, err = learn.CooccurrenceBaseline(train, baskets, m.N(), opt); err != nil {
-			return err
+			return f.g.budget.Rename(err)
 		}
 	}
 	if !f.g.quiet && met.Skipped > 0 {

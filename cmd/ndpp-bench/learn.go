@@ -483,8 +483,8 @@ func runLearn(e *env, args []string) error {
 		if base, err = learn.Baselines(train, test, n, evalOpt); err != nil {
 			return err
 		}
-		if coCounts, err = learn.CountCooccurrence(train, n, learn.DefaultCooccurPairs); err != nil {
-			return err
+		if coCounts, err = learn.CountCooccurrence(train, n, learn.DefaultCooccurPairs, f.g.budget.Bytes); err != nil {
+			return f.g.budget.Rename(err)
 		}
 	} else if base, err = learn.Evaluate(baseModel, test, evalOpt); err != nil {
 		// The online learner counted the training baskets as they went by.
@@ -645,8 +645,8 @@ func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, mode
 	if err != nil {
 		return nil, nil, nil, nil, nil, err
 	}
-	if cooc, err = learn.NewCooccurrence(learn.DefaultCooccurPairs); err != nil {
-		return nil, nil, nil, nil, nil, err
+	if cooc, err = learn.NewCooccurrence(learn.DefaultCooccurPairs, f.g.budget.Bytes); err != nil {
+		return nil, nil, nil, nil, nil, f.g.budget.Rename(err)
 	}
 	var o *learn.Online
 	// The training baskets are counted as the learner reads them (and as
