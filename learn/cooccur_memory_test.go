@@ -1,6 +1,7 @@
 package learn
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -25,6 +26,6 @@ func TestCooccurrenceMemoryBudget(t *testing.T) {
 	err = c.Add([]int{1, 10 * CooccurBytesPerPair})
 	require.ErrorAs(t, err, &me)
 	require.Contains(t, err.Error(), "co-occurrence counts of 1001 items")
-	_, err = CooccurrenceBaseline([][]int{{0, 1}}, [][]int{{0, 1}}, 2, EvalOptions{MaxMemory: 1})
+	_, err = CooccurrenceBaseline(context.Background(), [][]int{{0, 1}}, [][]int{{0, 1}}, 2, EvalOptions{MaxMemory: 1})
 	require.ErrorAs(t, err, &me)
 }
