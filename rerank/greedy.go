@@ -1,6 +1,8 @@
 package rerank
 
 import (
+	"context"
+	"fmt"
 	"math"
 
 	gblas "gonum.org/v1/gonum/blas"
@@ -64,6 +66,8 @@ type Workspace struct {
 	outGains     []float64
 	shownSkipped int
 	polishSwaps  int
+	polishCapped bool
+	degraded     string
 	rebuilds     int // slides that rebuilt the conditioning set (tests)
 }
 
@@ -76,8 +80,10 @@ func grow[T any](s []T, n int) []T {
 	return s[:n]
 }
 
-// run executes the greedy for a validated request.
-func (w *Workspace) run(m *ndpp.Model, req *Request) {
+// run executes the greedy for a validated request. It returns an error
+// wrapping ctx.Err() when ctx is done before a step; the candidate rows
+// (item, q2 for rows 0…nc−1) are then built.
+func (w *Workspace) run(ctx context.Context, m *ndpp.Model, req *Request) error {
 	d := m.D()
 	shown := req.Shown
 	if req.Window > 0 && len(shown) > req.Window {
@@ -151,18 +157,24 @@ func (w *Workspace) run(m *ndpp.Model, req *Request) {
 	for x := w.nc; x < p; x++ {
 		w.seq = append(w.seq, x)
 	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("rerank: greedy: %w", err)
+	}
 	w.rebuild(m)
 	w.shownSkipped = w.nSkip
 
 	for t := 0; t < req.K; t++ {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("rerank: greedy: %w", err)
+		}
 		best := w.best()
 		if best < 0 {
-			return
+			return nil
 		}
 		w.outItems = append(w.outItems, w.item[best])
 		w.outGains = append(w.outGains, w.q2[best]*w.s[best])
 		if t == req.K-1 {
-			return
+			return nil
 		}
 		if req.Window > 0 && len(w.seq) == req.Window {
 			w.slide(m)
@@ -170,6 +182,7 @@ func (w *Workspace) run(m *ndpp.Model, req *Request) {
 		w.seq = append(w.seq, best)
 		w.tryAdd(m, best)
 	}
+	return nil
 }
 
 // best returns the candidate row with the largest positive, finite gain

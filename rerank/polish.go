@@ -1,6 +1,7 @@
 package rerank
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -15,8 +16,11 @@ import (
 // and rewrites w's output when the search moved: the new set, ordered
 // greedily given the shown items, with its gains. It builds a model of the
 // kept shown items and the choosable candidates (vectors scaled by qᵢ,
-// diagonal by qᵢ²) and a fast oracle over it, so it allocates.
-func (w *Workspace) polish(m *ndpp.Model, req *Request) error {
+// diagonal by qᵢ²) and a fast oracle over it, so it allocates. When ctx's
+// deadline passes and the request may degrade, it keeps the best set the
+// search reached and sets w.degraded; when ctx is otherwise done it
+// returns an error wrapping ctx.Err().
+func (w *Workspace) polish(ctx context.Context, m *ndpp.Model, req *Request) error {
 	w.polishSwaps = 0
 	if len(w.outItems) < req.K {
 		return nil // greedy found no K-set with a non-zero determinant
@@ -91,10 +95,20 @@ func (w *Workspace) polish(m *ndpp.Model, req *Request) error {
 	if pool == 0 {
 		pool = DefaultPolishPool
 	}
-	res, err := stream.LocalSearch(o, req.K, start, stream.LocalSearchOptions{Eps: req.PolishEps, Pool: pool, Fixed: fixed, Items: cands})
-	if err != nil {
-		return fmt.Errorf("rerank: polish: %w", err)
+	budget := req.PolishMaxRatios
+	if budget == 0 {
+		budget = DefaultPolishMaxRatios
 	}
+	res, err := stream.LocalSearch(ctx, o, req.K, start, stream.LocalSearchOptions{Eps: req.PolishEps, Pool: pool, Fixed: fixed, Items: cands, MaxEvals: budget})
+	if err != nil {
+		if ctx.Err() == nil || !mayDegrade(ctx, req) {
+			return fmt.Errorf("rerank: polish: %w", err)
+		}
+		// The deadline passed: keep what the search reached (nothing
+		// when it had not started: the greedy's set).
+		w.degraded = DegradedPolish
+	}
+	w.polishCapped = res.Budget
 	if res.Swaps == 0 {
 		return nil
 	}

@@ -1,8 +1,11 @@
 package rerank
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/ndpp-go/ndpp/ndpp"
 )
@@ -42,16 +45,54 @@ type Request struct {
 	// 1 + ε.
 	PolishEps float64 `json:"polish_eps,omitempty"`
 	// PolishPool is the number of candidates among which pair swaps are
-	// searched (0: DefaultPolishPool; 1: single swaps only). A pair round
-	// costs O(P²·K²) determinant ratios for a pool of P, which dominates
-	// the polish at large K.
+	// searched (0: DefaultPolishPool; 1: single swaps only; at most
+	// MaxPolishPool). A pair round costs about P²·K²/4 determinant ratios
+	// for a pool of P, which dominates the polish at large K (see
+	// PolishMaxRatios).
 	PolishPool int `json:"polish_pool,omitempty"`
+	// PolishMaxRatios bounds the determinant ratios the polish may
+	// evaluate (0: DefaultPolishMaxRatios; stream.LocalSearchOptions'
+	// MaxEvals). The cost model: a single-swap sweep evaluates about K·N
+	// ratios for N choosable candidates, a pair round about P·K + P²·K²/4
+	// for a pool of P, and each applied swap starts another sweep, so the
+	// number of rounds is not known in advance; one ratio costs O(K + d)
+	// with the fast oracle (tens of nanoseconds at K, d ≈ 50). When the
+	// budget is spent, the polish stops with the best set found so far
+	// (never below the greedy's) and Result.PolishCapped is set.
+	PolishMaxRatios int64 `json:"polish_max_ratios,omitempty"`
+	// Degrade lets Rerank answer when ctx's deadline passes before the
+	// work is done, with the best result reached and Result.Degraded set
+	// (see Rerank). Without it, or when ctx is cancelled rather than timed
+	// out, Rerank returns an error wrapping ctx.Err().
+	Degrade bool `json:"degrade,omitempty"`
 }
 
-// DefaultPolishPool is the default Request.PolishPool: pair swaps among the
-// 16 best candidates, a latency-bound choice (stream.LocalSearch's own
-// default, stream.DefaultPoolPerItem·K, costs seconds at K = 50).
-const DefaultPolishPool = 16
+// Defaults and bounds of the polish.
+const (
+	// DefaultPolishPool is the default Request.PolishPool: pair swaps
+	// among the 16 best candidates, a latency-bound choice
+	// (stream.LocalSearch's own default, stream.DefaultPoolPerItem·K,
+	// costs seconds at K = 50).
+	DefaultPolishPool = 16
+	// MaxPolishPool is the largest Request.PolishPool: a pair round over
+	// a pool of 256 at K = 100 is already about 1.6·10⁸ ratios.
+	MaxPolishPool = 256
+	// DefaultPolishMaxRatios is the default Request.PolishMaxRatios,
+	// 2²² ≈ 4·10⁶ ratios: some tens of milliseconds at K = 50, d = 30.
+	DefaultPolishMaxRatios = 1 << 22
+)
+
+// Values of Result.Degraded.
+const (
+	// DegradedPolish: the deadline passed during the polish; the result
+	// is the best set the local search had reached (never below the
+	// greedy's value), ordered and scored as a finished polish.
+	DegradedPolish = "polish_deadline"
+	// DegradedGreedy: the deadline passed before the greedy finished; the
+	// result is the first K choosable candidates in relevance order (see
+	// Result.Degraded), without gains.
+	DegradedGreedy = "greedy_deadline"
+)
 
 // Result is the outcome of a request: the chosen items (rows) in the order
 // they were chosen and the gain of each, the determinant ratio
@@ -74,11 +115,22 @@ type Result struct {
 	// When it is positive, Items is the polished set in greedy order given
 	// the shown items, and Gains are the determinant ratios of that order.
 	PolishSwaps int `json:"polish_swaps,omitempty"`
+	// PolishCapped reports that the polish stopped at its ratio budget
+	// (Request.PolishMaxRatios) before reaching a local optimum.
+	PolishCapped bool `json:"polish_capped,omitempty"`
+	// Degraded is empty for a complete result. With Request.Degrade and a
+	// context whose deadline passed, it says how far the work got:
+	// DegradedPolish (the greedy finished, the polish did not: Items and
+	// Gains as above for the best set reached) or DegradedGreedy (the
+	// greedy did not finish: Items are the choosable candidates — not
+	// shown, quality not zero — sorted by decreasing quality, ties in
+	// candidate order, the first K of them; Gains is empty).
+	Degraded string `json:"degraded,omitempty"`
 }
 
 // RequestError is a request that cannot be served, naming the field
-// ("candidates", "quality", "shown", "k", "window", "polish_eps" or
-// "polish_pool") and, for an entry of
+// ("candidates", "quality", "shown", "k", "window", "polish_eps",
+// "polish_pool" or "polish_max_ratios") and, for an entry of
 // a list, its position (Index ≥ 0; −1 otherwise).
 type RequestError struct {
 	Field  string
@@ -101,21 +153,73 @@ func reqErr(field string, index int, format string, args ...any) error {
 // documentation) using w's buffers, and returns them with their gains. The
 // model is only read, so many workspaces may rerank over one model at
 // once; a Workspace itself serves one request at a time.
-func (w *Workspace) Rerank(m *ndpp.Model, req Request) (Result, error) {
+//
+// ctx bounds the work: the greedy looks at it before each step (O(P·(d +
+// w)) for P working rows) and the polish every few thousand determinant
+// ratios, so a call returns within about a millisecond of ctx being done.
+// What it returns then:
+//
+//   - With req.Degrade and ctx's deadline passed (ctx.Err() is
+//     context.DeadlineExceeded): a Result with Degraded set and a nil
+//     error — DegradedPolish with the best set the polish reached,
+//     DegradedGreedy with relevance order when the greedy itself did not
+//     finish (see Result.Degraded).
+//   - Otherwise (no req.Degrade, or ctx cancelled, as when an HTTP client
+//     goes away): an error wrapping ctx.Err() (errors.Is(err,
+//     context.Canceled) or context.DeadlineExceeded) and no result.
+//
+// Either way w stays usable for the next request.
+func (w *Workspace) Rerank(ctx context.Context, m *ndpp.Model, req Request) (Result, error) {
 	if m == nil {
 		return Result{}, fmt.Errorf("rerank: nil model")
 	}
 	if err := w.validate(m, &req); err != nil {
 		return Result{}, err
 	}
-	w.run(m, &req)
-	w.polishSwaps = 0
+	w.polishSwaps, w.polishCapped, w.degraded = 0, false, ""
+	if err := w.run(ctx, m, &req); err != nil {
+		if !mayDegrade(ctx, &req) {
+			return Result{}, err
+		}
+		w.relevanceOrder(&req)
+		return Result{Items: w.outItems, Gains: w.outGains[:0], ShownSkipped: w.shownSkipped, Degraded: DegradedGreedy}, nil
+	}
 	if req.Polish {
-		if err := w.polish(m, &req); err != nil {
+		if err := w.polish(ctx, m, &req); err != nil {
 			return Result{}, err
 		}
 	}
-	return Result{Items: w.outItems, Gains: w.outGains, ShownSkipped: w.shownSkipped, PolishSwaps: w.polishSwaps}, nil
+	return Result{Items: w.outItems, Gains: w.outGains, ShownSkipped: w.shownSkipped, PolishSwaps: w.polishSwaps,
+		PolishCapped: w.polishCapped, Degraded: w.degraded}, nil
+}
+
+// mayDegrade reports whether a request whose context is done gets a
+// degraded result rather than an error.
+func mayDegrade(ctx context.Context, req *Request) bool {
+	return req.Degrade && errors.Is(ctx.Err(), context.DeadlineExceeded)
+}
+
+// relevanceOrder writes the degraded greedy result into w's output: the
+// first K choosable candidate rows (rows 0…nc−1, built before the greedy's
+// first step) by decreasing quality, ties in candidate order.
+func (w *Workspace) relevanceOrder(req *Request) {
+	order := make([]int, w.nc)
+	for x := range order {
+		order[x] = x
+	}
+	slices.SortStableFunc(order, func(x, y int) int {
+		switch {
+		case w.q2[x] > w.q2[y]:
+			return -1
+		case w.q2[x] < w.q2[y]:
+			return 1
+		}
+		return 0
+	})
+	w.outItems = w.outItems[:0]
+	for _, x := range order[:min(req.K, len(order))] {
+		w.outItems = append(w.outItems, w.item[x])
+	}
 }
 
 // validate checks req against the model and marks the candidates and shown
@@ -135,8 +239,11 @@ func (w *Workspace) validate(m *ndpp.Model, req *Request) error {
 	if req.Polish && req.Window > 0 {
 		return reqErr("window", -1, "window = %d with polish; local search maximises one determinant, which needs window = 0", req.Window)
 	}
-	if req.PolishPool < 0 {
-		return reqErr("polish_pool", -1, "%d; want ≥ 0 (0: the default, 1: single swaps only)", req.PolishPool)
+	if req.PolishPool < 0 || req.PolishPool > MaxPolishPool {
+		return reqErr("polish_pool", -1, "%d; want 0 ≤ polish_pool ≤ %d (0: the default, 1: single swaps only)", req.PolishPool, MaxPolishPool)
+	}
+	if req.PolishMaxRatios < 0 {
+		return reqErr("polish_max_ratios", -1, "%d; want ≥ 0 (0: the default, %d)", req.PolishMaxRatios, DefaultPolishMaxRatios)
 	}
 	if !(req.PolishEps >= 0) || math.IsInf(req.PolishEps, 0) {
 		return reqErr("polish_eps", -1, "%v; want a finite ε ≥ 0 (0: the default)", req.PolishEps)

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"sync"
@@ -55,7 +56,11 @@ const eps = 0x1p-52
 //
 // The reported Value is log det L_S of the solution recomputed by
 // ndpp.Model.LogDet; Evals counts the candidate gains computed.
-func OfflineGreedy(m *ndpp.Model, k int, opt GreedyOptions) (Result, error) {
+//
+// ctx is looked at before each round (one pass over the items, O(n·(k +
+// d))); once it is done the run stops and returns an error wrapping
+// ctx.Err() and no result.
+func OfflineGreedy(ctx context.Context, m *ndpp.Model, k int, opt GreedyOptions) (Result, error) {
 	if m == nil {
 		return Result{}, fmt.Errorf("stream: nil model")
 	}
@@ -77,7 +82,10 @@ func OfflineGreedy(m *ndpp.Model, k int, opt GreedyOptions) (Result, error) {
 	}
 	start := time.Now()
 	g := newGreedy(m, cands, N, k, max(1, opt.Workers))
-	sol := g.run()
+	sol, err := g.run(ctx)
+	if err != nil {
+		return Result{}, err
+	}
 	res := Result{Algo: NameOfflineGreedy, K: k, Solution: sol, Evals: g.evals, Adds: int64(len(sol)), Items: int64(N)}
 	res.Value = logDetValue(m, sol)
 	res.Seconds = time.Since(start).Seconds()
@@ -158,8 +166,11 @@ func (g *greedy) parallel(f func(lo, hi int) (int, float64)) int {
 	return best
 }
 
-func (g *greedy) run() []int {
+func (g *greedy) run(ctx context.Context) ([]int, error) {
 	var sol []int
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("stream: greedy: %w", err)
+	}
 	r := 0
 	tol := func() float64 { return GreedyZeroFactor * float64(r+1) * eps }
 	// Round 0: s_x = L_xx = δ_x + ‖v_x‖², since b_xᵀCb_x = 0 for a skew C.
@@ -183,14 +194,17 @@ func (g *greedy) run() []int {
 	g.evals += int64(g.n)
 	for {
 		if best < 0 {
-			return sol
+			return sol, nil
 		}
 		j := best
 		g.chosen[j] = true
 		sol = append(sol, g.item(j))
 		r++
 		if r == g.k {
-			return sol
+			return sol, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("stream: greedy: %w", err)
 		}
 		g.kernelColRow(g.item(j))
 		sj := g.s[j]

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -78,6 +79,16 @@ type LocalSearchOptions struct {
 	// no block scoring. Results are identical either way (for timing and
 	// tests).
 	OracleOnly bool
+	// MaxEvals, when positive, bounds the determinant ratios the search
+	// evaluates (as Result.Evals counts them): it stops once it has
+	// evaluated MaxEvals, with LocalSearchResult.Budget set and the set
+	// reached so far, which is never worse than the start. It is checked
+	// after each candidate of a sweep and each pool pair of a pair round,
+	// so a search may pass it by one visit's |S| values or one pair's
+	// |S|(|S|−1)/2. A sweep evaluates about |S|·N values for N candidates
+	// and a pair round about P²·|S|²/4 for a pool of P, so that MaxEvals
+	// bounds the time of a search: see LocalSearch.
+	MaxEvals int64
 	// Fixed are items that stay in the set and are never swapped out
 	// (validated: in range, distinct, not in the start set): the search
 	// maximises det L_{F ∪ S} over sets S of k candidates outside F, i.e.
@@ -108,6 +119,7 @@ type LocalSearchResult struct {
 	// scoring ruled out without the oracle.
 	SkippedPairs int64
 	Capped       bool // stopped at MaxPasses before reaching a local optimum
+	Budget       bool // stopped at MaxEvals before reaching a local optimum
 }
 
 // LocalSearch improves a start set of at most k items (the offline greedy's
@@ -148,14 +160,34 @@ type LocalSearchResult struct {
 // every candidate and pair. A sweep costs O(n(kd + k²)) with the fast
 // oracle, a pair round O(P(kd + k²) + P²(d + k + k²)) for a pool of P
 // items.
-func LocalSearch(o detcache.Oracle, k int, start []int, opt LocalSearchOptions) (LocalSearchResult, error) {
+//
+// # Cost and cancellation
+//
+// The work is counted in determinant ratios (Result.Evals): a sweep over N
+// candidates evaluates k·N of them (k swap values per candidate), a pair
+// round P·k for the pool's ranking plus P(P−1)/2 · k(k−1)/2 ≈ P²k²/4 pair
+// swap values, and each applied swap starts another sweep. The number of
+// rounds is not bounded by a small polynomial (each applied swap gains a
+// factor 1 + ε only), so a caller with a latency budget sets
+// LocalSearchOptions.MaxEvals. The search checks ctx every few thousand
+// values (well under a millisecond of work): once ctx is done it stops and
+// returns the set reached so far (a valid solution, never worse than the
+// start; Solution, Value and the counters as for a finished search)
+// together with an error wrapping ctx.Err(). When ctx is done while a
+// short start set is being filled, it returns no result, only the error.
+func LocalSearch(ctx context.Context, o detcache.Oracle, k int, start []int, opt LocalSearchOptions) (LocalSearchResult, error) {
 	t0 := time.Now()
 	ls, err := newLocalSearch(o, k, start, opt)
 	if err != nil {
 		return LocalSearchResult{}, err
 	}
-	if err := ls.run(start); err != nil {
-		return LocalSearchResult{}, err
+	ls.ctx = ctx
+	if err := ctx.Err(); err != nil {
+		return LocalSearchResult{}, fmt.Errorf("stream: local search: %w", err)
+	}
+	runErr := ls.run(start)
+	if runErr != nil && ls.ctxErr == nil {
+		return LocalSearchResult{}, runErr
 	}
 	res := ls.res
 	res.Algo, res.K = NameLocalSearch, k
@@ -165,8 +197,12 @@ func LocalSearch(o detcache.Oracle, k int, start []int, opt LocalSearchOptions) 
 	res.Swaps = res.SingleSwaps + res.PairSwaps
 	res.Items = int64(len(ls.cands))
 	res.Seconds = time.Since(t0).Seconds()
-	return res, nil
+	return res, runErr
 }
+
+// checkEvals is the number of determinant ratios between two looks at the
+// context of a local search.
+const checkEvals = 1 << 12
 
 // lsearch is the state of one LocalSearch.
 type lsearch struct {
@@ -196,6 +232,34 @@ type lsearch struct {
 	evalBase     int64
 	skippedEvals int64
 	res          LocalSearchResult
+
+	ctx       context.Context
+	ctxErr    error // the wrapped ctx error once the search saw ctx done
+	maxEvals  int64 // 0: unbounded
+	nextCheck int64 // evals at which ctx is looked at next
+}
+
+// evals returns the determinant ratios evaluated so far (Result.Evals).
+func (ls *lsearch) evals() int64 { return ls.o.Evals() - ls.evalBase + ls.skippedEvals }
+
+// stop reports whether the search must stop: the budget is spent
+// (res.Budget) or the context is done (ctxErr, also returned). The context
+// is looked at every checkEvals values.
+func (ls *lsearch) stop() (bool, error) {
+	e := ls.evals()
+	if ls.maxEvals > 0 && e >= ls.maxEvals {
+		ls.res.Budget = true
+		return true, nil
+	}
+	if e < ls.nextCheck {
+		return false, nil
+	}
+	ls.nextCheck = e + checkEvals
+	if err := ls.ctx.Err(); err != nil {
+		ls.ctxErr = fmt.Errorf("stream: local search: %w", err)
+		return true, ls.ctxErr
+	}
+	return false, nil
 }
 
 func newLocalSearch(o detcache.Oracle, k int, start []int, opt LocalSearchOptions) (*lsearch, error) {
@@ -226,6 +290,9 @@ func newLocalSearch(o detcache.Oracle, k int, start []int, opt LocalSearchOption
 	}
 	if opt.PoolBy != PoolBySwap && opt.PoolBy != PoolByGain {
 		return nil, fmt.Errorf("stream: local search pool ranking %v unknown", opt.PoolBy)
+	}
+	if opt.MaxEvals < 0 {
+		return nil, fmt.Errorf("stream: local search MaxEvals = %d; need ≥ 0 (0: unbounded)", opt.MaxEvals)
 	}
 	if opt.MaxPasses < 0 {
 		return nil, fmt.Errorf("stream: local search MaxPasses = %d; need ≥ 0", opt.MaxPasses)
@@ -289,6 +356,7 @@ func newLocalSearch(o detcache.Oracle, k int, start []int, opt LocalSearchOption
 		o: o, m: m, k: k, nf: len(opt.Fixed), fixed: opt.Fixed, cands: cands, inS: make([]bool, m.N()), logEps: math.Log1p(eps),
 		pool: pool, poolBy: opt.PoolBy, maxP: maxP, direct: opt.OracleOnly,
 		cur: o.NewCand(), vals: make([]detcache.Value, k+len(opt.Fixed)), evalBase: o.Evals(),
+		maxEvals: opt.MaxEvals,
 	}
 	ls.heap.cap = pool
 	return ls, nil
@@ -323,8 +391,8 @@ func (ls *lsearch) run(start []int) error {
 			return nil
 		}
 		ls.res.Passes++
-		changed, err := ls.sweep()
-		if err != nil {
+		changed, stopped, err := ls.sweep()
+		if err != nil || stopped {
 			return err
 		}
 		if changed {
@@ -334,7 +402,7 @@ func (ls *lsearch) run(start []int) error {
 			return nil
 		}
 		ls.res.PairRounds++
-		if changed, err = ls.pairRound(); err != nil || !changed {
+		if changed, stopped, err = ls.pairRound(); err != nil || stopped || !changed {
 			return err
 		}
 	}
@@ -354,6 +422,13 @@ func (ls *lsearch) fill() error {
 				best, bv = t, v
 			}
 		}
+		if ls.nextCheck <= ls.evals() {
+			ls.nextCheck = ls.evals() + checkEvals
+			if err := ls.ctx.Err(); err != nil {
+				// Not a solution yet: LocalSearch returns no result.
+				return fmt.Errorf("stream: local search: filling the start set: %w", err)
+			}
+		}
 		o.Prepare(ls.cur, best)
 		if err := o.Add(ls.cur); err != nil {
 			return fmt.Errorf("stream: local search: adding item %d: %w", best, err)
@@ -370,8 +445,9 @@ func (ls *lsearch) ranking(changed bool) bool { return ls.pool > 0 && !changed }
 
 // sweep visits every candidate outside S once, applying each improving
 // single swap at once, and reports whether S changed. While S is unchanged
-// it ranks the candidates for the pool.
-func (ls *lsearch) sweep() (changed bool, err error) {
+// it ranks the candidates for the pool. It stops early (stopped) when the
+// budget is spent or the context is done (err).
+func (ls *lsearch) sweep() (changed, stopped bool, err error) {
 	o := ls.o
 	ls.heap.reset()
 	if !ls.direct && ls.blk == nil {
@@ -395,11 +471,17 @@ func (ls *lsearch) sweep() (changed bool, err error) {
 				if ls.ranking(changed) && ls.poolBy == PoolByGain {
 					ls.skippedEvals++
 				}
+				if stopped, err = ls.stop(); stopped {
+					return changed, true, err
+				}
 				continue
 			}
 			moved, err := ls.visit(t, c, fv, ls.ranking(changed))
 			if err != nil {
-				return changed, err
+				return changed, false, err
+			}
+			if stopped, err = ls.stop(); stopped {
+				return changed || moved, true, err
 			}
 			if moved {
 				changed = true
@@ -409,7 +491,7 @@ func (ls *lsearch) sweep() (changed bool, err error) {
 		}
 		start = c
 	}
-	return changed, nil
+	return changed, false, nil
 }
 
 // provedIdle reports whether block scoring proves that the candidate in
@@ -474,8 +556,9 @@ const maxPairBlock = 4096
 // (1 + ε)·f(S). With block scoring, a pair of pool items whose values are
 // proved not to exceed max((1 + ε)·f(S), the best value so far) is
 // skipped (it can neither be applied nor be the first best), its
-// evaluations counted.
-func (ls *lsearch) pairRound() (bool, error) {
+// evaluations counted. It stops without a swap (stopped) when the budget
+// is spent or the context is done (err).
+func (ls *lsearch) pairRound() (changed, stopped bool, err error) {
 	o := ls.o
 	pool := ls.heap.sorted()
 	for len(ls.pc) < len(pool) {
@@ -518,6 +601,9 @@ func (ls *lsearch) pairRound() (bool, error) {
 				if ls.pblk.PairsBelow(x, y, L) {
 					ls.res.SkippedPairs++
 					ls.skippedEvals += npairs
+					if stopped, err = ls.stop(); stopped {
+						return false, true, err
+					}
 					continue
 				}
 			}
@@ -529,20 +615,23 @@ func (ls *lsearch) pairRound() (bool, error) {
 					}
 				}
 			}
+			if stopped, err = ls.stop(); stopped {
+				return false, true, err
+			}
 		}
 	}
 	if bx < 0 || !beats(bv, fv, ls.logEps) {
-		return false, nil
+		return false, false, nil
 	}
 	items := o.Items()
 	outA, outB := items[ba], items[bb]
 	if err := o.PairSwap(ba, bb, prep(bx), prep(by)); err != nil {
-		return false, fmt.Errorf("stream: local search: swapping items %d, %d in: %w", pool[bx].item, pool[by].item, err)
+		return false, false, fmt.Errorf("stream: local search: swapping items %d, %d in: %w", pool[bx].item, pool[by].item, err)
 	}
 	ls.inS[outA], ls.inS[outB] = false, false
 	ls.inS[pool[bx].item], ls.inS[pool[by].item] = true, true
 	ls.res.PairSwaps++
-	return true, nil
+	return true, false, nil
 }
 
 // poolEntry is a candidate's pool score: its value v, its position c in the

@@ -50,11 +50,19 @@ type serveLimits struct {
 	maxBaskets    int   // baskets per request
 	maxN          int   // /v1/recommend n
 	maxInflight   int   // requests computed at once (others wait)
+
+	// /v1/rerank's deadline and polish bounds.
+	rerankTimeout    time.Duration // deadline of a request without timeout_ms
+	maxRerankTimeout time.Duration // largest timeout_ms
+	maxPolishRatios  int64         // largest polish_max_ratios, and its default
+	maxPolishPool    int           // largest polish_pool
 }
 
 func defaultServeLimits() serveLimits {
 	return serveLimits{maxBody: 1 << 20, maxCandidates: 2000, maxK: 100, maxShown: 100,
-		maxItems: 100, maxBaskets: 256, maxN: 1000, maxInflight: 4 * runtime.GOMAXPROCS(0)}
+		maxItems: 100, maxBaskets: 256, maxN: 1000, maxInflight: 4 * runtime.GOMAXPROCS(0),
+		rerankTimeout: 250 * time.Millisecond, maxRerankTimeout: 10 * time.Second,
+		maxPolishRatios: rerank.DefaultPolishMaxRatios, maxPolishPool: rerank.MaxPolishPool}
 }
 
 // serveSignals subscribes c to the signals serve acts on and returns the
@@ -80,6 +88,10 @@ func runServe(e *env, args []string) error {
 	fs.IntVar(&lim.maxBaskets, "max-baskets", lim.maxBaskets, "most baskets in a /v1/score or /v1/recommend request")
 	fs.IntVar(&lim.maxN, "max-n", lim.maxN, "largest n of /v1/recommend")
 	fs.IntVar(&lim.maxInflight, "max-inflight", lim.maxInflight, "requests computed at once; more wait for a slot")
+	fs.DurationVar(&lim.rerankTimeout, "rerank-timeout", lim.rerankTimeout, "deadline of a /v1/rerank request without timeout_ms; past it the answer is degraded (see the response's degraded)")
+	fs.DurationVar(&lim.maxRerankTimeout, "max-rerank-timeout", lim.maxRerankTimeout, "largest timeout_ms of a /v1/rerank request")
+	fs.Int64Var(&lim.maxPolishRatios, "max-polish-ratios", lim.maxPolishRatios, "largest polish_max_ratios of /v1/rerank (determinant ratios of the polish), and its default")
+	fs.IntVar(&lim.maxPolishPool, "max-polish-pool", lim.maxPolishPool, fmt.Sprintf("largest polish_pool of /v1/rerank (at most %d)", rerank.MaxPolishPool))
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -92,6 +104,10 @@ func runServe(e *env, args []string) error {
 	if lim.maxBody < 1 || lim.maxCandidates < 1 || lim.maxK < 1 || lim.maxShown < 0 || lim.maxItems < 1 ||
 		lim.maxBaskets < 1 || lim.maxN < 1 || lim.maxInflight < 1 {
 		return usagef("limits must be ≥ 1 (--max-shown ≥ 0)")
+	}
+	if lim.rerankTimeout <= 0 || lim.maxRerankTimeout < lim.rerankTimeout || lim.maxPolishRatios < 1 ||
+		lim.maxPolishPool < 1 || lim.maxPolishPool > rerank.MaxPolishPool {
+		return usagef("want 0 < --rerank-timeout ≤ --max-rerank-timeout, --max-polish-ratios ≥ 1 and 1 ≤ --max-polish-pool ≤ %d", rerank.MaxPolishPool)
 	}
 	if *shutdown <= 0 {
 		return usagef("--shutdown-timeout must be positive")
@@ -206,6 +222,7 @@ type server struct {
 	inflight prometheus.Gauge
 	reloadsC *prometheus.CounterVec
 	items    prometheus.Gauge
+	degraded *prometheus.CounterVec // /v1/rerank answers by Degraded kind
 
 	// hook, when set (tests), runs in each API request after the model is
 	// taken and before it is used.
@@ -231,6 +248,11 @@ func newServer(path string, lim serveLimits, logger *log.Logger) (*server, error
 	s.items = prometheus.NewGauge(prometheus.GaugeOpts{Name: "ndpp_serve_model_items", Help: "Items in the model served."})
 	s.reg.MustRegister(s.requests, s.latency, s.inflight, s.reloadsC, s.items,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s.degraded = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ndpp_serve_rerank_degraded_total",
+		Help: "/v1/rerank answers degraded at their deadline, by kind: polish_deadline (the polish's best set so far) or greedy_deadline (relevance order)."}, []string{"kind"})
+	s.reg.MustRegister(s.degraded)
+	s.degraded.WithLabelValues(rerank.DegradedPolish)
+	s.degraded.WithLabelValues(rerank.DegradedGreedy)
 	s.reloadsC.WithLabelValues("ok")
 	s.reloadsC.WithLabelValues("error")
 	s.cur.Store(sm)
@@ -667,20 +689,29 @@ func (s *server) recommend(sm *servedModel, r *http.Request) (any, *apiError) {
 }
 
 type rerankRequest struct {
-	Candidates []json.RawMessage `json:"candidates"`
-	K          *int              `json:"k"`
-	Quality    []json.RawMessage `json:"quality"`
-	Shown      []json.RawMessage `json:"shown"`
-	Window     int               `json:"window"`
-	Polish     bool              `json:"polish"`
-	PolishEps  float64           `json:"polish_eps"`
-	PolishPool int               `json:"polish_pool"`
+	Candidates      []json.RawMessage `json:"candidates"`
+	K               *int              `json:"k"`
+	Quality         []json.RawMessage `json:"quality"`
+	Shown           []json.RawMessage `json:"shown"`
+	Window          int               `json:"window"`
+	Polish          bool              `json:"polish"`
+	PolishEps       float64           `json:"polish_eps"`
+	PolishPool      int               `json:"polish_pool"`
+	PolishMaxRatios int64             `json:"polish_max_ratios"` // 0: --max-polish-ratios
+	// TimeoutMs is the request's deadline in milliseconds (absent or 0:
+	// --rerank-timeout; at most --max-rerank-timeout).
+	TimeoutMs int64 `json:"timeout_ms"`
+	// Degrade (default true) answers at the deadline with the best result
+	// reached and "degraded" set; false answers 503 instead.
+	Degrade *bool `json:"degrade"`
 }
 
 type rerankResponse struct {
-	Items       []json.RawMessage `json:"items"`
-	Gains       []float64         `json:"gains"`
-	PolishSwaps int               `json:"polish_swaps,omitempty"`
+	Items        []json.RawMessage `json:"items"`
+	Gains        []float64         `json:"gains"`
+	PolishSwaps  int               `json:"polish_swaps,omitempty"`
+	PolishCapped bool              `json:"polish_capped,omitempty"`
+	Degraded     string            `json:"degraded,omitempty"`
 }
 
 func (s *server) rerank(sm *servedModel, r *http.Request) (any, *apiError) {
@@ -703,8 +734,23 @@ func (s *server) rerank(sm *servedModel, r *http.Request) (any, *apiError) {
 		return nil, badField("window", "%d; want ≥ 0 (0: no window)", req.Window)
 	case req.Quality != nil && len(req.Quality) != len(req.Candidates):
 		return nil, badField("quality", "%d scores for %d candidates", len(req.Quality), len(req.Candidates))
+	case req.TimeoutMs < 0 || time.Duration(req.TimeoutMs) > s.lim.maxRerankTimeout/time.Millisecond:
+		return nil, badField("timeout_ms", "%d; want 0 ≤ timeout_ms ≤ %d (0: %d, --rerank-timeout; at most --max-rerank-timeout)",
+			req.TimeoutMs, s.lim.maxRerankTimeout.Milliseconds(), s.lim.rerankTimeout.Milliseconds())
+	case req.PolishMaxRatios < 0 || req.PolishMaxRatios > s.lim.maxPolishRatios:
+		return nil, badField("polish_max_ratios", "%d; want 0 ≤ polish_max_ratios ≤ %d (0: the largest, --max-polish-ratios)", req.PolishMaxRatios, s.lim.maxPolishRatios)
+	case req.PolishPool > s.lim.maxPolishPool:
+		return nil, badField("polish_pool", "%d; want 0 ≤ polish_pool ≤ %d (--max-polish-pool)", req.PolishPool, s.lim.maxPolishPool)
 	}
-	rq := rerank.Request{K: *req.K, Window: req.Window, Polish: req.Polish, PolishEps: req.PolishEps, PolishPool: req.PolishPool}
+	rq := rerank.Request{K: *req.K, Window: req.Window, Polish: req.Polish, PolishEps: req.PolishEps, PolishPool: req.PolishPool,
+		PolishMaxRatios: req.PolishMaxRatios, Degrade: req.Degrade == nil || *req.Degrade}
+	if rq.PolishMaxRatios == 0 {
+		rq.PolishMaxRatios = s.lim.maxPolishRatios
+	}
+	timeout := s.lim.rerankTimeout
+	if req.TimeoutMs > 0 {
+		timeout = time.Duration(req.TimeoutMs) * time.Millisecond
+	}
 	var aerr *apiError
 	if rq.Candidates, aerr = sm.rows("candidates", req.Candidates, nil); aerr != nil {
 		return nil, aerr
@@ -727,21 +773,35 @@ func (s *server) rerank(sm *servedModel, r *http.Request) (any, *apiError) {
 			rq.Quality[i] = q
 		}
 	}
+	// The client's context (a client that goes away stops the work) with
+	// the request's deadline.
+	ctx, cancel := context.WithTimeout(r.Context(), timeout)
+	defer cancel()
 	ws := s.ws.Get().(*rerank.Workspace)
 	defer s.ws.Put(ws)
-	res, err := ws.Rerank(sm.m, rq)
+	res, err := ws.Rerank(ctx, sm.m, rq)
 	if err != nil {
 		var re *rerank.RequestError
-		if errors.As(err, &re) {
+		switch {
+		case errors.As(err, &re):
 			f := re.Field
 			if re.Index >= 0 {
 				f = fmt.Sprintf("%s[%d]", re.Field, re.Index)
 			}
 			return nil, badField(f, "%s", re.Reason)
+		case errors.Is(err, context.DeadlineExceeded):
+			return nil, &apiError{code: http.StatusServiceUnavailable, field: "timeout_ms",
+				msg: fmt.Sprintf("not done within %v and degrade is false", timeout)}
+		case errors.Is(err, context.Canceled):
+			return nil, &apiError{code: http.StatusServiceUnavailable, msg: "request cancelled"}
 		}
 		return nil, &apiError{code: http.StatusInternalServerError, msg: err.Error()}
 	}
-	out := rerankResponse{Items: make([]json.RawMessage, len(res.Items)), Gains: append([]float64{}, res.Gains...), PolishSwaps: res.PolishSwaps}
+	if res.Degraded != "" {
+		s.degraded.WithLabelValues(res.Degraded).Inc()
+	}
+	out := rerankResponse{Items: make([]json.RawMessage, len(res.Items)), Gains: append([]float64{}, res.Gains...), PolishSwaps: res.PolishSwaps,
+		PolishCapped: res.PolishCapped, Degraded: res.Degraded}
 	for i, it := range res.Items {
 		out.Items[i] = sm.tokJSON[it]
 	}

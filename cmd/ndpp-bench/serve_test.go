@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -232,7 +233,7 @@ func TestServeRerankMatchesLibrary(t *testing.T) {
 			req.Shown = append(req.Shown, x)
 			shown = append(shown, strconv.Quote(m.Token(x)))
 		}
-		want, err := ws.Rerank(m, req)
+		want, err := ws.Rerank(context.Background(), m, req)
 		require.NoError(t, err)
 		body := fmt.Sprintf(`{"candidates": [%s], "quality": [%s], "shown": [%s], "k": %d, "window": %d, "polish": %v, "polish_eps": %g}`,
 			strings.Join(cands, ","), strings.Join(quality, ","), strings.Join(shown, ","), req.K, req.Window, req.Polish, req.PolishEps)
