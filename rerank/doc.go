@@ -80,6 +80,19 @@
 // ordered greedily given F and its gains reported as above. When no swap
 // applies, the result is the greedy's, unchanged.
 //
+// # Cost, deadlines and degraded answers
+//
+// The greedy costs O(P·(K + s)·(d + w)) and is short; the polish is
+// bounded by a budget of determinant ratios (Request.PolishMaxRatios,
+// default DefaultPolishMaxRatios): a single-swap sweep is about K·N ratios
+// for N candidates, a pair round about P²·K²/4 for a pool of P ≤
+// MaxPolishPool, and a ratio that needs a fresh LU counts K². Rerank takes
+// a context and stops within about a millisecond of its end. With
+// Request.Degrade a passed deadline gives an answer with Result.Degraded
+// set — "polish_deadline", the polish's best set so far, or
+// "greedy_deadline", relevance order — and a cancelled context an error
+// wrapping ctx.Err(): see Workspace.Rerank.
+//
 // # Concurrency and allocation
 //
 // A Workspace serves one request at a time and keeps its buffers, so the

@@ -150,6 +150,8 @@ func TestRerankPolishErrors(t *testing.T) {
 		{Request{Candidates: []int{1, 2, 3}, K: 2, Polish: true, PolishEps: -1}, "polish_eps"},
 		{Request{Candidates: []int{1, 2, 3}, K: 2, Polish: true, PolishEps: math.NaN()}, "polish_eps"},
 		{Request{Candidates: []int{1, 2, 3}, K: 2, Polish: true, PolishPool: -1}, "polish_pool"},
+		{Request{Candidates: []int{1, 2, 3}, K: 2, Polish: true, PolishPool: MaxPolishPool + 1}, "polish_pool"},
+		{Request{Candidates: []int{1, 2, 3}, K: 2, Polish: true, PolishMaxRatios: -1}, "polish_max_ratios"},
 	} {
 		_, err := ws.Rerank(context.Background(), m, c.req)
 		var re *RequestError

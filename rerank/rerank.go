@@ -55,10 +55,12 @@ type Request struct {
 	// MaxEvals). The cost model: a single-swap sweep evaluates about K·N
 	// ratios for N choosable candidates, a pair round about P·K + P²·K²/4
 	// for a pool of P, and each applied swap starts another sweep, so the
-	// number of rounds is not known in advance; one ratio costs O(K + d)
-	// with the fast oracle (tens of nanoseconds at K, d ≈ 50). When the
-	// budget is spent, the polish stops with the best set found so far
-	// (never below the greedy's) and Result.PolishCapped is set.
+	// number of rounds is not known in advance; one ratio costs O(1) to
+	// O(K + d) with the fast oracle (nanoseconds to tens of nanoseconds),
+	// and one it must recompute with a fresh LU (near-singular sets, as
+	// when K nears the kernel's rank) O(K²·(K + d)), counted as K² ratios.
+	// When the budget is spent, the polish stops with the best set found
+	// so far (never below the greedy's) and Result.PolishCapped is set.
 	PolishMaxRatios int64 `json:"polish_max_ratios,omitempty"`
 	// Degrade lets Rerank answer when ctx's deadline passes before the
 	// work is done, with the best result reached and Result.Degraded set
@@ -78,8 +80,11 @@ const (
 	// a pool of 256 at K = 100 is already about 1.6·10⁸ ratios.
 	MaxPolishPool = 256
 	// DefaultPolishMaxRatios is the default Request.PolishMaxRatios,
-	// 2²² ≈ 4·10⁶ ratios: some tens of milliseconds at K = 50, d = 30.
-	DefaultPolishMaxRatios = 1 << 22
+	// 2²⁰ ≈ 10⁶ ratios: a few milliseconds to some tens of milliseconds
+	// for K ≤ 50, d = 30, and about 0.15 s in a bad case (K = 100 beyond
+	// the rank 2d = 60 of a model with a small diagonal, pool 256, where
+	// most values need a fresh LU).
+	DefaultPolishMaxRatios = 1 << 20
 )
 
 // Values of Result.Degraded.

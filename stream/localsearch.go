@@ -79,15 +79,16 @@ type LocalSearchOptions struct {
 	// no block scoring. Results are identical either way (for timing and
 	// tests).
 	OracleOnly bool
-	// MaxEvals, when positive, bounds the determinant ratios the search
-	// evaluates (as Result.Evals counts them): it stops once it has
-	// evaluated MaxEvals, with LocalSearchResult.Budget set and the set
-	// reached so far, which is never worse than the start. It is checked
-	// after each candidate of a sweep and each pool pair of a pair round,
-	// so a search may pass it by one visit's |S| values or one pair's
-	// |S|(|S|−1)/2. A sweep evaluates about |S|·N values for N candidates
-	// and a pair round about P²·|S|²/4 for a pool of P, so that MaxEvals
-	// bounds the time of a search: see LocalSearch.
+	// MaxEvals, when positive, bounds the work of the search in
+	// determinant ratios: the values evaluated (as Result.Evals counts
+	// them) plus |S|² for each value the oracle had to recompute with a
+	// fresh LU (detcache.Stats.Fallbacks, O(|S|²·(|S| + d)) each). The search stops
+	// once the work reaches MaxEvals, with LocalSearchResult.Budget set
+	// and the set reached so far, which is never worse than the start. It
+	// is checked after each candidate of a sweep and each position of a
+	// pool pair, so a search may pass it by one visit's |S| values. A
+	// sweep evaluates about |S|·N values for N candidates and a pair round
+	// about P²·|S|²/4 for a pool of P: see LocalSearch.
 	MaxEvals int64
 	// Fixed are items that stay in the set and are never swapped out
 	// (validated: in range, distinct, not in the start set): the search
@@ -166,15 +167,19 @@ type LocalSearchResult struct {
 // The work is counted in determinant ratios (Result.Evals): a sweep over N
 // candidates evaluates k·N of them (k swap values per candidate), a pair
 // round P·k for the pool's ranking plus P(P−1)/2 · k(k−1)/2 ≈ P²k²/4 pair
-// swap values, and each applied swap starts another sweep. The number of
-// rounds is not bounded by a small polynomial (each applied swap gains a
-// factor 1 + ε only), so a caller with a latency budget sets
-// LocalSearchOptions.MaxEvals. The search checks ctx every few thousand
-// values (well under a millisecond of work): once ctx is done it stops and
-// returns the set reached so far (a valid solution, never worse than the
-// start; Solution, Value and the counters as for a finished search)
-// together with an error wrapping ctx.Err(). When ctx is done while a
-// short start set is being filled, it returns no result, only the error.
+// swap values, and each applied swap starts another sweep. A value costs
+// O(1) to O(k + d) from the oracle's identities, but O(k²(k + d)) when it
+// must be recomputed with a fresh LU (near-singular sets,
+// detcache.Stats.Fallbacks; frequent when k nears the kernel's rank),
+// which MaxEvals counts as k² ratios. The number of rounds is not bounded
+// by a small polynomial (each applied swap gains a factor 1 + ε only), so
+// a caller with a latency budget sets LocalSearchOptions.MaxEvals and a
+// deadline. The search looks at ctx every few thousand units of that work
+// (a few milliseconds at most): once ctx is done it stops and returns the
+// set reached so far (a valid solution, never worse than the start;
+// Solution, Value and the counters as for a finished search) together with
+// an error wrapping ctx.Err(). When ctx is done while a short start set is
+// being filled, it returns no result, only the error.
 func LocalSearch(ctx context.Context, o detcache.Oracle, k int, start []int, opt LocalSearchOptions) (LocalSearchResult, error) {
 	t0 := time.Now()
 	ls, err := newLocalSearch(o, k, start, opt)
@@ -236,17 +241,26 @@ type lsearch struct {
 	ctx       context.Context
 	ctxErr    error // the wrapped ctx error once the search saw ctx done
 	maxEvals  int64 // 0: unbounded
-	nextCheck int64 // evals at which ctx is looked at next
+	nextCheck int64 // work at which ctx is looked at next
+	fallBase  int64 // the oracle's fallbacks at the start
 }
 
 // evals returns the determinant ratios evaluated so far (Result.Evals).
 func (ls *lsearch) evals() int64 { return ls.o.Evals() - ls.evalBase + ls.skippedEvals }
 
+// work returns the work so far in ratios: evals plus |S|² per fresh-LU
+// fallback of the oracle (see LocalSearchOptions.MaxEvals).
+func (ls *lsearch) work() int64 {
+	s := int64(ls.o.Len())
+	return ls.evals() + s*s*(ls.o.Stats().Fallbacks-ls.fallBase)
+}
+
 // stop reports whether the search must stop: the budget is spent
 // (res.Budget) or the context is done (ctxErr, also returned). The context
-// is looked at every checkEvals values.
+// is looked at every checkEvals units of work (a fresh LU counting |S|²,
+// so that at most a few milliseconds pass between looks).
 func (ls *lsearch) stop() (bool, error) {
-	e := ls.evals()
+	e := ls.work()
 	if ls.maxEvals > 0 && e >= ls.maxEvals {
 		ls.res.Budget = true
 		return true, nil
@@ -356,7 +370,7 @@ func newLocalSearch(o detcache.Oracle, k int, start []int, opt LocalSearchOption
 		o: o, m: m, k: k, nf: len(opt.Fixed), fixed: opt.Fixed, cands: cands, inS: make([]bool, m.N()), logEps: math.Log1p(eps),
 		pool: pool, poolBy: opt.PoolBy, maxP: maxP, direct: opt.OracleOnly,
 		cur: o.NewCand(), vals: make([]detcache.Value, k+len(opt.Fixed)), evalBase: o.Evals(),
-		maxEvals: opt.MaxEvals,
+		maxEvals: opt.MaxEvals, fallBase: o.Stats().Fallbacks,
 	}
 	ls.heap.cap = pool
 	return ls, nil
@@ -614,9 +628,11 @@ func (ls *lsearch) pairRound() (changed, stopped bool, err error) {
 						bv, bx, by, ba, bb = v, x, y, a, b
 					}
 				}
-			}
-			if stopped, err = ls.stop(); stopped {
-				return false, true, err
+				// Values the identity cannot give reliably cost a
+				// fresh LU each: look at the budget and ctx per row.
+				if stopped, err = ls.stop(); stopped {
+					return false, true, err
+				}
 			}
 		}
 	}

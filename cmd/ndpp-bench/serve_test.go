@@ -292,6 +292,11 @@ func TestServeBadRequests(t *testing.T) {
 		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "window": -2}`, 400, "window"},
 		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "window": 2, "polish": true}`, 400, "window"},
 		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "polish": true, "polish_pool": -1}`, 400, "polish_pool"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "polish": true, "polish_pool": 257}`, 400, "polish_pool"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "polish": true, "polish_max_ratios": -1}`, 400, "polish_max_ratios"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "polish": true, "polish_max_ratios": 1e12}`, 400, "polish_max_ratios"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "timeout_ms": -1}`, 400, "timeout_ms"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "timeout_ms": 10001}`, 400, "timeout_ms"},
 		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "windows": 2}`, 400, "windows"},
 		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1} {}`, 400, "body"},
 		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1`, 400, "body"},
@@ -560,4 +565,51 @@ func TestServeFlags(t *testing.T) {
 	require.Contains(t, errs, "none.npz")
 	code, _, errs = runCmd(t, "", "serve", "--model", smallModel, "--addr", "256.0.0.1:99999")
 	require.Equal(t, 1, code, errs)
+}
+
+// TestServeRerankDeadline: a request whose polish would run for minutes
+// answers at its timeout_ms with the best result reached and "degraded"
+// set (counted in ndpp_serve_rerank_degraded_total), or 503 with
+// "degrade": false; a request that finishes in time has no "degraded".
+func TestServeRerankDeadline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long instance")
+	}
+	path := vocabModel(t, t.TempDir(), 2000, 30, 3, 0.05)
+	lim := defaultServeLimits()
+	lim.maxPolishRatios = 1 << 62
+	_, url, _ := testServer(t, path, lim)
+	var b strings.Builder
+	b.WriteString(`{"candidates": [`)
+	for i := 0; i < 2000; i++ {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"item-%d"`, i)
+	}
+	long := b.String() + `], "k": 100, "polish": true, "polish_pool": 256, "polish_eps": 1e-12, "polish_max_ratios": 4611686018427387904, "timeout_ms": 200`
+	var res rerankResponse
+	t0 := time.Now()
+	code, raw := post(t, url+"/v1/rerank", long+`}`, &res)
+	el := time.Since(t0)
+	require.Equal(t, 200, code, raw)
+	require.Less(t, el, 5*time.Second)
+	require.Contains(t, []string{rerank.DegradedPolish, rerank.DegradedGreedy}, res.Degraded, raw)
+	require.Len(t, res.Items, 100)
+	t.Logf("degraded %q after %v", res.Degraded, el)
+	mresp, err := http.Get(url + "/metrics")
+	require.NoError(t, err)
+	metrics, _ := io.ReadAll(mresp.Body)
+	mresp.Body.Close()
+	require.Contains(t, string(metrics), fmt.Sprintf(`ndpp_serve_rerank_degraded_total{kind=%q} 1`, res.Degraded))
+
+	code, raw = post(t, url+"/v1/rerank", long+`, "degrade": false}`, nil)
+	require.Equal(t, 503, code, raw)
+	require.Contains(t, raw, "timeout_ms")
+
+	res = rerankResponse{}
+	code, raw = post(t, url+"/v1/rerank", `{"candidates": ["item-1", "item-2", "item-3"], "k": 2, "polish": true}`, &res)
+	require.Equal(t, 200, code, raw)
+	require.NotContains(t, raw, "degraded")
+	require.Len(t, res.Items, 2)
 }
