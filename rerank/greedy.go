@@ -62,6 +62,8 @@ type Workspace struct {
 	al, be, sNew, muNew               []float64
 	stepA, stepB, stepS, stepP, stepC []float64
 
+	relQ2        []float64 // squared quality from Relevance (per candidate)
+	order        []int     // relevance order (candidate positions)
 	outItems     []int
 	outGains     []float64
 	shownSkipped int
@@ -92,16 +94,22 @@ func (w *Workspace) run(ctx context.Context, m *ndpp.Model, req *Request) error 
 	maxP := len(req.Candidates) + len(shown)
 	w.item = grow(w.item, maxP)[:0]
 	w.q2 = grow(w.q2, maxP)[:0]
+	if req.Relevance != nil {
+		w.relevanceQ2(req)
+	}
 	for pos, it := range req.Candidates {
 		if w.shownStamp[it] == w.gen {
 			continue
 		}
 		q2 := 1.0
-		if req.Quality != nil {
+		switch {
+		case req.Quality != nil:
 			q2 = req.Quality[pos] * req.Quality[pos]
-			if q2 == 0 {
-				continue
-			}
+		case req.Relevance != nil:
+			q2 = w.relQ2[pos]
+		}
+		if q2 == 0 {
+			continue
 		}
 		w.item = append(w.item, it)
 		w.q2 = append(w.q2, q2)

@@ -23,6 +23,23 @@ type Request struct {
 	// (qᵢ = 0, or so small that qᵢ² underflows) is never chosen, nor is one
 	// whose gain overflows.
 	Quality []float64 `json:"quality,omitempty"`
+	// Relevance, when not nil, holds a relevance score rᵢ per candidate
+	// (finite, in the order of Candidates), turned into quality by Chen et
+	// al.'s (2018) trade-off knob Theta: qᵢ = exp(α·(rᵢ − r_max)) with
+	// α = θ / (2(1 − θ)) and r_max the largest score. The gain of a
+	// candidate is then qᵢ²·sᵢ, so log gain = 2α(rᵢ − r_max) + log sᵢ: θ = 0
+	// ignores relevance (pure diversity, qᵢ = 1), larger θ weighs relevance
+	// more, and θ = 1 is pure relevance order (the K candidates with the
+	// largest rᵢ, ties in candidate order; no kernel is used, and Gains is
+	// empty). Shifting by r_max multiplies every gain of a step by the same
+	// factor, so it changes no choice, and keeps qᵢ ≤ 1 (no overflow as
+	// θ → 1): the result is that of Quality = q. A candidate whose qᵢ²
+	// underflows to 0 (α(rᵢ − r_max) below about −373) is never chosen. Relevance
+	// and Quality cannot both be given.
+	Relevance []float64 `json:"relevance,omitempty"`
+	// Theta ∈ [0, 1] is the relevance–diversity knob of Relevance (it
+	// needs Relevance unless 0).
+	Theta float64 `json:"theta,omitempty"`
 	// Shown are items already shown to the user, oldest first (in range,
 	// distinct; they need not be candidates). The gains are conditioned on
 	// them, and a candidate that was shown is never chosen.
@@ -120,6 +137,15 @@ type Result struct {
 	// When it is positive, Items is the polished set in greedy order given
 	// the shown items, and Gains are the determinant ratios of that order.
 	PolishSwaps int `json:"polish_swaps,omitempty"`
+	// LogValue is the sum of the logs of Gains. Without a window it is
+	// log det L′_{F ∪ Y} − log det L′_F for the chosen set Y and F the
+	// shown items kept in the first conditioning set (ShownSkipped counts
+	// the others), L′ the request's quality-weighted kernel: the log
+	// determinant of Y's kernel conditioned on what was shown (log det L′_Y
+	// when nothing is shown). With a window it is the sum of the
+	// windowed gains, not one determinant. It is 0 when Gains is empty
+	// (Theta = 1, DegradedGreedy).
+	LogValue float64 `json:"log_value"`
 	// PolishCapped reports that the polish stopped at its ratio budget
 	// (Request.PolishMaxRatios) before reaching a local optimum.
 	PolishCapped bool `json:"polish_capped,omitempty"`
@@ -134,8 +160,8 @@ type Result struct {
 }
 
 // RequestError is a request that cannot be served, naming the field
-// ("candidates", "quality", "shown", "k", "window", "polish_eps",
-// "polish_pool" or "polish_max_ratios") and, for an entry of
+// ("candidates", "quality", "relevance", "theta", "shown", "k", "window",
+// "polish_eps", "polish_pool" or "polish_max_ratios") and, for an entry of
 // a list, its position (Index ≥ 0; −1 otherwise).
 type RequestError struct {
 	Field  string
@@ -182,19 +208,27 @@ func (w *Workspace) Rerank(ctx context.Context, m *ndpp.Model, req Request) (Res
 		return Result{}, err
 	}
 	w.polishSwaps, w.polishCapped, w.degraded = 0, false, ""
+	if req.Relevance != nil && req.Theta == 1 {
+		w.relevanceOrder(&req)
+		return Result{Items: w.outItems, Gains: w.outGains[:0]}, nil
+	}
 	if err := w.run(ctx, m, &req); err != nil {
 		if !mayDegrade(ctx, &req) {
 			return Result{}, err
 		}
 		w.relevanceOrder(&req)
-		return Result{Items: w.outItems, Gains: w.outGains[:0], ShownSkipped: w.shownSkipped, Degraded: DegradedGreedy}, nil
+		return Result{Items: w.outItems, Gains: w.outGains[:0], Degraded: DegradedGreedy}, nil
 	}
 	if req.Polish {
 		if err := w.polish(ctx, m, &req); err != nil {
 			return Result{}, err
 		}
 	}
-	return Result{Items: w.outItems, Gains: w.outGains, ShownSkipped: w.shownSkipped, PolishSwaps: w.polishSwaps,
+	lv := 0.0
+	for _, g := range w.outGains {
+		lv += math.Log(g)
+	}
+	return Result{Items: w.outItems, Gains: w.outGains, LogValue: lv, ShownSkipped: w.shownSkipped, PolishSwaps: w.polishSwaps,
 		PolishCapped: w.polishCapped, Degraded: w.degraded}, nil
 }
 
@@ -204,26 +238,57 @@ func mayDegrade(ctx context.Context, req *Request) bool {
 	return req.Degrade && errors.Is(ctx.Err(), context.DeadlineExceeded)
 }
 
-// relevanceOrder writes the degraded greedy result into w's output: the
-// first K choosable candidate rows (rows 0…nc−1, built before the greedy's
-// first step) by decreasing quality, ties in candidate order.
+// relevanceOrder writes relevance order into w's output (Theta = 1, or a
+// greedy that did not finish): the first K candidates that are not shown
+// (nor of quality 0) by decreasing relevance (Relevance) or quality
+// (Quality; candidate order without either), ties in candidate order.
 func (w *Workspace) relevanceOrder(req *Request) {
-	order := make([]int, w.nc)
-	for x := range order {
-		order[x] = x
+	key := req.Relevance
+	if key == nil {
+		key = req.Quality
 	}
-	slices.SortStableFunc(order, func(x, y int) int {
-		switch {
-		case w.q2[x] > w.q2[y]:
-			return -1
-		case w.q2[x] < w.q2[y]:
-			return 1
+	w.order = w.order[:0]
+	for p, it := range req.Candidates {
+		if w.shownStamp[it] == w.gen || req.Quality != nil && req.Quality[p] == 0 {
+			continue
 		}
-		return 0
-	})
+		w.order = append(w.order, p)
+	}
+	if key != nil {
+		slices.SortStableFunc(w.order, func(x, y int) int {
+			switch {
+			case key[x] > key[y]:
+				return -1
+			case key[x] < key[y]:
+				return 1
+			}
+			return 0
+		})
+	}
 	w.outItems = w.outItems[:0]
-	for _, x := range order[:min(req.K, len(order))] {
-		w.outItems = append(w.outItems, w.item[x])
+	for _, p := range w.order[:min(req.K, len(w.order))] {
+		w.outItems = append(w.outItems, req.Candidates[p])
+	}
+}
+
+// relevanceQ2 fills w.relQ2 with the squared quality of each candidate
+// under Relevance and Theta < 1: qᵢ² with qᵢ = exp(α(rᵢ − r_max)).
+func (w *Workspace) relevanceQ2(req *Request) {
+	w.relQ2 = grow(w.relQ2, len(req.Relevance))
+	if req.Theta == 0 {
+		for p := range w.relQ2 {
+			w.relQ2[p] = 1
+		}
+		return
+	}
+	alpha := req.Theta / (2 * (1 - req.Theta))
+	rmax := math.Inf(-1)
+	for _, r := range req.Relevance {
+		rmax = math.Max(rmax, r)
+	}
+	for p, r := range req.Relevance {
+		q := math.Exp(alpha * (r - rmax)) // squared as Quality's are
+		w.relQ2[p] = q * q
 	}
 }
 
@@ -260,6 +325,25 @@ func (w *Workspace) validate(m *ndpp.Model, req *Request) error {
 		if !(q >= 0) || math.IsInf(q, 0) {
 			return reqErr("quality", p, "%v; want finite and ≥ 0", q)
 		}
+	}
+	if req.Relevance != nil {
+		if req.Quality != nil {
+			return reqErr("relevance", -1, "given with quality; give one of them")
+		}
+		if len(req.Relevance) != nc {
+			return reqErr("relevance", -1, "%d scores for %d candidates", len(req.Relevance), nc)
+		}
+		for p, r := range req.Relevance {
+			if math.IsNaN(r) || math.IsInf(r, 0) {
+				return reqErr("relevance", p, "%v; want finite", r)
+			}
+		}
+	}
+	if !(req.Theta >= 0 && req.Theta <= 1) {
+		return reqErr("theta", -1, "%v; want 0 ≤ θ ≤ 1", req.Theta)
+	}
+	if req.Theta != 0 && req.Relevance == nil {
+		return reqErr("theta", -1, "%v without relevance scores", req.Theta)
 	}
 	w.newStamps(n)
 	for p, it := range req.Candidates {

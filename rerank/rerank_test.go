@@ -399,7 +399,7 @@ func TestRerankConcurrent(t *testing.T) {
 		reqs[i] = randomRequest(rng, 300)
 		res, err := ws.Rerank(context.Background(), m, reqs[i])
 		require.NoError(t, err)
-		want[i] = Result{Items: slices.Clone(res.Items), Gains: slices.Clone(res.Gains), ShownSkipped: res.ShownSkipped}
+		want[i] = Result{Items: slices.Clone(res.Items), Gains: slices.Clone(res.Gains), LogValue: res.LogValue, ShownSkipped: res.ShownSkipped}
 	}
 	var wg sync.WaitGroup
 	errs := make(chan string, 8)

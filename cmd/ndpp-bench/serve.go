@@ -692,6 +692,8 @@ type rerankRequest struct {
 	Candidates      []json.RawMessage `json:"candidates"`
 	K               *int              `json:"k"`
 	Quality         []json.RawMessage `json:"quality"`
+	Relevance       []float64         `json:"relevance"` // with theta: rerank.Request.Relevance
+	Theta           float64           `json:"theta"`
 	Shown           []json.RawMessage `json:"shown"`
 	Window          int               `json:"window"`
 	Polish          bool              `json:"polish"`
@@ -709,6 +711,7 @@ type rerankRequest struct {
 type rerankResponse struct {
 	Items        []json.RawMessage `json:"items"`
 	Gains        []float64         `json:"gains"`
+	LogValue     *float64          `json:"log_value,omitempty"` // absent without gains (theta 1, greedy_deadline)
 	PolishSwaps  int               `json:"polish_swaps,omitempty"`
 	PolishCapped bool              `json:"polish_capped,omitempty"`
 	Degraded     string            `json:"degraded,omitempty"`
@@ -743,7 +746,7 @@ func (s *server) rerank(sm *servedModel, r *http.Request) (any, *apiError) {
 		return nil, badField("polish_pool", "%d; want 0 ≤ polish_pool ≤ %d (--max-polish-pool)", req.PolishPool, s.lim.maxPolishPool)
 	}
 	rq := rerank.Request{K: *req.K, Window: req.Window, Polish: req.Polish, PolishEps: req.PolishEps, PolishPool: req.PolishPool,
-		PolishMaxRatios: req.PolishMaxRatios, Degrade: req.Degrade == nil || *req.Degrade}
+		PolishMaxRatios: req.PolishMaxRatios, Degrade: req.Degrade == nil || *req.Degrade, Relevance: req.Relevance, Theta: req.Theta}
 	if rq.PolishMaxRatios == 0 {
 		rq.PolishMaxRatios = s.lim.maxPolishRatios
 	}
@@ -802,6 +805,9 @@ func (s *server) rerank(sm *servedModel, r *http.Request) (any, *apiError) {
 	}
 	out := rerankResponse{Items: make([]json.RawMessage, len(res.Items)), Gains: append([]float64{}, res.Gains...), PolishSwaps: res.PolishSwaps,
 		PolishCapped: res.PolishCapped, Degraded: res.Degraded}
+	if len(res.Gains) > 0 {
+		out.LogValue = &res.LogValue
+	}
 	for i, it := range res.Items {
 		out.Items[i] = sm.tokJSON[it]
 	}

@@ -296,6 +296,8 @@ func TestServeBadRequests(t *testing.T) {
 		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "polish": true, "polish_max_ratios": -1}`, 400, "polish_max_ratios"},
 		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "polish": true, "polish_max_ratios": 1e12}`, 400, "polish_max_ratios"},
 		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "timeout_ms": -1}`, 400, "timeout_ms"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "relevance": [1, 2], "quality": [1, 1]}`, 400, "relevance"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "relevance": [1, 2], "theta": 2}`, 400, "theta"},
 		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "timeout_ms": 10001}`, 400, "timeout_ms"},
 		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "windows": 2}`, 400, "windows"},
 		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1} {}`, 400, "body"},
