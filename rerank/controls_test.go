@@ -2,6 +2,7 @@ package rerank
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -132,5 +133,175 @@ func TestRerankLogValue(t *testing.T) {
 			require.True(t, ok)
 		}
 		require.InDelta(t, full-base, res.LogValue, 1e-8*math.Max(1, math.Abs(full)), "seed %d", seed)
+	}
+}
+
+// bruteFeasible checks from the definitions whether the list seq (shown
+// then chosen, with per-position attribute values; "" for none) followed
+// by value v keeps every constraint.
+func bruteFeasible(cs []Constraint, seqVals map[string][]string, vals map[string]string) bool {
+	for _, c := range cs {
+		seq := append(slices.Clone(seqVals[c.Attribute]), vals[c.Attribute])
+		n := len(seq)
+		v := seq[n-1]
+		if v == "" {
+			continue
+		}
+		if c.MaxRun > 0 {
+			run := 0
+			for i := n - 1; i >= 0 && seq[i] == v; i-- {
+				run++
+			}
+			if run > c.MaxRun {
+				return false
+			}
+			continue
+		}
+		cnt := 0
+		for i := max(0, n-c.Window); i < n; i++ {
+			if seq[i] == v {
+				cnt++
+			}
+		}
+		if cnt > c.MaxPerWindow {
+			return false
+		}
+	}
+	return true
+}
+
+// TestRerankConstraints: with attribute constraints (windows and runs,
+// shown items with and without values), every step's choice is the argmax
+// of the dense-determinant gains among the candidates that keep every
+// constraint, checked from the definitions; a result short of K says why,
+// and ShortConstraints only when a candidate of positive gain was blocked.
+func TestRerankConstraints(t *testing.T) {
+	var ws Workspace
+	shortC := 0
+	for seed := uint64(1); seed <= 150; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 77))
+		n := 8 + rng.IntN(25)
+		m := ndpp.Random(n, 1+rng.IntN(4), seed, ndpp.RandomOptions{Diag: 0.05 + 0.3*rng.Float64()})
+		req := randomRequest(rng, n)
+		req.Polish = false
+		nv := 1 + rng.IntN(3)
+		req.Attributes = map[string][]string{"a": make([]string, len(req.Candidates)), "b": make([]string, len(req.Candidates))}
+		for p := range req.Candidates {
+			req.Attributes["a"][p] = fmt.Sprint(rng.IntN(nv))
+			req.Attributes["b"][p] = fmt.Sprint(rng.IntN(2))
+		}
+		if len(req.Shown) > 0 && rng.IntN(2) == 0 {
+			req.ShownAttributes = map[string][]string{"a": make([]string, len(req.Shown))}
+			for s := range req.Shown {
+				req.ShownAttributes["a"][s] = fmt.Sprint(rng.IntN(nv + 1))
+			}
+		}
+		req.Constraints = []Constraint{{Attribute: "a", Window: 1 + rng.IntN(4), MaxPerWindow: 1 + rng.IntN(2)}}
+		if rng.IntN(2) == 0 {
+			req.Constraints = append(req.Constraints, Constraint{Attribute: "b", MaxRun: 1 + rng.IntN(2)})
+		}
+		res, err := ws.Rerank(context.Background(), m, req)
+		require.NoError(t, err)
+		label := fmt.Sprintf("seed %d %+v", seed, req.Constraints)
+		seqVals := map[string][]string{}
+		for name := range req.Attributes {
+			for s := range req.Shown {
+				v := ""
+				if sv := req.ShownAttributes[name]; sv != nil {
+					v = sv[s]
+				}
+				seqVals[name] = append(seqVals[name], v)
+			}
+		}
+		valsOf := func(p int) map[string]string {
+			return map[string]string{"a": req.Attributes["a"][p], "b": req.Attributes["b"][p]}
+		}
+		var chosen []int
+		for step := 0; ; step++ {
+			if step == req.K {
+				require.Empty(t, res.Short, label)
+				break
+			}
+			bs, _ := bruteStepAt(t, m, req, chosen)
+			best, bestG, blocked := -1, 0.0, false
+			for p, g := range bs.gains {
+				if g <= 0 {
+					continue
+				}
+				if !bruteFeasible(req.Constraints, seqVals, valsOf(p)) {
+					blocked = true
+					continue
+				}
+				if g > bestG {
+					best, bestG = p, g
+				}
+			}
+			if best < 0 {
+				require.Len(t, res.Items, step, label)
+				if blocked {
+					require.Equal(t, ShortConstraints, res.Short, label)
+					shortC++
+				} else {
+					require.Equal(t, ShortZeroGain, res.Short, label)
+				}
+				break
+			}
+			require.Greater(t, len(res.Items), step, label)
+			got := slices.Index(req.Candidates, res.Items[step])
+			require.True(t, bruteFeasible(req.Constraints, seqVals, valsOf(got)), "%s step %d: infeasible choice", label, step)
+			if got != best {
+				require.InDelta(t, bestG, bs.gains[got], 1e-9*bestG, "%s step %d", label, step)
+			}
+			require.InDelta(t, bs.gains[got], res.Gains[step], 1e-8*bs.gains[got], label)
+			for name, v := range valsOf(got) {
+				seqVals[name] = append(seqVals[name], v)
+			}
+			chosen = append(chosen, res.Items[step])
+		}
+	}
+	t.Logf("short for constraints: %d of 150", shortC)
+	require.Greater(t, shortC, 0)
+}
+
+// TestRerankConstraintsInfeasible: constraints no candidate order can
+// meet give fewer than K items with Short = ShortConstraints — also in
+// relevance order (θ = 1) — and malformed constraints are request errors.
+func TestRerankConstraintsInfeasible(t *testing.T) {
+	m := ndpp.Random(20, 3, 1, ndpp.RandomOptions{Diag: 0.2})
+	var ws Workspace
+	req := Request{Candidates: []int{1, 2, 3, 4}, K: 4, Attributes: map[string][]string{"c": {"x", "x", "x", "y"}},
+		Constraints: []Constraint{{Attribute: "c", MaxRun: 1}}}
+	res, err := ws.Rerank(context.Background(), m, req)
+	require.NoError(t, err)
+	require.Len(t, res.Items, 3) // x y x, then only x is left
+	require.Equal(t, ShortConstraints, res.Short)
+	req.Relevance, req.Theta = []float64{4, 3, 2, 1}, 1
+	res, err = ws.Rerank(context.Background(), m, req)
+	require.NoError(t, err)
+	require.Equal(t, []int{1, 4, 2}, res.Items)
+	require.Equal(t, ShortConstraints, res.Short)
+	// The shown items count: the last shown "y" blocks y first.
+	req = Request{Candidates: []int{1, 2}, K: 1, Shown: []int{5}, Attributes: map[string][]string{"c": {"y", "x"}},
+		ShownAttributes: map[string][]string{"c": {"y"}}, Constraints: []Constraint{{Attribute: "c", Window: 2, MaxPerWindow: 1}},
+		Relevance: []float64{2, 1}, Theta: 1}
+	res, err = ws.Rerank(context.Background(), m, req)
+	require.NoError(t, err)
+	require.Equal(t, []int{2}, res.Items)
+	for _, c := range []struct {
+		req   Request
+		field string
+	}{
+		{Request{Candidates: []int{1, 2}, K: 1, Constraints: []Constraint{{Attribute: "c", MaxRun: 1}}}, "constraints"},
+		{Request{Candidates: []int{1, 2}, K: 1, Attributes: map[string][]string{"c": {"x"}}, Constraints: []Constraint{{Attribute: "c", MaxRun: 1}}}, "attributes"},
+		{Request{Candidates: []int{1, 2}, K: 1, Attributes: map[string][]string{"c": {"x", "y"}}, Constraints: []Constraint{{Attribute: "c", Window: 2}}}, "constraints"},
+		{Request{Candidates: []int{1, 2}, K: 1, Attributes: map[string][]string{"c": {"x", "y"}}, Constraints: []Constraint{{Attribute: "c", MaxRun: 1, Window: 2, MaxPerWindow: 1}}}, "constraints"},
+		{Request{Candidates: []int{1, 2}, K: 1, Attributes: map[string][]string{"c": {"x", "y"}}}, "constraints"},
+		{Request{Candidates: []int{1, 2}, K: 1, Attributes: map[string][]string{"c": {"x", "y"}}, Constraints: []Constraint{{Attribute: "c", MaxRun: 1}}, Polish: true}, "constraints"},
+		{Request{Candidates: []int{1, 2}, K: 1, Shown: []int{3}, Attributes: map[string][]string{"c": {"x", "y"}}, ShownAttributes: map[string][]string{"c": {}}, Constraints: []Constraint{{Attribute: "c", MaxRun: 1}}}, "shown_attributes"},
+	} {
+		_, err := ws.Rerank(context.Background(), m, c.req)
+		var re *RequestError
+		require.ErrorAs(t, err, &re, "%+v", c.req)
+		require.Equal(t, c.field, re.Field)
 	}
 }

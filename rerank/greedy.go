@@ -64,6 +64,9 @@ type Workspace struct {
 
 	relQ2        []float64 // squared quality from Relevance (per candidate)
 	order        []int     // relevance order (candidate positions)
+	cons         []cons    // the request's constraints
+	pos          []int     // candidate position of each candidate row
+	short        string
 	outItems     []int
 	outGains     []float64
 	shownSkipped int
@@ -94,6 +97,7 @@ func (w *Workspace) run(ctx context.Context, m *ndpp.Model, req *Request) error 
 	maxP := len(req.Candidates) + len(shown)
 	w.item = grow(w.item, maxP)[:0]
 	w.q2 = grow(w.q2, maxP)[:0]
+	w.pos = grow(w.pos, maxP)[:0]
 	if req.Relevance != nil {
 		w.relevanceQ2(req)
 	}
@@ -113,6 +117,7 @@ func (w *Workspace) run(ctx context.Context, m *ndpp.Model, req *Request) error 
 		}
 		w.item = append(w.item, it)
 		w.q2 = append(w.q2, q2)
+		w.pos = append(w.pos, pos)
 	}
 	w.nc = len(w.item)
 	w.item = append(w.item, shown...)
@@ -179,6 +184,9 @@ func (w *Workspace) run(ctx context.Context, m *ndpp.Model, req *Request) error 
 		if best < 0 {
 			return nil
 		}
+		if len(w.cons) > 0 {
+			w.place(w.pos[best])
+		}
 		w.outItems = append(w.outItems, w.item[best])
 		w.outGains = append(w.outGains, w.q2[best]*w.s[best])
 		if t == req.K-1 {
@@ -194,16 +202,28 @@ func (w *Workspace) run(ctx context.Context, m *ndpp.Model, req *Request) error 
 }
 
 // best returns the candidate row with the largest positive, finite gain
-// q²·s (the first on ties), or −1.
+// q²·s (the first on ties) among those the constraints allow next, or −1
+// (setting w.short).
 func (w *Workspace) best() int {
 	t := tol(len(w.cond))
 	bx, bg := -1, 0.0
+	blocked := false
 	for x := 0; x < w.nc; x++ {
 		if w.st[x] != stCand || !(w.s[x] > t*w.mu[x]) {
 			continue
 		}
 		if g := w.q2[x] * w.s[x]; g > bg && !math.IsInf(g, 1) {
+			if len(w.cons) > 0 && !w.feasible(w.pos[x]) {
+				blocked = true
+				continue
+			}
 			bx, bg = x, g
+		}
+	}
+	if bx < 0 {
+		w.short = ShortZeroGain
+		if blocked {
+			w.short = ShortConstraints
 		}
 	}
 	return bx

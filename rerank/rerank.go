@@ -44,6 +44,22 @@ type Request struct {
 	// distinct; they need not be candidates). The gains are conditioned on
 	// them, and a candidate that was shown is never chosen.
 	Shown []int `json:"shown,omitempty"`
+	// Attributes holds, per attribute name, one value per candidate (in
+	// the order of Candidates), for Constraints.
+	Attributes map[string][]string `json:"attributes,omitempty"`
+	// ShownAttributes holds, per attribute name (one of Attributes), one
+	// value per shown item (in the order of Shown); a shown item without
+	// a value counts toward no constraint.
+	ShownAttributes map[string][]string `json:"shown_attributes,omitempty"`
+	// Constraints limit repeated attribute values in the list (see
+	// Constraint). Each step chooses the candidate with the largest gain
+	// among those that may come next without breaking a constraint (given
+	// the shown items and the items chosen before); when none may, the
+	// result stops short with Result.Short = ShortConstraints. Not
+	// supported with Polish (a request error). With Theta = 1 (and for
+	// DegradedGreedy), each position takes the first candidate in
+	// relevance order that may come next.
+	Constraints []Constraint `json:"constraints,omitempty"`
 	// K is the number of items to choose, 1 ≤ K ≤ len(Candidates).
 	K int `json:"k"`
 	// Window, when positive, conditions each choice on the last Window
@@ -137,6 +153,9 @@ type Result struct {
 	// When it is positive, Items is the polished set in greedy order given
 	// the shown items, and Gains are the determinant ratios of that order.
 	PolishSwaps int `json:"polish_swaps,omitempty"`
+	// Short says why Items holds fewer than K items: ShortZeroGain or
+	// ShortConstraints (empty when it holds K).
+	Short string `json:"short_reason,omitempty"`
 	// LogValue is the sum of the logs of Gains. Without a window it is
 	// log det L′_{F ∪ Y} − log det L′_F for the chosen set Y and F the
 	// shown items kept in the first conditioning set (ShownSkipped counts
@@ -161,7 +180,8 @@ type Result struct {
 
 // RequestError is a request that cannot be served, naming the field
 // ("candidates", "quality", "relevance", "theta", "shown", "k", "window",
-// "polish_eps", "polish_pool" or "polish_max_ratios") and, for an entry of
+// "attributes", "shown_attributes", "constraints", "polish_eps",
+// "polish_pool" or "polish_max_ratios") and, for an entry of
 // a list, its position (Index ≥ 0; −1 otherwise).
 type RequestError struct {
 	Field  string
@@ -207,17 +227,23 @@ func (w *Workspace) Rerank(ctx context.Context, m *ndpp.Model, req Request) (Res
 	if err := w.validate(m, &req); err != nil {
 		return Result{}, err
 	}
-	w.polishSwaps, w.polishCapped, w.degraded = 0, false, ""
+	if err := w.setupConstraints(&req); err != nil {
+		return Result{}, err
+	}
+	w.polishSwaps, w.polishCapped, w.degraded, w.short = 0, false, "", ""
 	if req.Relevance != nil && req.Theta == 1 {
 		w.relevanceOrder(&req)
-		return Result{Items: w.outItems, Gains: w.outGains[:0]}, nil
+		return Result{Items: w.outItems, Gains: w.outGains[:0], Short: w.short}, nil
 	}
 	if err := w.run(ctx, m, &req); err != nil {
 		if !mayDegrade(ctx, &req) {
 			return Result{}, err
 		}
+		if err := w.setupConstraints(&req); err != nil { // the greedy moved them
+			return Result{}, err
+		}
 		w.relevanceOrder(&req)
-		return Result{Items: w.outItems, Gains: w.outGains[:0], Degraded: DegradedGreedy}, nil
+		return Result{Items: w.outItems, Gains: w.outGains[:0], Short: w.short, Degraded: DegradedGreedy}, nil
 	}
 	if req.Polish {
 		if err := w.polish(ctx, m, &req); err != nil {
@@ -228,7 +254,7 @@ func (w *Workspace) Rerank(ctx context.Context, m *ndpp.Model, req Request) (Res
 	for _, g := range w.outGains {
 		lv += math.Log(g)
 	}
-	return Result{Items: w.outItems, Gains: w.outGains, LogValue: lv, ShownSkipped: w.shownSkipped, PolishSwaps: w.polishSwaps,
+	return Result{Items: w.outItems, Gains: w.outGains, Short: w.short, LogValue: lv, ShownSkipped: w.shownSkipped, PolishSwaps: w.polishSwaps,
 		PolishCapped: w.polishCapped, Degraded: w.degraded}, nil
 }
 
@@ -266,8 +292,35 @@ func (w *Workspace) relevanceOrder(req *Request) {
 		})
 	}
 	w.outItems = w.outItems[:0]
-	for _, p := range w.order[:min(req.K, len(w.order))] {
+	if len(w.cons) == 0 {
+		for _, p := range w.order[:min(req.K, len(w.order))] {
+			w.outItems = append(w.outItems, req.Candidates[p])
+		}
+		if len(w.outItems) < req.K {
+			w.short = ShortZeroGain
+		}
+		return
+	}
+	// Each position takes the first feasible candidate left.
+	for len(w.outItems) < req.K {
+		at := -1
+		for i, p := range w.order {
+			if w.feasible(p) {
+				at = i
+				break
+			}
+		}
+		if at < 0 {
+			w.short = ShortConstraints
+			if len(w.order) == 0 {
+				w.short = ShortZeroGain
+			}
+			return
+		}
+		p := w.order[at]
+		w.place(p)
 		w.outItems = append(w.outItems, req.Candidates[p])
+		w.order = append(w.order[:at], w.order[at+1:]...)
 	}
 }
 

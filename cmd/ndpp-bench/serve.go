@@ -689,17 +689,22 @@ func (s *server) recommend(sm *servedModel, r *http.Request) (any, *apiError) {
 }
 
 type rerankRequest struct {
-	Candidates      []json.RawMessage `json:"candidates"`
-	K               *int              `json:"k"`
-	Quality         []json.RawMessage `json:"quality"`
-	Relevance       []float64         `json:"relevance"` // with theta: rerank.Request.Relevance
-	Theta           float64           `json:"theta"`
-	Shown           []json.RawMessage `json:"shown"`
-	Window          int               `json:"window"`
-	Polish          bool              `json:"polish"`
-	PolishEps       float64           `json:"polish_eps"`
-	PolishPool      int               `json:"polish_pool"`
-	PolishMaxRatios int64             `json:"polish_max_ratios"` // 0: --max-polish-ratios
+	Candidates []json.RawMessage `json:"candidates"`
+	K          *int              `json:"k"`
+	Quality    []json.RawMessage `json:"quality"`
+	Relevance  []float64         `json:"relevance"` // with theta: rerank.Request.Relevance
+	Theta      float64           `json:"theta"`
+	// Attributes and ShownAttributes: per name, one value (a string or
+	// an integer) per candidate / shown item; Constraints over them.
+	Attributes      map[string][]json.RawMessage `json:"attributes"`
+	ShownAttributes map[string][]json.RawMessage `json:"shown_attributes"`
+	Constraints     []rerank.Constraint          `json:"constraints"`
+	Shown           []json.RawMessage            `json:"shown"`
+	Window          int                          `json:"window"`
+	Polish          bool                         `json:"polish"`
+	PolishEps       float64                      `json:"polish_eps"`
+	PolishPool      int                          `json:"polish_pool"`
+	PolishMaxRatios int64                        `json:"polish_max_ratios"` // 0: --max-polish-ratios
 	// TimeoutMs is the request's deadline in milliseconds (absent or 0:
 	// --rerank-timeout; at most --max-rerank-timeout).
 	TimeoutMs int64 `json:"timeout_ms"`
@@ -712,6 +717,7 @@ type rerankResponse struct {
 	Items        []json.RawMessage `json:"items"`
 	Gains        []float64         `json:"gains"`
 	LogValue     *float64          `json:"log_value,omitempty"` // absent without gains (theta 1, greedy_deadline)
+	ShortReason  string            `json:"short_reason,omitempty"`
 	PolishSwaps  int               `json:"polish_swaps,omitempty"`
 	PolishCapped bool              `json:"polish_capped,omitempty"`
 	Degraded     string            `json:"degraded,omitempty"`
@@ -750,11 +756,18 @@ func (s *server) rerank(sm *servedModel, r *http.Request) (any, *apiError) {
 	if rq.PolishMaxRatios == 0 {
 		rq.PolishMaxRatios = s.lim.maxPolishRatios
 	}
+	var aerr *apiError
+	if rq.Attributes, aerr = attributeValues("attributes", req.Attributes); aerr != nil {
+		return nil, aerr
+	}
+	if rq.ShownAttributes, aerr = attributeValues("shown_attributes", req.ShownAttributes); aerr != nil {
+		return nil, aerr
+	}
+	rq.Constraints = req.Constraints
 	timeout := s.lim.rerankTimeout
 	if req.TimeoutMs > 0 {
 		timeout = time.Duration(req.TimeoutMs) * time.Millisecond
 	}
-	var aerr *apiError
 	if rq.Candidates, aerr = sm.rows("candidates", req.Candidates, nil); aerr != nil {
 		return nil, aerr
 	}
@@ -804,12 +817,39 @@ func (s *server) rerank(sm *servedModel, r *http.Request) (any, *apiError) {
 		s.degraded.WithLabelValues(res.Degraded).Inc()
 	}
 	out := rerankResponse{Items: make([]json.RawMessage, len(res.Items)), Gains: append([]float64{}, res.Gains...), PolishSwaps: res.PolishSwaps,
-		PolishCapped: res.PolishCapped, Degraded: res.Degraded}
+		PolishCapped: res.PolishCapped, Degraded: res.Degraded, ShortReason: res.Short}
 	if len(res.Gains) > 0 {
 		out.LogValue = &res.LogValue
 	}
 	for i, it := range res.Items {
 		out.Items[i] = sm.tokJSON[it]
+	}
+	return out, nil
+}
+
+// attributeValues turns JSON attribute values (strings or integers) into
+// the strings rerank compares: a string s as "s" + s, an integer as "i" +
+// its decimal digits (so that "3" and 3 differ).
+func attributeValues(field string, in map[string][]json.RawMessage) (map[string][]string, *apiError) {
+	if in == nil {
+		return nil, nil
+	}
+	out := make(map[string][]string, len(in))
+	for name, raws := range in {
+		vals := make([]string, len(raws))
+		for i, raw := range raws {
+			var str string
+			if json.Unmarshal(raw, &str) == nil {
+				vals[i] = "s" + str
+				continue
+			}
+			n, err := strconv.ParseInt(string(raw), 10, 64)
+			if err != nil {
+				return nil, badField(fmt.Sprintf("%s.%s[%d]", field, name, i), "%s; want a string or an integer", truncate(string(raw)))
+			}
+			vals[i] = "i" + strconv.FormatInt(n, 10)
+		}
+		out[name] = vals
 	}
 	return out, nil
 }

@@ -296,6 +296,8 @@ func TestServeBadRequests(t *testing.T) {
 		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "polish": true, "polish_max_ratios": -1}`, 400, "polish_max_ratios"},
 		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "polish": true, "polish_max_ratios": 1e12}`, 400, "polish_max_ratios"},
 		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "timeout_ms": -1}`, 400, "timeout_ms"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "attributes": {"c": ["x", 1.5]}, "constraints": [{"attribute": "c", "max_run": 1}]}`, 400, "attributes.c[1]"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "attributes": {"c": ["x", 1]}, "constraints": [{"attribute": "d", "max_run": 1}]}`, 400, "constraints[0]"},
 		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "relevance": [1, 2], "quality": [1, 1]}`, 400, "relevance"},
 		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "relevance": [1, 2], "theta": 2}`, 400, "theta"},
 		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "timeout_ms": 10001}`, 400, "timeout_ms"},
@@ -614,4 +616,38 @@ func TestServeRerankDeadline(t *testing.T) {
 	require.Equal(t, 200, code, raw)
 	require.NotContains(t, raw, "degraded")
 	require.Len(t, res.Items, 2)
+}
+
+// TestServeRerankControls: relevance with θ = 1 is relevance order without
+// gains or log_value; attributes given as strings and integers (3 and "3"
+// differ) with a max_run constraint; infeasible constraints answer fewer
+// items with "short_reason".
+func TestServeRerankControls(t *testing.T) {
+	path := vocabModel(t, t.TempDir(), 50, 4, 1, 0.1)
+	_, url, _ := testServer(t, path, defaultServeLimits())
+	var res rerankResponse
+	code, raw := post(t, url+"/v1/rerank", `{"candidates": ["item-1", "item-2", "item-3"], "k": 2, "relevance": [1, 3, 2], "theta": 1}`, &res)
+	require.Equal(t, 200, code, raw)
+	require.Equal(t, `["item-2","item-3"]`, string(must(json.Marshal(res.Items))))
+	require.NotContains(t, raw, "log_value")
+	res = rerankResponse{}
+	code, raw = post(t, url+"/v1/rerank", `{"candidates": ["item-1", "item-2", "item-3"], "k": 3, "relevance": [3, 2, 1], "theta": 1,
+		"attributes": {"c": [3, 3, "3"]}, "constraints": [{"attribute": "c", "max_run": 1}]}`, &res)
+	require.Equal(t, 200, code, raw)
+	require.Equal(t, `["item-1","item-3","item-2"]`, string(must(json.Marshal(res.Items))))
+	res = rerankResponse{}
+	code, raw = post(t, url+"/v1/rerank", `{"candidates": ["item-1", "item-2", "item-3"], "k": 3,
+		"attributes": {"c": [3, 3, 3]}, "constraints": [{"attribute": "c", "window": 2, "max_per_window": 1}]}`, &res)
+	require.Equal(t, 200, code, raw)
+	require.Len(t, res.Items, 1)
+	require.Equal(t, "constraints", res.ShortReason)
+	require.NotNil(t, res.LogValue)
+	require.InDelta(t, math.Log(res.Gains[0]), *res.LogValue, 1e-12)
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
