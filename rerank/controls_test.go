@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ndpp-go/ndpp/detcache"
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
@@ -303,5 +304,67 @@ func TestRerankConstraintsInfeasible(t *testing.T) {
 		var re *RequestError
 		require.ErrorAs(t, err, &re, "%+v", c.req)
 		require.Equal(t, c.field, re.Field)
+	}
+}
+
+// TestRerankNewItems: a request whose candidates include model rows
+// re-given as new items (their v, b and δ under new ids) gives the same
+// items (up to the ids) and the same gains as the rows, with and without
+// polish, shown items and a window; bad new items are request errors.
+func TestRerankNewItems(t *testing.T) {
+	var ws, wn Workspace
+	for seed := uint64(1); seed <= 80; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 13))
+		n := 10 + rng.IntN(25)
+		m := ndpp.Random(n, 1+rng.IntN(4), seed, ndpp.RandomOptions{Diag: []float64{0, 0.05 + 0.3*rng.Float64()}[seed%2], Shared: seed%3 == 0})
+		req := randomRequest(rng, n)
+		req.Polish = seed%2 == 0 && req.Window == 0
+		want, err := ws.Rerank(context.Background(), m, req)
+		require.NoError(t, err)
+		nreq := req
+		nreq.Candidates = slices.Clone(req.Candidates)
+		toNew := map[int]int{}
+		for p, it := range req.Candidates {
+			if rng.IntN(2) == 0 && !slices.Contains(req.Shown, it) {
+				id := n + 1000 + p
+				ni := detcache.Item{ID: id, V: slices.Clone(m.ItemV(it)), Delta: m.ItemDiag(it)}
+				if !m.Shared() {
+					ni.B = slices.Clone(m.ItemB(it))
+				}
+				nreq.NewItems = append(nreq.NewItems, ni)
+				nreq.Candidates[p] = id
+				toNew[it] = id
+			}
+		}
+		got, err := wn.Rerank(context.Background(), m, nreq)
+		require.NoError(t, err)
+		wantItems := slices.Clone(want.Items)
+		for i, it := range wantItems {
+			if id, ok := toNew[it]; ok {
+				wantItems[i] = id
+			}
+		}
+		require.Equal(t, wantItems, got.Items, "seed %d", seed)
+		require.Equal(t, want.Gains, got.Gains, "seed %d", seed)
+	}
+	m := ndpp.Random(10, 3, 1, ndpp.RandomOptions{})
+	v := []float64{1, 2, 3}
+	for _, c := range []struct {
+		req   Request
+		field string
+	}{
+		{Request{Candidates: []int{1, 12}, K: 1, NewItems: []detcache.Item{{ID: 3, V: v, B: v}}}, "new_items"},
+		{Request{Candidates: []int{1, 12}, K: 1, NewItems: []detcache.Item{{ID: 12, V: v, B: v}, {ID: 12, V: v, B: v}}}, "new_items"},
+		{Request{Candidates: []int{1, 12}, K: 1, NewItems: []detcache.Item{{ID: 12, V: v}}}, "new_items"},
+		{Request{Candidates: []int{1, 12}, K: 1, NewItems: []detcache.Item{{ID: 12, V: []float64{1, math.NaN(), 1}, B: v}}}, "new_items"},
+		{Request{Candidates: []int{1, 12}, K: 1, NewItems: []detcache.Item{{ID: 12, V: []float64{1e200, 1, 1}, B: v}}}, "new_items"},
+		{Request{Candidates: []int{1, 13}, K: 1, NewItems: []detcache.Item{{ID: 12, V: v, B: v}}}, "candidates"},
+		{Request{Candidates: []int{12, 12}, K: 1, NewItems: []detcache.Item{{ID: 12, V: v, B: v}}}, "candidates"},
+		{Request{Candidates: []int{1, 12}, K: 1, Shown: []int{12}, NewItems: []detcache.Item{{ID: 12, V: v, B: v}}}, "shown"},
+	} {
+		_, err := ws.Rerank(context.Background(), m, c.req)
+		var re *RequestError
+		require.ErrorAs(t, err, &re, "%+v", c.req)
+		require.Equal(t, c.field, re.Field, "%v", err)
 	}
 }

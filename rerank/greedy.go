@@ -62,10 +62,14 @@ type Workspace struct {
 	al, be, sNew, muNew               []float64
 	stepA, stepB, stepS, stepP, stepC []float64
 
-	relQ2        []float64 // squared quality from Relevance (per candidate)
-	order        []int     // relevance order (candidate positions)
-	cons         []cons    // the request's constraints
-	pos          []int     // candidate position of each candidate row
+	relQ2        []float64   // squared quality from Relevance (per candidate)
+	newPos       map[int]int // new item id → index in Request.NewItems
+	newUsed      []int32     // per new item: its candidate position (−1: none)
+	newBC        []float64   // bᵀC of each new item (row-major)
+	nModel       int         // the model's n (rows ≥ it are new items)
+	order        []int       // relevance order (candidate positions)
+	cons         []cons      // the request's constraints
+	pos          []int       // candidate position of each candidate row
 	short        string
 	outItems     []int
 	outGains     []float64
@@ -101,8 +105,9 @@ func (w *Workspace) run(ctx context.Context, m *ndpp.Model, req *Request) error 
 	if req.Relevance != nil {
 		w.relevanceQ2(req)
 	}
+	w.nModel = m.N()
 	for pos, it := range req.Candidates {
-		if w.shownStamp[it] == w.gen {
+		if w.shown(it, w.nModel) {
 			continue
 		}
 		q2 := 1.0
@@ -143,16 +148,23 @@ func (w *Workspace) run(ctx context.Context, m *ndpp.Model, req *Request) error 
 		w.bg = grow(w.bg, p*d)
 	}
 	for x, it := range w.item {
-		v := m.ItemV(it)
+		var v, b []float64
+		var delta float64
+		if it >= w.nModel {
+			ni := &req.NewItems[w.newPos[it]]
+			v, b, delta = ni.V, ni.B, ni.Delta
+		} else {
+			v, b, delta = m.ItemV(it), m.ItemB(it), m.ItemDiag(it)
+		}
 		copy(w.vg[x*d:(x+1)*d], v)
 		if !w.shared {
-			copy(w.bg[x*d:(x+1)*d], m.ItemB(it))
+			copy(w.bg[x*d:(x+1)*d], b)
 		}
 		var vv float64
 		for _, f := range v {
 			vv += f * f
 		}
-		w.lxx[x] = vv + m.ItemDiag(it) // bₓᵀCbₓ = 0
+		w.lxx[x] = vv + delta // bₓᵀCbₓ = 0
 		w.st[x] = stCand
 	}
 	for x := w.nc; x < p; x++ {
@@ -252,12 +264,20 @@ func (w *Workspace) add(m *ndpp.Model, y int) {
 	it := w.item[y]
 	impl := blas64.Implementation()
 	// col = vₓ·v_y, row = bₓ·(b_yᵀC); L_{x,y} = col − row, L_{y,x} = col + row.
-	impl.Dgemv(gblas.NoTrans, w.p, d, 1, w.vg, d, m.ItemV(it), 1, 0, w.col, 1)
+	// v_y is y's gathered row (a copy of the model's or the new item's).
+	impl.Dgemv(gblas.NoTrans, w.p, d, 1, w.vg, d, w.vg[y*d:(y+1)*d], 1, 0, w.col, 1)
 	bg := w.vg
 	if !w.shared {
 		bg = w.bg
 	}
-	impl.Dgemv(gblas.NoTrans, w.p, d, 1, bg, d, m.ItemBC(it), 1, 0, w.row, 1)
+	var bc []float64
+	if it >= w.nModel {
+		i := w.newPos[it]
+		bc = w.newBC[i*d : (i+1)*d]
+	} else {
+		bc = m.ItemBC(it)
+	}
+	impl.Dgemv(gblas.NoTrans, w.p, d, 1, bg, d, bc, 1, 0, w.row, 1)
 	for x, al := range w.col {
 		ga := w.row[x]
 		w.col[x], w.row[x] = al-ga, al+ga

@@ -58,7 +58,7 @@ func (w *Workspace) polish(ctx context.Context, m *ndpp.Model, req *Request) err
 			}
 		}
 		if diag {
-			delta[r] = q * q * m.ItemDiag(w.item[x])
+			delta[r] = q * q * w.diagOf(m, req, w.item[x])
 		}
 	}
 	_, _, _, c := m.Rows()

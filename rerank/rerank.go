@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/ndpp-go/ndpp/detcache"
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
@@ -14,9 +15,18 @@ import (
 // external ids or tokens to rows with ndpp.Model.TokenVocab, built once per
 // model).
 type Request struct {
-	// Candidates are the items to choose from: non-empty, in range,
-	// distinct. Their order breaks ties (the earlier candidate wins).
+	// Candidates are the items to choose from: non-empty, model rows in
+	// range or IDs of NewItems, distinct. Their order breaks ties (the earlier candidate wins).
 	Candidates []int `json:"candidates"`
+	// NewItems are items outside the model, given by their vectors (v, b
+	// — nil when the model has B = V — and δ, 0 without a diagonal), that
+	// Candidates may name by their ID: IDs distinct and ≥ the model's n
+	// (an ID in [0, n) would clash with a model row). They are scored
+	// exactly as model rows, with the model's C, and validated as
+	// detcache.ItemCheck validates vector items (shape, finite values, the
+	// scale bound that keeps kernel entries finite). They cannot be shown
+	// items.
+	NewItems []detcache.Item `json:"new_items,omitempty"`
 	// Quality, when not nil, holds a score qᵢ ≥ 0 per candidate (finite,
 	// in the order of Candidates): the kernel becomes diag(q)·L·diag(q), so
 	// a candidate's gain is multiplied by qᵢ². A candidate with qᵢ² = 0
@@ -275,7 +285,7 @@ func (w *Workspace) relevanceOrder(req *Request) {
 	}
 	w.order = w.order[:0]
 	for p, it := range req.Candidates {
-		if w.shownStamp[it] == w.gen || req.Quality != nil && req.Quality[p] == 0 {
+		if w.shown(it, len(w.candStamp)) || req.Quality != nil && req.Quality[p] == 0 {
 			continue
 		}
 		w.order = append(w.order, p)
@@ -398,8 +408,22 @@ func (w *Workspace) validate(m *ndpp.Model, req *Request) error {
 	if req.Theta != 0 && req.Relevance == nil {
 		return reqErr("theta", -1, "%v without relevance scores", req.Theta)
 	}
+	if err := w.validateNew(m, req); err != nil {
+		return err
+	}
 	w.newStamps(n)
 	for p, it := range req.Candidates {
+		if it >= n && len(req.NewItems) > 0 {
+			ni, ok := w.newPos[it]
+			if !ok {
+				return reqErr("candidates", p, "item %d is neither in range [0, %d) nor the id of a new item", it, n)
+			}
+			if w.newUsed[ni] >= 0 {
+				return reqErr("candidates", p, "item %d repeats candidates[%d]", it, w.newUsed[ni])
+			}
+			w.newUsed[ni] = int32(p)
+			continue
+		}
 		if it < 0 || it >= n {
 			return reqErr("candidates", p, "item %d out of range [0, %d)", it, n)
 		}
@@ -418,6 +442,51 @@ func (w *Workspace) validate(m *ndpp.Model, req *Request) error {
 		w.shownStamp[it] = w.gen
 	}
 	return nil
+}
+
+// validateNew checks req.NewItems against m and indexes them (w.newPos,
+// w.newUsed, and bᵀC of each in w.newBC, computed as the model computes
+// its rows).
+func (w *Workspace) validateNew(m *ndpp.Model, req *Request) error {
+	if len(req.NewItems) == 0 {
+		return nil
+	}
+	n, d := m.N(), m.D()
+	chk := detcache.NewItemCheck(detcache.KernelOf(m))
+	if i, err := chk.CheckAll(req.NewItems); err != nil {
+		return reqErr("new_items", i, "%v", err)
+	}
+	w.newPos = make(map[int]int, len(req.NewItems))
+	w.newUsed = make([]int32, len(req.NewItems))
+	w.newBC = make([]float64, len(req.NewItems)*d)
+	_, _, _, c := m.Rows()
+	for i, it := range req.NewItems {
+		if it.ID < n {
+			return reqErr("new_items", i, "id %d clashes with the model's item %d (new ids must be ≥ n = %d)", it.ID, it.ID, n)
+		}
+		if j, dup := w.newPos[it.ID]; dup {
+			return reqErr("new_items", i, "id %d repeats new_items[%d]", it.ID, j)
+		}
+		w.newPos[it.ID] = i
+		w.newUsed[i] = -1
+		b := it.B
+		if b == nil {
+			b = it.V
+		}
+		ndpp.RowTimesC(w.newBC[i*d:(i+1)*d], b, c)
+	}
+	return nil
+}
+
+// shown reports whether item it (a model row or a new item's id) is shown.
+func (w *Workspace) shown(it, n int) bool { return it < n && w.shownStamp[it] == w.gen }
+
+// diagOf returns δ of item it (a model row or a new item's id).
+func (w *Workspace) diagOf(m *ndpp.Model, req *Request, it int) float64 {
+	if it >= m.N() {
+		return req.NewItems[w.newPos[it]].Delta
+	}
+	return m.ItemDiag(it)
 }
 
 // newStamps starts a new generation of the per-item stamps (sized to n).

@@ -27,6 +27,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ndpp-go/ndpp/blas"
+	"github.com/ndpp-go/ndpp/detcache"
 	"github.com/ndpp-go/ndpp/internal/scorefmt"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/rerank"
@@ -497,12 +498,7 @@ func (sm *servedModel) rows(field string, items []json.RawMessage, dst []int) ([
 		if !ok {
 			return nil, badField(f(), "%s is not an item (a JSON string or integer)", truncate(string(raw)))
 		}
-		row, known := -1, false
-		if sm.voc != nil {
-			row, known = sm.voc.Lookup(tok)
-		} else if r, err := strconv.Atoi(tok); err == nil && r >= 0 && r < sm.m.N() {
-			row, known = r, true
-		}
+		row, known := sm.tokenRow(tok)
 		if !known {
 			return nil, badField(f(), "unknown item %q", truncate(tok))
 		}
@@ -521,6 +517,17 @@ func (sm *servedModel) rows(field string, items []json.RawMessage, dst []int) ([
 		dst = append(dst, row)
 	}
 	return dst, nil
+}
+
+// tokenRow returns the model row of an item token.
+func (sm *servedModel) tokenRow(tok string) (int, bool) {
+	if sm.voc != nil {
+		return sm.voc.Lookup(tok)
+	}
+	if r, err := strconv.Atoi(tok); err == nil && r >= 0 && r < sm.m.N() {
+		return r, true
+	}
+	return -1, false
 }
 
 // itemText returns the token of a JSON string or integer.
@@ -699,18 +706,30 @@ type rerankRequest struct {
 	Attributes      map[string][]json.RawMessage `json:"attributes"`
 	ShownAttributes map[string][]json.RawMessage `json:"shown_attributes"`
 	Constraints     []rerank.Constraint          `json:"constraints"`
-	Shown           []json.RawMessage            `json:"shown"`
-	Window          int                          `json:"window"`
-	Polish          bool                         `json:"polish"`
-	PolishEps       float64                      `json:"polish_eps"`
-	PolishPool      int                          `json:"polish_pool"`
-	PolishMaxRatios int64                        `json:"polish_max_ratios"` // 0: --max-polish-ratios
+	// NewItems are items outside the model that candidates may name.
+	NewItems        []rerankNewItem   `json:"new_items"`
+	Shown           []json.RawMessage `json:"shown"`
+	Window          int               `json:"window"`
+	Polish          bool              `json:"polish"`
+	PolishEps       float64           `json:"polish_eps"`
+	PolishPool      int               `json:"polish_pool"`
+	PolishMaxRatios int64             `json:"polish_max_ratios"` // 0: --max-polish-ratios
 	// TimeoutMs is the request's deadline in milliseconds (absent or 0:
 	// --rerank-timeout; at most --max-rerank-timeout).
 	TimeoutMs int64 `json:"timeout_ms"`
 	// Degrade (default true) answers at the deadline with the best result
 	// reached and "degraded" set; false answers 503 instead.
 	Degrade *bool `json:"degrade"`
+}
+
+// rerankNewItem is an item given by its vectors: an id like the model's
+// items (a string or an integer, not one of the model's), v, b (absent for
+// a model with B = V) and δ (absent or 0 without a diagonal).
+type rerankNewItem struct {
+	ID    json.RawMessage `json:"id"`
+	V     []float64       `json:"v"`
+	B     []float64       `json:"b"`
+	Delta float64         `json:"delta"`
 }
 
 type rerankResponse struct {
@@ -768,7 +787,41 @@ func (s *server) rerank(sm *servedModel, r *http.Request) (any, *apiError) {
 	if req.TimeoutMs > 0 {
 		timeout = time.Duration(req.TimeoutMs) * time.Millisecond
 	}
-	if rq.Candidates, aerr = sm.rows("candidates", req.Candidates, nil); aerr != nil {
+	var newTok map[string]int // new item token → its id in rq (n + index)
+	if len(req.NewItems) > 0 {
+		n := sm.m.N()
+		newTok = make(map[string]int, len(req.NewItems))
+		rq.NewItems = make([]detcache.Item, len(req.NewItems))
+		for i, ni := range req.NewItems {
+			f := fmt.Sprintf("new_items[%d].id", i)
+			tok, ok := itemText(ni.ID)
+			if !ok {
+				return nil, badField(f, "%s is not an item id (a JSON string or integer)", truncate(string(ni.ID)))
+			}
+			if _, clash := sm.tokenRow(tok); clash {
+				return nil, badField(f, "%q is one of the model's items", truncate(tok))
+			}
+			if j, dup := newTok[tok]; dup {
+				return nil, badField(f, "%q repeats new_items[%d]", truncate(tok), j-n)
+			}
+			newTok[tok] = n + i
+			rq.NewItems[i] = detcache.Item{ID: n + i, V: ni.V, B: ni.B, Delta: ni.Delta}
+		}
+		rq.Candidates = make([]int, len(req.Candidates))
+		for i, raw := range req.Candidates {
+			tok, ok := itemText(raw)
+			if !ok {
+				return nil, badField(fmt.Sprintf("candidates[%d]", i), "%s is not an item (a JSON string or integer)", truncate(string(raw)))
+			}
+			if id, isNew := newTok[tok]; isNew {
+				rq.Candidates[i] = id
+			} else if row, known := sm.tokenRow(tok); known {
+				rq.Candidates[i] = row
+			} else {
+				return nil, badField(fmt.Sprintf("candidates[%d]", i), "unknown item %q", truncate(tok))
+			}
+		}
+	} else if rq.Candidates, aerr = sm.rows("candidates", req.Candidates, nil); aerr != nil {
 		return nil, aerr
 	}
 	if rq.Shown, aerr = sm.rows("shown", req.Shown, nil); aerr != nil {
@@ -822,7 +875,11 @@ func (s *server) rerank(sm *servedModel, r *http.Request) (any, *apiError) {
 		out.LogValue = &res.LogValue
 	}
 	for i, it := range res.Items {
-		out.Items[i] = sm.tokJSON[it]
+		if it >= sm.m.N() {
+			out.Items[i] = req.NewItems[it-sm.m.N()].ID
+		} else {
+			out.Items[i] = sm.tokJSON[it]
+		}
 	}
 	return out, nil
 }

@@ -645,6 +645,40 @@ func TestServeRerankControls(t *testing.T) {
 	require.InDelta(t, math.Log(res.Gains[0]), *res.LogValue, 1e-12)
 }
 
+// TestServeRerankNewItems: a model row re-given as a new item (its v, b,
+// δ under a new id) gives the row's gains, the new id in items; an id of
+// the model's, a repeated id or a bad vector is a 400.
+func TestServeRerankNewItems(t *testing.T) {
+	path := vocabModel(t, t.TempDir(), 50, 4, 1, 0.1)
+	s, url, _ := testServer(t, path, defaultServeLimits())
+	m := s.model().m
+	var want, got rerankResponse
+	code, raw := post(t, url+"/v1/rerank", `{"candidates": ["item-1", "item-2", "item-3", "item-4"], "k": 3, "shown": ["item-7"]}`, &want)
+	require.Equal(t, 200, code, raw)
+	ni := map[string]any{"id": "fresh", "v": m.ItemV(3), "b": m.ItemB(3), "delta": m.ItemDiag(3)}
+	nj := must(json.Marshal([]any{ni}))
+	code, raw = post(t, url+"/v1/rerank", `{"candidates": ["item-1", "item-2", "fresh", "item-4"], "k": 3, "shown": ["item-7"], "new_items": `+string(nj)+`}`, &got)
+	require.Equal(t, 200, code, raw)
+	require.Equal(t, want.Gains, got.Gains)
+	for i := range want.Items {
+		w := string(want.Items[i])
+		if w == `"item-3"` {
+			w = `"fresh"`
+		}
+		require.Equal(t, w, string(got.Items[i]))
+	}
+	for _, c := range []struct{ body, field string }{
+		{`{"candidates": ["item-1", "item-2"], "k": 1, "new_items": [{"id": "item-2", "v": [1, 2, 3, 4], "b": [1, 2, 3, 4], "delta": 0.1}]}`, "new_items[0].id"},
+		{`{"candidates": ["item-1", "x"], "k": 1, "new_items": [{"id": "x", "v": [1, 2, 3, 4], "b": [1, 2, 3, 4]}, {"id": "x", "v": [1, 2, 3, 4], "b": [1, 2, 3, 4]}]}`, "new_items[1].id"},
+		{`{"candidates": ["item-1", "x"], "k": 1, "new_items": [{"id": "x", "v": [1, 2, 3], "b": [1, 2, 3, 4]}]}`, "new_items[0]"},
+		{`{"candidates": ["item-1", "y"], "k": 1, "new_items": [{"id": "x", "v": [1, 2, 3, 4], "b": [1, 2, 3, 4]}]}`, "candidates[1]"},
+	} {
+		code, raw := post(t, url+"/v1/rerank", c.body, nil)
+		require.Equal(t, 400, code, raw)
+		require.Contains(t, raw, `"field":"`+c.field+`"`, raw)
+	}
+}
+
 func must[T any](v T, err error) T {
 	if err != nil {
 		panic(err)
