@@ -1,5 +1,7 @@
 package rerank
 
+import "slices"
+
 // Constraint limits how often items with the same value of an attribute
 // appear in the list: the sequence is the shown items (oldest first)
 // followed by the chosen ones, so shown items count toward the first
@@ -31,6 +33,8 @@ type cons struct {
 	code               []int32 // value code per candidate position (−1: none)
 	seq                []int32 // value codes of the sequence so far
 	counts             []int32 // per code: occurrences in the last window−1 of seq
+	nShown             int     // len(seq) after the shown items
+	shownCounts        []int32 // counts after the shown items
 }
 
 // feasible reports whether the candidate at position p may come next.
@@ -73,9 +77,6 @@ func (w *Workspace) setupConstraints(req *Request) error {
 			return reqErr("constraints", -1, "attributes given without constraints")
 		}
 		return nil
-	}
-	if req.Polish {
-		return reqErr("constraints", -1, "not supported with polish")
 	}
 	nc := len(req.Candidates)
 	for name, vals := range req.Attributes {
@@ -127,6 +128,7 @@ func (w *Workspace) setupConstraints(req *Request) error {
 			}
 			c.push(v)
 		}
+		c.nShown, c.shownCounts = len(c.seq), slices.Clone(c.counts)
 		w.cons = append(w.cons, c)
 	}
 	return nil
@@ -141,6 +143,16 @@ func (w *Workspace) feasible(p int) bool {
 		}
 	}
 	return true
+}
+
+// resetConstraints takes the constraints back to the state after the
+// shown items.
+func (w *Workspace) resetConstraints() {
+	for i := range w.cons {
+		c := &w.cons[i]
+		c.seq = c.seq[:c.nShown]
+		copy(c.counts, c.shownCounts)
+	}
 }
 
 // place records that candidate position p comes next.

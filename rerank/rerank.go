@@ -65,10 +65,12 @@ type Request struct {
 	// Constraint). Each step chooses the candidate with the largest gain
 	// among those that may come next without breaking a constraint (given
 	// the shown items and the items chosen before); when none may, the
-	// result stops short with Result.Short = ShortConstraints. Not
-	// supported with Polish (a request error). With Theta = 1 (and for
-	// DegradedGreedy), each position takes the first candidate in
-	// relevance order that may come next.
+	// result stops short with Result.Short = ShortConstraints. With
+	// Polish, local search applies only swaps that keep the list
+	// feasible (a swapped-in item takes the position of the one it
+	// replaces), and the polished list keeps that order. With Theta = 1
+	// (and for DegradedGreedy), each position takes the first candidate
+	// in relevance order that may come next.
 	Constraints []Constraint `json:"constraints,omitempty"`
 	// K is the number of items to choose, 1 ≤ K ≤ len(Candidates).
 	K int `json:"k"`

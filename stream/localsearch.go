@@ -90,6 +90,16 @@ type LocalSearchOptions struct {
 	// sweep evaluates about |S|·N values for N candidates and a pair round
 	// about P²·|S|²/4 for a pool of P: see LocalSearch.
 	MaxEvals int64
+	// Feasible, when not nil, restricts the moves to those that keep the
+	// solution feasible: it is called with a solution in the oracle's
+	// position order (without the fixed items; swaps replace items in
+	// place, so positions are a list's order) and must not keep it. Only
+	// single and pair swaps whose result it accepts are applied and count
+	// as moves: the result is then a (1 + ε)-local optimum among feasible
+	// swaps. The start set must be feasible (it is not checked) and must
+	// have k items. A swap it rejects is still evaluated (its value counts
+	// in Evals), except pair swaps, which are checked first.
+	Feasible func(sol []int) bool
 	// Fixed are items that stay in the set and are never swapped out
 	// (validated: in range, distinct, not in the start set): the search
 	// maximises det L_{F ∪ S} over sets S of k candidates outside F, i.e.
@@ -238,6 +248,8 @@ type lsearch struct {
 	skippedEvals int64
 	res          LocalSearchResult
 
+	feasible  func([]int) bool
+	trial     []int // scratch solution for feasible
 	ctx       context.Context
 	ctxErr    error // the wrapped ctx error once the search saw ctx done
 	maxEvals  int64 // 0: unbounded
@@ -323,6 +335,9 @@ func newLocalSearch(o detcache.Oracle, k int, start []int, opt LocalSearchOption
 	if len(start) > k {
 		return nil, fmt.Errorf("stream: start set of %d items for k = %d", len(start), k)
 	}
+	if opt.Feasible != nil && len(start) != k {
+		return nil, fmt.Errorf("stream: local search with Feasible needs a start set of k = %d items, not %d", k, len(start))
+	}
 	if len(start) > 0 {
 		if err := m.CheckItems(start); err != nil {
 			return nil, fmt.Errorf("stream: local search start set: %w", err)
@@ -370,7 +385,7 @@ func newLocalSearch(o detcache.Oracle, k int, start []int, opt LocalSearchOption
 		o: o, m: m, k: k, nf: len(opt.Fixed), fixed: opt.Fixed, cands: cands, inS: make([]bool, m.N()), logEps: math.Log1p(eps),
 		pool: pool, poolBy: opt.PoolBy, maxP: maxP, direct: opt.OracleOnly,
 		cur: o.NewCand(), vals: make([]detcache.Value, k+len(opt.Fixed)), evalBase: o.Evals(),
-		maxEvals: opt.MaxEvals, fallBase: o.Stats().Fallbacks,
+		maxEvals: opt.MaxEvals, fallBase: o.Stats().Fallbacks, feasible: opt.Feasible,
 	}
 	ls.heap.cap = pool
 	return ls, nil
@@ -541,6 +556,20 @@ func (ls *lsearch) visit(t, c int, fv Value, ranking bool) (bool, error) {
 			bj = j
 		}
 	}
+	if ls.feasible != nil {
+		bj = -1
+		for j := ls.nf; j < k; j++ {
+			if (bj < 0 || ls.vals[j].Greater(ls.vals[bj])) && ls.allowed(j, -1, t, -1) {
+				bj = j
+			}
+		}
+		if bj < 0 {
+			if ranking {
+				ls.heap.offer(poolEntry{v: detcache.ZeroValue, c: c, item: t})
+			}
+			return false, nil
+		}
+	}
 	bv := ls.vals[bj]
 	if ranking {
 		score := bv
@@ -559,6 +588,17 @@ func (ls *lsearch) visit(t, c int, fv Value, ranking bool) (bool, error) {
 	ls.inS[out], ls.inS[t] = false, true
 	ls.res.SingleSwaps++
 	return true, nil
+}
+
+// allowed reports whether the solution with S[a] replaced by x (and S[b]
+// by y when b ≥ 0) is feasible.
+func (ls *lsearch) allowed(a, b, x, y int) bool {
+	ls.trial = append(ls.trial[:0], ls.o.Items()[ls.nf:]...)
+	ls.trial[a-ls.nf] = x
+	if b >= 0 {
+		ls.trial[b-ls.nf] = y
+	}
+	return ls.feasible(ls.trial)
 }
 
 // maxPairBlock is the largest pool whose pairs are block scored (a Block
@@ -624,6 +664,9 @@ func (ls *lsearch) pairRound() (changed, stopped bool, err error) {
 			cx, cy := prep(x), prep(y)
 			for a := ls.nf; a < k; a++ {
 				for b := a + 1; b < k; b++ {
+					if ls.feasible != nil && !ls.allowed(a, b, pool[x].item, pool[y].item) {
+						continue
+					}
 					if v := o.PairSwapValue(cx, cy, a, b); v.Greater(bv) {
 						bv, bx, by, ba, bb = v, x, y, a, b
 					}
