@@ -330,7 +330,7 @@ func TestRerankRequestErrors(t *testing.T) {
 	res, err := ws.Rerank(context.Background(), m, Request{Candidates: []int{4, 5, 6}, K: 2, Window: math.MaxInt})
 	require.NoError(t, err)
 	require.Len(t, res.Items, 2)
-	require.LessOrEqual(t, cap(ws.a), 100)
+	require.LessOrEqual(t, cap(ws.A), 100)
 	// After errors the workspace still serves requests.
 	res, err = ws.Rerank(context.Background(), m, Request{Candidates: []int{4, 5, 6}, K: 2})
 	require.NoError(t, err)
