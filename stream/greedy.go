@@ -109,7 +109,7 @@ type greedy struct {
 	n, k, d int
 	workers int
 
-	Schur            // the recurrence: n rows, families of stride k
+	Schur  // the recurrence: n rows, families of stride k
 	chosen []bool
 	col    []float64 // L_{x,j} then R(x,j) (n)
 	row    []float64 // L_{j,x} then R(j,x) (n)
@@ -119,9 +119,9 @@ type greedy struct {
 func newGreedy(m *ndpp.Model, cands []int, n, k, workers int) *greedy {
 	return &greedy{
 		m: m, cands: cands, n: n, k: k, d: m.D(), workers: min(workers, max(1, n/4096)),
-		Schur: Schur{S: make([]float64, n), Mu: make([]float64, n), A: make([]float64, n*k), B: make([]float64, n*k), Stride: k},
+		Schur:  Schur{S: make([]float64, n), Mu: make([]float64, n), A: make([]float64, n*k), B: make([]float64, n*k), Stride: k},
 		chosen: make([]bool, n),
-		col: make([]float64, n), row: make([]float64, n),
+		col:    make([]float64, n), row: make([]float64, n),
 	}
 }
 
