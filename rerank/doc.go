@@ -20,8 +20,8 @@
 // rule (ZeroFactor), as the offline greedy does, so a result may hold
 // fewer than k items. With all of the catalogue as candidates, no quality,
 // nothing shown and no window it is the offline greedy MAP of Gartrell et
-// al. (Alg. 1) on L, the same recurrences and zero rule as
-// stream.OfflineGreedy.
+// al. (Alg. 1) on L, the same recurrence (stream.Schur, one
+// implementation for both) and zero rule as stream.OfflineGreedy.
 //
 // # Conditioning set, shown items and the window
 //
@@ -55,8 +55,8 @@
 //	a_m(x) = R_m(x, y_m) / s_{y_m},  b_m(x) = R_m(y_m, x),  s_x = L_xx − Σ_m a_m(x)·b_m(x),
 //
 // R_m being the kernel less the first m−1 terms — the NDPP form of the
-// incremental Cholesky of the offline greedy (stream.OfflineGreedy;
-// ndpp-math.md, "Offline greedy"). Adding an item costs one kernel row and
+// incremental Cholesky of the offline greedy, stream.Schur's Update, which
+// both use (ndpp-math.md, "Offline greedy"). Adding an item costs one kernel row and
 // column over the working rows (two matrix–vector products with the
 // gathered vectors, through the BLAS backend) and O(r) per row. Sliding
 // the window removes y₁ by the LU form of a rank-one update (Bennett 1965)

@@ -257,8 +257,9 @@ func (w *Workspace) tryAdd(m *ndpp.Model, y int) {
 }
 
 // add appends row y to the conditioning set: for every live row x
-// (candidates and skipped window rows), stream.Schur.Step with the kernel
-// entries L_{x,y} and L_{y,x}:
+// (candidates and skipped window rows), stream.Schur.Update with the
+// residuals R(x, y) and R(y, x) (matrix–vector products through the BLAS
+// backend):
 //
 //	a_r(x) = R(x, y) / s_y,  b_r(x) = R(y, x),  s_x ← s_x − a_r(x)·b_r(x),
 //
@@ -283,7 +284,18 @@ func (w *Workspace) add(m *ndpp.Model, y int) {
 		bc = m.ItemBC(it)
 	}
 	impl.Dgemv(gblas.NoTrans, w.p, d, 1, bg, d, bc, 1, 0, w.row, 1)
-	ay, by := w.A[y*W:y*W+r], w.B[y*W:y*W+r]
+	for x, al := range w.col {
+		ga := w.row[x]
+		w.col[x], w.row[x] = al-ga, al+ga
+	}
+	if r > 0 {
+		// col = R(x, y) = L_{x,y} − Σ_q a_q(x)·b_q(y) and
+		// row = R(y, x) = L_{y,x} − Σ_q a_q(y)·b_q(x): products of the
+		// families (p×r, row stride W) with y's own.
+		ay, by := w.A[y*W:y*W+r], w.B[y*W:y*W+r]
+		impl.Dgemv(gblas.NoTrans, w.p, r, -1, w.A, W, by, 1, 1, w.col, 1)
+		impl.Dgemv(gblas.NoTrans, w.p, r, -1, w.B, W, ay, 1, 1, w.row, 1)
+	}
 	sy := w.S[y]
 	for x := 0; x < w.p; x++ {
 		switch w.st[x] {
@@ -297,8 +309,7 @@ func (w *Workspace) add(m *ndpp.Model, y int) {
 		if x == y {
 			continue
 		}
-		al, ga := w.col[x], w.row[x]
-		w.Step(x, ay, by, sy, al-ga, al+ga)
+		w.Update(x, r, w.col[x], w.row[x], sy)
 	}
 	w.A[y*W+r], w.B[y*W+r] = 1, sy
 	w.S[y] = 0

@@ -208,6 +208,8 @@ func (g *greedy) run(ctx context.Context) ([]int, error) {
 		sj := g.S[j]
 		aj := append([]float64(nil), g.A[j*g.k:j*g.k+r-1]...)
 		bj := append([]float64(nil), g.B[j*g.k:j*g.k+r-1]...)
+		m := r - 1 // index of the new coefficient
+		k := g.k
 		t := tol()
 		best = g.parallel(func(lo, hi int) (int, float64) {
 			bx, bs := -1, 0.0
@@ -215,7 +217,13 @@ func (g *greedy) run(ctx context.Context) ([]int, error) {
 				if g.chosen[x] {
 					continue
 				}
-				g.Step(x, aj, bj, sj, g.col[x], g.row[x])
+				ax, bxr := g.A[x*k:x*k+m], g.B[x*k:x*k+m]
+				rc, rr := g.col[x], g.row[x]
+				for q := 0; q < m; q++ {
+					rc -= ax[q] * bj[q]
+					rr -= aj[q] * bxr[q]
+				}
+				g.Update(x, m, rc, rr, sj)
 				if g.S[x] > t*g.Mu[x] && (bx < 0 || g.S[x] > bs) {
 					bx, bs = x, g.S[x]
 				}

@@ -14,31 +14,25 @@ import "math"
 // with R_m(x, y) = L_xy − Σ_{q<m} a_q(x)·b_q(y) the residual kernel. Row
 // x's families are A[x·Stride : x·Stride + r] and B[…]; S and Mu hold s
 // and μ. The caller owns the slices (sized rows × Stride and rows) and
-// the kernel entries; Step is the recurrence.
+// the kernel entries; Update is the recurrence, GreedyTol its zero rule.
 type Schur struct {
 	A, B   []float64
 	Stride int
 	S, Mu  []float64
 }
 
-// Step conditions row x on a new pivot y, given the pivot's first m
-// coefficients ay = a_{<m}(y), by = b_{<m}(y) (m = len(ay) = len(by)),
-// its Schur complement sy and the kernel entries lxy = L_{x,y} and
-// lyx = L_{y,x}: it sets a_m(x) = R(x, y)/sy and b_m(x) = R(y, x), and
-// s_x ← s_x − a_m(x)·b_m(x), μ_x ← μ_x + |a_m(x)·b_m(x)|. The residuals
-// are summed in order of q, so results do not depend on the caller.
-func (g *Schur) Step(x int, ay, by []float64, sy, lxy, lyx float64) {
-	o := x * g.Stride
-	m := len(ay)
-	ax, bx := g.A[o:o+m], g.B[o:o+m]
-	by = by[:m]
-	rc, rr := lxy, lyx
-	for q := range ax {
-		rc -= ax[q] * by[q]
-		rr -= ay[q] * bx[q]
-	}
+// Update conditions row x on the m-th pivot y (0-based: m earlier
+// pivots), given the residuals rc = R_m(x, y) = L_{x,y} − Σ_{q<m}
+// a_q(x)·b_q(y) and rr = R_m(y, x) = L_{y,x} − Σ_{q<m} a_q(y)·b_q(x)
+// (the caller computes these matrix–vector products over its rows as
+// suits it: the offline greedy row by row in order of q, the reranker
+// through the BLAS backend) and the pivot's Schur complement sy: it sets
+// a_m(x) = rc/sy and b_m(x) = rr, and s_x ← s_x − a_m(x)·b_m(x),
+// μ_x ← μ_x + |a_m(x)·b_m(x)|.
+func (g *Schur) Update(x, m int, rc, rr, sy float64) {
 	am := rc / sy
-	g.A[o+m], g.B[o+m] = am, rr
+	o := x*g.Stride + m
+	g.A[o], g.B[o] = am, rr
 	p := am * rr
 	g.S[x] -= p
 	g.Mu[x] += math.Abs(p)
