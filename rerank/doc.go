@@ -80,6 +80,18 @@
 // ordered greedily given F and its gains reported as above. When no swap
 // applies, the result is the greedy's, unchanged.
 //
+// # Controls
+//
+// Besides Quality, a request may give Relevance scores with Chen et al.'s
+// knob Theta (qᵢ = exp(α(rᵢ − r_max)), α = θ/(2(1 − θ)); θ = 0 pure
+// diversity, θ = 1 relevance order), attribute Constraints (at most c
+// items of a value per window of w positions, runs of at most m; each
+// step takes the best feasible candidate, the polish only feasible swaps;
+// Result.Short says why a list is short) and NewItems, candidates given by
+// their vectors and scored as model rows. Result.LogValue is the log
+// determinant of the chosen set given the shown items. See Request and
+// Result for the exact rules.
+//
 // # Cost, deadlines and degraded answers
 //
 // The greedy costs O(P·(K + s)·(d + w)) and is short; the polish is
