@@ -11,7 +11,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ndpp-go/ndpp/detcache"
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
@@ -326,7 +325,7 @@ func TestRerankNewItems(t *testing.T) {
 		for p, it := range req.Candidates {
 			if rng.IntN(2) == 0 && !slices.Contains(req.Shown, it) {
 				id := n + 1000 + p
-				ni := detcache.Item{ID: id, V: slices.Clone(m.ItemV(it)), Delta: m.ItemDiag(it)}
+				ni := ndpp.Item{ID: id, V: slices.Clone(m.ItemV(it)), Delta: m.ItemDiag(it)}
 				if !m.Shared() {
 					ni.B = slices.Clone(m.ItemB(it))
 				}
@@ -352,14 +351,14 @@ func TestRerankNewItems(t *testing.T) {
 		req   Request
 		field string
 	}{
-		{Request{Candidates: []int{1, 12}, K: 1, NewItems: []detcache.Item{{ID: 3, V: v, B: v}}}, "new_items"},
-		{Request{Candidates: []int{1, 12}, K: 1, NewItems: []detcache.Item{{ID: 12, V: v, B: v}, {ID: 12, V: v, B: v}}}, "new_items"},
-		{Request{Candidates: []int{1, 12}, K: 1, NewItems: []detcache.Item{{ID: 12, V: v}}}, "new_items"},
-		{Request{Candidates: []int{1, 12}, K: 1, NewItems: []detcache.Item{{ID: 12, V: []float64{1, math.NaN(), 1}, B: v}}}, "new_items"},
-		{Request{Candidates: []int{1, 12}, K: 1, NewItems: []detcache.Item{{ID: 12, V: []float64{1e200, 1, 1}, B: v}}}, "new_items"},
-		{Request{Candidates: []int{1, 13}, K: 1, NewItems: []detcache.Item{{ID: 12, V: v, B: v}}}, "candidates"},
-		{Request{Candidates: []int{12, 12}, K: 1, NewItems: []detcache.Item{{ID: 12, V: v, B: v}}}, "candidates"},
-		{Request{Candidates: []int{1, 12}, K: 1, Shown: []int{12}, NewItems: []detcache.Item{{ID: 12, V: v, B: v}}}, "shown"},
+		{Request{Candidates: []int{1, 12}, K: 1, NewItems: []ndpp.Item{{ID: 3, V: v, B: v}}}, "new_items"},
+		{Request{Candidates: []int{1, 12}, K: 1, NewItems: []ndpp.Item{{ID: 12, V: v, B: v}, {ID: 12, V: v, B: v}}}, "new_items"},
+		{Request{Candidates: []int{1, 12}, K: 1, NewItems: []ndpp.Item{{ID: 12, V: v}}}, "new_items"},
+		{Request{Candidates: []int{1, 12}, K: 1, NewItems: []ndpp.Item{{ID: 12, V: []float64{1, math.NaN(), 1}, B: v}}}, "new_items"},
+		{Request{Candidates: []int{1, 12}, K: 1, NewItems: []ndpp.Item{{ID: 12, V: []float64{1e200, 1, 1}, B: v}}}, "new_items"},
+		{Request{Candidates: []int{1, 13}, K: 1, NewItems: []ndpp.Item{{ID: 12, V: v, B: v}}}, "candidates"},
+		{Request{Candidates: []int{12, 12}, K: 1, NewItems: []ndpp.Item{{ID: 12, V: v, B: v}}}, "candidates"},
+		{Request{Candidates: []int{1, 12}, K: 1, Shown: []int{12}, NewItems: []ndpp.Item{{ID: 12, V: v, B: v}}}, "shown"},
 	} {
 		_, err := ws.Rerank(context.Background(), m, c.req)
 		var re *RequestError

@@ -7,7 +7,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/ndpp-go/ndpp/detcache"
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
@@ -23,10 +22,10 @@ type Request struct {
 	// Candidates may name by their ID: IDs distinct and ≥ the model's n
 	// (an ID in [0, n) would clash with a model row). They are scored
 	// exactly as model rows, with the model's C, and validated as
-	// detcache.ItemCheck validates vector items (shape, finite values, the
+	// ndpp.ItemCheck validates vector items (shape, finite values, the
 	// scale bound that keeps kernel entries finite). They cannot be shown
 	// items.
-	NewItems []detcache.Item `json:"new_items,omitempty"`
+	NewItems []ndpp.Item `json:"new_items,omitempty"`
 	// Quality, when not nil, holds a score qᵢ ≥ 0 per candidate (finite,
 	// in the order of Candidates): the kernel becomes diag(q)·L·diag(q), so
 	// a candidate's gain is multiplied by qᵢ². A candidate with qᵢ² = 0
@@ -454,7 +453,7 @@ func (w *Workspace) validateNew(m *ndpp.Model, req *Request) error {
 		return nil
 	}
 	n, d := m.N(), m.D()
-	chk := detcache.NewItemCheck(detcache.KernelOf(m))
+	chk := ndpp.NewItemCheck(ndpp.KernelOf(m))
 	if i, err := chk.CheckAll(req.NewItems); err != nil {
 		return reqErr("new_items", i, "%v", err)
 	}

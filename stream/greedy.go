@@ -92,15 +92,15 @@ func OfflineGreedy(ctx context.Context, m *ndpp.Model, k int, opt GreedyOptions)
 }
 
 // logDetValue is log det L_S as a Value (∅ has Log 0).
-func logDetValue(m *ndpp.Model, s []int) Value {
+func logDetValue(m *ndpp.Model, s []int) ndpp.Value {
 	if len(s) == 0 {
-		return Value{}
+		return ndpp.Value{}
 	}
 	ld, sign, err := m.LogDet(s)
 	if err != nil || sign <= 0 {
-		return zeroValue
+		return ndpp.ZeroValue
 	}
-	return Value{Log: ld}
+	return ndpp.Value{Log: ld}
 }
 
 type greedy struct {

@@ -27,7 +27,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ndpp-go/ndpp/blas"
-	"github.com/ndpp-go/ndpp/detcache"
+	"github.com/ndpp-go/ndpp/internal/outfile"
 	"github.com/ndpp-go/ndpp/internal/scorefmt"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/rerank"
@@ -101,6 +101,9 @@ func runServe(e *env, args []string) error {
 	}
 	if *modelPath == "" {
 		return usagef("--model is required")
+	}
+	if err := checkFiles([]outfile.File{modelFile("--model", *modelPath)}, nil); err != nil {
+		return err
 	}
 	if lim.maxBody < 1 || lim.maxCandidates < 1 || lim.maxK < 1 || lim.maxShown < 0 || lim.maxItems < 1 ||
 		lim.maxBaskets < 1 || lim.maxN < 1 || lim.maxInflight < 1 {
@@ -791,7 +794,7 @@ func (s *server) rerank(sm *servedModel, r *http.Request) (any, *apiError) {
 	if len(req.NewItems) > 0 {
 		n := sm.m.N()
 		newTok = make(map[string]int, len(req.NewItems))
-		rq.NewItems = make([]detcache.Item, len(req.NewItems))
+		rq.NewItems = make([]ndpp.Item, len(req.NewItems))
 		for i, ni := range req.NewItems {
 			f := fmt.Sprintf("new_items[%d].id", i)
 			tok, ok := itemText(ni.ID)
@@ -805,7 +808,7 @@ func (s *server) rerank(sm *servedModel, r *http.Request) (any, *apiError) {
 				return nil, badField(f, "%q repeats new_items[%d]", truncate(tok), j-n)
 			}
 			newTok[tok] = n + i
-			rq.NewItems[i] = detcache.Item{ID: n + i, V: ni.V, B: ni.B, Delta: ni.Delta}
+			rq.NewItems[i] = ndpp.Item{ID: n + i, V: ni.V, B: ni.B, Delta: ni.Delta}
 		}
 		rq.Candidates = make([]int, len(req.Candidates))
 		for i, raw := range req.Candidates {
