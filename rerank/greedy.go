@@ -107,7 +107,6 @@ func (w *Workspace) run(ctx context.Context, m *ndpp.Model, req *Request) error 
 	if req.Relevance != nil {
 		w.relevanceQ2(req)
 	}
-	w.nModel = m.N()
 	for pos, it := range req.Candidates {
 		if w.shown(it, w.nModel) {
 			continue

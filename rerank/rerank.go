@@ -286,7 +286,7 @@ func (w *Workspace) relevanceOrder(req *Request) {
 	}
 	w.order = w.order[:0]
 	for p, it := range req.Candidates {
-		if w.shown(it, len(w.candStamp)) || req.Quality != nil && req.Quality[p] == 0 {
+		if w.shown(it, w.nModel) || req.Quality != nil && req.Quality[p] == 0 {
 			continue
 		}
 		w.order = append(w.order, p)
@@ -413,6 +413,7 @@ func (w *Workspace) validate(m *ndpp.Model, req *Request) error {
 		return err
 	}
 	w.newStamps(n)
+	w.nModel = n
 	for p, it := range req.Candidates {
 		if it >= n && len(req.NewItems) > 0 {
 			ni, ok := w.newPos[it]

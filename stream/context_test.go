@@ -95,3 +95,48 @@ func TestOfflineGreedyCancel(t *testing.T) {
 	_, err = OfflineGreedy(dctx, m, 8, GreedyOptions{Workers: 2})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 }
+
+// TestLocalSearchFeasible: a Feasible that rejects every solution holding
+// some items gives, with single swaps, the search over the candidates
+// without them; one that accepts everything changes nothing; a start set
+// short of k is an error.
+func TestLocalSearchFeasible(t *testing.T) {
+	for seed := uint64(1); seed <= 10; seed++ {
+		m := ndpp.Random(120, 5, seed, ndpp.RandomOptions{Diag: 0.05})
+		const k = 6
+		banned := map[int]bool{}
+		var rest []int
+		for i := 0; i < m.N(); i++ {
+			if i%7 == int(seed%7) {
+				banned[i] = true
+			} else {
+				rest = append(rest, i)
+			}
+		}
+		g, err := OfflineGreedy(context.Background(), m, k, GreedyOptions{Items: rest})
+		require.NoError(t, err)
+		run := func(opt LocalSearchOptions) LocalSearchResult {
+			o, err := detcache.NewFast(m, k)
+			require.NoError(t, err)
+			res, err := LocalSearch(context.Background(), o, k, g.Solution, opt)
+			require.NoError(t, err)
+			return res
+		}
+		want := run(LocalSearchOptions{Eps: 1e-9, SinglesOnly: true, Items: rest})
+		got := run(LocalSearchOptions{Eps: 1e-9, SinglesOnly: true, Feasible: func(sol []int) bool {
+			for _, it := range sol {
+				if banned[it] {
+					return false
+				}
+			}
+			return true
+		}})
+		require.Equal(t, want.Solution, got.Solution, "seed %d", seed)
+		all := run(LocalSearchOptions{Eps: 1e-9, Pool: 8})
+		same := run(LocalSearchOptions{Eps: 1e-9, Pool: 8, Feasible: func([]int) bool { return true }})
+		require.Equal(t, all.Solution, same.Solution, "seed %d", seed)
+	}
+	o, _ := detcache.NewFast(ndpp.Random(20, 3, 1, ndpp.RandomOptions{}), 3)
+	_, err := LocalSearch(context.Background(), o, 3, []int{1}, LocalSearchOptions{Feasible: func([]int) bool { return true }})
+	require.ErrorContains(t, err, "Feasible")
+}
