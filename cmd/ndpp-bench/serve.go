@@ -103,7 +103,7 @@ func runServe(e *env, args []string) error {
 		"ndpp-bench serve --model M.npz --addr 127.0.0.1:8080", &g)
 	modelPath := fs.String("model", "", "model file (.npz) (required)")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address (host:port; port 0 picks a free one)")
-	shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "longest wait for requests in flight once the listener has closed at shutdown (longer than any request's deadline); past it serve exits 1")
+	shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "longest wait for requests in flight once the listener has closed at shutdown (longer than --max-rerank-timeout); past it serve exits 1")
 	drainDelay := fs.Duration("drain-delay", 5*time.Second, "after SIGTERM or SIGINT, how long /readyz answers 503 while requests are still accepted and served, before the listener closes (0: close at once)")
 	saturation := fs.Duration("saturation-threshold", defaultSaturationThreshold, "/readyz answers 503 once every --max-inflight slot has been busy this long without a break (0: as soon as all are busy)")
 	fs.Int64Var(&lim.maxBody, "max-body", lim.maxBody, "largest request body in bytes")
@@ -139,8 +139,8 @@ func runServe(e *env, args []string) error {
 		lim.maxPolishPool < 1 || lim.maxPolishPool > rerank.MaxPolishPool {
 		return usagef("want 0 < --rerank-timeout ≤ --max-rerank-timeout, --max-polish-ratios ≥ 1 and 1 ≤ --max-polish-pool ≤ %d", rerank.MaxPolishPool)
 	}
-	if *shutdown <= 0 {
-		return usagef("--shutdown-timeout must be positive")
+	if *shutdown <= lim.maxRerankTimeout {
+		return usagef("--shutdown-timeout %v must be longer than --max-rerank-timeout %v (a request in flight at shutdown must be able to meet its deadline)", *shutdown, lim.maxRerankTimeout)
 	}
 	if *drainDelay < 0 {
 		return usagef("--drain-delay must be ≥ 0")

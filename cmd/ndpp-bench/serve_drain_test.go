@@ -315,7 +315,8 @@ func TestServeDrain(t *testing.T) {
 // TestServeShutdownTimeout: a request still running --shutdown-timeout
 // after the listener closed makes serve exit 1, saying how many ran.
 func TestServeShutdownTimeout(t *testing.T) {
-	url, sigs, stderr, exit := startServe(t, "--model", smallModel, "--drain-delay", "0", "--shutdown-timeout", "50ms")
+	url, sigs, stderr, exit := startServe(t, "--model", smallModel, "--drain-delay", "0", "--shutdown-timeout", "50ms",
+		"--rerank-timeout", "10ms", "--max-rerank-timeout", "20ms")
 	pr, pw := io.Pipe()
 	defer pw.Close()
 	done := make(chan struct{})

@@ -568,7 +568,7 @@ func TestServeFlags(t *testing.T) {
 	code, _, errs = runCmd(t, "", "serve", "--model", smallModel, "--max-k", "0")
 	require.Equal(t, 2, code)
 	require.Contains(t, errs, "limits")
-	for _, bad := range [][]string{{"--drain-delay", "-1s"}, {"--saturation-threshold", "-1ms"}, {"--shutdown-timeout", "0"}} {
+	for _, bad := range [][]string{{"--drain-delay", "-1s"}, {"--saturation-threshold", "-1ms"}, {"--shutdown-timeout", "0"}, {"--shutdown-timeout", "2s", "--max-rerank-timeout", "2s"}} {
 		code, _, errs = runCmd(t, "", append([]string{"serve", "--model", smallModel}, bad...)...)
 		require.Equal(t, 2, code, bad)
 		require.Contains(t, errs, bad[0], bad)
