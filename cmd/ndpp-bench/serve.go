@@ -474,6 +474,19 @@ func (s *server) get(endpoint string, f func(w http.ResponseWriter) int) http.Ha
 	})
 }
 
+// arrivalKey is the request context's key of the time the request
+// arrived (set by api): deadlines count from it, so that time spent
+// reading the body and waiting for a computing slot is part of them.
+type arrivalKey struct{}
+
+// arrival returns the time the request of ctx arrived (now if unknown).
+func arrival(ctx context.Context) time.Time {
+	if t, ok := ctx.Value(arrivalKey{}).(time.Time); ok {
+		return t
+	}
+	return time.Now()
+}
+
 func (s *server) observe(endpoint string, code int, start time.Time) {
 	s.requests.WithLabelValues(endpoint, strconv.Itoa(code)).Inc()
 	s.latency.WithLabelValues(endpoint).Observe(time.Since(start).Seconds())
@@ -486,6 +499,7 @@ func (s *server) api(endpoint string, f func(sm *servedModel, r *http.Request) (
 		start := time.Now()
 		s.active.Add(1)
 		defer s.active.Add(-1)
+		r = r.WithContext(context.WithValue(r.Context(), arrivalKey{}, start))
 		code := s.serveAPI(endpoint, f, w, r)
 		s.observe(endpoint, code, start)
 	})
@@ -954,8 +968,10 @@ func (s *server) rerank(sm *servedModel, r *http.Request) (any, *apiError) {
 		}
 	}
 	// The client's context (a client that goes away stops the work) with
-	// the request's deadline.
-	ctx, cancel := context.WithTimeout(r.Context(), timeout)
+	// the request's deadline, counted from its arrival: a request that
+	// waited for a slot past it is answered in relevance order at once
+	// ("greedy_deadline").
+	ctx, cancel := context.WithDeadline(r.Context(), arrival(r.Context()).Add(timeout))
 	defer cancel()
 	ws := s.ws.Get().(*rerank.Workspace)
 	defer s.ws.Put(ws)

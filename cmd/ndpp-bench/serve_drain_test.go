@@ -342,3 +342,52 @@ func TestServeShutdownTimeout(t *testing.T) {
 	pw.Close()
 	<-done
 }
+
+// TestServeRerankDeadlineCountsQueue: a rerank's deadline counts from its
+// arrival, so a request that waited for a computing slot past its
+// timeout_ms is answered at once in relevance order, flagged
+// "greedy_deadline", instead of starting its work late.
+func TestServeRerankDeadlineCountsQueue(t *testing.T) {
+	lim := defaultServeLimits()
+	lim.maxInflight = 1
+	release := make(chan struct{})
+	var calls atomic.Int32
+	s, url, _ := testServer(t, smallModel, lim, func(s *server) {
+		s.hook = func(string) {
+			if calls.Add(1) == 1 {
+				<-release
+			}
+		}
+	})
+	first := make(chan int, 1)
+	go func() {
+		resp, err := http.Post(url+"/v1/rerank", "application/json", strings.NewReader(`{"candidates": [1, 2, 3], "k": 2}`))
+		if err != nil {
+			first <- -1
+			return
+		}
+		resp.Body.Close()
+		first <- resp.StatusCode
+	}()
+	waitFor(t, func() bool { return calls.Load() == 1 })
+	type answer struct {
+		code int
+		res  rerankResponse
+	}
+	queued := make(chan answer, 1)
+	go func() {
+		var res rerankResponse
+		code, _ := post(t, url+"/v1/rerank", `{"candidates": [1, 2, 3], "quality": [0.5, 2, 1], "k": 2, "timeout_ms": 20}`, &res)
+		queued <- answer{code, res}
+	}()
+	waitFor(t, func() bool { _, w, _ := s.slots.state(); return w == 1 })
+	time.Sleep(60 * time.Millisecond) // past the queued request's deadline
+	close(release)
+	require.Equal(t, http.StatusOK, <-first)
+	a := <-queued
+	require.Equal(t, http.StatusOK, a.code)
+	require.Equal(t, "greedy_deadline", a.res.Degraded)
+	require.Len(t, a.res.Items, 2)
+	require.JSONEq(t, "2", string(a.res.Items[0]), "relevance order: the candidate of the highest quality first")
+	require.JSONEq(t, "3", string(a.res.Items[1]))
+}
