@@ -13,13 +13,16 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndpp-go/ndpp/detcache"
 	"github.com/ndpp-go/ndpp/learn"
+	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/ndpp/baskets"
 	"github.com/ndpp-go/ndpp/ndpp/npz"
+	"github.com/ndpp-go/ndpp/rerank"
 	"github.com/ndpp-go/ndpp/stream"
 )
 
@@ -28,7 +31,7 @@ import (
 // two the same). It has no Output comment and is not run: it reads files
 // relative to the repository root and writes apparel.npz.
 func Example_readme() {
-	m, err := npz.Load("testdata/small-model.npz") // an *ndpp.Model: V, B (n×d), C (d×d), optional ids
+	m, err := npz.Load("testdata/small-model.npz") // an *ndpp.Model: V, B (n×d), C (d×d), optional diagonal and ids
 	if err != nil {
 		panic(err)
 	}
@@ -36,19 +39,37 @@ func Example_readme() {
 	if err != nil {
 		panic(err) // empty set, duplicate or out-of-range item
 	}
-	fmt.Println(ld, sign, ld-m.LogNormalizer()) // log-likelihood of the set
+	fmt.Println(ld, sign, ld-m.LogNormalizer()) // log P(S), the set's log-likelihood
 
-	// Online MAP over a stream of the model's items.
+	// Online MAP over a stream of the model's items, then local search from its solution.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second) // long calls take a context first
+	defer cancel()
 	o, _ := detcache.NewFast(m, 8)
 	s, _ := stream.NewOnlineLSS(o, 8, stream.Options{Alpha: 1.1})
 	res, _ := stream.Run(s, stream.RandomOrder(m.N(), 1), stream.RunOptions{})
-	fmt.Println(res.Solution, res.Value.Log, res.Evals)
+	ls, _ := stream.LocalSearch(ctx, o, 8, res.Solution, stream.LocalSearchOptions{})
+	fmt.Println(res.Solution, res.Value.Log, ls.Solution, ls.Value.Log)
 
-	// One-pass online learning from a basket file, streamed.
+	// Next items for a basket, and a diverse reranking of candidates by relevance.
+	recs, _ := m.Recommend(ctx, []int{3, 17}, 5, ndpp.RecommendOptions{})
+	var ws rerank.Workspace // one per goroutine (a sync.Pool in a server); the model is shared
+	rr, _ := ws.Rerank(ctx, m, rerank.Request{
+		Candidates: []int{1, 2, 3, 4, 5, 6, 7, 8},
+		Relevance:  []float64{0.9, 0.8, 0.8, 0.7, 0.5, 0.4, 0.3, 0.1},
+		Theta:      0.7,
+		K:          4,
+	})
+	fmt.Println(recs, rr.Items, rr.Gains)
+
+	// One-pass online learning from a basket file, streamed; then the offline learner.
 	br, _ := baskets.Open("testdata/1_100_100_100_apparel_regs.csv", baskets.LineOptions{})
 	defer br.Close()
 	lr, _ := learn.TrainOnline(context.Background(), br, learn.OnlineOptions{D: 30}, learn.OnlineRun{})
 	_ = npz.Save("apparel.npz", lr.Model) // records the file's item ids; atomic; readable by numpy.load
+	data, _ := baskets.ReadFile("testdata/1_100_100_100_apparel_regs.csv", baskets.LineOptions{Base: 1, N: 100})
+	train, val, _, _ := baskets.Split(data, 300, 2000, 1)
+	off, _ := learn.TrainOffline(context.Background(), train, val, 100, learn.OfflineOptions{D: 30})
+	fmt.Println(off.Passes, off.ValLL)
 }
 
 // TestREADMESnippet checks that the README's "Using the library" code is
