@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"path"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -158,5 +159,31 @@ func TestREADMESnippetModelRecordsTheFileIDs(t *testing.T) {
 		row, ok := voc.Lookup(strconv.FormatInt(id, 10))
 		require.True(t, ok)
 		require.Equal(t, r, row)
+	}
+}
+
+// TestDocsAreReferences checks that the three large documents stay
+// references: within their size bounds and free of commit hashes (the
+// history of the measurements lives in the git log).
+func TestDocsAreReferences(t *testing.T) {
+	hexToken := regexp.MustCompile(`\b[0-9a-f]{7,40}\b`)
+	for _, doc := range []struct {
+		path     string
+		maxBytes int
+	}{
+		{"../../README.md", 25_000},
+		{"../../learn/RESULTS.md", 15_000},
+		{"../../stream/BENCHMARKS.md", 15_000},
+	} {
+		b, err := os.ReadFile(doc.path)
+		require.NoError(t, err)
+		require.LessOrEqual(t, len(b), doc.maxBytes, "%s has grown past its bound", doc.path)
+		for _, tok := range hexToken.FindAllString(string(b), -1) {
+			// A commit-like token mixes digits and the letters a–f; plain
+			// numbers and words do not.
+			if strings.ContainsAny(tok, "0123456789") && strings.ContainsAny(tok, "abcdef") {
+				t.Errorf("%s holds %q, which looks like a commit hash", doc.path, tok)
+			}
+		}
 	}
 }
