@@ -47,7 +47,7 @@ func independentModel(counts []float64, m float64) (*ndpp.Model, error) {
 
 // Baselines evaluates the independent-items model of train (Independent) on
 // test with Evaluate: its MPR, Prec@k and AUC are the popularity
-// baseline's, its TestLL the independent-items log-likelihood.
+// baseline's, its TestLLEps the independent-items log-likelihood.
 func Baselines(train, test [][]int, n int, opt EvalOptions) (*Metrics, error) {
 	m, err := Independent(train, n)
 	if err != nil {

@@ -951,7 +951,7 @@ func (o *Online) Run(src BasketSource, run OnlineRun) (*Result, error) {
 		return nil, errors.New("learn: negative run option")
 	}
 	defer o.quiesce()
-	res := &Result{ValLL: math.NaN()}
+	res := &Result{ValLLEps: math.NaN()}
 	// Training time excludes tracing and checkpointing: the clock is read
 	// around those (every TraceEvery or CheckpointEvery baskets), not around
 	// every basket.

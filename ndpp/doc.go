@@ -27,9 +27,16 @@
 // embeddings: with V = B = 0 the model is the independent-items model,
 // P(i ∈ Y) = δᵢ/(1 + δᵢ).
 //
-// LogDetEps gives log det(L_S + εI), the regularised basket term of the
-// learners and of the evaluation convention (ε = 1e-5, Gartrell et al.'s):
-// finite for every set.
+// # Log-likelihood
+//
+// The log-likelihood of a set is the model's own, log P(S) =
+// log det L_S − log det(L + I) (LogLikelihood, LogDet − LogNormalizer), −Inf
+// when det L_S = 0; the commands (score, serve's /v1/score, eval's and
+// learn's test_ll) report this figure under that name. LogDetEps gives
+// log det(L_S + εI), the regularised basket term that the learners
+// maximise (ε = 1e-5, Gartrell et al.'s): finite for every set, also beyond
+// MaxRank, and O(ε) from log det L_S otherwise. Figures built on it always
+// carry "eps" in their name (learn.LogLikelihoodEps, test_ll_eps).
 //
 // # Normaliser
 //

@@ -88,13 +88,13 @@ func checkDemoModelMapsTokens(t *testing.T, path string) {
 	require.NoError(t, err)
 	want, err := learn.Evaluate(m, rows, learn.EvalOptions{Seed: 1, Key: sortKeys(m.TokenVocab())})
 	require.NoError(t, err)
-	require.Equal(t, want.TestLL, *got.TestLL)
+	require.Equal(t, want.TestLLEps, *got.TestLLEps)
 	require.Equal(t, want.AUC, *got.AUC)
 	require.Equal(t, len(rows), got.Baskets)
 	// A model that learned something ranks held-out baskets far above
 	// random ones (the 1-based ids read as rows gave an AUC near 0.5).
 	require.Greater(t, *got.AUC, 0.6)
-	t.Logf("eval on lines 5001-6500: LL %.3f, AUC %.3f", *got.TestLL, *got.AUC)
+	t.Logf("eval on lines 5001-6500: LL %.3f, AUC %.3f", *got.TestLLEps, *got.AUC)
 
 	// score --recommend names items by their ids: never row 0's "0".
 	code, stdout, stderr = runCmd(t, "1 2\n", "score", "--model", path, "--recommend", "100")

@@ -33,21 +33,29 @@ func init() {
 // metricsJSON is the output of `learn --json` and `eval --json`; the paper
 // protocol is in the unsuffixed fields.
 type metricsJSON struct {
-	Mode     string   `json:"mode"`
-	D        int      `json:"d"`
-	TestLL   *float64 `json:"test_ll"`
-	MPR      *float64 `json:"mpr"`
-	AUC      *float64 `json:"auc"`
-	Prec5    *float64 `json:"prec5"`
-	Prec10   *float64 `json:"prec10"`
-	MPRMicro *float64 `json:"mpr_micro"`
-	AUCMicro *float64 `json:"auc_micro"`
+	Mode string `json:"mode"`
+	D    int    `json:"d"`
+	// TestLL is the test log-likelihood, the mean of log P(S) =
+	// log det L_S − log det(L + I) over the test baskets (the figure of
+	// score, /v1/score and Model.LogLikelihood); null when a test basket
+	// has probability 0 (beyond the model's rank).
+	TestLL *float64 `json:"test_ll"`
+	// TestLLEps is the learners' objective on the test baskets: the mean of
+	// log det(L_S + εI) − log det(L + I), ε = eps.
+	TestLLEps *float64 `json:"test_ll_eps"`
+	MPR       *float64 `json:"mpr"`
+	AUC       *float64 `json:"auc"`
+	Prec5     *float64 `json:"prec5"`
+	Prec10    *float64 `json:"prec10"`
+	MPRMicro  *float64 `json:"mpr_micro"`
+	AUCMicro  *float64 `json:"auc_micro"`
 	// AUCPaired is the share of test baskets scoring above their own
 	// random basket of the same size (the AUCs above also compare sizes).
 	AUCPaired *float64 `json:"auc_paired"`
 	// Standard errors over the test baskets (null when a figure rests on
 	// fewer than two baskets or is not finite).
 	TestLLSE    *float64 `json:"test_ll_se"`
+	TestLLEpsSE *float64 `json:"test_ll_eps_se"`
 	MPRSE       *float64 `json:"mpr_se"`
 	MPRMicroSE  *float64 `json:"mpr_micro_se"`
 	AUCPairedSE *float64 `json:"auc_paired_se"`
@@ -56,7 +64,8 @@ type metricsJSON struct {
 	Seconds     float64  `json:"seconds"`
 	Passes      float64  `json:"passes"`
 	Baskets     int      `json:"baskets"`
-	// Eps is ε of test_ll and the AUC: log det(L_S + εI) − log det(I + L).
+	// Eps is ε of test_ll_eps and of the AUC's basket scores
+	// log det(L_S + εI).
 	Eps float64 `json:"eps"`
 	// ItemOrder is how the paper protocol orders a basket's items to hold
 	// out the last: "ids" (every token is an integer id) or "first
@@ -67,11 +76,12 @@ type metricsJSON struct {
 	ItemOrder string `json:"item_order"`
 	// BeyondRank counts the test baskets with more items than the model's
 	// rank (2d, or d when B = V, without a diagonal): probability 0 under
-	// the model, finite in test_ll only through ε.
+	// the model (test_ll is then null), finite in test_ll_eps only through ε.
 	BeyondRank int `json:"test_baskets_beyond_rank"`
 	// The baselines on the same split (absent when there is no training
 	// data to count items in): ranking by training count, and the
-	// independent-items model's test log-likelihood.
+	// independent-items model's test log-likelihood (exact and ε forms, as
+	// test_ll and test_ll_eps).
 	BaselinePopularityMPR       *float64 `json:"baseline_popularity_mpr,omitempty"`
 	BaselinePopularityMPRMicro  *float64 `json:"baseline_popularity_mpr_micro,omitempty"`
 	BaselinePopularityAUC       *float64 `json:"baseline_popularity_auc,omitempty"`
@@ -79,6 +89,7 @@ type metricsJSON struct {
 	BaselinePopularityPrec5     *float64 `json:"baseline_popularity_prec5,omitempty"`
 	BaselinePopularityPrec10    *float64 `json:"baseline_popularity_prec10,omitempty"`
 	BaselineIndependentLL       *float64 `json:"baseline_independent_ll,omitempty"`
+	BaselineIndependentLLEps    *float64 `json:"baseline_independent_ll_eps,omitempty"`
 	// The co-occurrence baseline on the same split, ranked by the same
 	// code (learn.Cooccurrence.Evaluate): candidate j given the rest Y of
 	// the basket scores Σ_{y∈Y} c(j, y)/√(c(j)·c(y)), c counting training
@@ -103,16 +114,16 @@ func num(x float64) *float64 {
 // baselines' (Baselines on the same split) and, when cooc is not nil, the
 // co-occurrence baseline's into the output record.
 func toMetricsJSON(mode string, d int, m, base, cooc *learn.Metrics, seconds, passes float64, baskets int) metricsJSON {
-	r := metricsJSON{Mode: mode, D: d, TestLL: num(m.TestLL), MPR: num(m.MPR), AUC: num(m.AUC),
+	r := metricsJSON{Mode: mode, D: d, TestLL: num(m.TestLL), TestLLEps: num(m.TestLLEps), MPR: num(m.MPR), AUC: num(m.AUC),
 		Prec5: num(m.Prec5), Prec10: num(m.Prec10), MPRMicro: num(m.MPRMicro), AUCMicro: num(m.AUCMicro), AUCPaired: num(m.AUCPaired),
-		TestLLSE: num(m.TestLLSE), MPRSE: num(m.MPRSE), MPRMicroSE: num(m.MPRMicroSE), AUCPairedSE: num(m.AUCPairedSE),
+		TestLLSE: num(m.TestLLSE), TestLLEpsSE: num(m.TestLLEpsSE), MPRSE: num(m.MPRSE), MPRMicroSE: num(m.MPRMicroSE), AUCPairedSE: num(m.AUCPairedSE),
 		Prec5Micro: num(m.Prec5Micro), Prec10Micro: num(m.Prec10Micro), Seconds: seconds, Passes: passes, Baskets: baskets,
 		Eps: m.Eps, BeyondRank: m.BeyondRank}
 	if base != nil {
 		r.BaselinePopularityMPR, r.BaselinePopularityMPRMicro = num(base.MPR), num(base.MPRMicro)
 		r.BaselinePopularityAUC, r.BaselinePopularityPrec5, r.BaselinePopularityPrec10 = num(base.AUC), num(base.Prec5), num(base.Prec10)
 		r.BaselinePopularityAUCPaired = num(base.AUCPaired)
-		r.BaselineIndependentLL = num(base.TestLL)
+		r.BaselineIndependentLL, r.BaselineIndependentLLEps = num(base.TestLL), num(base.TestLLEps)
 	}
 	if cooc != nil {
 		r.BaselineCooccurrenceMPR, r.BaselineCooccurrenceMPRMicro = num(cooc.MPR), num(cooc.MPRMicro)
@@ -147,9 +158,14 @@ func writeMetrics(e *env, g *globals, r metricsJSON, extra [][2]string) error {
 		fmt.Fprintf(tw, "%s\t%s\n", kv[0], kv[1])
 	}
 	base := r.BaselineIndependentLL != nil
-	fmt.Fprintf(tw, "test log-likelihood (ε = %g)\t%s", r.Eps, pm(r.TestLL, r.TestLLSE, "%.4f"))
+	fmt.Fprintf(tw, "test log-likelihood\t%s", pm(r.TestLL, r.TestLLSE, "%.4f"))
 	if base {
 		fmt.Fprintf(tw, "\t\tindependent items %s", f(r.BaselineIndependentLL, "%.4f"))
+	}
+	fmt.Fprintln(tw)
+	fmt.Fprintf(tw, "test log-likelihood, ε = %g (objective)\t%s", r.Eps, pm(r.TestLLEps, r.TestLLEpsSE, "%.4f"))
+	if base {
+		fmt.Fprintf(tw, "\t\tindependent items %s", f(r.BaselineIndependentLLEps, "%.4f"))
 	}
 	fmt.Fprintln(tw)
 	if base {
@@ -534,9 +550,9 @@ func runLearn(e *env, args []string) error {
 	}
 	valLL := "none (--val 0)"
 	if f.nVal > 0 {
-		valLL = fmt.Sprintf("%.4f", res.ValLL)
+		valLL = fmt.Sprintf("%.4f", res.ValLLEps)
 	}
-	extra := [][2]string{{"items", strconv.Itoa(n)}, {"validation LL", valLL}}
+	extra := [][2]string{{"items", strconv.Itoa(n)}, {"validation log-likelihood, ε (objective)", valLL}}
 	r := toMetricsJSON(f.mode, model.D(), met, base, cooc, res.Seconds, res.Passes, res.Baskets)
 	r.ItemOrder = itemOrder(voc, keys)
 	return writeMetrics(reportTo(e, f.out, f.trace), &f.g, r, extra)
@@ -583,11 +599,11 @@ func checkDiverged(model, indep *ndpp.Model, held [][]int) error {
 	if len(in) == 0 {
 		return nil
 	}
-	ll, err := learn.LogLikelihood(model, in, 0)
+	ll, err := learn.LogLikelihoodEps(model, in, 0)
 	if err != nil {
 		return fmt.Errorf("training diverged (lower --lr or --init-scale); no model saved: %w", err)
 	}
-	l0, err := learn.LogLikelihood(indep, in, 0)
+	l0, err := learn.LogLikelihoodEps(indep, in, 0)
 	if err != nil {
 		return err
 	}
@@ -597,20 +613,24 @@ func checkDiverged(model, indep *ndpp.Model, held [][]int) error {
 	return nil
 }
 
-// rankNote says on stderr how many test baskets exceed the model's rank
-// (probability 0 under the model itself, finite only through ε), and why
-// the test log-likelihood is −Inf if it is.
+// rankNote says on stderr how many test baskets have probability 0 under
+// the model (beyond its rank, or of dependent items), which makes the test
+// log-likelihood −Inf while the ε figure stays finite, and why the ε figure
+// is −Inf if it is.
 func rankNote(e *env, cmd string, met *learn.Metrics, m *ndpp.Model) {
 	if met.BeyondRank > 0 {
 		bound := "2d"
 		if m.Shared() {
 			bound = "d (B = V)"
 		}
-		fmt.Fprintf(e.stderr, "%s: %d of %d test baskets have more items than the model's rank %s = %d: probability 0 under the model, finite in the test log-likelihood only through ε = %g\n",
+		fmt.Fprintf(e.stderr, "%s: %d of %d test baskets have more items than the model's rank %s = %d: probability 0 under the model, so the test log-likelihood is -Inf (shown as - or null); the ε figure is finite only through ε = %g\n",
 			cmd, met.BeyondRank, met.Baskets, bound, m.MaxRank(), met.Eps)
 	}
-	if met.ZeroProb > 0 {
-		fmt.Fprintf(e.stderr, "%s: %d of %d test baskets have det(L_S + εI) = 0, so the test log-likelihood is -Inf\n", cmd, met.ZeroProb, met.Baskets)
+	if other := met.ZeroProb - met.BeyondRank; other > 0 {
+		fmt.Fprintf(e.stderr, "%s: %d of %d test baskets have det L_S = 0 (probability 0), so the test log-likelihood is -Inf (shown as - or null)\n", cmd, other, met.Baskets)
+	}
+	if met.ZeroProbEps > 0 {
+		fmt.Fprintf(e.stderr, "%s: %d of %d test baskets have det(L_S + εI) = 0, so the ε test log-likelihood is -Inf\n", cmd, met.ZeroProbEps, met.Baskets)
 	}
 }
 
@@ -735,7 +755,7 @@ func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, mode
 		return nil, nil, nil, nil, nil, err
 	}
 	if len(val) > 0 {
-		if res.ValLL, err = learn.LogLikelihood(model, val, 0); err != nil {
+		if res.ValLLEps, err = learn.LogLikelihoodEps(model, val, 0); err != nil {
 			return nil, nil, nil, nil, nil, err
 		}
 	}

@@ -17,11 +17,11 @@ import (
 
 // learnJSONKeys are the fields of learn --json and eval --json.
 var learnJSONKeys = []string{"auc", "auc_micro", "auc_paired", "auc_paired_se", "baseline_cooccurrence_mpr",
-	"baseline_cooccurrence_mpr_micro", "baseline_cooccurrence_prec10", "baseline_cooccurrence_prec5", "baseline_independent_ll",
+	"baseline_cooccurrence_mpr_micro", "baseline_cooccurrence_prec10", "baseline_cooccurrence_prec5", "baseline_independent_ll", "baseline_independent_ll_eps",
 	"baseline_popularity_auc", "baseline_popularity_auc_paired", "baseline_popularity_mpr",
 	"baseline_popularity_mpr_micro", "baseline_popularity_prec10", "baseline_popularity_prec5", "baskets", "d", "eps",
 	"item_order", "mode", "mpr", "mpr_micro", "mpr_micro_se", "mpr_se", "passes", "prec10", "prec10_micro", "prec5", "prec5_micro",
-	"seconds", "test_baskets_beyond_rank", "test_ll", "test_ll_se"}
+	"seconds", "test_baskets_beyond_rank", "test_ll", "test_ll_eps", "test_ll_eps_se", "test_ll_se"}
 
 func runLearnCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
@@ -260,8 +260,8 @@ func TestLearnReportsBasketsBeyondTheRank(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatal(err)
 	}
-	if r.TestLL == nil || r.BeyondRank == 0 || r.Eps != learn.DefaultEps {
-		t.Errorf("test_ll %v, beyond rank %d, eps %g: want a finite LL, a positive count, ε = %g", r.TestLL, r.BeyondRank, r.Eps, learn.DefaultEps)
+	if r.TestLLEps == nil || r.TestLL != nil || r.BeyondRank == 0 || r.Eps != learn.DefaultEps {
+		t.Errorf("test_ll %v, test_ll_eps %v, beyond rank %d, eps %g: want null (probability 0), a finite ε figure, a positive count, ε = %g", r.TestLL, r.TestLLEps, r.BeyondRank, r.Eps, learn.DefaultEps)
 	}
 	if r.BaselineIndependentLL == nil || r.BaselinePopularityMPR == nil || r.BaselinePopularityMPRMicro == nil {
 		t.Errorf("baselines missing: %s", out)
