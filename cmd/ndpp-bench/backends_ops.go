@@ -31,7 +31,7 @@ func init() {
 						panic("ndpp-bench: " + err.Error())
 					}
 				}
-				dst := make([]detcache.Value, k)
+				dst := make([]ndpp.Value, k)
 				next := k
 				return func() {
 					o.Prepare(c, next)

@@ -288,7 +288,7 @@ func (f *demoFlags) infer(m *ndpp.Model, logf func(string, ...any)) ([]demoInfer
 	if gv.Zero {
 		return nil, nil, 0, errors.New("offline greedy found no set with a non-zero determinant")
 	}
-	ratio := func(v stream.Value) float64 {
+	ratio := func(v ndpp.Value) float64 {
 		if v.Zero {
 			return 0
 		}
