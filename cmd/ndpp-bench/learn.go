@@ -323,6 +323,20 @@ func (b *basketFlags) open(path string, stdin io.Reader, voc *ndpp.Vocab, grow b
 	return baskets.Open(path, opt)
 }
 
+// itemNames returns the option that records in a learned model how the
+// data names its items (voc, grown while reading): integer ids (WithIDs)
+// when --tokens is int or auto and every token is an integer id written
+// canonically, so that the model's items stay integers in every tool; else
+// the vocabulary of string tokens (--tokens any, or other tokens).
+func (b *basketFlags) itemNames(voc *ndpp.Vocab) ndpp.Option {
+	if rule, _ := b.tokenRule(); rule != baskets.AnyTokens {
+		if ids, ok := voc.IDs(); ok {
+			return ndpp.WithIDs(ids)
+		}
+	}
+	return ndpp.WithVocab(voc)
+}
+
 // itemOrder names the order sortKeys(voc) = keys gives the rows of voc
 // (metricsJSON.ItemOrder): without a vocabulary the tokens are the rows.
 func itemOrder(voc *ndpp.Vocab, keys []int64) string {
@@ -488,7 +502,7 @@ func runLearn(e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		if model, err = res.Params.Model(ndpp.WithVocab(voc)); err != nil {
+		if model, err = res.Params.Model(f.bf.itemNames(voc)); err != nil {
 			return err
 		}
 	} else {
@@ -751,7 +765,7 @@ func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, mode
 		fmt.Fprintf(e.stderr, "learn: %d baskets over %d items (%d train, %d validation, %d test), mode %s, d = %d\n",
 			hold.Read(), voc.Len(), o.Position(), len(val), len(test), f.mode, f.d)
 	}
-	if model, err = o.ModelOver(voc.Len(), ndpp.WithVocab(voc)); err != nil {
+	if model, err = o.ModelOver(voc.Len(), f.bf.itemNames(voc)); err != nil {
 		return nil, nil, nil, nil, nil, err
 	}
 	if len(val) > 0 {

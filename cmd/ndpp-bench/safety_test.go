@@ -192,7 +192,7 @@ func TestEvalReadsTokensThroughTheModelsVocabulary(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	m, err := npz.Load(model)
 	require.NoError(t, err)
-	require.NotNil(t, m.Vocab(), "learn saves the vocabulary it trained on")
+	require.NotNil(t, m.IDs(), "learn saves the item ids it trained on")
 
 	code, stdout, errs := runCmd(t, "", "eval", "--model", model, "--test", subset, "--json", "--quiet")
 	require.Equal(t, 0, code, errs)

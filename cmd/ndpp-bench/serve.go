@@ -147,7 +147,6 @@ func runServe(e *env, args []string) error {
 // immutable; a reload swaps in a new one.
 type servedModel struct {
 	m       *ndpp.Model
-	voc     *ndpp.Vocab       // token → row; nil: tokens are rows
 	names   string            // "vocabulary", "ids" or "rows"
 	tokJSON []json.RawMessage // the JSON of each row's token
 	logNorm float64
@@ -161,25 +160,27 @@ func loadServed(path string) (*servedModel, error) {
 	if err != nil {
 		return nil, err
 	}
-	sm := &servedModel{m: m, voc: m.TokenVocab(), path: path, loaded: time.Now()}
+	sm := &servedModel{m: m, path: path, loaded: time.Now()}
 	sm.logNorm = m.LogNormalizer()
 	if math.IsNaN(sm.logNorm) || math.IsInf(sm.logNorm, 0) {
 		return nil, fmt.Errorf("%s: the normaliser log det(I + L) is %v", path, sm.logNorm)
 	}
+	// Items are answered with the type the model names them by: integer
+	// ids and rows as JSON numbers, vocabulary tokens as strings.
 	sm.tokJSON = make([]json.RawMessage, m.N())
 	switch {
-	case m.Vocab() != nil:
+	case !m.IntItems():
 		sm.names = "vocabulary"
-		for i := range sm.tokJSON {
-			sm.tokJSON[i], _ = json.Marshal(m.Token(i))
-		}
+	case m.IDs() != nil:
+		sm.names = "ids"
 	default:
 		sm.names = "rows"
-		if m.IDs() != nil {
-			sm.names = "ids"
-		}
-		for i := range sm.tokJSON {
-			sm.tokJSON[i] = json.RawMessage(m.Token(i)) // decimal integers
+	}
+	for i := range sm.tokJSON {
+		if id, ok := m.ID(i); ok {
+			sm.tokJSON[i] = strconv.AppendInt(nil, id, 10)
+		} else {
+			sm.tokJSON[i], _ = json.Marshal(m.Token(i))
 		}
 	}
 	n := m.N()
@@ -463,10 +464,9 @@ func jsonType(goType string) string {
 	return "an object"
 }
 
-// rows maps the JSON items of a list to the model's rows: JSON strings
-// are tokens, JSON integers their decimal text; with no vocabulary the
-// tokens are row numbers. Unknown items and repeats are errors naming
-// field[i].
+// rows maps the JSON items of a list to the model's rows (Model.Row):
+// JSON strings are tokens, JSON integers their decimal text. Unknown items
+// and repeats are errors naming field[i].
 func (sm *servedModel) rows(field string, items []json.RawMessage, dst []int) ([]int, *apiError) {
 	dst = dst[:0]
 	var seen map[int]int
@@ -479,12 +479,7 @@ func (sm *servedModel) rows(field string, items []json.RawMessage, dst []int) ([
 		if !ok {
 			return nil, badField(f(), "%s is not an item (a JSON string or integer)", truncate(string(raw)))
 		}
-		row, known := -1, false
-		if sm.voc != nil {
-			row, known = sm.voc.Lookup(tok)
-		} else if r, err := strconv.Atoi(tok); err == nil && r >= 0 && r < sm.m.N() {
-			row, known = r, true
-		}
+		row, known := sm.m.Row(tok)
 		if !known {
 			return nil, badField(f(), "unknown item %q", truncate(tok))
 		}
