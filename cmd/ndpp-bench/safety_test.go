@@ -199,7 +199,7 @@ func TestEvalReadsTokensThroughTheModelsVocabulary(t *testing.T) {
 	var got metricsJSON
 	require.NoError(t, json.Unmarshal([]byte(stdout), &got))
 
-	voc := m.Vocab()
+	voc := m.TokenVocab()
 	right, err := baskets.ReadFile(subset, baskets.LineOptions{Vocab: voc})
 	require.NoError(t, err)
 	want, err := learn.Evaluate(m, right, learn.EvalOptions{Seed: 1, Key: sortKeys(voc)})
