@@ -395,6 +395,7 @@ type learnFlags struct {
 	factorEv   int
 	lag        int
 	cEvery     int
+	set        map[string]bool // the flags given on the command line
 }
 
 func runLearn(e *env, args []string) error {
@@ -426,7 +427,7 @@ func runLearn(e *env, args []string) error {
 	fs.DurationVar(&f.timeLimit, "time-limit", 0, "offline: stop training after this long (0 = no limit)")
 	fs.StringVar(&f.trace, "trace", "", "write the validation NLL over training time to this CSV file (seconds,baskets,nll), or - for standard output (the report then goes to standard error)")
 	fs.StringVar(&f.checkpoint, "checkpoint", "", "online: save the learner state to this file (atomically, every 10000 baskets and at the end)")
-	fs.StringVar(&f.resume, "resume", "", "online: resume from this checkpoint, or - for standard input, skipping the baskets it has seen (the checkpoint's learning options apply)")
+	fs.StringVar(&f.resume, "resume", "", "online: resume from this checkpoint, or - for standard input, skipping the baskets it has seen (the checkpoint's learning options and seed apply; a flag that sets one to another value is refused)")
 	fs.Float64Var(&f.initScale, "init-scale", 0, "standard deviation of the initial entries of V and B (default 0.25/√d; with --diag 0.01/√d)")
 	fs.Float64Var(&f.initShare, "init-share", 0, "with --diag: initial E‖vᵢ‖² as a share of the item's initial δᵢ (default: offline 0.5, online 0.01; negative: --init-scale as drawn)")
 	fs.IntVar(&f.factorEv, "factor-every", 0, "online, exact normaliser: refactor every this many baskets on a worker goroutine; 1 = synchronously at every basket, the exact gradient (default 25)")
@@ -435,6 +436,8 @@ func runLearn(e *env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	f.set = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
 	if err := f.g.apply(); err != nil {
 		return err
 	}
@@ -734,6 +737,9 @@ func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, mode
 		if err != nil {
 			return nil, nil, nil, nil, nil, err
 		}
+		if err := f.resumeConflicts(o.Options()); err != nil {
+			return nil, nil, nil, nil, nil, err
+		}
 		if err := learn.SkipBaskets(src, o.Position()); err != nil {
 			return nil, nil, nil, nil, nil, fmt.Errorf("resume %s: %w", f.resume, err)
 		}
@@ -777,6 +783,44 @@ func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, mode
 		return nil, nil, nil, nil, nil, err
 	}
 	return res, model, base, cooc, test, nil
+}
+
+// resumeConflicts refuses a learning-option flag given on the command
+// line with a value other than the checkpoint's: a resumed run goes on with
+// the checkpoint's options (and its seed's split), so such a flag would be
+// silently ignored.
+func (f *learnFlags) resumeConflicts(opt learn.OnlineOptions) error {
+	optim, _ := learn.ParseOptimizer(f.optimizer)
+	norm, _ := learn.ParseNormalizer(f.normalizer)
+	checks := []struct {
+		flag       string
+		same       bool
+		ckpt, here any
+	}{
+		{"d", f.d == opt.D, opt.D, f.d},
+		{"seed", f.seed == opt.Seed, opt.Seed, f.seed},
+		{"shared", f.shared == opt.Shared, opt.Shared, f.shared},
+		{"diag", f.diag == !opt.LowRank, !opt.LowRank, f.diag},
+		{"optimizer", optim == opt.Optimizer, opt.Optimizer, f.optimizer},
+		{"normalizer", norm == opt.Normalizer, opt.Normalizer, f.normalizer},
+		{"lr", f.lr == opt.LR, opt.LR, f.lr},
+		{"diag-lr", f.diagLR == opt.DiagLR, opt.DiagLR, f.diagLR},
+		{"rate-scale", f.rateScale == opt.RateScale, opt.RateScale, f.rateScale},
+		{"alpha", f.alpha == opt.Alpha, opt.Alpha, f.alpha},
+		{"beta", f.beta == opt.Beta, opt.Beta, f.beta},
+		{"fix-c", f.fixC == opt.FixC, opt.FixC, f.fixC},
+		{"init-scale", f.initScale == opt.Init.Scale, opt.Init.Scale, f.initScale},
+		{"init-share", f.initShare == opt.Init.Share, opt.Init.Share, f.initShare},
+		{"factor-every", f.factorEv == opt.FactorEvery, opt.FactorEvery, f.factorEv},
+		{"lag", f.lag == opt.Lag, opt.Lag, f.lag},
+		{"c-every", f.cEvery == opt.CEvery, opt.CEvery, f.cEvery},
+	}
+	for _, c := range checks {
+		if f.set[c.flag] && !c.same {
+			return usagef("--%s %v conflicts with the checkpoint %s, which has %v: a resumed run keeps the checkpoint's learning options (drop --%s)", c.flag, c.here, f.resume, c.ckpt, c.flag)
+		}
+	}
+	return nil
 }
 
 // writeTraceTo writes a learning curve in the format of nllHeader.

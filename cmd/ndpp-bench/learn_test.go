@@ -179,6 +179,19 @@ func TestLearnOnlineThenEval(t *testing.T) {
 	if r2["test_ll"] != raw["test_ll"] || r2["mpr"] != raw["mpr"] || r2["baskets"] != 0.0 {
 		t.Errorf("resumed: test_ll %v mpr %v baskets %v; want %v %v 0", r2["test_ll"], r2["mpr"], r2["baskets"], raw["test_ll"], raw["mpr"])
 	}
+	// A learning option given with another value than the checkpoint's is
+	// refused, not ignored; the same value (or none) is accepted.
+	for _, bad := range [][]string{{"--d", "20"}, {"--seed", "2"}, {"--optimizer", "sgd"}, {"--diag=false"}} {
+		code, _, errs = runLearnCmd(t, append([]string{"learn", "--data", data, "--mode", "online", "--val", "100", "--test", "300", "--resume", ck, "--quiet"}, bad...)...)
+		flagName := strings.SplitN(bad[0], "=", 2)[0]
+		if code != 2 || !strings.Contains(errs, flagName+" ") || !strings.Contains(errs, "conflicts with the checkpoint") {
+			t.Errorf("resume with %v: exit %d, %q; want 2 and a conflict naming %s", bad, code, errs, flagName)
+		}
+	}
+	code, _, errs = runLearnCmd(t, "learn", "--data", data, "--mode", "online", "--val", "100", "--test", "300", "--resume", ck, "--quiet")
+	if code != 0 {
+		t.Errorf("resume without --d: exit %d: %s", code, errs)
+	}
 }
 
 func TestLearnAndEvalUsageErrors(t *testing.T) {
