@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -399,12 +401,22 @@ func (s *server) serveAPI(endpoint string, f func(*servedModel, *http.Request) (
 	return writeJSON(w, http.StatusOK, out)
 }
 
-// decodeBody decodes one JSON object from the body into dst, refusing
-// unknown fields and trailing data, with errors that name the field.
+// decodeBody decodes one JSON object from the body into dst (a pointer to
+// a struct), exactly: field names match the struct's json names
+// case-sensitively, a field given twice, an unknown field and trailing data
+// are refused, with errors that name the field and echo no more than a few
+// bytes of a value.
 func decodeBody(r *http.Request, dst any) *apiError {
-	dec := json.NewDecoder(r.Body)
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return badField("body", "reading: %v", err)
+	}
+	if aerr := checkKeys(body, dst); aerr != nil {
+		return aerr
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
-	err := dec.Decode(dst)
+	err = dec.Decode(dst)
 	if err == nil {
 		if _, terr := dec.Token(); terr != io.EOF {
 			return badField("body", "data after the JSON object")
@@ -419,18 +431,71 @@ func decodeBody(r *http.Request, dst any) *apiError {
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return badField("body", "truncated JSON")
 	case errors.As(err, &se):
-		return badField("body", "invalid JSON at byte %d: %v", se.Offset, se)
+		return badField("body", "invalid JSON at byte %d: %s", se.Offset, truncate(se.Error()))
 	case errors.As(err, &te):
 		field := te.Field
 		if field == "" {
 			field = "body"
 		}
-		return badField(jsonPath(field), "got a JSON %s, want %s", te.Value, jsonType(te.Type.String()))
+		return badField(jsonPath(field), "got a JSON %s, want %s", truncate(te.Value), jsonType(te.Type.String()))
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name, _ := strconv.Unquote(strings.TrimPrefix(err.Error(), "json: unknown field "))
-		return badField(name, "unknown field")
+		return badField(truncate(name), "unknown field")
 	}
-	return badField("body", "%v", err)
+	return badField("body", "%s", truncate(err.Error()))
+}
+
+// checkKeys refuses, in a body that is a JSON object, a key that is not
+// exactly one of the json names of dst's struct fields (encoding/json
+// would match it case-insensitively) and a key given twice (encoding/json
+// would keep the last). Bodies that are not a well-formed object are left
+// to the decoder's own errors.
+func checkKeys(body []byte, dst any) *apiError {
+	t := reflect.TypeOf(dst)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	names := make(map[string]bool, t.NumField())
+	for i := 0; i < t.NumField(); i++ {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
+			names[name] = true
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	seen := make(map[string]bool, len(names))
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		key, ok := tok.(string)
+		if !ok {
+			return nil
+		}
+		switch {
+		case seen[key]:
+			return badField(truncate(key), "given twice")
+		case !names[key]:
+			for n := range names {
+				if strings.EqualFold(n, key) {
+					return badField(truncate(key), "unknown field (field names are case-sensitive: %q)", n)
+				}
+			}
+			return badField(truncate(key), "unknown field")
+		}
+		seen[key] = true
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return nil
+		}
+	}
+	return nil
 }
 
 // jsonPath writes the decoder's field path "baskets.2.3" as "baskets[2][3]".
@@ -516,11 +581,17 @@ func itemText(raw json.RawMessage) (string, bool) {
 	return s, true
 }
 
+// truncate shortens a value echoed in an error to at most 40 bytes (cut
+// at a character boundary, "..." added).
 func truncate(s string) string {
-	if len(s) > 40 {
-		return s[:37] + "..."
+	if len(s) <= 40 {
+		return s
 	}
-	return s
+	cut := 37
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }
 
 type scoreRequest struct {

@@ -315,6 +315,13 @@ func TestServeBadRequests(t *testing.T) {
 		{"/v1/recommend", `{"basket": ["item-1"], "baskets": [["item-1"]]}`, 400, "baskets"},
 		{"/v1/recommend", `{"n": 3}`, 400, "basket"},
 		{"/v1/nothing", `{}`, 404, "path"},
+		// Field names are exact: no case folding, no repeats.
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "K": 1}`, 400, "K"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "k": 2}`, 400, "k"},
+		{"/v1/score", `{"baskets": [["item-1"]], "Baskets": [["item-2"]]}`, 400, "Baskets"},
+		{"/v1/recommend", `{"basket": ["item-1"], "N": 2}`, 400, "N"},
+		// A long value is not echoed whole.
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": ` + strings.Repeat("9", 1500) + `}`, 400, "k"},
 	}
 	for _, c := range cases {
 		var e errorBody
@@ -323,6 +330,7 @@ func TestServeBadRequests(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(raw), &e), raw)
 		require.Equal(t, c.field, e.Field, "%s %s: %s", c.path, truncate(c.body), raw)
 		require.True(t, strings.HasPrefix(e.Error, c.field+": "), raw)
+		require.Less(t, len(raw), 300, "the error echoes too much: %s", raw)
 	}
 	// Content type and method.
 	resp, err := http.Post(url+"/v1/rerank", "text/plain", strings.NewReader(`{"candidates": ["item-1"], "k": 1}`))
