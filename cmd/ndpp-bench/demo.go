@@ -80,6 +80,7 @@ type demoInferRow struct {
 func init() {
 	register(&command{
 		name:    "demo",
+		globals: gBackend | gJSON | gQuiet | gMaxMem,
 		summary: "learn on the bundled Amazon apparel data, run every MAP algorithm, write the paper's figures",
 		run:     runDemo,
 	})

@@ -245,6 +245,7 @@ func positive(s series) series {
 func init() {
 	register(&command{
 		name:    "figures",
+		globals: gQuiet,
 		summary: "redraw the demo's figures (PNG and SVG) from its CSV files",
 		run: func(e *env, args []string) error {
 			var g globals

@@ -25,6 +25,7 @@ import (
 func init() {
 	register(&command{
 		name:    "learn",
+		globals: gBackend | gThreads | gJSON | gQuiet | gMaxMem,
 		summary: "learn an NDPP from baskets (one-pass online or offline Adam) and evaluate it",
 		run:     runLearn,
 	})

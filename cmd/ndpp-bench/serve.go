@@ -38,6 +38,7 @@ import (
 func init() {
 	register(&command{
 		name:    "serve",
+		globals: gBackend | gMaxMem,
 		summary: "JSON-over-HTTP service: score baskets, recommend next items, rerank candidates; Prometheus metrics, reload on SIGHUP",
 		run:     runServe,
 	})
