@@ -218,6 +218,9 @@ func run(e *env, args []string) int {
 		}
 		return 0
 	}
+	if args[0] == "--version" || args[0] == "-version" {
+		args = append([]string{"version"}, args[1:]...)
+	}
 	c, ok := commands[args[0]]
 	if !ok {
 		fmt.Fprintf(e.stderr, "ndpp-bench: unknown command %q (commands: %s)\n", args[0], strings.Join(commandNames(), ", "))
@@ -257,7 +260,7 @@ func commandNames() []string {
 
 func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "ndpp-bench: nonsymmetric DPP inference and learning")
-	fmt.Fprintln(w, "\nUsage: ndpp-bench <command> [flags]   (ndpp-bench <command> --help for details)")
+	fmt.Fprintln(w, "\nUsage: ndpp-bench <command> [flags]   (ndpp-bench <command> --help for details; ndpp-bench --version)")
 	fmt.Fprintln(w, "\nCommands:")
 	for _, n := range commandNames() {
 		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
