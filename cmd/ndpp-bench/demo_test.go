@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -16,9 +17,11 @@ import (
 )
 
 // TestDemoSmall runs the demo on a subset of the bundled apparel data and
-// checks its tables and that every figure is a valid image.
+// checks its tables and that every figure is a valid image. It runs in an
+// empty working directory: the data is built into the binary.
 func TestDemoSmall(t *testing.T) {
 	out := t.TempDir()
+	t.Chdir(t.TempDir())
 	code, stdout, stderr := runCmd(t, "", "demo", "--out", out, "--baskets", "5000", "--val", "200", "--test", "1000",
 		"--d", "10", "--orders", "3", "--offline-seconds", "2", "--json", "--quiet")
 	require.Equal(t, 0, code, stderr)
@@ -73,9 +76,7 @@ func checkDemoModelMapsTokens(t *testing.T, path string) {
 		require.Equal(t, int64(i+1), id)
 	}
 	// Lines 5001–6500 of the file: baskets the demo (--baskets 5000) never saw.
-	all, err := os.ReadFile(filepath.Join("..", "..", "testdata", "1_100_100_100_apparel_regs.csv"))
-	require.NoError(t, err)
-	lines := strings.SplitAfter(string(all), "\n")
+	lines := strings.SplitAfter(string(bundledApparel), "\n")
 	subset := filepath.Join(t.TempDir(), "subset.txt")
 	require.NoError(t, os.WriteFile(subset, []byte(strings.Join(lines[5000:6500], "")), 0o644))
 
@@ -132,4 +133,13 @@ func TestDemoUsageErrors(t *testing.T) {
 	code, _, stderr := runCmd(t, "", "demo", "--data", filepath.Join(t.TempDir(), "none.txt"), "--out", t.TempDir())
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, "none.txt")
+}
+
+// TestBundledDataIsTestdata: the data built into the binary is the file in
+// the repository's testdata/ that the other tests, the README and the
+// Beam pipelines' tests read.
+func TestBundledDataIsTestdata(t *testing.T) {
+	want, err := os.ReadFile(filepath.Join("..", "..", "testdata", "1_100_100_100_apparel_regs.csv"))
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(want, bundledApparel), "cmd/ndpp-bench/data/1_100_100_100_apparel_regs.csv differs from testdata/1_100_100_100_apparel_regs.csv")
 }
