@@ -426,7 +426,7 @@ func runLearn(e *env, args []string) error {
 	fs.IntVar(&f.nVal, "val", 300, "validation baskets held out")
 	fs.IntVar(&f.nTest, "test", 2000, "test baskets held out")
 	fs.DurationVar(&f.timeLimit, "time-limit", 0, "offline: stop training after this long (0 = no limit)")
-	fs.StringVar(&f.trace, "trace", "", "write the validation NLL over training time to this CSV file (seconds,baskets,nll), or - for standard output (the report then goes to standard error)")
+	fs.StringVar(&f.trace, "trace", "", "write the learning curve to this CSV file (mode,seconds,baskets,nll_eps: the negative of the learners' objective, the validation log-likelihood with ε = 1e-5, over training time), or - for standard output (the report then goes to standard error)")
 	fs.StringVar(&f.checkpoint, "checkpoint", "", "online: save the learner state to this file (atomically, every 10000 baskets and at the end)")
 	fs.StringVar(&f.resume, "resume", "", "online: resume from this checkpoint, or - for standard input, skipping the baskets it has seen (the checkpoint's learning options and seed apply; a flag that sets one to another value is refused)")
 	fs.Float64Var(&f.initScale, "init-scale", 0, "standard deviation of the initial entries of V and B (default 0.25/√d; with --diag 0.01/√d)")

@@ -141,7 +141,7 @@ func TestLearnOnlineThenEval(t *testing.T) {
 		t.Errorf("passes %v baskets %v, want one pass over 1100 baskets", raw["passes"], raw["baskets"])
 	}
 	tr, err := os.ReadFile(trace)
-	if err != nil || !strings.HasPrefix(string(tr), "mode,seconds,baskets,nll\nonline,") {
+	if err != nil || !strings.HasPrefix(string(tr), "mode,seconds,baskets,nll_eps\nonline,") {
 		t.Errorf("trace file: %v %q", err, tr)
 	}
 	// Evaluating the saved model on the whole file: its tokens are the

@@ -58,7 +58,7 @@ func outputFlags() []outputFlag {
 		{name: "learn --out", args: func(in policyInputs, out string) []string { return append(learnOff(in), "--out", out) },
 			input: data, valid: prefix("PK\x03\x04"), std: true, fifo: true},
 		{name: "learn --trace", args: func(in policyInputs, out string) []string { return append(learnOff(in), "--trace", out) },
-			input: data, valid: prefix("mode,seconds,baskets,nll\n"), std: true, fifo: true},
+			input: data, valid: prefix("mode,seconds,baskets,nll_eps\n"), std: true, fifo: true},
 		{name: "learn --checkpoint", args: func(in policyInputs, out string) []string { return append(learnOn(in), "--checkpoint", out) },
 			input: data, valid: func(t *testing.T, b []byte) { require.NotEmpty(t, b) }},
 		{name: "infer --trajectory", args: func(in policyInputs, out string) []string {
