@@ -218,7 +218,7 @@ func (b *basketFlags) register(fs *flag.FlagSet) {
 
 // registerTokens adds --tokens, the rule of a growing vocabulary (learn).
 func (b *basketFlags) registerTokens(fs *flag.FlagSet) {
-	fs.StringVar(&b.tokens, "tokens", "auto", "which tokens are items: int (non-negative integer ids only), any (every token), auto (int when the first basket's tokens are all integers; a first line of words before integer lines is reported as a header)")
+	fs.StringVar(&b.tokens, "tokens", "auto", "which tokens are items: int (non-negative integer ids only), any (every token, kept as strings), auto (int when the first basket's tokens are all integers; a first line of words before integer lines is reported as a header). With int, or auto over integer ids, the model records integer ids (served as JSON numbers); otherwise a vocabulary of string tokens")
 }
 
 // tokenHint adds to an error of the token rule the flag that changes it.
