@@ -20,7 +20,7 @@ import (
 func init() {
 	register(&command{
 		name:    "items",
-		globals: gBackend | gQuiet | gMaxMem,
+		globals: gBackend | gQuiet,
 		summary: "write a synthetic stream of item vectors (the input of infer --items) without holding it",
 		run:     runItems,
 	})
