@@ -48,12 +48,16 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// testServer serves the model at path on a loopback httptest server.
-func testServer(t *testing.T, path string, lim serveLimits) (*server, string, *syncBuffer) {
+// testServer serves the model at path on a loopback httptest server,
+// after the setup functions have configured the server.
+func testServer(t *testing.T, path string, lim serveLimits, setup ...func(*server)) (*server, string, *syncBuffer) {
 	t.Helper()
 	var logs syncBuffer
 	s, err := newServer(path, lim, log.New(&logs, "", 0))
 	require.NoError(t, err)
+	for _, f := range setup {
+		f(s)
+	}
 	ts := httptest.NewServer(s.handler())
 	t.Cleanup(ts.Close)
 	return s, ts.URL, &logs
@@ -506,7 +510,7 @@ func TestServeCommandSignals(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "m.npz")
 	require.NoError(t, npz.Save(path, ndpp.Random(40, 4, 1, ndpp.RandomOptions{})))
-	url, sigs, stderr, exit := startServe(t, "--model", path)
+	url, sigs, stderr, exit := startServe(t, "--model", path, "--drain-delay", "0")
 	var info modelInfo
 	resp, err := http.Get(url + "/v1/model")
 	require.NoError(t, err)
@@ -542,7 +546,7 @@ func TestServeCommandSignals(t *testing.T) {
 	fmt.Fprint(pw, `{"candidates": [`+seqList(45)+`],`)
 	time.Sleep(100 * time.Millisecond) // the request has been accepted
 	sigs <- syscall.SIGTERM
-	waitFor(t, func() bool { return strings.Contains(stderr.String(), "finishing the requests in flight") })
+	waitFor(t, func() bool { return strings.Contains(stderr.String(), "closing the listener") })
 	fmt.Fprint(pw, ` "k": 5}`)
 	pw.Close()
 	require.Equal(t, http.StatusOK, <-reqDone)
@@ -575,6 +579,11 @@ func TestServeFlags(t *testing.T) {
 	code, _, errs = runCmd(t, "", "serve", "--model", smallModel, "--max-k", "0")
 	require.Equal(t, 2, code)
 	require.Contains(t, errs, "limits")
+	for _, bad := range [][]string{{"--drain-delay", "-1s"}, {"--saturation-threshold", "-1ms"}, {"--shutdown-timeout", "0"}, {"--shutdown-timeout", "2s", "--max-rerank-timeout", "2s"}} {
+		code, _, errs = runCmd(t, "", append([]string{"serve", "--model", smallModel}, bad...)...)
+		require.Equal(t, 2, code, bad)
+		require.Contains(t, errs, bad[0], bad)
+	}
 	code, _, errs = runCmd(t, "", "serve", "--model", filepath.Join(t.TempDir(), "none.npz"))
 	require.Equal(t, 1, code)
 	require.Contains(t, errs, "none.npz")
