@@ -123,7 +123,7 @@ const DefaultOfflineLR = 0.05
 // DefaultOfflineLR.
 func (o OfflineOptions) withDefaultsFor(n int) OfflineOptions {
 	if o.D == 0 {
-		o.D = 30
+		o.D = DefaultD
 	}
 	if o.Batch == 0 {
 		o.Batch = max(800, n/4)
@@ -141,7 +141,7 @@ func (o OfflineOptions) withDefaultsFor(n int) OfflineOptions {
 		o.LRDecay = 0.5
 	}
 	if o.RateScale == 0 {
-		o.RateScale = 0.1
+		o.RateScale = DefaultRateScale
 	}
 	if o.Eps == 0 {
 		o.Eps = 1e-5
