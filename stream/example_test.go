@@ -1,6 +1,7 @@
 package stream_test
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/ndpp-go/ndpp/detcache"
@@ -19,7 +20,7 @@ func ExampleNewOnlineLSS() {
 	if err != nil {
 		panic(err)
 	}
-	res, err := stream.Run(s, stream.RandomOrder(m.N(), 7), stream.RunOptions{})
+	res, err := stream.Run(context.Background(), s, stream.RandomOrder(m.N(), 7), stream.RunOptions{})
 	if err != nil {
 		panic(err)
 	}
@@ -60,7 +61,7 @@ func ExampleOfflineGreedy() {
 	if err != nil {
 		panic(err)
 	}
-	opt, err := stream.ExactMAP(m, 3, nil)
+	opt, err := stream.ExactMAP(context.Background(), m, 3, nil)
 	if err != nil {
 		panic(err)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -174,7 +175,7 @@ func runDemo(e *env, args []string) error {
 	}
 
 	// Inference on the online-learned model.
-	inferRows, traj, greedyLog, err := f.infer(model, logf)
+	inferRows, traj, greedyLog, err := f.infer(e.context(), model, logf)
 	if err != nil {
 		return err
 	}
@@ -262,7 +263,7 @@ func (f *demoFlags) learn(train, val, test [][]int, n int, logf func(string, ...
 
 var demoAlgos = []string{stream.NameStreamPartition, stream.NameOnlineLSS, stream.NameOnline2Neighbor, stream.NameOnlineGreedy}
 
-func (f *demoFlags) infer(m *ndpp.Model, logf func(string, ...any)) ([]demoInferRow, []trajRow, float64, error) {
+func (f *demoFlags) infer(ctx context.Context, m *ndpp.Model, logf func(string, ...any)) ([]demoInferRow, []trajRow, float64, error) {
 	if f.k > m.N() {
 		return nil, nil, 0, usagef("--k %d is more than the %d items", f.k, m.N())
 	}
@@ -288,7 +289,7 @@ func (f *demoFlags) infer(m *ndpp.Model, logf func(string, ...any)) ([]demoInfer
 		if err != nil {
 			return nil, nil, 0, err
 		}
-		res, err := stream.Run(s, stream.IDOrder(m.N()), stream.RunOptions{Every: 1, Trajectory: func(p stream.Point) {
+		res, err := stream.Run(ctx, s, stream.IDOrder(m.N()), stream.RunOptions{Every: 1, Trajectory: func(p stream.Point) {
 			lv := p.Value.Log
 			if p.Value.Zero || p.Size < f.k {
 				lv = math.Inf(-1)
@@ -311,7 +312,7 @@ func (f *demoFlags) infer(m *ndpp.Model, logf func(string, ...any)) ([]demoInfer
 			if err != nil {
 				return nil, nil, 0, err
 			}
-			r, err := stream.Run(s, stream.RandomOrder(m.N(), f.seed+uint64(o)+1), stream.RunOptions{})
+			r, err := stream.Run(ctx, s, stream.RandomOrder(m.N(), f.seed+uint64(o)+1), stream.RunOptions{})
 			if err != nil {
 				return nil, nil, 0, err
 			}

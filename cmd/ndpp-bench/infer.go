@@ -198,7 +198,7 @@ func runInfer(e *env, args []string) error {
 					seen = p.Items
 				}
 			}
-			if res, err = stream.Run(s, order, opt); err != nil {
+			if res, err = stream.Run(e.context(), s, order, opt); err != nil {
 				return err
 			}
 		}
