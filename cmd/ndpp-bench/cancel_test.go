@@ -49,4 +49,9 @@ func TestCommandsInterrupted(t *testing.T) {
 	}
 	_, err := os.Stat(items)
 	require.NoError(t, err)
+	// Only these commands take SIGINT and SIGTERM as a cancellation
+	// (serve handles its own signals).
+	for name, c := range commands {
+		require.Equal(t, name == "infer" || name == "sample", c.interruptible, name)
+	}
 }

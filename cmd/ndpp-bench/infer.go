@@ -23,6 +23,8 @@ func init() {
 		name:    "infer",
 		summary: "streaming/online MAP inference (the paper's four algorithms) and offline greedy",
 		run:     runInfer,
+
+		interruptible: true,
 	})
 }
 

@@ -8,9 +8,10 @@
 // Every command accepts the global flags --backend gonum|openblas|auto,
 // --threads N, --json and --quiet, and --help with an example. Usage errors
 // print one line and exit with status 2; other failures exit with status 1.
-// SIGINT or SIGTERM stops every command but serve (which handles its own
-// signals) at its next check, with exit status 130; a second signal ends
-// the process at once.
+// SIGINT or SIGTERM stops a command that watches its context (infer,
+// sample) at its next check, with exit status 130; a second signal ends
+// the process at once. The other commands keep the signals' default
+// effect, and serve handles its own.
 package main
 
 import (
@@ -35,6 +36,8 @@ type command struct {
 	name    string
 	summary string
 	run     func(e *env, args []string) error
+	// interruptible: run watches e.ctx, which SIGINT and SIGTERM cancel.
+	interruptible bool
 }
 
 var commands = map[string]*command{}
@@ -53,8 +56,8 @@ type env struct {
 	stdin  io.Reader
 	// stderrTTY reports whether stderr is a terminal (progress bars).
 	stderrTTY bool
-	// signals makes run stop commands on SIGINT and SIGTERM (through
-	// ctx); tests leave it off.
+	// signals makes run stop interruptible commands on SIGINT and SIGTERM
+	// (through ctx); tests leave it off.
 	signals bool
 	// ctx is the command's context, done when it should stop (nil:
 	// never).
@@ -182,7 +185,7 @@ func run(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "ndpp-bench: unknown command %q (commands: %s)\n", args[0], strings.Join(commandNames(), ", "))
 		return 2
 	}
-	if e.signals && c.name != "serve" { // serve handles its own signals
+	if e.signals && c.interruptible {
 		ctx, stop := interruptContext(e.context())
 		defer stop()
 		e.ctx = ctx

@@ -24,6 +24,8 @@ func init() {
 		name:    "sample",
 		summary: "exact samples of a model's NDPP (optionally given items), written as baskets",
 		run:     runSample,
+
+		interruptible: true,
 	})
 }
 
