@@ -118,33 +118,12 @@ type Metrics struct {
 // The test log-likelihood and the AUC score a basket by log det(L_S + εI)
 // (opt.Eps: DefaultEps unless set), the convention of the learners.
 func Evaluate(m *ndpp.Model, test [][]int, opt EvalOptions) (*Metrics, error) {
-	if len(test) == 0 {
-		return nil, fmt.Errorf("learn: no test baskets")
-	}
 	n := m.N()
-	if opt.Key != nil && len(opt.Key) != n {
-		return nil, fmt.Errorf("learn: %d sort keys for %d items", len(opt.Key), n)
+	baskets, err := protocolBaskets(test, n, opt.Key)
+	if err != nil {
+		return nil, err
 	}
-	key := func(i int) int64 {
-		if opt.Key != nil {
-			return opt.Key[i]
-		}
-		return int64(i)
-	}
-	baskets := make([][]int, len(test))
-	for bi, s := range test {
-		if len(s) == 0 {
-			return nil, fmt.Errorf("learn: test basket %d: %w", bi, ndpp.ErrEmptySet)
-		}
-		for _, it := range s {
-			if it < 0 || it >= n {
-				return nil, fmt.Errorf("learn: test basket %d: item %d out of range [0, %d)", bi, it, n)
-			}
-		}
-		u := slices.Clone(s)
-		slices.SortFunc(u, func(a, b int) int { return cmpInt64(key(a), key(b)) })
-		baskets[bi] = slices.Compact(u)
-	}
+	key := sortKey(opt.Key)
 	eps := resolveEps(opt.Eps)
 	met := &Metrics{Baskets: len(baskets), Eps: eps}
 	pos, err := m.LogDetsEps(baskets, opt.Workers, eps)
@@ -152,14 +131,10 @@ func Evaluate(m *ndpp.Model, test [][]int, opt EvalOptions) (*Metrics, error) {
 		return nil, err
 	}
 	sizes := make([]int, len(baskets))
-	var prAll []int // the sizes MPR's bins are cut from: every basket that can be predicted
 	for i, s := range baskets {
 		sizes[i] = len(s)
 		if len(s) > m.MaxRank() {
 			met.BeyondRank++
-		}
-		if len(s) >= 2 {
-			prAll = append(prAll, len(s)-1)
 		}
 		if math.IsInf(pos[i], -1) {
 			met.ZeroProb++
@@ -169,21 +144,8 @@ func Evaluate(m *ndpp.Model, test [][]int, opt EvalOptions) (*Metrics, error) {
 	met.TestLLSE = stdErr(pos)
 
 	// Next-item prediction.
-	pr, p5, p10, prSizes, skipped, err := nextItemRanks(m, baskets, opt.Workers)
-	if err != nil {
+	if err := rankMetrics(met, modelScorer{m}, baskets, opt.Workers); err != nil {
 		return nil, err
-	}
-	met.Skipped += skipped
-	met.Predicted = len(pr)
-	if len(pr) > 0 {
-		bk := sizeBucketsIn(prSizes, prAll)
-		met.MPR, met.MPRMicro = 100*bucketMean(pr, bk), 100*mean(pr)
-		met.MPRSE, met.MPRMicroSE = 100*bucketStdErr(pr, bk), 100*stdErr(pr)
-		met.Prec5, met.Prec5Micro = 100*bucketMean(p5, bk), 100*mean(p5)
-		met.Prec10, met.Prec10Micro = 100*bucketMean(p10, bk), 100*mean(p10)
-	} else {
-		met.MPR, met.MPRMicro, met.Prec5, met.Prec5Micro, met.Prec10, met.Prec10Micro = nan6()
-		met.MPRSE, met.MPRMicroSE = math.NaN(), math.NaN()
 	}
 
 	// AUC against random baskets of the same sizes.
@@ -216,6 +178,76 @@ func Evaluate(m *ndpp.Model, test [][]int, opt EvalOptions) (*Metrics, error) {
 	}
 	met.AUC = sum / float64(cnt)
 	return met, nil
+}
+
+// protocolBaskets validates test baskets over n items and returns them as
+// the paper protocol takes them: deduplicated and sorted by item id (key,
+// nil for the row index), so that the last item is the one held out.
+func protocolBaskets(test [][]int, n int, keys []int64) ([][]int, error) {
+	if len(test) == 0 {
+		return nil, fmt.Errorf("learn: no test baskets")
+	}
+	if keys != nil && len(keys) != n {
+		return nil, fmt.Errorf("learn: %d sort keys for %d items", len(keys), n)
+	}
+	key := sortKey(keys)
+	baskets := make([][]int, len(test))
+	for bi, s := range test {
+		if len(s) == 0 {
+			return nil, fmt.Errorf("learn: test basket %d: %w", bi, ndpp.ErrEmptySet)
+		}
+		for _, it := range s {
+			if it < 0 || it >= n {
+				return nil, fmt.Errorf("learn: test basket %d: item %d out of range [0, %d)", bi, it, n)
+			}
+		}
+		u := slices.Clone(s)
+		slices.SortFunc(u, func(a, b int) int { return cmpInt64(key(a), key(b)) })
+		baskets[bi] = slices.Compact(u)
+	}
+	return baskets, nil
+}
+
+// sortKey returns the protocol's item id of a row: keys[i], or i when keys
+// is nil (EvalOptions.Key).
+func sortKey(keys []int64) func(int) int64 {
+	return func(i int) int64 {
+		if keys != nil {
+			return keys[i]
+		}
+		return int64(i)
+	}
+}
+
+// rankMetrics sets the next-item prediction figures of met (MPR, Prec@k,
+// both protocols, their standard errors, Predicted, Skipped) from the
+// ranks of the held-out items of baskets (protocolBaskets) under the
+// candidates' scores of sc (nextItemRanks). MPR's bins are cut from the
+// sizes |Y| of every basket that can be predicted.
+func rankMetrics(met *Metrics, sc candidateScorer, baskets [][]int, workers int) error {
+	var prAll []int // the sizes MPR's bins are cut from: every basket that can be predicted
+	for _, s := range baskets {
+		if len(s) >= 2 {
+			prAll = append(prAll, len(s)-1)
+		}
+	}
+	pr, p5, p10, prSizes, skipped, err := nextItemRanks(sc, baskets, workers)
+	if err != nil {
+		return err
+	}
+	met.Skipped += skipped
+	met.Predicted = len(pr)
+	if len(pr) > 0 {
+		bk := sizeBucketsIn(prSizes, prAll)
+		met.MPR, met.MPRMicro = 100*bucketMean(pr, bk), 100*mean(pr)
+		met.MPRSE, met.MPRMicroSE = 100*bucketStdErr(pr, bk), 100*stdErr(pr)
+		met.Prec5, met.Prec5Micro = 100*bucketMean(p5, bk), 100*mean(p5)
+		met.Prec10, met.Prec10Micro = 100*bucketMean(p10, bk), 100*mean(p10)
+	} else {
+		met.MPR, met.MPRMicro, met.Prec5, met.Prec5Micro, met.Prec10, met.Prec10Micro = nan6()
+		met.MPRSE, met.MPRMicroSE = math.NaN(), math.NaN()
+	}
+	return nil
 }
 
 // LogLikelihood returns the mean over baskets of log det(L_S + εI) −
@@ -405,16 +437,47 @@ func sampleDistinct(rng *rand.Rand, n, k int) []int {
 	return out
 }
 
+// candidateScorer scores every item as the next item of conditioning sets:
+// an NDPP's conditional gains (modelScorer) or a co-occurrence count
+// (cooccurScorer).
+type candidateScorer interface {
+	// items is n, the number of items scored.
+	items() int
+	// hasTie says whether scoreBatch writes a second key.
+	hasTie() bool
+	// scoreBatch writes into dst[b][:n] the score of every item given
+	// ys[b] (0 for the items of ys[b]) and, when tie is not nil, into
+	// tie[b][:n] a second key that orders equal scores (0 for the items of
+	// ys[b]); errs[b] is ndpp.ErrSingularCondition when ys[b] cannot be
+	// conditioned on, another error of that set, or nil. The returned
+	// error is one of the batch as a whole.
+	scoreBatch(ys [][]int, dst, tie [][]float64, errs []error) error
+}
+
+// modelScorer scores by an NDPP's conditional gains
+// (ndpp.Model.ConditionalGainsBatch); it has no second key.
+type modelScorer struct{ m *ndpp.Model }
+
+func (s modelScorer) items() int   { return s.m.N() }
+func (s modelScorer) hasTie() bool { return false }
+
+func (s modelScorer) scoreBatch(ys [][]int, dst, _ [][]float64, errs []error) error {
+	return s.m.ConditionalGainsBatch(ys, dst, errs)
+}
+
 // nextItemRanks holds out the last item t of every basket with at least 2
-// items and ranks it by the conditional gains given the rest Y (see
+// items and ranks it by the candidates' scores s_j given the rest Y (see
 // Evaluate): per predicted basket, in basket order, the percentile rank
 // 1 − #{j : s_j ≥ s_t}/#{j : s_j ≠ 0}, Prec@5 and Prec@10 as 0/1, and |Y|;
-// baskets whose Y is singular, or whose gains are all zero, are counted in
-// skipped. The gains come from ndpp.Model.ConditionalGainsBatch over
-// chunks of baskets (at most 2²² gains, 32 MB, per chunk), chunks shared
-// out to workers (≤ 0: GOMAXPROCS) that each keep their buffers.
-func nextItemRanks(m *ndpp.Model, baskets [][]int, workers int) (pr, p5, p10 []float64, sizes []int, skipped int, err error) {
-	n := m.N()
+// baskets whose Y is singular, or whose scores are all zero, are counted
+// in skipped. A scorer with a second key u_j (hasTie) compares the pairs
+// (s_j, u_j) lexicographically, and counts j in the denominator when
+// s_j ≠ 0 or u_j ≠ 0. The scores come from the scorer over chunks of
+// baskets (at most 2²² scores, 32 MB, per chunk), chunks shared out to
+// workers (≤ 0: GOMAXPROCS) that each keep their buffers.
+func nextItemRanks(sc candidateScorer, baskets [][]int, workers int) (pr, p5, p10 []float64, sizes []int, skipped int, err error) {
+	n := sc.items()
+	withTie := sc.hasTie()
 	var idx []int // baskets that hold an item out
 	for i, s := range baskets {
 		if len(s) >= 2 {
@@ -450,6 +513,13 @@ func nextItemRanks(m *ndpp.Model, baskets [][]int, workers int) (pr, p5, p10 []f
 			for i := range dst {
 				dst[i] = make([]float64, n)
 			}
+			var tie [][]float64
+			if withTie {
+				tie = make([][]float64, chunk)
+				for i := range tie {
+					tie[i] = make([]float64, n)
+				}
+			}
 			cerr := make([]error, chunk)
 			for {
 				c := int(next.Add(1)) - 1
@@ -462,7 +532,11 @@ func nextItemRanks(m *ndpp.Model, baskets [][]int, workers int) (pr, p5, p10 []f
 					s := baskets[idx[lo+j]]
 					ys[j] = s[:len(s)-1]
 				}
-				if err := m.ConditionalGainsBatch(ys[:nb], dst[:nb], cerr[:nb]); err != nil {
+				var tb [][]float64
+				if withTie {
+					tb = tie[:nb]
+				}
+				if err := sc.scoreBatch(ys[:nb], dst[:nb], tb, cerr[:nb]); err != nil {
 					errs[c] = err
 					return
 				}
@@ -477,17 +551,34 @@ func nextItemRanks(m *ndpp.Model, baskets [][]int, workers int) (pr, p5, p10 []f
 					}
 					s := baskets[idx[lo+j]]
 					gains := dst[j][:n]
-					st := gains[s[len(s)-1]]
+					t := s[len(s)-1]
+					st := gains[t]
 					ge, gt, nz := 0, 0, 0
-					for _, g := range gains {
-						if g != 0 {
-							nz++
+					if withTie {
+						u := tie[j][:n]
+						ut := u[t]
+						for i, g := range gains {
+							if g != 0 || u[i] != 0 {
+								nz++
+							}
+							if g > st || (g == st && u[i] >= ut) {
+								ge++
+							}
+							if g > st || (g == st && u[i] > ut) {
+								gt++
+							}
 						}
-						if g >= st {
-							ge++
-						}
-						if g > st {
-							gt++
+					} else {
+						for _, g := range gains {
+							if g != 0 {
+								nz++
+							}
+							if g >= st {
+								ge++
+							}
+							if g > st {
+								gt++
+							}
 						}
 					}
 					if nz == 0 {

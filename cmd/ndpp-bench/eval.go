@@ -31,7 +31,7 @@ func runEval(e *env, args []string) error {
 		"ndpp-bench eval --model apparel.npz --test testdata/1_100_100_100_apparel_regs.csv --json", &f.g)
 	fs.StringVar(&f.model, "model", "", "model file (.npz, required)")
 	fs.StringVar(&f.test, "test", "", "test basket file (required)")
-	fs.StringVar(&f.train, "train", "", "training basket file: adds the baselines (popularity ranking and the independent-items model, counted on it)")
+	fs.StringVar(&f.train, "train", "", "training basket file: adds the baselines (popularity ranking, the independent-items model and item co-occurrence ranking, counted on it)")
 	f.bf.register(fs)
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the AUC's random baskets")
 	if err := parseFlags(fs, args); err != nil {
@@ -65,13 +65,17 @@ func runEval(e *env, args []string) error {
 		return err
 	}
 	secs := time.Since(start).Seconds()
-	var base *learn.Metrics
+	var base, cooc *learn.Metrics
 	if f.train != "" {
 		train, err := f.bf.read(f.train, voc, false, m.N())
 		if err != nil {
 			return err
 		}
-		if base, err = learn.Baselines(train, baskets, m.N(), learn.EvalOptions{Seed: f.seed, Key: keys, Workers: f.g.threads}); err != nil {
+		opt := learn.EvalOptions{Seed: f.seed, Key: keys, Workers: f.g.threads}
+		if base, err = learn.Baselines(train, baskets, m.N(), opt); err != nil {
+			return err
+		}
+		if cooc, err = learn.CooccurrenceBaseline(train, baskets, m.N(), opt); err != nil {
 			return err
 		}
 	}
@@ -82,7 +86,7 @@ func runEval(e *env, args []string) error {
 		rankNote(e, "eval", met, m)
 	}
 	extra := [][2]string{{"items", strconv.Itoa(m.N())}, {"predicted baskets", strconv.Itoa(met.Predicted)}}
-	r := toMetricsJSON("eval", m.D(), met, base, secs, 0, len(baskets))
+	r := toMetricsJSON("eval", m.D(), met, base, cooc, secs, 0, len(baskets))
 	r.ItemOrder = itemOrder(voc, keys)
 	return writeMetrics(e, &f.g, r, extra)
 }

@@ -78,6 +78,15 @@ type metricsJSON struct {
 	BaselinePopularityPrec5     *float64 `json:"baseline_popularity_prec5,omitempty"`
 	BaselinePopularityPrec10    *float64 `json:"baseline_popularity_prec10,omitempty"`
 	BaselineIndependentLL       *float64 `json:"baseline_independent_ll,omitempty"`
+	// The co-occurrence baseline on the same split, ranked by the same
+	// code (learn.Cooccurrence.Evaluate): candidate j given the rest Y of
+	// the basket scores Σ_{y∈Y} c(j, y)/√(c(j)·c(y)), c counting training
+	// baskets, ties (and candidates never seen with Y) ordered by c(j). It
+	// scores candidates, not baskets, so it has no log-likelihood or AUC.
+	BaselineCooccurrenceMPR      *float64 `json:"baseline_cooccurrence_mpr,omitempty"`
+	BaselineCooccurrenceMPRMicro *float64 `json:"baseline_cooccurrence_mpr_micro,omitempty"`
+	BaselineCooccurrencePrec5    *float64 `json:"baseline_cooccurrence_prec5,omitempty"`
+	BaselineCooccurrencePrec10   *float64 `json:"baseline_cooccurrence_prec10,omitempty"`
 }
 
 // num maps non-finite values (a zero-determinant basket makes LL −Inf) to
@@ -90,8 +99,9 @@ func num(x float64) *float64 {
 }
 
 // toMetricsJSON puts a model's metrics and, when base is not nil, the
-// baselines' (Baselines on the same split) into the output record.
-func toMetricsJSON(mode string, d int, m, base *learn.Metrics, seconds, passes float64, baskets int) metricsJSON {
+// baselines' (Baselines on the same split) and, when cooc is not nil, the
+// co-occurrence baseline's into the output record.
+func toMetricsJSON(mode string, d int, m, base, cooc *learn.Metrics, seconds, passes float64, baskets int) metricsJSON {
 	r := metricsJSON{Mode: mode, D: d, TestLL: num(m.TestLL), MPR: num(m.MPR), AUC: num(m.AUC),
 		Prec5: num(m.Prec5), Prec10: num(m.Prec10), MPRMicro: num(m.MPRMicro), AUCMicro: num(m.AUCMicro), AUCPaired: num(m.AUCPaired),
 		TestLLSE: num(m.TestLLSE), MPRSE: num(m.MPRSE), MPRMicroSE: num(m.MPRMicroSE), AUCPairedSE: num(m.AUCPairedSE),
@@ -102,6 +112,10 @@ func toMetricsJSON(mode string, d int, m, base *learn.Metrics, seconds, passes f
 		r.BaselinePopularityAUC, r.BaselinePopularityPrec5, r.BaselinePopularityPrec10 = num(base.AUC), num(base.Prec5), num(base.Prec10)
 		r.BaselinePopularityAUCPaired = num(base.AUCPaired)
 		r.BaselineIndependentLL = num(base.TestLL)
+	}
+	if cooc != nil {
+		r.BaselineCooccurrenceMPR, r.BaselineCooccurrenceMPRMicro = num(cooc.MPR), num(cooc.MPRMicro)
+		r.BaselineCooccurrencePrec5, r.BaselineCooccurrencePrec10 = num(cooc.Prec5), num(cooc.Prec10)
 	}
 	return r
 }
@@ -138,12 +152,13 @@ func writeMetrics(e *env, g *globals, r metricsJSON, extra [][2]string) error {
 	}
 	fmt.Fprintln(tw)
 	if base {
-		fmt.Fprintf(tw, "\tpaper\tmicro\tpopularity (paper)\n")
-		fmt.Fprintf(tw, "MPR\t%s\t%s\t%s\n", pm(r.MPR, r.MPRSE, "%.2f"), pm(r.MPRMicro, r.MPRMicroSE, "%.2f"), f(r.BaselinePopularityMPR, "%.2f"))
-		fmt.Fprintf(tw, "AUC\t%s\t%s\t%s\n", f(r.AUC, "%.4f"), f(r.AUCMicro, "%.4f"), f(r.BaselinePopularityAUC, "%.4f"))
-		fmt.Fprintf(tw, "AUC, same-size pairs\t%s\t\t%s\n", pm(r.AUCPaired, r.AUCPairedSE, "%.4f"), f(r.BaselinePopularityAUCPaired, "%.4f"))
-		fmt.Fprintf(tw, "Prec@5\t%s\t%s\t%s\n", f(r.Prec5, "%.2f"), f(r.Prec5Micro, "%.2f"), f(r.BaselinePopularityPrec5, "%.2f"))
-		fmt.Fprintf(tw, "Prec@10\t%s\t%s\t%s\n", f(r.Prec10, "%.2f"), f(r.Prec10Micro, "%.2f"), f(r.BaselinePopularityPrec10, "%.2f"))
+		// The co-occurrence baseline has no AUC: "-" in its column.
+		fmt.Fprintf(tw, "\tpaper\tmicro\tpopularity (paper)\tco-occurrence (paper)\n")
+		fmt.Fprintf(tw, "MPR\t%s\t%s\t%s\t%s\n", pm(r.MPR, r.MPRSE, "%.2f"), pm(r.MPRMicro, r.MPRMicroSE, "%.2f"), f(r.BaselinePopularityMPR, "%.2f"), f(r.BaselineCooccurrenceMPR, "%.2f"))
+		fmt.Fprintf(tw, "AUC\t%s\t%s\t%s\t-\n", f(r.AUC, "%.4f"), f(r.AUCMicro, "%.4f"), f(r.BaselinePopularityAUC, "%.4f"))
+		fmt.Fprintf(tw, "AUC, same-size pairs\t%s\t\t%s\t-\n", pm(r.AUCPaired, r.AUCPairedSE, "%.4f"), f(r.BaselinePopularityAUCPaired, "%.4f"))
+		fmt.Fprintf(tw, "Prec@5\t%s\t%s\t%s\t%s\n", f(r.Prec5, "%.2f"), f(r.Prec5Micro, "%.2f"), f(r.BaselinePopularityPrec5, "%.2f"), f(r.BaselineCooccurrencePrec5, "%.2f"))
+		fmt.Fprintf(tw, "Prec@10\t%s\t%s\t%s\t%s\n", f(r.Prec10, "%.2f"), f(r.Prec10Micro, "%.2f"), f(r.BaselinePopularityPrec10, "%.2f"), f(r.BaselineCooccurrencePrec10, "%.2f"))
 	} else {
 		fmt.Fprintf(tw, "\tpaper\tmicro\n")
 		fmt.Fprintf(tw, "MPR\t%s\t%s\n", pm(r.MPR, r.MPRSE, "%.2f"), pm(r.MPRMicro, r.MPRMicroSE, "%.2f"))
@@ -414,6 +429,7 @@ func runLearn(e *env, args []string) error {
 	var res *learn.Result
 	var train, val, test [][]int
 	var model, baseModel *ndpp.Model
+	var coCounts *learn.Cooccurrence // the training baskets' co-occurrence counts
 	if f.mode == "offline" {
 		data, err := f.bf.read(f.data, voc, true, 0)
 		if err != nil {
@@ -452,7 +468,7 @@ func runLearn(e *env, args []string) error {
 			return err
 		}
 	} else {
-		if res, model, baseModel, _, test, err = f.runOnline(e, voc); err != nil {
+		if res, model, baseModel, coCounts, test, err = f.runOnline(e, voc); err != nil {
 			return err
 		}
 	}
@@ -465,13 +481,23 @@ func runLearn(e *env, args []string) error {
 	}
 	var base *learn.Metrics
 	if baseModel == nil {
-		base, err = learn.Baselines(train, test, n, evalOpt)
-	} else {
+		if base, err = learn.Baselines(train, test, n, evalOpt); err != nil {
+			return err
+		}
+		if coCounts, err = learn.CountCooccurrence(train, n, learn.DefaultCooccurPairs); err != nil {
+			return err
+		}
+	} else if base, err = learn.Evaluate(baseModel, test, evalOpt); err != nil {
 		// The online learner counted the training baskets as they went by.
-		base, err = learn.Evaluate(baseModel, test, evalOpt)
+		return err
 	}
+	cooc, err := coCounts.Evaluate(test, n, learn.DefaultCooccurNorm, evalOpt)
 	if err != nil {
 		return err
+	}
+	if !f.g.quiet && coCounts.Evictions() > 0 {
+		fmt.Fprintf(e.stderr, "learn: the co-occurrence baseline reached its budget of %d pairs (%d evictions): the rarest pairs are dropped, and its figures are lower than exact counts would give\n",
+			learn.DefaultCooccurPairs, coCounts.Evictions())
 	}
 	if !f.g.quiet {
 		rankNote(e, "learn", met, model)
@@ -503,7 +529,7 @@ func runLearn(e *env, args []string) error {
 		valLL = fmt.Sprintf("%.4f", res.ValLL)
 	}
 	extra := [][2]string{{"items", strconv.Itoa(n)}, {"validation LL", valLL}}
-	r := toMetricsJSON(f.mode, model.D(), met, base, res.Seconds, res.Passes, res.Baskets)
+	r := toMetricsJSON(f.mode, model.D(), met, base, cooc, res.Seconds, res.Passes, res.Baskets)
 	r.ItemOrder = itemOrder(voc, keys)
 	return writeMetrics(e, &f.g, r, extra)
 }
@@ -635,8 +661,10 @@ func traceSet(path string, val [][]int) [][]int {
 
 // runOnline streams the data file through the hold-out and the online
 // learner in one pass, and returns the result, the model over the
-// vocabulary and the held-out baskets.
-func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, model, base *ndpp.Model, val, test [][]int, err error) {
+// vocabulary, the independent-items model and the co-occurrence counts of
+// the training baskets (counted as they stream by, in memory bounded by
+// learn.DefaultCooccurPairs pairs), and the test baskets.
+func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, model, base *ndpp.Model, cooc *learn.Cooccurrence, test [][]int, err error) {
 	optim, _ := learn.ParseOptimizer(f.optimizer)
 	norm, _ := learn.ParseNormalizer(f.normalizer)
 	r, err := f.bf.open(f.data, e.stdin, voc, true, 0)
@@ -648,8 +676,13 @@ func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, mode
 	if err != nil {
 		return nil, nil, nil, nil, nil, err
 	}
+	if cooc, err = learn.NewCooccurrence(learn.DefaultCooccurPairs); err != nil {
+		return nil, nil, nil, nil, nil, err
+	}
 	var o *learn.Online
-	var src learn.BasketSource = hold
+	// The training baskets are counted as the learner reads them (and as
+	// a resumed run skips them, so the counts cover every one).
+	src := cooc.Counting(hold)
 	if f.resume != "" {
 		if o, err = learn.LoadOnlineFile(f.resume); err != nil {
 			return nil, nil, nil, nil, nil, err
@@ -677,6 +710,7 @@ func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, mode
 		return nil, nil, nil, nil, nil, tokenHint(inFile(f.data, err))
 	}
 	bar.Finish()
+	var val [][]int
 	if val, test, err = hold.Held(); err != nil {
 		return nil, nil, nil, nil, nil, inFile(f.data, err)
 	}
@@ -695,7 +729,7 @@ func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, mode
 	if base, err = o.Independent(voc.Len()); err != nil {
 		return nil, nil, nil, nil, nil, err
 	}
-	return res, model, base, val, test, nil
+	return res, model, base, cooc, test, nil
 }
 
 // writeTraceTo writes a learning curve in the format of nllHeader.

@@ -16,7 +16,8 @@ import (
 )
 
 // learnJSONKeys are the fields of learn --json and eval --json.
-var learnJSONKeys = []string{"auc", "auc_micro", "auc_paired", "auc_paired_se", "baseline_independent_ll",
+var learnJSONKeys = []string{"auc", "auc_micro", "auc_paired", "auc_paired_se", "baseline_cooccurrence_mpr",
+	"baseline_cooccurrence_mpr_micro", "baseline_cooccurrence_prec10", "baseline_cooccurrence_prec5", "baseline_independent_ll",
 	"baseline_popularity_auc", "baseline_popularity_auc_paired", "baseline_popularity_mpr",
 	"baseline_popularity_mpr_micro", "baseline_popularity_prec10", "baseline_popularity_prec5", "baskets", "d", "eps",
 	"item_order", "mode", "mpr", "mpr_micro", "mpr_micro_se", "mpr_se", "passes", "prec10", "prec10_micro", "prec5", "prec5_micro",
@@ -320,5 +321,32 @@ func TestLearnItemOrder(t *testing.T) {
 		if byName[k] != byRenum[k] {
 			t.Errorf("%s: %v by first appearance, %v with ids in that order", k, byName[k], byRenum[k])
 		}
+	}
+}
+
+// TestLearnCooccurrenceBothModes checks that the online pass counts the
+// co-occurrence baseline of the same training baskets as the offline
+// learner (the same split, so the same figures), also when it resumes
+// from a checkpoint and skips the baskets it has seen.
+func TestLearnCooccurrenceBothModes(t *testing.T) {
+	data := smallApparel(t, 1500)
+	ck := filepath.Join(t.TempDir(), "ck.bin")
+	common := []string{"learn", "--data", data, "--d", "5", "--seed", "3", "--val", "100", "--test", "300", "--json", "--quiet"}
+	var runs []map[string]any
+	for _, extra := range [][]string{{"--mode", "offline", "--epochs", "1"}, {"--mode", "online", "--checkpoint", ck}, {"--mode", "online", "--resume", ck}} {
+		code, out, errs := runLearnCmd(t, append(slices.Clone(common), extra...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", extra, code, errs)
+		}
+		runs = append(runs, decodeMetrics(t, out))
+	}
+	for _, k := range []string{"baseline_cooccurrence_mpr", "baseline_cooccurrence_mpr_micro", "baseline_cooccurrence_prec5",
+		"baseline_cooccurrence_prec10", "baseline_popularity_mpr"} {
+		if runs[0][k] == nil || runs[1][k] != runs[0][k] || runs[2][k] != runs[0][k] {
+			t.Errorf("%s: offline %v, online %v, resumed %v", k, runs[0][k], runs[1][k], runs[2][k])
+		}
+	}
+	if !(runs[0]["baseline_cooccurrence_mpr"].(float64) > runs[0]["baseline_popularity_mpr"].(float64)) {
+		t.Errorf("co-occurrence MPR %v not above popularity %v", runs[0]["baseline_cooccurrence_mpr"], runs[0]["baseline_popularity_mpr"])
 	}
 }
