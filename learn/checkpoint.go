@@ -9,8 +9,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/ndpp-go/ndpp/internal/atomicfile"
 	"github.com/ndpp-go/ndpp/internal/binfmt"
+	"github.com/ndpp-go/ndpp/internal/outfile"
 )
 
 // Online checkpoints are states of the project's binary format
@@ -518,7 +518,7 @@ func (o *Online) SaveFile(path string) error {
 	if o.diverged {
 		return ErrDiverged
 	}
-	if err := atomicfile.Write(path, o.Save); err != nil {
+	if err := outfile.Write(path, o.Save); err != nil {
 		return fmt.Errorf("learn: save checkpoint: %w", err)
 	}
 	return nil
