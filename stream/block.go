@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/ndpp-go/ndpp/detcache"
+	"github.com/ndpp-go/ndpp/ndpp"
 )
 
 // Block scoring. Between accepted changes the arriving items of the
@@ -40,13 +40,13 @@ func (l *local) ObserveBatch(ctx context.Context, items []int) error {
 // ObserveItems is ObserveBatch for items given by their vectors (blocks are
 // filled from items as they come): the same results as calling
 // ObserveItem on each.
-func (l *local) ObserveItems(ctx context.Context, items []detcache.Item) error {
+func (l *local) ObserveItems(ctx context.Context, items []ndpp.Item) error {
 	return l.observeBatch(ctx, nil, items)
 }
 
 // one observes item i of a batch: ids[i] by index (model-backed) or
 // items[i].
-func (l *local) one(ids []int, items []detcache.Item, i int) error {
+func (l *local) one(ids []int, items []ndpp.Item, i int) error {
 	if ids != nil {
 		return l.Observe(ids[i])
 	}
@@ -57,7 +57,7 @@ func (l *local) one(ids []int, items []detcache.Item, i int) error {
 // ObserveItems (items): one of them is nil. ctx is checked before every
 // item that goes through Observe and before every block (an item the block
 // scoring skips costs far less than one Observe).
-func (l *local) observeBatch(ctx context.Context, ids []int, items []detcache.Item) error {
+func (l *local) observeBatch(ctx context.Context, ids []int, items []ndpp.Item) error {
 	n := max(len(ids), len(items))
 	if l.direct {
 		for i := 0; i < n; i++ {
@@ -195,7 +195,7 @@ func (l *local) initBlock() {
 	l.blk = l.o.NewBlock(blockSize + 1)
 	l.cols = make([]int, 0, blockSize+1)
 	if l.m == nil {
-		l.colItems = make([]detcache.Item, 0, blockSize+1)
+		l.colItems = make([]ndpp.Item, 0, blockSize+1)
 	}
 }
 

@@ -158,7 +158,7 @@ type cancelSource struct {
 	cancel context.CancelFunc
 }
 
-func (c *cancelSource) Next(max int) ([]detcache.Item, error) {
+func (c *cancelSource) Next(max int) ([]ndpp.Item, error) {
 	items, err := c.src.Next(min(max, 50))
 	c.n += len(items)
 	if c.n >= c.after {
@@ -202,17 +202,17 @@ func TestRunItemsAllCancelled(t *testing.T) {
 
 // endless is a stream of random vector items that never ends.
 type endless struct {
-	kern  detcache.Kernel
+	kern  ndpp.Kernel
 	rng   *rand.Rand
 	next  int
-	items []detcache.Item
+	items []ndpp.Item
 }
 
-func (e *endless) Next(max int) ([]detcache.Item, error) {
+func (e *endless) Next(max int) ([]ndpp.Item, error) {
 	d := e.kern.D
 	e.items = e.items[:0]
 	for range min(max, 64) {
-		it := detcache.Item{ID: e.next, V: make([]float64, d), B: make([]float64, d)}
+		it := ndpp.Item{ID: e.next, V: make([]float64, d), B: make([]float64, d)}
 		for j := range d {
 			it.V[j], it.B[j] = e.rng.NormFloat64(), e.rng.NormFloat64()
 		}
@@ -226,7 +226,7 @@ func (e *endless) Next(max int) ([]detcache.Item, error) {
 // deadline's error: every algorithm over a stream that never ends, and a
 // slow run over a model's items (the naive oracle, every value through it).
 func TestRunDeadline(t *testing.T) {
-	kern := detcache.KernelOf(ndpp.Random(10, 6, 5, ndpp.RandomOptions{}))
+	kern := ndpp.KernelOf(ndpp.Random(10, 6, 5, ndpp.RandomOptions{}))
 	for _, a := range algos(1.1, 0) {
 		o, err := detcache.NewFastKernel(kern, 6)
 		require.NoError(t, err)
@@ -277,7 +277,7 @@ func TestExactMAPCancelled(t *testing.T) {
 // the context's error, before they start and between the greedy rounds.
 func TestCoresetCancelled(t *testing.T) {
 	m := ndpp.Random(200, 4, 8, ndpp.RandomOptions{})
-	kern := detcache.KernelOf(m)
+	kern := ndpp.KernelOf(m)
 	items := vecItems(m)
 	const k = 4
 	_, err := Coreset(cancelled(), kern, items, k, CoresetOptions{})

@@ -55,7 +55,7 @@ func ExactMAP(ctx context.Context, m *ndpp.Model, k int, items []int) (Result, e
 		idx[i] = i
 	}
 	set := make([]int, k)
-	best := zeroValue
+	best := ndpp.ZeroValue
 	var sol []int
 	var evals int64
 	for {
@@ -72,7 +72,7 @@ func ExactMAP(ctx context.Context, m *ndpp.Model, k int, items []int) (Result, e
 			return Result{}, err
 		}
 		evals++
-		if v := (Value{Log: ld, Zero: sign <= 0}); v.Greater(best) {
+		if v := (ndpp.Value{Log: ld, Zero: sign <= 0}); v.Greater(best) {
 			best, sol = v, append(sol[:0], set...)
 		}
 		// Next combination.

@@ -37,7 +37,7 @@ func refLocalSearch(m *ndpp.Model, k int, fixed, start, cands []int, eps float64
 	S := append(slices.Clone(fixed), start...)
 	inS := func(t int) bool { return slices.Contains(S, t) }
 	for len(S) < nf+k {
-		best, bv := -1, detcache.ZeroValue
+		best, bv := -1, ndpp.ZeroValue
 		for _, t := range cands {
 			if inS(t) {
 				continue
@@ -51,7 +51,7 @@ func refLocalSearch(m *ndpp.Model, k int, fixed, start, cands []int, eps float64
 		out.adds++
 	}
 	type scored struct {
-		v    detcache.Value
+		v    ndpp.Value
 		c, t int
 	}
 	for {
@@ -67,7 +67,7 @@ func refLocalSearch(m *ndpp.Model, k int, fixed, start, cands []int, eps float64
 				continue
 			}
 			fv := direct(m, S)
-			bv, bj := detcache.ZeroValue, -1
+			bv, bj := ndpp.ZeroValue, -1
 			out.evals += int64(nf) // the oracle prices the fixed positions too
 			for j := nf; j < len(S); j++ {
 				out.evals++
@@ -111,7 +111,7 @@ func refLocalSearch(m *ndpp.Model, k int, fixed, start, cands []int, eps float64
 			out.pool = append(out.pool, r.t)
 		}
 		fv := direct(m, S)
-		bv := detcache.ZeroValue
+		bv := ndpp.ZeroValue
 		bx, by2, ba, bb := -1, -1, -1, -1
 		for x := range ranked {
 			for y := x + 1; y < len(ranked); y++ {
@@ -314,7 +314,7 @@ type ratioStats struct {
 	optimal, n int
 }
 
-func (r *ratioStats) add(v, opt Value) {
+func (r *ratioStats) add(v, opt ndpp.Value) {
 	q := 0.0
 	if !v.Zero {
 		q = math.Exp(v.Log - opt.Log)
@@ -364,7 +364,7 @@ func TestLocalSearchExact(t *testing.T) {
 					g := refGreedy(m, k, nil)
 					gv := direct(m, g)
 					if len(g) < k {
-						gv = detcache.ZeroValue
+						gv = ndpp.ZeroValue
 					}
 					greedy.add(gv, opt.Value)
 					o, err := ok.new(m, k)

@@ -237,23 +237,23 @@ func runDemo(e *env, args []string) error {
 func (f *demoFlags) learn(train, val, test [][]int, n int, logf func(string, ...any)) ([]metricsJSON, []nllRow, *ndpp.Model, error) {
 	var rows []metricsJSON
 	var nll []nllRow
-	on, err := learn.TrainOnline(learn.SliceSource(train), learn.OnlineOptions{D: f.d, Seed: f.seed, N: n},
+	on, err := learn.TrainOnline(context.Background(), learn.SliceSource(train), learn.OnlineOptions{D: f.d, Seed: f.seed, N: n},
 		learn.OnlineRun{TraceSet: val, TraceEvery: max(1, len(train)/40)})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("online learning: %w", err)
 	}
 	logf("online learning: one pass over %d baskets in %.2fs", len(train), on.Seconds)
-	off, err := learn.TrainOffline(train, val, n, learn.OfflineOptions{D: f.d, Seed: f.seed, TraceSet: val,
+	off, err := learn.TrainOffline(context.Background(), train, val, n, learn.OfflineOptions{D: f.d, Seed: f.seed, TraceSet: val,
 		TimeLimit: time.Duration(f.offlineSeconds * float64(time.Second))})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("offline learning: %w", err)
 	}
 	logf("offline learning: %.1f passes in %.2fs", off.Passes, off.Seconds)
-	base, err := learn.Baselines(train, test, n, learn.EvalOptions{Seed: f.seed})
+	base, err := learn.Baselines(context.Background(), train, test, n, learn.EvalOptions{Seed: f.seed})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("evaluating the baselines: %w", err)
 	}
-	cooc, err := learn.CooccurrenceBaseline(train, test, n, learn.EvalOptions{Seed: f.seed})
+	cooc, err := learn.CooccurrenceBaseline(context.Background(), train, test, n, learn.EvalOptions{Seed: f.seed})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("evaluating the co-occurrence baseline: %w", err)
 	}
@@ -261,7 +261,7 @@ func (f *demoFlags) learn(train, val, test [][]int, n int, logf func(string, ...
 		mode string
 		res  *learn.Result
 	}{{"online", on}, {"offline", off}} {
-		met, err := learn.Evaluate(r.res.Model, test, learn.EvalOptions{Seed: f.seed})
+		met, err := learn.Evaluate(context.Background(), r.res.Model, test, learn.EvalOptions{Seed: f.seed})
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("evaluating the %s model: %w", r.mode, err)
 		}
@@ -289,7 +289,7 @@ func (f *demoFlags) infer(ctx context.Context, m *ndpp.Model, logf func(string, 
 	if gv.Zero {
 		return nil, nil, 0, errors.New("offline greedy found no set with a non-zero determinant")
 	}
-	ratio := func(v stream.Value) float64 {
+	ratio := func(v ndpp.Value) float64 {
 		if v.Zero {
 			return 0
 		}

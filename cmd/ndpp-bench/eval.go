@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"time"
@@ -64,7 +65,7 @@ func runEval(e *env, args []string) error {
 	}
 	start := time.Now()
 	keys := sortKeys(voc)
-	met, err := learn.Evaluate(m, baskets, learn.EvalOptions{Seed: f.seed, Key: keys, Workers: f.g.threads})
+	met, err := learn.Evaluate(context.Background(), m, baskets, learn.EvalOptions{Seed: f.seed, Key: keys, Workers: f.g.threads})
 	if err != nil {
 		return err
 	}
@@ -76,10 +77,10 @@ func runEval(e *env, args []string) error {
 			return err
 		}
 		opt := learn.EvalOptions{Seed: f.seed, Key: keys, Workers: f.g.threads}
-		if base, err = learn.Baselines(train, baskets, m.N(), opt); err != nil {
+		if base, err = learn.Baselines(context.Background(), train, baskets, m.N(), opt); err != nil {
 			return err
 		}
-		if cooc, err = learn.CooccurrenceBaseline(train, baskets, m.N(), opt); err != nil {
+		if cooc, err = learn.CooccurrenceBaseline(context.Background(), train, baskets, m.N(), opt); err != nil {
 			return err
 		}
 	}

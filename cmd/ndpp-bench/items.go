@@ -138,7 +138,7 @@ func runItems(e *env, args []string) error {
 // writeKernel writes the kernel as a one-item model file (C, the stream's
 // first item and its diagonal entry), which infer --kernel reads only the
 // kernel from, to path or, for "-", to stdout.
-func writeKernel(path string, stdout io.Writer, k detcache.Kernel, first detcache.Item) error {
+func writeKernel(path string, stdout io.Writer, k ndpp.Kernel, first ndpp.Item) error {
 	var opts []ndpp.Option
 	if k.Diag {
 		opts = append(opts, ndpp.WithDiag([]float64{first.Delta}))
@@ -167,7 +167,7 @@ type itemsProgress struct {
 	read    int64
 }
 
-func (p *itemsProgress) Next(max int) ([]detcache.Item, error) {
+func (p *itemsProgress) Next(max int) ([]ndpp.Item, error) {
 	its, err := p.src.Next(max)
 	p.read += int64(len(its))
 	p.bar.Add(len(its))
@@ -230,11 +230,10 @@ func (f *inferFlags) runItems(e *env, algos []string) error {
 	if _, err := br.Peek(1); err != nil && err != io.EOF {
 		return fmt.Errorf("--items %s: %w", name, err)
 	}
-	kf, err := npz.LoadKernel(f.kernel)
+	kern, err := npz.LoadKernel(f.kernel)
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	kern := detcache.Kernel{D: kf.D, C: kf.C, Shared: kf.Shared, Diag: kf.Diag}
 	if r := kern.MaxRank(-1); f.k > r {
 		if kern.Shared {
 			return usagef("--k %d exceeds d = %d, the rank of a kernel with B = V and no diagonal (every larger set has determinant 0)", f.k, r)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -399,7 +400,7 @@ func runLearn(e *env, args []string) error {
 	fs.StringVar(&f.resume, "resume", "", "online: resume from this checkpoint, or - for standard input, skipping the baskets it has seen (the checkpoint's learning options apply)")
 	fs.Float64Var(&f.initScale, "init-scale", 0, "standard deviation of the initial entries of V and B (default 0.25/√d; with --diag 0.01/√d)")
 	fs.Float64Var(&f.initShare, "init-share", 0, "with --diag: initial E‖vᵢ‖² as a share of the item's initial δᵢ (default: offline 0.5, online 0.01; negative: --init-scale as drawn)")
-	fs.IntVar(&f.factorEv, "factor-every", 0, "online, exact normaliser: refactor every this many baskets on a worker goroutine; 1 = synchronously at every basket, the exact gradient (default 25)")
+	fs.IntVar(&f.factorEv, "factor-every", 0, "online, exact normaliser: refactor every this many baskets (on a second goroutine); 1 = synchronously at every basket, the exact gradient (default 25)")
 	fs.IntVar(&f.lag, "lag", 0, "online, exact normaliser: a refactorisation takes effect this many baskets after its snapshot, at most --factor-every (default min(factor-every, 70))")
 	fs.IntVar(&f.cEvery, "c-every", 0, "online: step C every this many baskets (default 32 for adam, 16 for sgd)")
 	if err := parseFlags(fs, args); err != nil {
@@ -464,7 +465,7 @@ func runLearn(e *env, args []string) error {
 			}
 			bar.Add(1)
 		}
-		res, err = learn.TrainOffline(train, val, n, learn.OfflineOptions{D: f.d, Shared: f.shared, LowRank: !f.diag, Seed: f.seed, DiagLR: f.diagLR, RateScale: f.rateScale,
+		res, err = learn.TrainOffline(context.Background(), train, val, n, learn.OfflineOptions{D: f.d, Shared: f.shared, LowRank: !f.diag, Seed: f.seed, DiagLR: f.diagLR, RateScale: f.rateScale,
 			Progress: progressFn, LR: f.lr, Batch: f.batch, MaxEpochs: f.epochs, Patience: f.patience, Alpha: f.alpha, Beta: f.beta,
 			FixC: f.fixC, Workers: f.g.threads, TimeLimit: f.timeLimit, TraceSet: traceSet(f.trace, val),
 			Init: learn.InitOptions{Scale: f.initScale, Share: f.initShare}})
@@ -483,23 +484,23 @@ func runLearn(e *env, args []string) error {
 	n := voc.Len()
 	keys := sortKeys(voc)
 	evalOpt := learn.EvalOptions{Seed: f.seed, Key: keys, Workers: f.g.threads}
-	met, err := learn.Evaluate(model, test, evalOpt)
+	met, err := learn.Evaluate(context.Background(), model, test, evalOpt)
 	if err != nil {
 		return err
 	}
 	var base *learn.Metrics
 	if baseModel == nil {
-		if base, err = learn.Baselines(train, test, n, evalOpt); err != nil {
+		if base, err = learn.Baselines(context.Background(), train, test, n, evalOpt); err != nil {
 			return err
 		}
 		if coCounts, err = learn.CountCooccurrence(train, n, learn.DefaultCooccurPairs); err != nil {
 			return err
 		}
-	} else if base, err = learn.Evaluate(baseModel, test, evalOpt); err != nil {
+	} else if base, err = learn.Evaluate(context.Background(), baseModel, test, evalOpt); err != nil {
 		// The online learner counted the training baskets as they went by.
 		return err
 	}
-	cooc, err := coCounts.Evaluate(test, n, learn.DefaultCooccurNorm, evalOpt)
+	cooc, err := coCounts.Evaluate(context.Background(), test, n, learn.DefaultCooccurNorm, evalOpt)
 	if err != nil {
 		return err
 	}
@@ -706,7 +707,8 @@ func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, mode
 	} else {
 		o, err = learn.NewOnline(learn.OnlineOptions{D: f.d, Shared: f.shared, LowRank: !f.diag, Seed: f.seed, Optimizer: optim,
 			LR: f.lr, DiagLR: f.diagLR, RateScale: f.rateScale, Alpha: f.alpha, Beta: f.beta, Normalizer: norm, FixC: f.fixC,
-			Init: learn.InitOptions{Scale: f.initScale, Share: f.initShare}, FactorEvery: f.factorEv, Lag: f.lag, CEvery: f.cEvery})
+			Init: learn.InitOptions{Scale: f.initScale, Share: f.initShare}, CEvery: f.cEvery,
+			Schedule: learn.Schedule{FactorEvery: f.factorEv, Lag: f.lag}})
 		if err != nil {
 			return nil, nil, nil, nil, nil, err
 		}
@@ -718,7 +720,7 @@ func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, mode
 	if f.trace != "" {
 		run.TraceSource = hold.Validation
 	}
-	if res, err = o.Run(src, run); err != nil {
+	if res, err = o.Run(context.Background(), src, run); err != nil {
 		bar.Finish()
 		return nil, nil, nil, nil, nil, tokenHint(inFile(f.data, err))
 	}

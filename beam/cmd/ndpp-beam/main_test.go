@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndpp-go/ndpp/beam/pipelines"
-	"github.com/ndpp-go/ndpp/detcache"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/ndpp/items"
 	"github.com/ndpp-go/ndpp/ndpp/npz"
@@ -120,14 +119,14 @@ func TestMap(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, npz.Write(f, m))
 	require.NoError(t, f.Close())
-	kern := detcache.KernelOf(m)
+	kern := ndpp.KernelOf(m)
 	for p, rows := range [][2]int{{0, 120}, {120, 300}} {
 		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("items-%d.npy", p)))
 		require.NoError(t, err)
 		w, err := items.NewNPYWriter(f, kern, rows[1]-rows[0], false)
 		require.NoError(t, err)
 		for i := rows[0]; i < rows[1]; i++ {
-			require.NoError(t, w.Write([]detcache.Item{detcache.ModelItem(m, i)}))
+			require.NoError(t, w.Write([]ndpp.Item{ndpp.ModelItem(m, i)}))
 		}
 		require.NoError(t, w.Close())
 		require.NoError(t, f.Close())
