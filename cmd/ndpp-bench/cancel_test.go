@@ -21,14 +21,16 @@ func runCtx(ctx context.Context, args ...string) (code int, stdout, stderr strin
 }
 
 // TestCommandsInterrupted: infer (a model's items and a stream of item
-// vectors) and sample stop when their context is done, before they start
-// or midway, with exit status 130, one line on stderr, and no output file.
+// vectors), sample, learn (online and offline) and eval stop when their
+// context is done, before they start or midway, with exit status 130, one
+// line on stderr, and no output file.
 func TestCommandsInterrupted(t *testing.T) {
 	dir := t.TempDir()
 	items := filepath.Join(dir, "items.npy")
 	kernel := filepath.Join(dir, "kernel.npz")
 	code, _, errs := runCtx(context.Background(), "items", "--synthetic", "--n", "3000", "--d", "4", "--seed", "2", "--out", items, "--kernel-out", kernel, "--quiet")
 	require.Zero(t, code, errs)
+	data := smallApparel(t, 1500)
 	done, cancel := context.WithCancel(context.Background())
 	cancel()
 	out := filepath.Join(dir, "samples.txt")
@@ -36,6 +38,9 @@ func TestCommandsInterrupted(t *testing.T) {
 		{"infer", "--synthetic", "--n", "3000", "--d", "4", "--k", "5", "--algos", "online-lss,online-2neighbor", "--quiet"},
 		{"infer", "--items", items, "--kernel", kernel, "--k", "5", "--algos", "all", "--quiet"},
 		{"sample", "--model", smallModel, "--count", "500", "--out", out, "--quiet"},
+		{"learn", "--data", data, "--mode", "online", "--d", "5", "--val", "100", "--test", "300", "--out", out, "--quiet"},
+		{"learn", "--data", data, "--mode", "offline", "--d", "5", "--val", "100", "--test", "300", "--epochs", "3", "--out", out, "--quiet"},
+		{"eval", "--model", smallModel, "--test", "testdata/golden/eval-baskets.txt", "--quiet"},
 	} {
 		for _, ctx := range []context.Context{done, ndpptest.CancelAfter(3)} {
 			code, stdout, errs := runCtx(ctx, args...)
@@ -52,6 +57,6 @@ func TestCommandsInterrupted(t *testing.T) {
 	// Only these commands take SIGINT and SIGTERM as a cancellation
 	// (serve handles its own signals).
 	for name, c := range commands {
-		require.Equal(t, name == "infer" || name == "sample", c.interruptible, name)
+		require.Equal(t, name == "infer" || name == "sample" || name == "learn" || name == "eval" || name == "demo", c.interruptible, name)
 	}
 }

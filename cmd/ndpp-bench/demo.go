@@ -83,6 +83,8 @@ func init() {
 		name:    "demo",
 		summary: "learn on the bundled Amazon apparel data, run every MAP algorithm, write the paper's figures",
 		run:     runDemo,
+
+		interruptible: true,
 	})
 }
 
@@ -179,7 +181,7 @@ func runDemo(e *env, args []string) error {
 		filepath.Base(f.data), len(data), n, len(train), len(val), len(test), blas.Backend())
 
 	// Learning: one online pass, and the offline baseline for comparison.
-	learnRows, nll, model, err := f.learn(train, val, test, n, logf)
+	learnRows, nll, model, err := f.learn(e.context(), train, val, test, n, logf)
 	if err != nil {
 		return err
 	}
@@ -234,26 +236,26 @@ func runDemo(e *env, args []string) error {
 	return nil
 }
 
-func (f *demoFlags) learn(train, val, test [][]int, n int, logf func(string, ...any)) ([]metricsJSON, []nllRow, *ndpp.Model, error) {
+func (f *demoFlags) learn(ctx context.Context, train, val, test [][]int, n int, logf func(string, ...any)) ([]metricsJSON, []nllRow, *ndpp.Model, error) {
 	var rows []metricsJSON
 	var nll []nllRow
-	on, err := learn.TrainOnline(context.Background(), learn.SliceSource(train), learn.OnlineOptions{D: f.d, Seed: f.seed, N: n},
+	on, err := learn.TrainOnline(ctx, learn.SliceSource(train), learn.OnlineOptions{D: f.d, Seed: f.seed, N: n},
 		learn.OnlineRun{TraceSet: val, TraceEvery: max(1, len(train)/40)})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("online learning: %w", err)
 	}
 	logf("online learning: one pass over %d baskets in %.2fs", len(train), on.Seconds)
-	off, err := learn.TrainOffline(context.Background(), train, val, n, learn.OfflineOptions{D: f.d, Seed: f.seed, TraceSet: val,
+	off, err := learn.TrainOffline(ctx, train, val, n, learn.OfflineOptions{D: f.d, Seed: f.seed, TraceSet: val,
 		TimeLimit: time.Duration(f.offlineSeconds * float64(time.Second))})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("offline learning: %w", err)
 	}
 	logf("offline learning: %.1f passes in %.2fs", off.Passes, off.Seconds)
-	base, err := learn.Baselines(context.Background(), train, test, n, learn.EvalOptions{Seed: f.seed})
+	base, err := learn.Baselines(ctx, train, test, n, learn.EvalOptions{Seed: f.seed})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("evaluating the baselines: %w", err)
 	}
-	cooc, err := learn.CooccurrenceBaseline(context.Background(), train, test, n, learn.EvalOptions{Seed: f.seed})
+	cooc, err := learn.CooccurrenceBaseline(ctx, train, test, n, learn.EvalOptions{Seed: f.seed})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("evaluating the co-occurrence baseline: %w", err)
 	}
@@ -261,7 +263,7 @@ func (f *demoFlags) learn(train, val, test [][]int, n int, logf func(string, ...
 		mode string
 		res  *learn.Result
 	}{{"online", on}, {"offline", off}} {
-		met, err := learn.Evaluate(context.Background(), r.res.Model, test, learn.EvalOptions{Seed: f.seed})
+		met, err := learn.Evaluate(ctx, r.res.Model, test, learn.EvalOptions{Seed: f.seed})
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("evaluating the %s model: %w", r.mode, err)
 		}

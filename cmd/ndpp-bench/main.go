@@ -9,7 +9,7 @@
 // --threads N, --json and --quiet, and --help with an example. Usage errors
 // print one line and exit with status 2; other failures exit with status 1.
 // SIGINT or SIGTERM stops a command that watches its context (infer,
-// sample) at its next check, with exit status 130; a second signal ends
+// sample, learn, eval, demo) at its next check, with exit status 130; a second signal ends
 // the process at once. The other commands keep the signals' default
 // effect, and serve handles its own.
 package main
