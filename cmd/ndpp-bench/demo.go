@@ -255,9 +255,9 @@ func (f *demoFlags) learn(ctx context.Context, train, val, test [][]int, n int, 
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("evaluating the baselines: %w", err)
 	}
-	cooc, err := learn.CooccurrenceBaseline(ctx, train, test, n, learn.EvalOptions{Seed: f.seed})
+	cooc, err := learn.CooccurrenceBaseline(ctx, train, test, n, learn.EvalOptions{Seed: f.seed, MaxMemory: f.g.budget.Bytes})
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("evaluating the co-occurrence baseline: %w", err)
+		return nil, nil, nil, fmt.Errorf("evaluating the co-occurrence baseline: %w", f.g.budget.Rename(err))
 	}
 	for _, r := range []struct {
 		mode string
@@ -277,7 +277,7 @@ func (f *demoFlags) learn(ctx context.Context, train, val, test [][]int, n int, 
 	return rows, nll, on.Model, nil
 }
 
-var demoAlgos = []string{stream.NameStreamPartition, stream.NameOnlineLSS, stream.NameOnline2Neighbor, stream.NameOnlineGreedy}
+var demoAlgos = stream.SolverNames()
 
 func (f *demoFlags) infer(ctx context.Context, m *ndpp.Model, logf func(string, ...any)) ([]demoInferRow, []trajRow, float64, error) {
 	if f.k > m.N() {

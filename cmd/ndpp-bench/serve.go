@@ -27,8 +27,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ndpp-go/ndpp/blas"
+	"github.com/ndpp-go/ndpp/internal/memlimit"
 	"github.com/ndpp-go/ndpp/internal/outfile"
-	"github.com/ndpp-go/ndpp/internal/scorefmt"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/rerank"
 )
@@ -51,6 +51,9 @@ type serveLimits struct {
 	maxBaskets    int   // baskets per request
 	maxN          int   // /v1/recommend n
 	maxInflight   int   // requests computed at once (others wait)
+	// budget is the memory budget of loading the model file (a zero
+	// Budget: the machine's).
+	budget memlimit.Budget
 }
 
 func defaultServeLimits() serveLimits {
@@ -87,6 +90,7 @@ func runServe(e *env, args []string) error {
 	if err := g.apply(); err != nil {
 		return err
 	}
+	lim.budget = g.budget
 	if *modelPath == "" {
 		return usagef("--model is required")
 	}
@@ -156,8 +160,8 @@ type servedModel struct {
 	gains   sync.Pool // *[][]float64, recBatch rows of n gains
 }
 
-func loadServed(path string) (*servedModel, error) {
-	m, err := loadModel(path)
+func loadServed(path string, budget memlimit.Budget) (*servedModel, error) {
+	m, err := loadModel(path, budget)
 	if err != nil {
 		return nil, err
 	}
@@ -217,7 +221,7 @@ type server struct {
 }
 
 func newServer(path string, lim serveLimits, logger *log.Logger) (*server, error) {
-	sm, err := loadServed(path)
+	sm, err := loadServed(path, lim.budget)
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +252,7 @@ func (s *server) model() *servedModel { return s.cur.Load() }
 // reload reads the model file again and swaps it in; requests that have
 // taken the old model finish with it. On error the old model stays.
 func (s *server) reload() error {
-	sm, err := loadServed(s.path)
+	sm, err := loadServed(s.path, s.lim.budget)
 	if err != nil {
 		s.reloadsC.WithLabelValues("error").Inc()
 		return err
@@ -605,8 +609,8 @@ type recommendBatch struct {
 }
 
 // recBatch is the number of baskets of a request whose gains are computed
-// together (ndpp.Model.ConditionalGainsBatch).
-const recBatch = 32
+// together (the rows of gains given to ndpp.Model.RecommendBatch).
+const recBatch = ndpp.RecommendBatchSize
 
 func (s *server) recommend(sm *servedModel, r *http.Request) (any, *apiError) {
 	var req recommendRequest
@@ -637,32 +641,28 @@ func (s *server) recommend(sm *servedModel, r *http.Request) (any, *apiError) {
 	}
 	gp := sm.gains.Get().(*[][]float64)
 	defer sm.gains.Put(gp)
-	errs := make([]error, recBatch)
-	out := make([]recommendation, len(bs))
-	for b0 := 0; b0 < len(bs); b0 += recBatch {
-		if err := r.Context().Err(); err != nil {
+	recs, errs, err := sm.m.RecommendBatch(r.Context(), bs, n, ndpp.RecommendOptions{Gains: *gp})
+	if err != nil {
+		if r.Context().Err() != nil {
 			return nil, &apiError{code: http.StatusServiceUnavailable, msg: "request cancelled"}
 		}
-		nb := min(recBatch, len(bs)-b0)
-		if err := sm.m.ConditionalGainsBatch(bs[b0:b0+nb], (*gp)[:nb], errs[:nb]); err != nil {
-			panic(err) // the outputs are sized by the server
-		}
-		for i := 0; i < nb; i++ {
-			rec := recommendation{Items: []json.RawMessage{}, Scores: []float64{}}
-			if err := errs[i]; err != nil {
-				if single && errors.Is(err, ndpp.ErrSingularCondition) {
-					return nil, &apiError{code: http.StatusUnprocessableEntity, field: "basket", msg: "det L_basket is zero under the numerical zero rule: no next-item gains"}
-				}
-				rec.Error = err.Error()
-			} else {
-				g := (*gp)[i]
-				for _, j := range scorefmt.TopItems(g, bs[b0+i], n) {
-					rec.Items = append(rec.Items, sm.tokJSON[j])
-					rec.Scores = append(rec.Scores, g[j])
-				}
+		panic(err) // n and the gains' rows are sized by the server
+	}
+	out := make([]recommendation, len(bs))
+	for i := range bs {
+		rec := recommendation{Items: []json.RawMessage{}, Scores: []float64{}}
+		if err := errs[i]; err != nil {
+			if single && errors.Is(err, ndpp.ErrSingularCondition) {
+				return nil, &apiError{code: http.StatusUnprocessableEntity, field: "basket", msg: "det L_basket is zero under the numerical zero rule: no next-item gains"}
 			}
-			out[b0+i] = rec
+			rec.Error = err.Error()
+		} else {
+			for _, rc := range recs[i] {
+				rec.Items = append(rec.Items, sm.tokJSON[rc.Item])
+				rec.Scores = append(rec.Scores, rc.Gain)
+			}
 		}
+		out[i] = rec
 	}
 	if single {
 		return out[0], nil
