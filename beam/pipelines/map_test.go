@@ -99,14 +99,14 @@ func runMap(t *testing.T, opt MapOptions) *MapResult {
 // local search from its solution with polish.
 func singleMachine(t *testing.T, m *ndpp.Model, k int, polish bool) stream.Result {
 	t.Helper()
-	g, err := stream.OfflineGreedy(m, k, stream.GreedyOptions{})
+	g, err := stream.OfflineGreedy(context.Background(), m, k, stream.GreedyOptions{})
 	require.NoError(t, err)
 	if !polish {
 		return g
 	}
 	o, err := detcache.NewFast(m, k)
 	require.NoError(t, err)
-	ls, err := stream.LocalSearch(o, k, g.Solution, stream.LocalSearchOptions{})
+	ls, err := stream.LocalSearch(context.Background(), o, k, g.Solution, stream.LocalSearchOptions{})
 	require.NoError(t, err)
 	return ls.Result
 }

@@ -283,7 +283,7 @@ func (f *demoFlags) infer(ctx context.Context, m *ndpp.Model, logf func(string, 
 	if f.k > m.N() {
 		return nil, nil, 0, usagef("--k %d is more than the %d items", f.k, m.N())
 	}
-	greedy, err := stream.OfflineGreedy(m, f.k, stream.GreedyOptions{})
+	greedy, err := stream.OfflineGreedy(context.Background(), m, f.k, stream.GreedyOptions{})
 	if err != nil {
 		return nil, nil, 0, err
 	}

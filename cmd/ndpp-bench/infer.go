@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -160,12 +161,12 @@ func runInfer(e *env, args []string) error {
 		var res stream.Result
 		switch name {
 		case stream.NameOfflineGreedy:
-			res, err = stream.OfflineGreedy(m, f.k, stream.GreedyOptions{Workers: f.g.threads})
+			res, err = stream.OfflineGreedy(context.Background(), m, f.k, stream.GreedyOptions{Workers: f.g.threads})
 			if err != nil {
 				return usagef("%s: %v", name, err)
 			}
 		case stream.NameLocalSearch:
-			g, err := stream.OfflineGreedy(m, f.k, stream.GreedyOptions{Workers: f.g.threads})
+			g, err := stream.OfflineGreedy(context.Background(), m, f.k, stream.GreedyOptions{Workers: f.g.threads})
 			if err != nil {
 				return usagef("%s: %v", name, err)
 			}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -137,7 +138,7 @@ func TestMap(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	res, err := pipelines.ReadMapResult(out)
 	require.NoError(t, err)
-	g, err := stream.OfflineGreedy(m, 5, stream.GreedyOptions{})
+	g, err := stream.OfflineGreedy(context.Background(), m, 5, stream.GreedyOptions{})
 	require.NoError(t, err)
 	require.Equal(t, slices.Sorted(slices.Values(g.Solution)), res.IDs)
 	require.Equal(t, int64(300), res.Items)
