@@ -224,7 +224,7 @@ func coresetRounds(ctx context.Context, m *ndpp.Model, size, k int, opt CoresetO
 		if n <= k {
 			return sol, sol, nil
 		}
-		g, err := OfflineGreedy(context.TODO(), m, k, GreedyOptions{Workers: opt.Workers})
+		g, err := OfflineGreedy(ctx, m, k, GreedyOptions{Workers: opt.Workers})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -238,7 +238,7 @@ func coresetRounds(ctx context.Context, m *ndpp.Model, size, k int, opt CoresetO
 		}
 		avail := n - len(sol)
 		r := min(size-len(sol), k, avail)
-		g, err := OfflineGreedy(context.TODO(), m, r, GreedyOptions{Workers: opt.Workers, Items: rest})
+		g, err := OfflineGreedy(ctx, m, r, GreedyOptions{Workers: opt.Workers, Items: rest})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -248,7 +248,7 @@ func coresetRounds(ctx context.Context, m *ndpp.Model, size, k int, opt CoresetO
 			if err != nil {
 				return nil, nil, err
 			}
-			ls, err := LocalSearch(context.TODO(), o, r, pick, LocalSearchOptions{Items: rest})
+			ls, err := LocalSearch(ctx, o, r, pick, LocalSearchOptions{Items: rest})
 			if err != nil {
 				return nil, nil, err
 			}

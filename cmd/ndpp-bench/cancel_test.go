@@ -36,6 +36,8 @@ func TestCommandsInterrupted(t *testing.T) {
 	out := filepath.Join(dir, "samples.txt")
 	for _, args := range [][]string{
 		{"infer", "--synthetic", "--n", "3000", "--d", "4", "--k", "5", "--algos", "online-lss,online-2neighbor", "--quiet"},
+		{"infer", "--synthetic", "--n", "3000", "--d", "4", "--k", "5", "--algos", "offline-greedy", "--quiet"},
+		{"infer", "--synthetic", "--n", "3000", "--d", "4", "--k", "5", "--algos", "local-search", "--quiet"},
 		{"infer", "--items", items, "--kernel", kernel, "--k", "5", "--algos", "all", "--quiet"},
 		{"sample", "--model", smallModel, "--count", "500", "--out", out, "--quiet"},
 		{"learn", "--data", data, "--mode", "online", "--d", "5", "--val", "100", "--test", "300", "--out", out, "--quiet"},

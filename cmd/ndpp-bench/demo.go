@@ -283,7 +283,7 @@ func (f *demoFlags) infer(ctx context.Context, m *ndpp.Model, logf func(string, 
 	if f.k > m.N() {
 		return nil, nil, 0, usagef("--k %d is more than the %d items", f.k, m.N())
 	}
-	greedy, err := stream.OfflineGreedy(context.Background(), m, f.k, stream.GreedyOptions{})
+	greedy, err := stream.OfflineGreedy(ctx, m, f.k, stream.GreedyOptions{})
 	if err != nil {
 		return nil, nil, 0, err
 	}
@@ -354,7 +354,7 @@ func (f *demoFlags) infer(ctx context.Context, m *ndpp.Model, logf func(string, 
 		DetEvals: greedy.Evals, ItemsPerS: greedy.ItemsPerSec()})
 	// Local search from the greedy's solution (order-independent, like
 	// the greedy: its ratio fills the random-order columns).
-	ls, err := localSearch("fast", m, f.k, greedy.Solution, lsFlags{eps: stream.DefaultLocalSearchEps}, stream.NameLocalSearch)
+	ls, err := localSearch(ctx, "fast", m, f.k, greedy.Solution, lsFlags{eps: stream.DefaultLocalSearchEps}, stream.NameLocalSearch)
 	if err != nil {
 		return nil, nil, 0, err
 	}
