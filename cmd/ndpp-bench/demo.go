@@ -68,6 +68,8 @@ func init() {
 		globals: gBackend | gJSON | gQuiet | gMaxMem,
 		summary: "learn on the bundled Amazon apparel data, run every MAP algorithm, write the paper's figures",
 		run:     runDemo,
+
+		interruptible: true,
 	})
 }
 
@@ -166,13 +168,13 @@ func runDemo(e *env, args []string) error {
 		dataName, len(data), n, len(train), len(val), len(test), blas.Backend())
 
 	// Learning: one online pass, and the offline baseline for comparison.
-	learnRows, nll, model, err := f.learn(train, val, test, n, logf)
+	learnRows, nll, model, err := f.learn(e.context(), train, val, test, n, logf)
 	if err != nil {
 		return err
 	}
 
 	// Inference on the online-learned model.
-	inferRows, traj, greedyLog, err := f.infer(model, logf)
+	inferRows, traj, greedyLog, err := f.infer(e.context(), model, logf)
 	if err != nil {
 		return err
 	}
@@ -221,26 +223,26 @@ func runDemo(e *env, args []string) error {
 	return nil
 }
 
-func (f *demoFlags) learn(train, val, test [][]int, n int, logf func(string, ...any)) ([]metricsJSON, []nllRow, *ndpp.Model, error) {
+func (f *demoFlags) learn(ctx context.Context, train, val, test [][]int, n int, logf func(string, ...any)) ([]metricsJSON, []nllRow, *ndpp.Model, error) {
 	var rows []metricsJSON
 	var nll []nllRow
-	on, err := learn.TrainOnline(context.Background(), learn.SliceSource(train), learn.OnlineOptions{D: f.d, Seed: f.seed, N: n},
+	on, err := learn.TrainOnline(ctx, learn.SliceSource(train), learn.OnlineOptions{D: f.d, Seed: f.seed, N: n},
 		learn.OnlineRun{TraceSet: val, TraceEvery: max(1, len(train)/40)})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("online learning: %w", err)
 	}
 	logf("online learning: one pass over %d baskets in %.2fs", len(train), on.Seconds)
-	off, err := learn.TrainOffline(context.Background(), train, val, n, learn.OfflineOptions{D: f.d, Seed: f.seed, TraceSet: val,
+	off, err := learn.TrainOffline(ctx, train, val, n, learn.OfflineOptions{D: f.d, Seed: f.seed, TraceSet: val,
 		TimeLimit: time.Duration(f.offlineSeconds * float64(time.Second))})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("offline learning: %w", err)
 	}
 	logf("offline learning: %.1f passes in %.2fs", off.Passes, off.Seconds)
-	base, err := learn.Baselines(context.Background(), train, test, n, learn.EvalOptions{Seed: f.seed})
+	base, err := learn.Baselines(ctx, train, test, n, learn.EvalOptions{Seed: f.seed})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("evaluating the baselines: %w", err)
 	}
-	cooc, err := learn.CooccurrenceBaseline(context.Background(), train, test, n, learn.EvalOptions{Seed: f.seed, MaxMemory: f.g.budget.Bytes})
+	cooc, err := learn.CooccurrenceBaseline(ctx, train, test, n, learn.EvalOptions{Seed: f.seed, MaxMemory: f.g.budget.Bytes})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("evaluating the co-occurrence baseline: %w", f.g.budget.Rename(err))
 	}
@@ -248,7 +250,7 @@ func (f *demoFlags) learn(train, val, test [][]int, n int, logf func(string, ...
 		mode string
 		res  *learn.Result
 	}{{"online", on}, {"offline", off}} {
-		met, err := learn.Evaluate(context.Background(), r.res.Model, test, learn.EvalOptions{Seed: f.seed})
+		met, err := learn.Evaluate(ctx, r.res.Model, test, learn.EvalOptions{Seed: f.seed})
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("evaluating the %s model: %w", r.mode, err)
 		}
@@ -264,11 +266,11 @@ func (f *demoFlags) learn(train, val, test [][]int, n int, logf func(string, ...
 
 var demoAlgos = stream.SolverNames()
 
-func (f *demoFlags) infer(m *ndpp.Model, logf func(string, ...any)) ([]demoInferRow, []trajRow, float64, error) {
+func (f *demoFlags) infer(ctx context.Context, m *ndpp.Model, logf func(string, ...any)) ([]demoInferRow, []trajRow, float64, error) {
 	if f.k > m.N() {
 		return nil, nil, 0, usagef("--k %d is more than the %d items", f.k, m.N())
 	}
-	greedy, err := stream.OfflineGreedy(context.Background(), m, f.k, stream.GreedyOptions{})
+	greedy, err := stream.OfflineGreedy(ctx, m, f.k, stream.GreedyOptions{})
 	if err != nil {
 		return nil, nil, 0, err
 	}
@@ -290,7 +292,7 @@ func (f *demoFlags) infer(m *ndpp.Model, logf func(string, ...any)) ([]demoInfer
 		if err != nil {
 			return nil, nil, 0, err
 		}
-		res, err := stream.Run(s, stream.IDOrder(m.N()), stream.RunOptions{Every: 1, Trajectory: func(p stream.Point) {
+		res, err := stream.Run(ctx, s, stream.IDOrder(m.N()), stream.RunOptions{Every: 1, Trajectory: func(p stream.Point) {
 			lv := p.Value.Log
 			if p.Value.Zero || p.Size < f.k {
 				lv = math.Inf(-1)
@@ -313,7 +315,7 @@ func (f *demoFlags) infer(m *ndpp.Model, logf func(string, ...any)) ([]demoInfer
 			if err != nil {
 				return nil, nil, 0, err
 			}
-			r, err := stream.Run(s, stream.RandomOrder(m.N(), f.seed+uint64(o)+1), stream.RunOptions{})
+			r, err := stream.Run(ctx, s, stream.RandomOrder(m.N(), f.seed+uint64(o)+1), stream.RunOptions{})
 			if err != nil {
 				return nil, nil, 0, err
 			}
@@ -339,7 +341,7 @@ func (f *demoFlags) infer(m *ndpp.Model, logf func(string, ...any)) ([]demoInfer
 		DetEvals: greedy.Evals, ItemsPerS: greedy.ItemsPerSec()})
 	// Local search from the greedy's solution (order-independent, like
 	// the greedy: its ratio fills the random-order columns).
-	ls, err := localSearch("fast", m, f.k, greedy.Solution, lsFlags{eps: stream.DefaultLocalSearchEps}, stream.NameLocalSearch)
+	ls, err := localSearch(ctx, "fast", m, f.k, greedy.Solution, lsFlags{eps: stream.DefaultLocalSearchEps}, stream.NameLocalSearch)
 	if err != nil {
 		return nil, nil, 0, err
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -28,6 +27,8 @@ func init() {
 		globals: gBackend | gThreads | gJSON | gQuiet | gMaxMem,
 		summary: "learn an NDPP from baskets (one-pass online or offline Adam) and evaluate it",
 		run:     runLearn,
+
+		interruptible: true,
 	})
 }
 
@@ -498,7 +499,7 @@ func runLearn(e *env, args []string) error {
 			}
 			bar.Add(1)
 		}
-		res, err = learn.TrainOffline(context.Background(), train, val, n, learn.OfflineOptions{D: f.d, Shared: f.shared, LowRank: !f.diag, Seed: f.seed, DiagLR: f.diagLR, RateScale: f.rateScale,
+		res, err = learn.TrainOffline(e.context(), train, val, n, learn.OfflineOptions{D: f.d, Shared: f.shared, LowRank: !f.diag, Seed: f.seed, DiagLR: f.diagLR, RateScale: f.rateScale,
 			Progress: progressFn, LR: f.lr, Batch: f.batch, MaxEpochs: f.epochs, Patience: f.patience, Alpha: f.alpha, Beta: f.beta,
 			FixC: f.fixC, Workers: f.g.threads, TimeLimit: f.timeLimit, TraceSet: traceSet(f.trace, val),
 			Init: learn.InitOptions{Scale: f.initScale, Share: f.initShare}})
@@ -517,23 +518,23 @@ func runLearn(e *env, args []string) error {
 	n := voc.Len()
 	keys := sortKeys(voc)
 	evalOpt := learn.EvalOptions{Seed: f.seed, Key: keys, Workers: f.g.threads}
-	met, err := learn.Evaluate(context.Background(), model, test, evalOpt)
+	met, err := learn.Evaluate(e.context(), model, test, evalOpt)
 	if err != nil {
 		return err
 	}
 	var base *learn.Metrics
 	if baseModel == nil {
-		if base, err = learn.Baselines(context.Background(), train, test, n, evalOpt); err != nil {
+		if base, err = learn.Baselines(e.context(), train, test, n, evalOpt); err != nil {
 			return err
 		}
 		if coCounts, err = learn.CountCooccurrence(train, n, learn.DefaultCooccurPairs, f.g.budget.Bytes); err != nil {
 			return f.g.budget.Rename(err)
 		}
-	} else if base, err = learn.Evaluate(context.Background(), baseModel, test, evalOpt); err != nil {
+	} else if base, err = learn.Evaluate(e.context(), baseModel, test, evalOpt); err != nil {
 		// The online learner counted the training baskets as they went by.
 		return err
 	}
-	cooc, err := coCounts.Evaluate(context.Background(), test, n, learn.DefaultCooccurNorm, evalOpt)
+	cooc, err := coCounts.Evaluate(e.context(), test, n, learn.DefaultCooccurNorm, evalOpt)
 	if err != nil {
 		return err
 	}
@@ -730,7 +731,7 @@ func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, mode
 	if f.trace != "" {
 		run.TraceSource = hold.Validation
 	}
-	if res, err = o.Run(context.Background(), src, run); err != nil {
+	if res, err = o.Run(e.context(), src, run); err != nil {
 		bar.Finish()
 		return nil, nil, nil, nil, nil, tokenHint(inFile(f.data, err))
 	}

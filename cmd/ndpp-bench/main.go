@@ -11,17 +11,24 @@
 // every command takes --help with an example. `ndpp-bench version` (or
 // --version) prints the build's version. Usage errors print one line and
 // exit with status 2; other failures exit with status 1.
+// SIGINT or SIGTERM stops a command that watches its context (infer,
+// sample, learn, eval, demo) at its next check, with exit status 130; a
+// second signal ends the process at once. The other commands keep the
+// signals' default effect, and serve handles its own.
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/ndpp-go/ndpp/blas"
 	"github.com/ndpp-go/ndpp/internal/memlimit"
@@ -34,6 +41,8 @@ type command struct {
 	summary string
 	globals globalFlags
 	run     func(e *env, args []string) error
+	// interruptible: run watches e.ctx, which SIGINT and SIGTERM cancel.
+	interruptible bool
 }
 
 // globalFlags is a set of global flags.
@@ -83,6 +92,21 @@ type env struct {
 	stdin  io.Reader
 	// stderrTTY reports whether stderr is a terminal (progress bars).
 	stderrTTY bool
+	// signals makes run stop interruptible commands on SIGINT and SIGTERM
+	// (through ctx); tests leave it off.
+	signals bool
+	// ctx is the command's context, done when it should stop (nil:
+	// never).
+	ctx context.Context
+}
+
+// context returns the command's context (context.Background() when none
+// is set).
+func (e *env) context() context.Context {
+	if e.ctx == nil {
+		return context.Background()
+	}
+	return e.ctx
 }
 
 // usageError is a mistake in the command line: exit status 2, one line.
@@ -210,7 +234,7 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 var errHelp = errors.New("help")
 
 func main() {
-	e := &env{stdout: os.Stdout, stderr: os.Stderr, stdin: os.Stdin, stderrTTY: isTerminal(os.Stderr)}
+	e := &env{stdout: os.Stdout, stderr: os.Stderr, stdin: os.Stdin, stderrTTY: isTerminal(os.Stderr), signals: true}
 	os.Exit(run(e, os.Args[1:]))
 }
 
@@ -231,6 +255,11 @@ func run(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "ndpp-bench: unknown command %q (commands: %s)\n", args[0], strings.Join(commandNames(), ", "))
 		return 2
 	}
+	if e.signals && c.interruptible {
+		ctx, stop := interruptContext(e.context())
+		defer stop()
+		e.ctx = ctx
+	}
 	err := c.run(e, args[1:])
 	var ue usageError
 	switch {
@@ -241,10 +270,22 @@ func run(e *env, args []string) int {
 	case errors.As(err, &ue):
 		fmt.Fprintf(e.stderr, "ndpp-bench %s: %s (see ndpp-bench %s --help)\n", c.name, firstLine(ue.msg), c.name)
 		return 2
+	case e.ctx != nil && e.ctx.Err() != nil && errors.Is(err, e.ctx.Err()):
+		fmt.Fprintf(e.stderr, "ndpp-bench %s: interrupted: %s\n", c.name, firstLine(err.Error()))
+		return 130
 	default:
 		fmt.Fprintf(e.stderr, "ndpp-bench %s: %s\n", c.name, firstLine(err.Error()))
 		return 1
 	}
+}
+
+// interruptContext returns a context of parent that is cancelled on the
+// first SIGINT or SIGTERM; the signals then have their default effect
+// again, so a second one ends the process (e.g. during a read that blocks).
+func interruptContext(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	context.AfterFunc(ctx, stop)
+	return ctx, stop
 }
 
 func firstLine(s string) string {
