@@ -388,7 +388,26 @@ func TestLearnEqualsTrainOffline(t *testing.T) {
 			// The model is over the vocabulary.
 			require.Equal(t, voc.Len(), got.Model.N())
 			require.Equal(t, voc.Token(voc.Len()-1), got.Model.Token(voc.Len()-1))
+			require.False(t, got.Model.IntItems(), "string tokens stay strings")
 		})
+	}
+}
+
+// TestLearnIntegerIDs: a model learned from baskets of integer ids records
+// them as ids (ndpp.WithIDs), so that every tool names its items by the
+// same integers, as ndpp-bench learn does.
+func TestLearnIntegerIDs(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ids.txt")
+	writeBaskets(t, path, 20, 120, 5, 4, func(i int) string { return fmt.Sprint(1000 + 7*i) })
+	got, err := Learn(context.Background(), runner, LearnOptions{Data: path, Learner: learn.OfflineOptions{D: 3, Seed: 1}, Steps: 1,
+		Shards: 1, WorkDir: t.TempDir()})
+	require.NoError(t, err)
+	require.True(t, got.Model.IntItems())
+	for i := range got.Model.N() {
+		id, ok := got.Model.ID(i)
+		require.True(t, ok)
+		require.Equal(t, got.Vocab.Token(i), fmt.Sprint(id))
 	}
 }
 

@@ -47,7 +47,7 @@ func Example_readme() {
 	defer cancel()
 	o, _ := detcache.NewFast(m, 8)
 	s, _ := stream.NewOnlineLSS(o, 8, stream.Options{Alpha: 1.1})
-	res, _ := stream.Run(s, stream.RandomOrder(m.N(), 1), stream.RunOptions{})
+	res, _ := stream.Run(ctx, s, stream.RandomOrder(m.N(), 1), stream.RunOptions{})
 	ls, _ := stream.LocalSearch(ctx, o, 8, res.Solution, stream.LocalSearchOptions{})
 	fmt.Println(res.Solution, res.Value.Log, ls.Solution, ls.Value.Log)
 
@@ -70,7 +70,7 @@ func Example_readme() {
 	data, _ := baskets.ReadFile("testdata/1_100_100_100_apparel_regs.csv", baskets.LineOptions{Base: 1, N: 100})
 	train, val, _, _ := baskets.Split(data, 300, 2000, 1)
 	off, _ := learn.TrainOffline(context.Background(), train, val, 100, learn.OfflineOptions{D: 30})
-	fmt.Println(off.Passes, off.ValLL)
+	fmt.Println(off.Passes, off.ValLLEps)
 }
 
 // TestREADMESnippet checks that the README's "Using the library" code is

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -36,6 +38,7 @@ import (
 func init() {
 	register(&command{
 		name:    "serve",
+		globals: gBackend | gMaxMem,
 		summary: "JSON-over-HTTP service: score baskets, recommend next items, rerank candidates; Prometheus metrics, reload on SIGHUP",
 		run:     runServe,
 	})
@@ -236,7 +239,6 @@ func plural(n int64, noun string) string {
 // immutable; a reload swaps in a new one.
 type servedModel struct {
 	m       *ndpp.Model
-	voc     *ndpp.Vocab       // token → row; nil: tokens are rows
 	names   string            // "vocabulary", "ids" or "rows"
 	tokJSON []json.RawMessage // the JSON of each row's token
 	logNorm float64
@@ -250,25 +252,27 @@ func loadServed(path string, budget memlimit.Budget) (*servedModel, error) {
 	if err != nil {
 		return nil, err
 	}
-	sm := &servedModel{m: m, voc: m.TokenVocab(), path: path, loaded: time.Now()}
+	sm := &servedModel{m: m, path: path, loaded: time.Now()}
 	sm.logNorm = m.LogNormalizer()
 	if math.IsNaN(sm.logNorm) || math.IsInf(sm.logNorm, 0) {
 		return nil, fmt.Errorf("%s: the normaliser log det(I + L) is %v", path, sm.logNorm)
 	}
+	// Items are answered with the type the model names them by: integer
+	// ids and rows as JSON numbers, vocabulary tokens as strings.
 	sm.tokJSON = make([]json.RawMessage, m.N())
 	switch {
-	case m.Vocab() != nil:
+	case !m.IntItems():
 		sm.names = "vocabulary"
-		for i := range sm.tokJSON {
-			sm.tokJSON[i], _ = json.Marshal(m.Token(i))
-		}
+	case m.IDs() != nil:
+		sm.names = "ids"
 	default:
 		sm.names = "rows"
-		if m.IDs() != nil {
-			sm.names = "ids"
-		}
-		for i := range sm.tokJSON {
-			sm.tokJSON[i] = json.RawMessage(m.Token(i)) // decimal integers
+	}
+	for i := range sm.tokJSON {
+		if id, ok := m.ID(i); ok {
+			sm.tokJSON[i] = strconv.AppendInt(nil, id, 10)
+		} else {
+			sm.tokJSON[i], _ = json.Marshal(m.Token(i))
 		}
 	}
 	n := m.N()
@@ -546,12 +550,22 @@ func (s *server) serveAPI(endpoint string, f func(*servedModel, *http.Request) (
 	return writeJSON(w, http.StatusOK, out)
 }
 
-// decodeBody decodes one JSON object from the body into dst, refusing
-// unknown fields and trailing data, with errors that name the field.
+// decodeBody decodes one JSON object from the body into dst (a pointer to
+// a struct), exactly: field names match the struct's json names
+// case-sensitively, a field given twice, an unknown field and trailing data
+// are refused, with errors that name the field and echo no more than a few
+// bytes of a value.
 func decodeBody(r *http.Request, dst any) *apiError {
-	dec := json.NewDecoder(r.Body)
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return badField("body", "reading: %v", err)
+	}
+	if aerr := checkKeys(body, dst); aerr != nil {
+		return aerr
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
-	err := dec.Decode(dst)
+	err = dec.Decode(dst)
 	if err == nil {
 		if _, terr := dec.Token(); terr != io.EOF {
 			return badField("body", "data after the JSON object")
@@ -566,18 +580,126 @@ func decodeBody(r *http.Request, dst any) *apiError {
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return badField("body", "truncated JSON")
 	case errors.As(err, &se):
-		return badField("body", "invalid JSON at byte %d: %v", se.Offset, se)
+		return badField("body", "invalid JSON at byte %d: %s", se.Offset, truncate(se.Error()))
 	case errors.As(err, &te):
 		field := te.Field
 		if field == "" {
 			field = "body"
 		}
-		return badField(jsonPath(field), "got a JSON %s, want %s", te.Value, jsonType(te.Type.String()))
+		return badField(jsonPath(field), "got a JSON %s, want %s", truncate(te.Value), jsonType(te.Type.String()))
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name, _ := strconv.Unquote(strings.TrimPrefix(err.Error(), "json: unknown field "))
-		return badField(name, "unknown field")
+		return badField(truncate(name), "unknown field")
 	}
-	return badField("body", "%v", err)
+	return badField("body", "%s", truncate(err.Error()))
+}
+
+// checkKeys refuses, in a body that is a JSON object, a key that is not
+// exactly one of the json names of dst's struct fields (encoding/json
+// would match it case-insensitively) and a key given twice (encoding/json
+// would keep the last), in nested objects of struct fields too (e.g.
+// new_items[2].V). Values that do not have the shape of their field are
+// left to the decoder's own errors.
+func checkKeys(body []byte, dst any) *apiError {
+	return checkObject(body, reflect.TypeOf(dst), "")
+}
+
+// checkObject checks the keys of the JSON object raw against the struct
+// type t (through pointers); path names raw in errors ("" for the body).
+func checkObject(raw []byte, t reflect.Type, path string) *apiError {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || reflect.PointerTo(t).Implements(reflect.TypeFor[json.Unmarshaler]()) {
+		return nil
+	}
+	fields := make(map[string]reflect.Type, t.NumField())
+	for i := 0; i < t.NumField(); i++ {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
+			fields[name] = t.Field(i).Type
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	seen := make(map[string]bool, len(fields))
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		key, ok := tok.(string)
+		if !ok {
+			return nil
+		}
+		name := truncate(key)
+		if path != "" {
+			name = path + "." + name
+		}
+		ft, known := fields[key]
+		switch {
+		case seen[key]:
+			return badField(name, "given twice")
+		case !known:
+			for n := range fields {
+				if strings.EqualFold(n, key) {
+					return badField(name, "unknown field (field names are case-sensitive: %q)", n)
+				}
+			}
+			return badField(name, "unknown field")
+		}
+		seen[key] = true
+		var val json.RawMessage
+		if dec.Decode(&val) != nil {
+			return nil
+		}
+		if aerr := checkValue(val, ft, name); aerr != nil {
+			return aerr
+		}
+	}
+	return nil
+}
+
+// holdsStruct reports whether values of t are, or are slices or arrays of,
+// structs (through pointers).
+func holdsStruct(t reflect.Type) bool {
+	for {
+		switch t.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Array:
+			t = t.Elem()
+		case reflect.Struct:
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// checkValue checks the objects inside the JSON value raw of a field of
+// type t: a struct, or a slice or array of them.
+func checkValue(raw []byte, t reflect.Type, path string) *apiError {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		return checkObject(raw, t, path)
+	case reflect.Slice, reflect.Array:
+		if !holdsStruct(t.Elem()) {
+			return nil // no object to check: the value is not parsed again
+		}
+		var elems []json.RawMessage
+		if json.Unmarshal(raw, &elems) != nil {
+			return nil
+		}
+		for i, e := range elems {
+			if aerr := checkValue(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); aerr != nil {
+				return aerr
+			}
+		}
+	}
+	return nil
 }
 
 // jsonPath writes the decoder's field path "baskets.2.3" as "baskets[2][3]".
@@ -611,10 +733,9 @@ func jsonType(goType string) string {
 	return "an object"
 }
 
-// rows maps the JSON items of a list to the model's rows: JSON strings
-// are tokens, JSON integers their decimal text; with no vocabulary the
-// tokens are row numbers. Unknown items and repeats are errors naming
-// field[i].
+// rows maps the JSON items of a list to the model's rows (Model.Row):
+// JSON strings are tokens, JSON integers their decimal text. Unknown items
+// and repeats are errors naming field[i].
 func (sm *servedModel) rows(field string, items []json.RawMessage, dst []int) ([]int, *apiError) {
 	dst = dst[:0]
 	var seen map[int]int
@@ -648,16 +769,9 @@ func (sm *servedModel) rows(field string, items []json.RawMessage, dst []int) ([
 	return dst, nil
 }
 
-// tokenRow returns the model row of an item token.
-func (sm *servedModel) tokenRow(tok string) (int, bool) {
-	if sm.voc != nil {
-		return sm.voc.Lookup(tok)
-	}
-	if r, err := strconv.Atoi(tok); err == nil && r >= 0 && r < sm.m.N() {
-		return r, true
-	}
-	return -1, false
-}
+// tokenRow returns the model row of an item token (Model.Row: a
+// vocabulary token, else the decimal text of an id or of a row).
+func (sm *servedModel) tokenRow(tok string) (int, bool) { return sm.m.Row(tok) }
 
 // itemText returns the token of a JSON string or integer.
 func itemText(raw json.RawMessage) (string, bool) {
@@ -675,11 +789,17 @@ func itemText(raw json.RawMessage) (string, bool) {
 	return s, true
 }
 
+// truncate shortens a value echoed in an error to at most 40 bytes (cut
+// at a character boundary, "..." added).
 func truncate(s string) string {
-	if len(s) > 40 {
-		return s[:37] + "..."
+	if len(s) <= 40 {
+		return s
 	}
-	return s
+	cut := 37
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }
 
 type scoreRequest struct {

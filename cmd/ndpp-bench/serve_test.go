@@ -329,6 +329,16 @@ func TestServeBadRequests(t *testing.T) {
 		{"/v1/recommend", `{"basket": ["item-1"], "baskets": [["item-1"]]}`, 400, "baskets"},
 		{"/v1/recommend", `{"n": 3}`, 400, "basket"},
 		{"/v1/nothing", `{}`, 404, "path"},
+		// Field names are exact: no case folding, no repeats.
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "K": 1}`, 400, "K"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "k": 2}`, 400, "k"},
+		{"/v1/score", `{"baskets": [["item-1"]], "Baskets": [["item-2"]]}`, 400, "Baskets"},
+		{"/v1/recommend", `{"basket": ["item-1"], "N": 2}`, 400, "N"},
+		{"/v1/rerank", `{"candidates": ["item-1", "new-1"], "k": 1, "new_items": [{"id": "new-1", "v": [0, 0, 0, 0], "b": [0, 0, 0, 0], "Delta": 1}]}`, 400, "new_items[0].Delta"},
+		{"/v1/rerank", `{"candidates": ["item-1", "new-1"], "k": 1, "new_items": [{"id": "new-1", "id": "new-2", "v": [0, 0, 0, 0], "b": [0, 0, 0, 0]}]}`, 400, "new_items[0].id"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "attributes": {"a": [1, 2]}, "constraints": [{"attribute": "a", "Max_Run": 1}]}`, 400, "constraints[0].Max_Run"},
+		// A long value is not echoed whole.
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": ` + strings.Repeat("9", 1500) + `}`, 400, "k"},
 	}
 	for _, c := range cases {
 		var e errorBody
@@ -337,6 +347,7 @@ func TestServeBadRequests(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(raw), &e), raw)
 		require.Equal(t, c.field, e.Field, "%s %s: %s", c.path, truncate(c.body), raw)
 		require.True(t, strings.HasPrefix(e.Error, c.field+": "), raw)
+		require.Less(t, len(raw), 300, "the error echoes too much: %s", raw)
 	}
 	// Content type and method.
 	resp, err := http.Post(url+"/v1/rerank", "text/plain", strings.NewReader(`{"candidates": ["item-1"], "k": 1}`))
