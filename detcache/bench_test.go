@@ -54,7 +54,7 @@ func BenchmarkSwapScores(b *testing.B) {
 			b.Run(fmt.Sprintf("k=%d/d=%d/method=%s", sz.k, sz.d, method), func(b *testing.B) {
 				o, arriving := benchOracle(b, method, sz.k, sz.d)
 				c := o.NewCand()
-				dst := make([]Value, sz.k)
+				dst := make([]ndpp.Value, sz.k)
 				start := o.Stats()
 				b.ReportAllocs()
 				b.ResetTimer()

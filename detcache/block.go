@@ -32,6 +32,37 @@ const (
 // Block is a block of arriving items scored together against an oracle's
 // current solution: see Oracle.ScoreBlock. It belongs to the oracle that
 // created it and is valid until that oracle's solution changes.
+//
+// Between accepted changes the arriving items of the online algorithms are
+// scored against the same S, so their products can be shared: ScoreBlock
+// computes u, w, p and q for a block of items with matrix–matrix products
+// (internal/f64.GemmNN on both backends, with S's rows and M⁻¹ copied
+// transposed once per change of S, so that every product takes rows of k
+// entries whole), then each item's Schur complement and error scales with
+// the code Prepare uses. The Block's SwapsBelow (SwapsBelowFrom for a run
+// of columns), PairsBelow and AddBelow then prove that every value
+// SwapValues, PairSwapValue or AddValue would return for an item is at
+// most a threshold L, from the same ratios (swapRatio, pairRatio, s) and
+// the same error bounds as the values. With r' and err' the ratio and bound
+// the one-item path would compute, the block's r and err satisfy
+// |r' − r| ≤ 3·err and err' ≤ 2·err to first order (the two are the same
+// formulas evaluated in different orders, the block's with s, p and q
+// raised by twice their own error bounds, so that rounding noise where
+// they vanish cannot make Prepare's larger; the tests measure it), and with
+// t = exp(L − log det M) reduced by a relative 10⁻⁹ for the rounding of
+// exp, log and the sums, a ratio is below when hi = r + 4·err ≤ t and
+// either the one-item path would surely take its value from the identity
+// (2·err ≤ FallbackErr·(r − 4·err)) or hi ≤ t/2, which leaves room for a
+// fresh LU's error and for the drift of log det M when it would fall back.
+// Each test first tries a bound on err that holds for all positions
+// (swaps) or pairs of positions (pairs), O(1) to form, and computes a
+// ratio's own bound only when that does not suffice; since the test is
+// monotone in the bound, the answers are those of the own bounds. Naive
+// never scores blocks, and Fast does not in direct mode. Block scoring
+// counts no evaluations: a caller that skips an item counts those it did
+// not make. It allocates nothing. A vector block tests its items' values
+// as ItemCheck does (a failing column proves nothing), so that a caller
+// that validates what it observes need not validate before scoring.
 type Block struct {
 	owner   Oracle
 	fast    *Fast // owner, for Fast
@@ -152,13 +183,13 @@ func (o *Fast) ScoreBlock(b *Block, items []int) bool {
 // the rounding that PrepareItem's computed term carries is added to the
 // column's error bound; b_tᵀC is then computed only for the columns of a
 // pair test (f64.GemvT: the same values as PrepareItem's to rounding, which
-// the bounds cover as they cover the products' other orders). A column whose item fails ItemCheck's
+// the bounds cover as they cover the products' other orders). A column whose item fails ndpp.ItemCheck's
 // tests of its values (a NaN or an infinity, δ or the scale
 // (‖z‖² + δ)·(1 + d·max|C|) beyond ndpp.MaxKernelScale) proves nothing:
 // its tests return false, so a caller that validates every item it goes
 // on to observe (the one-item path does) may score items before
 // validating them. It panics for vectors of the wrong length.
-func (o *Fast) ScoreBlockItems(b *Block, items []Item) bool {
+func (o *Fast) ScoreBlockItems(b *Block, items []ndpp.Item) bool {
 	if !o.startBlock(b, len(items)) {
 		return false
 	}
@@ -191,8 +222,8 @@ func (o *Fast) ScoreBlockItems(b *Block, items []Item) bool {
 		// block's rows for the pair tests.
 		x.item, x.r.delta = it.ID, it.Delta
 		switch {
-		case it.bc != nil:
-			copy(rbc, it.bc)
+		case it.FromModel():
+			copy(rbc, it.BC())
 			b.bcOK[c], b.lttErr[c] = true, 0
 			o.blockCand(b, c, inS, rv, rb, rbc)
 		case o.skew:
@@ -205,7 +236,7 @@ func (o *Fast) ScoreBlockItems(b *Block, items []Item) bool {
 			o.blockCand(b, c, inS, rv, rb, rbc)
 		}
 		if !((vv+bsq+it.Delta)*o.scale <= ndpp.MaxKernelScale) {
-			// ItemCheck's test of the values (the same sums): a NaN L_tt
+			// ndpp.ItemCheck's test of the values (the same sums): a NaN L_tt
 			// and ‖z_t‖ make every bound of the column NaN.
 			x.ltt, b.zt[c] = math.NaN(), math.NaN()
 		}
@@ -225,13 +256,13 @@ func (o *Fast) ScoreBlockItems(b *Block, items []Item) bool {
 
 // blockCandSkew is blockCand for a kernel with an exactly skew-symmetric C,
 // whose b_tᵀCb_t is zero: L_tt = δ + v·v, from vv = ‖v‖² and bsq = ‖b‖²
-// (summed as sumSq sums them).
+// (summed as ndpp.ItemCheck sums them: two at a time).
 func (o *Fast) blockCandSkew(b *Block, c int, inS uint64, vv, bsq float64) {
 	o.startCand(b, c, inS, vv, vv+bsq)
 }
 
-// copySumSq copies src to dst (as long) and returns Σ x², summed as sumSq
-// sums it, in the same pass.
+// copySumSq copies src to dst (as long) and returns Σ x², summed as
+// ndpp.ItemCheck sums it (two at a time), in the same pass.
 func copySumSq(dst, src []float64) float64 {
 	dst = dst[:len(src)]
 	var s0, s1 float64
@@ -776,7 +807,7 @@ func (o *Naive) NewBlock(size int) *Block {
 func (o *Naive) ScoreBlock(b *Block, items []int) bool { return o.noBlock(b, len(items)) }
 
 // ScoreBlockItems returns false, as ScoreBlock.
-func (o *Naive) ScoreBlockItems(b *Block, items []Item) bool { return o.noBlock(b, len(items)) }
+func (o *Naive) ScoreBlockItems(b *Block, items []ndpp.Item) bool { return o.noBlock(b, len(items)) }
 
 func (o *Naive) noBlock(b *Block, n int) bool {
 	if b == nil || b.owner != Oracle(o) {

@@ -83,7 +83,7 @@ func checkBlock(t *testing.T, o *Fast, rng *rand.Rand, st *blockStats, label str
 	scored := false
 	if vectors {
 		label += " vectors"
-		its := make([]Item, len(items))
+		its := make([]ndpp.Item, len(items))
 		for c, it := range items {
 			its[c] = vecItem(o.Model(), it)
 		}
@@ -117,9 +117,9 @@ func checkBlock(t *testing.T, o *Fast, rng *rand.Rand, st *blockStats, label str
 	}
 	m, k := o.Model(), o.Len()
 	x, y := o.NewCand(), o.NewCand()
-	dst := make([]Value, k)
+	dst := make([]ndpp.Value, k)
 	base := o.Value()
-	thresholds := func(vmax Value) []float64 {
+	thresholds := func(vmax ndpp.Value) []float64 {
 		ls := []float64{base.Log - 1, base.Log, base.Log + math.Log(1.1), math.Inf(-1), math.NaN()}
 		if !vmax.Zero {
 			ls = append(ls, vmax.Log-1e-9, vmax.Log, vmax.Log+1e-12, vmax.Log+1e-6, vmax.Log+0.1, vmax.Log-0.1)
@@ -130,7 +130,7 @@ func checkBlock(t *testing.T, o *Fast, rng *rand.Rand, st *blockStats, label str
 	// test on Prepare's products, vals the values it speaks of from the
 	// value methods (which must not exceed L) and fresh those from fresh
 	// LUs (which may exceed L by their own error and the oracle's).
-	check := func(what string, L float64, proved, item bool, vals, fresh []Value) {
+	check := func(what string, L float64, proved, item bool, vals, fresh []ndpp.Value) {
 		st.checks++
 		if proved != item {
 			st.differ++
@@ -140,10 +140,10 @@ func checkBlock(t *testing.T, o *Fast, rng *rand.Rand, st *blockStats, label str
 		}
 		st.proofs++
 		for _, v := range vals {
-			require.False(t, v.Greater(Value{Log: L}), "%s: %s below %v, but the value method gives %v", label, what, L, v)
+			require.False(t, v.Greater(ndpp.Value{Log: L}), "%s: %s below %v, but the value method gives %v", label, what, L, v)
 		}
 		for _, v := range fresh {
-			require.False(t, v.Greater(Value{Log: L + logTolIll}), "%s: %s below %v, but a fresh LU gives %v", label, what, L, v)
+			require.False(t, v.Greater(ndpp.Value{Log: L + logTolIll}), "%s: %s below %v, but a fresh LU gives %v", label, what, L, v)
 		}
 	}
 	// the block test on Prepare's ratios
@@ -171,19 +171,19 @@ func checkBlock(t *testing.T, o *Fast, rng *rand.Rand, st *blockStats, label str
 		// Add: the Schur complement within both bounds.
 		require.LessOrEqual(t, math.Abs(bc.s-x.s), bc.serr+x.serr, "%s: column %d: s %v vs Prepare %v", label, c, bc.s, x.s)
 		av := o.AddValue(x)
-		fv := ZeroValue
+		fv := ndpp.ZeroValue
 		if set := append(append([]int(nil), o.Items()...), it); len(set) <= m.MaxRank() {
 			fv = freshValue(t, m, set)
 		}
 		for _, L := range thresholds(av) {
-			check("add", L, b.AddBelow(c, L), itemBelow(L, func(yield func(r, err float64) bool) { yield(x.s, x.serr) }), []Value{av}, []Value{fv})
+			check("add", L, b.AddBelow(c, L), itemBelow(L, func(yield func(r, err float64) bool) { yield(x.s, x.serr) }), []ndpp.Value{av}, []ndpp.Value{fv})
 		}
 		if k == 0 {
 			continue
 		}
 		// Swaps: every ratio within both bounds.
 		o.SwapValues(x, dst)
-		vals, fresh := append([]Value(nil), dst[:k]...), []Value(nil)
+		vals, fresh := append([]ndpp.Value(nil), dst[:k]...), []ndpp.Value(nil)
 		for j := 0; j < k; j++ {
 			set := append([]int(nil), o.Items()...)
 			set[j] = it
@@ -195,7 +195,7 @@ func checkBlock(t *testing.T, o *Fast, rng *rand.Rand, st *blockStats, label str
 			rx, _, ex := o.swapRatio(x, j)
 			st.compareRatio(t, rb, eb, rx, ex, "%s: column %d swap %d", label, c, j)
 		}
-		vmax := ZeroValue
+		vmax := ndpp.ZeroValue
 		for _, v := range append(vals, fresh...) {
 			if v.Greater(vmax) {
 				vmax = v
@@ -232,7 +232,7 @@ func checkBlock(t *testing.T, o *Fast, rng *rand.Rand, st *blockStats, label str
 				st.compareRatio(t, rb, eb, rx, ex, "%s: columns %d, %d pair (%d, %d)", label, c-1, c, a, bb)
 			}
 		}
-		pmax := ZeroValue
+		pmax := ndpp.ZeroValue
 		for _, v := range append(vals, fresh...) {
 			if v.Greater(pmax) {
 				pmax = v
@@ -393,25 +393,25 @@ func TestBlockInvalidItems(t *testing.T) {
 		if diag {
 			m = withDiag(t, m, 0.5, 5, false)
 		}
-		o, err := NewFastKernel(KernelOf(m), 3)
+		o, err := NewFastKernel(ndpp.KernelOf(m), 3)
 		require.NoError(t, err)
 		c := o.NewCand()
 		for _, it := range []int{0, 1, 2} {
 			o.PrepareItem(c, vecItem(m, it))
 			require.NoError(t, o.Add(c))
 		}
-		chk := NewItemCheck(KernelOf(m))
-		bads := []func(it *Item){
-			func(it *Item) { it.B[0] = 1e76 },
-			func(it *Item) { it.V[2] = -1e76 },
-			func(it *Item) { it.V[1] = math.NaN() },
-			func(it *Item) { it.B[2] = math.Inf(-1) },
+		chk := ndpp.NewItemCheck(ndpp.KernelOf(m))
+		bads := []func(it *ndpp.Item){
+			func(it *ndpp.Item) { it.B[0] = 1e76 },
+			func(it *ndpp.Item) { it.V[2] = -1e76 },
+			func(it *ndpp.Item) { it.V[1] = math.NaN() },
+			func(it *ndpp.Item) { it.B[2] = math.Inf(-1) },
 		}
 		if diag {
-			bads = append(bads, func(it *Item) { it.Delta = math.Inf(1) })
+			bads = append(bads, func(it *ndpp.Item) { it.Delta = math.Inf(1) })
 		}
 		for bi, bad := range bads {
-			items := make([]Item, 8)
+			items := make([]ndpp.Item, 8)
 			for i := range items {
 				items[i] = vecItem(m, 10+i)
 			}
@@ -429,7 +429,7 @@ func TestBlockInvalidItems(t *testing.T) {
 				}
 			}
 			// The valid columns as in a block without the bad item.
-			good := append(append([]Item(nil), items[:3]...), items[4:]...)
+			good := append(append([]ndpp.Item(nil), items[:3]...), items[4:]...)
 			require.True(t, o.ScoreBlockItems(ref, good))
 			require.True(t, o.ScoreBlockItems(b, items))
 			b.ensureQ()

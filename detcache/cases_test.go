@@ -151,9 +151,9 @@ func TestFastMatchesNaive(t *testing.T) {
 		require.NoError(t, err)
 		ck := &checker{t: t, m: m, tol: logTolRandom, label: label}
 		fx, fy, nx, ny := f.NewCand(), f.NewCand(), nv.NewCand(), nv.NewCand()
-		fd, nd := make([]Value, k), make([]Value, k)
-		same := func(a, b Value, set []int, what string) {
-			want := ZeroValue
+		fd, nd := make([]ndpp.Value, k), make([]ndpp.Value, k)
+		same := func(a, b ndpp.Value, set []int, what string) {
+			want := ndpp.ZeroValue
 			if !hasDup(set) {
 				want = freshValue(t, m, set)
 			}
@@ -177,7 +177,7 @@ func TestFastMatchesNaive(t *testing.T) {
 			for j := 0; j < f.Len(); j++ {
 				same(fd[j], nd[j], swapped(j, tx), "swap")
 			}
-			best, ba, bb := ZeroValue, -1, -1
+			best, ba, bb := ndpp.ZeroValue, -1, -1
 			for a := 0; a < f.Len(); a++ {
 				for b := a + 1; b < f.Len(); b++ {
 					v := nv.PairSwapValue(nx, ny, a, b)
@@ -226,7 +226,7 @@ func TestFastLongRunDrift(t *testing.T) {
 		o, err := NewFast(m, sz.k)
 		require.NoError(t, err)
 		c := o.NewCand()
-		dst := make([]Value, sz.k)
+		dst := make([]ndpp.Value, sz.k)
 		rng := rand.New(rand.NewPCG(uint64(sz.d), 1))
 		for i := 0; i < sz.k; i++ {
 			o.Prepare(c, i)
@@ -237,7 +237,7 @@ func TestFastLongRunDrift(t *testing.T) {
 			o.Prepare(c, sz.k+rng.IntN(400-sz.k))
 			o.SwapValues(c, dst)
 			j := rng.IntN(sz.k)
-			if c.dup < 0 && dst[j].Greater(ZeroValue) && dst[j].Log > o.Value().Log-3 {
+			if c.dup < 0 && dst[j].Greater(ndpp.ZeroValue) && dst[j].Log > o.Value().Log-3 {
 				require.NoError(t, o.Swap(j, c))
 				swaps++
 			}
@@ -266,9 +266,9 @@ func TestFastEdgeCases(t *testing.T) {
 		// k = 1.
 		o, err := mk(1)
 		require.NoError(t, err)
-		require.Equal(t, Value{}, o.Value())
+		require.Equal(t, ndpp.Value{}, o.Value())
 		c, c2 := o.NewCand(), o.NewCand()
-		dst := make([]Value, 1)
+		dst := make([]ndpp.Value, 1)
 		o.Prepare(c, 5)
 		o.SwapValues(c, dst) // |S| = 0: nothing to write
 		require.Equal(t, freshValue(t, m, []int{5}), o.AddValue(c))
@@ -293,8 +293,8 @@ func TestFastEdgeCases(t *testing.T) {
 		require.InDelta(t, freshValue(t, m, o.Items()).Log, o.Value().Log, logTolRandom)
 		o.Prepare(c, 10)
 		o.Prepare(c2, 11)
-		require.Equal(t, ZeroValue, o.AddValue(c))
-		dst = make([]Value, 6)
+		require.Equal(t, ndpp.ZeroValue, o.AddValue(c))
+		dst = make([]ndpp.Value, 6)
 		o.SwapValues(c, dst)
 		for j := range dst {
 			set := append([]int(nil), o.Items()...)
@@ -319,13 +319,13 @@ func TestFastEdgeCases(t *testing.T) {
 		stale := o.NewCand()
 		o.Prepare(stale, 21)
 		require.NoError(t, o.Swap(3, c))
-		require.InDelta(t, freshValue(t, m, []int{12, 10, 2, 21, 11, 5}).Log, func() Value {
+		require.InDelta(t, freshValue(t, m, []int{12, 10, 2, 21, 11, 5}).Log, func() ndpp.Value {
 			o.SwapValues(stale, dst)
 			return dst[3]
 		}().Log, logTolRandom)
 		o.Reset()
 		require.Equal(t, 0, o.Len())
-		require.Equal(t, Value{}, o.Value())
+		require.Equal(t, ndpp.Value{}, o.Value())
 		require.Panics(t, func() { o.Prepare(c, 30) }, "item out of range")
 	}
 	// A Cand of one oracle used with another.
@@ -363,7 +363,7 @@ func TestFastEdgeCasesDiag(t *testing.T) {
 		}
 		o.Prepare(c, 20)
 		require.ErrorIs(t, o.Add(c), ErrFull)
-		dst := make([]Value, 9)
+		dst := make([]ndpp.Value, 9)
 		o.SwapValues(c, dst)
 		for j := range dst {
 			set := append([]int(nil), o.Items()...)
@@ -406,13 +406,13 @@ func TestFastEdgeCasesDiag(t *testing.T) {
 		base := o.Value()
 		require.False(t, base.Zero)
 		o.Prepare(x, 9) // δ = 0: L_{S+9} has rank 2d = 8
-		require.Equal(t, ZeroValue, o.AddValue(x), "%T: S ∪ {9} without a diagonal entry", o)
+		require.Equal(t, ndpp.ZeroValue, o.AddValue(x), "%T: S ∪ {9} without a diagonal entry", o)
 		for _, it := range []int{10, 15, 29} {
 			o.Prepare(x, it)
 			require.InDelta(t, base.Log+math.Log(delta[it]), o.AddValue(x).Log, logTolRandom, "S ∪ {%d}", it)
 		}
 		// Pairs and swaps of items with and without a diagonal entry.
-		dst := make([]Value, 8)
+		dst := make([]ndpp.Value, 8)
 		for _, p := range [][2]int{{8, 9}, {9, 12}, {12, 20}} {
 			o.Prepare(x, p[0])
 			o.Prepare(y, p[1])
@@ -470,7 +470,7 @@ func TestFastNoAllocsInHotPath(t *testing.T) {
 			o.Prepare(x, i)
 			require.NoError(t, o.Add(x))
 		}
-		dst := make([]Value, sz.k)
+		dst := make([]ndpp.Value, sz.k)
 		item := sz.k
 		allocs := testing.AllocsPerRun(100, func() {
 			item = sz.k + (item+1)%(200-sz.k)
@@ -514,7 +514,7 @@ func TestFastRefreshMatchesPrepare(t *testing.T) {
 			o.Prepare(stash[i], rng.IntN(n))
 		}
 		fresh, c := o.NewCand(), o.NewCand()
-		dst := make([]Value, k)
+		dst := make([]ndpp.Value, k)
 		incremental := 0
 		for step := 0; step < 3*k+5; step++ {
 			o.Prepare(c, rng.IntN(n))

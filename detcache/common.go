@@ -93,48 +93,35 @@ func checkPair(a, b, k int) error {
 }
 
 // rowsValue computes the value of the set of the given rows (distinct
-// items) with a fresh LU, exactly as ndpp.Model.LogDet does for a model's
-// items (the same kernel entries, equilibration by ‖zᵢ‖ and zero rule), in
-// buf (grown to k² + k when shorter, and returned). A set larger than
-// maxRank is zero.
-func rowsValue(rows []row, maxRank int, diag bool, buf []float64) (Value, []float64) {
+// items) with a fresh LU, as ndpp.Model.LogDet does for a model's items
+// (the same kernel entries, and its equilibrated log-determinant,
+// ndpp.LogDetEquilibrated), in buf (grown to k² + k when shorter, and
+// returned). A set larger than maxRank is zero, and so is one whose values
+// overflow float64 (unreachable for items that pass ndpp.CheckItem).
+func rowsValue(rows []row, maxRank int, diag bool, buf []float64) (ndpp.Value, []float64) {
 	k := len(rows)
 	if k == 0 {
-		return Value{}, buf
+		return ndpp.Value{}, buf
 	}
 	if k > maxRank {
-		return ZeroValue, buf
+		return ndpp.ZeroValue, buf
 	}
 	if cap(buf) < k*k+k {
 		buf = make([]float64, k*k+k)
 	}
-	a, scale := buf[:k*k], buf[k*k:k*k+k]
+	a, norm2 := buf[:k*k], buf[k*k:k*k+k]
 	for i, ri := range rows {
 		r := a[i*k : (i+1)*k]
 		for j, rj := range rows {
 			r[j] = entryRows(ri, rj, i == j && diag)
 		}
+		norm2[i] = ri.norm2()
 	}
-	logScale := 0.0
-	for p, r := range rows {
-		z := math.Sqrt(r.norm2())
-		if z == 0 {
-			return ZeroValue, buf
-		}
-		scale[p] = 1 / z
-		logScale += 2 * math.Log(z)
+	ld, sign, ok := ndpp.LogDetEquilibrated(a, norm2, k)
+	if !ok || sign == 0 {
+		return ndpp.ZeroValue, buf
 	}
-	for i := 0; i < k; i++ {
-		r := a[i*k : (i+1)*k]
-		for j := range r {
-			r[j] *= scale[i] * scale[j]
-		}
-	}
-	ld, sign := ndpp.LogDetRaw(a, k, logScale)
-	if sign == 0 {
-		return ZeroValue, buf
-	}
-	return Value{Log: ld}, buf
+	return ndpp.Value{Log: ld}, buf
 }
 
 func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

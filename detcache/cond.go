@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/ndpp-go/ndpp/internal/f64"
+	"github.com/ndpp-go/ndpp/ndpp"
 )
 
 // Conditioning: the error scale of M⁻¹, refactors and direct mode.
@@ -94,7 +95,7 @@ func (o *Fast) refactor(measure bool) {
 	k, ld := len(o.items), o.cap
 	o.since = 0
 	if k == 0 {
-		o.direct, o.logDet, o.logDetE, o.value = false, 0, 0, Value{}
+		o.direct, o.logDet, o.logDetE, o.value = false, 0, 0, ndpp.Value{}
 		o.setCond(1, 1, true)
 		return
 	}
@@ -130,7 +131,7 @@ func (o *Fast) refactor(measure bool) {
 	}
 	o.direct = false
 	o.logDet = logAbs
-	o.value = Value{Log: logAbs}
+	o.value = ndpp.Value{Log: logAbs}
 	o.setLogDetE()
 }
 

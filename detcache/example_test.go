@@ -24,7 +24,7 @@ func ExampleNewFast() {
 		}
 	}
 	o.Prepare(c, 40)
-	swaps := make([]detcache.Value, o.Len())
+	swaps := make([]ndpp.Value, o.Len())
 	o.SwapValues(c, swaps)
 	best := 0
 	for j := range swaps {
@@ -87,13 +87,13 @@ func ExampleFast_ScoreBlock() {
 			candidates = append(candidates, item)
 		}
 	}
-	swaps := make([]detcache.Value, o.Len())
+	swaps := make([]ndpp.Value, o.Len())
 	beats := 0
 	for _, item := range candidates {
 		o.Prepare(c, item)
 		o.SwapValues(c, swaps)
 		for _, v := range swaps {
-			if v.Greater(detcache.Value{Log: bar}) {
+			if v.Greater(ndpp.Value{Log: bar}) {
 				beats++
 				break
 			}

@@ -46,11 +46,11 @@ type checker struct {
 }
 
 // check compares v (the value of set from an oracle) with a fresh LU.
-func (ck *checker) check(v Value, set []int, what string) {
+func (ck *checker) check(v ndpp.Value, set []int, what string) {
 	ck.t.Helper()
-	want := Value{} // the empty set
+	want := ndpp.Value{} // the empty set
 	if hasDup(set) {
-		want = ZeroValue
+		want = ndpp.ZeroValue
 	} else if len(set) > 0 {
 		want = freshValue(ck.t, ck.m, set)
 	}
@@ -143,7 +143,7 @@ type opRun struct {
 	o        Oracle
 	ck       *checker
 	x, y     *Cand
-	dst      []Value
+	dst      []ndpp.Value
 	maxCheck int // positions / pairs checked per step
 }
 
@@ -153,7 +153,7 @@ func newOpRun(t testing.TB, o Oracle, seed uint64, tol float64) *opRun {
 		o:   o,
 		ck:  &checker{t: t, m: o.Model(), tol: tol},
 		x:   o.NewCand(), y: o.NewCand(),
-		dst:      make([]Value, o.Cap()),
+		dst:      make([]ndpp.Value, o.Cap()),
 		maxCheck: 6,
 	}
 }
@@ -191,7 +191,7 @@ func (r *opRun) step() {
 		ck.check(r.dst[j], r.withSwap(j, tx), "swap")
 	}
 	var pa, pb int
-	var pairV Value
+	var pairV ndpp.Value
 	if k >= 2 {
 		for n := 0; n < min(k*(k-1)/2, r.maxCheck); n++ {
 			a, b := r.rng.IntN(k), r.rng.IntN(k-1)
@@ -209,13 +209,13 @@ func (r *opRun) step() {
 	// non-zero values most of the time but sometimes accepting anything.
 	any := r.rng.IntN(8) == 0
 	switch {
-	case k < o.Cap() && (addV.Greater(ZeroValue) || any):
+	case k < o.Cap() && (addV.Greater(ndpp.ZeroValue) || any):
 		_ = o.Add(r.x)
-	case k >= 2 && r.rng.IntN(3) == 0 && (pairV.Greater(ZeroValue) || any):
+	case k >= 2 && r.rng.IntN(3) == 0 && (pairV.Greater(ndpp.ZeroValue) || any):
 		_ = o.PairSwap(pa, pb, r.x, r.y)
 	case k >= 1:
 		j := r.rng.IntN(k)
-		if r.dst[j].Greater(ZeroValue) || any {
+		if r.dst[j].Greater(ndpp.ZeroValue) || any {
 			_ = o.Swap(j, r.x)
 		}
 	}

@@ -2,233 +2,10 @@ package detcache
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/ndpp-go/ndpp/blas"
 	"github.com/ndpp-go/ndpp/ndpp"
 )
-
-// Kernel describes what the items of a vector stream share: the rank
-// parameter D, the skew-symmetric d×d C (row-major) of L = D_δ + VᵀV + BᵀCB,
-// whether B = V (Shared: items carry no b) and whether items carry a
-// diagonal entry δ (Diag). It is given once; the items bring the rest.
-type Kernel struct {
-	D      int
-	C      []float64
-	Shared bool
-	Diag   bool
-}
-
-// Fits reports whether an item has the kernel's shape: id ≥ 0, v of d
-// entries, b of d entries (absent when Shared), δ ≥ 0 and nonzero only
-// with Diag. It does not look at the values (see ItemCheck).
-func (k Kernel) Fits(it *Item) bool {
-	ok := it.ID >= 0 && len(it.V) == k.D && it.Delta >= 0 && (k.Diag || it.Delta == 0)
-	if k.Shared {
-		return ok && it.B == nil
-	}
-	return ok && len(it.B) == k.D
-}
-
-// KernelOf returns the kernel description of a model (its C is the
-// model's, not a copy: do not modify it).
-func KernelOf(m *ndpp.Model) Kernel {
-	_, _, _, c := m.Rows()
-	return Kernel{D: m.D(), C: c, Shared: m.Shared(), Diag: m.HasDiag()}
-}
-
-// Check validates the description: d ≥ 1, C of d×d finite entries and
-// skew-symmetric within ndpp.SkewTol (relative to its largest entry).
-func (k Kernel) Check() error {
-	if k.D < 1 {
-		return fmt.Errorf("detcache: kernel d = %d; need d ≥ 1", k.D)
-	}
-	if len(k.C) != k.D*k.D {
-		return fmt.Errorf("detcache: kernel C has %d entries; want d×d = %d", len(k.C), k.D*k.D)
-	}
-	mx := 0.0
-	for i, x := range k.C {
-		if !isFinite(x) {
-			return fmt.Errorf("detcache: kernel C has a non-finite entry %v at (%d, %d)", x, i/k.D, i%k.D)
-		}
-		mx = math.Max(mx, math.Abs(x))
-	}
-	if dev, i, j := ndpp.SkewDeviation(k.C, k.D); dev > ndpp.SkewTol*math.Max(1, mx) {
-		return fmt.Errorf("detcache: kernel C is not skew-symmetric: max |C+Cᵀ| = %.3g at (%d, %d)", dev, i, j)
-	}
-	return nil
-}
-
-// MaxRank returns the largest size of a set of the kernel's items that can
-// have a non-zero determinant, for a stream of n items (n < 0: unknown):
-// d with B = V and 2d otherwise without a diagonal, and n (unbounded when
-// n is unknown) with one.
-func (k Kernel) MaxRank(n int) int {
-	r := math.MaxInt
-	switch {
-	case k.Diag:
-	case k.Shared:
-		r = k.D
-	default:
-		r = 2 * k.D
-	}
-	if n >= 0 {
-		r = min(r, n)
-	}
-	return r
-}
-
-// Item is an item given by its vectors: an id (≥ 0; distinct items need
-// distinct ids), v_t, b_t (nil when B = V) and its diagonal entry
-// δ_t ≥ 0 (0 without a diagonal). Oracles read V and B while preparing and
-// keep copies of what they need, so the caller may reuse the slices after
-// the call. Items of a model (ModelItem) are views into the model's rows.
-type Item struct {
-	ID    int
-	V, B  []float64
-	Delta float64
-	bc    []float64 // bᵀC for items of a model (a view of its rows); nil otherwise
-}
-
-// ModelItem returns item i of m as an Item whose vectors are views of the
-// model's rows (no copy). It panics for i out of range.
-func ModelItem(m *ndpp.Model, i int) Item {
-	if i < 0 || i >= m.N() {
-		panic(fmt.Sprintf("detcache: item %d out of range [0, %d)", i, m.N()))
-	}
-	return Item{ID: i, V: m.ItemV(i), B: m.ItemB(i), Delta: m.ItemDiag(i), bc: m.ItemBC(i)}
-}
-
-// FromModel reports whether it is a view of a model's rows (ModelItem).
-func (it Item) FromModel() bool { return it.bc != nil }
-
-// CopyTo returns a copy of it whose vectors live in buf (grown when
-// shorter than 3d, and returned for reuse). An item of a model is returned
-// as it is (its rows are immutable).
-func (it Item) CopyTo(buf []float64) (Item, []float64) {
-	if it.bc != nil {
-		return it, buf
-	}
-	d := len(it.V)
-	if cap(buf) < 2*d {
-		buf = make([]float64, 2*d)
-	}
-	buf = buf[:2*d]
-	out := Item{ID: it.ID, Delta: it.Delta, V: buf[:d:d]}
-	copy(out.V, it.V)
-	if it.B != nil {
-		out.B = buf[d : 2*d : 2*d]
-		copy(out.B, it.B)
-	}
-	return out, buf
-}
-
-// CheckItem validates a vector item against the kernel: len(V) = d, B nil
-// for B = V and of length d otherwise, finite entries, δ finite and ≥ 0 (0
-// for a kernel without a diagonal), and a scale that cannot overflow:
-//
-//	(‖z‖² + δ)·(1 + d·max|C_kl|) ≤ ndpp.MaxKernelScale,  z = [v; b],
-//
-// the bound ndpp.Model.CheckScale applies to a model, taken per item (an
-// error wrapping ndpp.ErrOverflow names the item). It bounds every kernel
-// entry of a set of such items, so that the determinants formed from them
-// stay finite; every item of a model that passes CheckScale passes it. It
-// costs O(d²) for max|C|: to check many items, use an ItemCheck.
-func CheckItem(k Kernel, it Item) error { return NewItemCheck(k).Check(it) }
-
-// ItemCheck validates items against a kernel as CheckItem does, with the
-// kernel's scale factor 1 + d·max|C| computed once.
-type ItemCheck struct {
-	k Kernel
-	f float64 // 1 + d·max|C_kl|
-}
-
-// NewItemCheck returns the validator of items of k (k itself is not
-// validated: see Kernel.Check).
-func NewItemCheck(k Kernel) ItemCheck {
-	mx := 0.0
-	for _, x := range k.C {
-		mx = math.Max(mx, math.Abs(x))
-	}
-	return ItemCheck{k: k, f: 1 + float64(k.D)*mx}
-}
-
-// Check validates one item (see CheckItem), O(d).
-func (c ItemCheck) Check(it Item) error {
-	k := c.k
-	d := k.D
-	if it.ID < 0 {
-		return fmt.Errorf("item id %d; ids must be ≥ 0", it.ID)
-	}
-	if len(it.V) != d {
-		return fmt.Errorf("item %d: v has %d entries; want d = %d", it.ID, len(it.V), d)
-	}
-	switch {
-	case k.Shared && it.B != nil:
-		return fmt.Errorf("item %d: has a b for a kernel with B = V", it.ID)
-	case !k.Shared && len(it.B) != d:
-		return fmt.Errorf("item %d: b has %d entries; want d = %d", it.ID, len(it.B), d)
-	}
-	for i, x := range it.V {
-		if !isFinite(x) {
-			return fmt.Errorf("item %d: v_%d = %v is not finite", it.ID, i+1, x)
-		}
-	}
-	for i, x := range it.B {
-		if !isFinite(x) {
-			return fmt.Errorf("item %d: b_%d = %v is not finite", it.ID, i+1, x)
-		}
-	}
-	if !isFinite(it.Delta) || it.Delta < 0 {
-		return fmt.Errorf("item %d: diagonal entry δ = %v; need finite and ≥ 0", it.ID, it.Delta)
-	}
-	if it.Delta != 0 && !k.Diag {
-		return fmt.Errorf("item %d: diagonal entry δ = %v for a kernel without a diagonal", it.ID, it.Delta)
-	}
-	if z := sumSq(it.V) + sumSq(it.B); !((z+it.Delta)*c.f <= ndpp.MaxKernelScale) {
-		return fmt.Errorf("item %d: %w: its scale (‖z‖² + δ)·(1 + d·max|C|) = %.3g exceeds %g (‖z‖² = %.3g, δ = %.3g, max |C| = %.3g); such values come from diverged training or a rescaled file",
-			it.ID, ndpp.ErrOverflow, (z+it.Delta)*c.f, ndpp.MaxKernelScale, z, it.Delta, (c.f-1)/float64(d))
-	}
-	return nil
-}
-
-// CheckAll validates items in order and returns the number of leading
-// valid items and the error of the first invalid one (nil when all are
-// valid), O(nd). Valid items pass one test each: their shape, and a sum of
-// squares that is finite and within the scale bound (a NaN or an infinity
-// fails it); the first failing item goes through Check for its message.
-func (c ItemCheck) CheckAll(items []Item) (int, error) {
-	f := c.f
-	for i := range items {
-		it := &items[i]
-		ok := c.k.Fits(it)
-		if ok {
-			z := sumSq(it.V) + sumSq(it.B)
-			ok = (z+it.Delta)*f <= ndpp.MaxKernelScale
-		}
-		if !ok {
-			if err := c.Check(*it); err != nil {
-				return i, err
-			}
-		}
-	}
-	return len(items), nil
-}
-
-// sumSq returns Σ x², two terms at a time (NaN or +Inf for a non-finite
-// entry).
-func sumSq(x []float64) float64 {
-	var s0, s1 float64
-	i := 0
-	for ; i+2 <= len(x); i += 2 {
-		s0 += x[i] * x[i]
-		s1 += x[i+1] * x[i+1]
-	}
-	if i < len(x) {
-		s0 += x[i] * x[i]
-	}
-	return s0 + s1
-}
 
 // errNoModel is the panic of the index-based methods of vector oracles.
 const errNoModel = "detcache: oracle of a vector kernel has no model: use PrepareItem and ScoreBlockItems"
@@ -244,12 +21,18 @@ func modelRow(m *ndpp.Model, i int) row {
 	return row{v: m.ItemV(i), b: m.ItemB(i), bc: m.ItemBC(i), delta: m.ItemDiag(i)}
 }
 
+// modelItemRow returns the row of an item of a model (ndpp.ModelItem):
+// views of the model's rows.
+func modelItemRow(it ndpp.Item) row {
+	return row{v: it.V, b: it.B, bc: it.BC(), delta: it.Delta}
+}
+
 // itemRow returns it's row: views for an item of a model, otherwise copies
 // of v and b in buf (len ≥ 3d) with bᵀC computed as the model computes
 // its rows (ndpp.RowTimesC), so that the bits agree.
-func itemRow(k *Kernel, it Item, buf []float64) row {
-	if it.bc != nil {
-		return row{v: it.V, b: it.B, bc: it.bc, delta: it.Delta}
+func itemRow(k *ndpp.Kernel, it ndpp.Item, buf []float64) row {
+	if it.FromModel() {
+		return modelItemRow(it)
 	}
 	d := k.D
 	r := row{v: buf[:d:d], bc: buf[2*d : 3*d : 3*d], delta: it.Delta}
@@ -265,8 +48,8 @@ func itemRow(k *Kernel, it Item, buf []float64) row {
 }
 
 // item returns r as an Item with id (views of r's vectors).
-func (r row) item(id int, shared bool) Item {
-	it := Item{ID: id, V: r.v, B: r.b, Delta: r.delta}
+func (r row) item(id int, shared bool) ndpp.Item {
+	it := ndpp.Item{ID: id, V: r.v, B: r.b, Delta: r.delta}
 	if shared {
 		it.B = nil
 	}
@@ -288,7 +71,7 @@ func (r row) norm2() float64 {
 }
 
 // checkKernelCapacity validates a vector oracle's constructor arguments.
-func checkKernelCapacity(k Kernel, capacity int) error {
+func checkKernelCapacity(k ndpp.Kernel, capacity int) error {
 	if err := k.Check(); err != nil {
 		return err
 	}
@@ -305,8 +88,8 @@ func checkKernelCapacity(k Kernel, capacity int) error {
 }
 
 // checkItemShape panics for an item whose vectors do not fit the kernel (a
-// programmer error: callers validate items with CheckItem).
-func checkItemShape(k *Kernel, it Item) {
+// programmer error: callers validate items with ndpp.CheckItem).
+func checkItemShape(k *ndpp.Kernel, it ndpp.Item) {
 	if len(it.V) != k.D || !k.Shared && len(it.B) != k.D || k.Shared && it.B != nil && len(it.B) != k.D {
 		panic(fmt.Sprintf("detcache: item %d has vectors of lengths %d, %d for d = %d (B = V: %v)", it.ID, len(it.V), len(it.B), k.D, k.Shared))
 	}

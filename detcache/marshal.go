@@ -87,7 +87,7 @@ func kernelPrint(c []float64) uint64 {
 
 // encodeStateHeader writes the vector flag and the header: the kernel's
 // for a vector oracle (m nil), the model's otherwise.
-func encodeStateHeader(e *binfmt.Encoder, m *ndpp.Model, k *Kernel, p *diagPrint, capacity int) {
+func encodeStateHeader(e *binfmt.Encoder, m *ndpp.Model, k *ndpp.Kernel, p *diagPrint, capacity int) {
 	e.Bool(m == nil)
 	if m != nil {
 		encodeHeader(e, m, p, capacity)
@@ -102,7 +102,7 @@ func encodeStateHeader(e *binfmt.Encoder, m *ndpp.Model, k *Kernel, p *diagPrint
 
 // decodeStateHeader reads what encodeStateHeader wrote (or a header of
 // version 2 or 3) and checks it against the restoring oracle.
-func decodeStateHeader(dec *binfmt.Decoder, m *ndpp.Model, k *Kernel, p *diagPrint, capacity int) error {
+func decodeStateHeader(dec *binfmt.Decoder, m *ndpp.Model, k *ndpp.Kernel, p *diagPrint, capacity int) error {
 	vec := false
 	if dec.Version() > noVecVersion {
 		vec = dec.Bool()
@@ -135,7 +135,7 @@ func decodeStateHeader(dec *binfmt.Decoder, m *ndpp.Model, k *Kernel, p *diagPri
 
 // encodeRows writes the vectors of S of a vector oracle: k×d V rows, k×d
 // B rows (omitted when B = V) and k diagonal entries.
-func encodeRows(e *binfmt.Encoder, k *Kernel, rows func(i int) row, n int) {
+func encodeRows(e *binfmt.Encoder, k *ndpp.Kernel, rows func(i int) row, n int) {
 	buf := make([]float64, 0, n*k.D)
 	for i := 0; i < n; i++ {
 		buf = append(buf, rows(i).v...)
@@ -156,8 +156,8 @@ func encodeRows(e *binfmt.Encoder, k *Kernel, rows func(i int) row, n int) {
 }
 
 // decodeRows reads encodeRows' vectors of n items as Items (validated with
-// CheckItem).
-func decodeRows(dec *binfmt.Decoder, k *Kernel, ids []int) ([]Item, error) {
+// ndpp.CheckItem).
+func decodeRows(dec *binfmt.Decoder, k *ndpp.Kernel, ids []int) ([]ndpp.Item, error) {
 	n, d := len(ids), k.D
 	v := dec.F64sLen("V rows", n*d)
 	var b []float64
@@ -168,13 +168,13 @@ func decodeRows(dec *binfmt.Decoder, k *Kernel, ids []int) ([]Item, error) {
 	if err := dec.Err(); err != nil {
 		return nil, err
 	}
-	out := make([]Item, n)
+	out := make([]ndpp.Item, n)
 	for i, id := range ids {
-		out[i] = Item{ID: id, V: v[i*d : (i+1)*d], Delta: delta[i]}
+		out[i] = ndpp.Item{ID: id, V: v[i*d : (i+1)*d], Delta: delta[i]}
 		if b != nil {
 			out[i].B = b[i*d : (i+1)*d]
 		}
-		if err := CheckItem(*k, out[i]); err != nil {
+		if err := ndpp.CheckItem(*k, out[i]); err != nil {
 			return nil, fmt.Errorf("detcache: corrupt state: %w", err)
 		}
 	}
@@ -244,13 +244,13 @@ func decodeItems(dec *binfmt.Decoder, n, capacity int) []int {
 	return items
 }
 
-func encodeValue(e *binfmt.Encoder, v Value) {
+func encodeValue(e *binfmt.Encoder, v ndpp.Value) {
 	e.F64(v.Log)
 	e.Bool(v.Zero)
 }
 
-func decodeValue(dec *binfmt.Decoder) Value {
-	return Value{Log: dec.F64(), Zero: dec.Bool()}
+func decodeValue(dec *binfmt.Decoder) ndpp.Value {
+	return ndpp.Value{Log: dec.F64(), Zero: dec.Bool()}
 }
 
 func encodeStats(e *binfmt.Encoder, s Stats) {
@@ -277,6 +277,20 @@ func decodeStats(dec *binfmt.Decoder) Stats {
 // counters), so that a restored oracle continues bit-identically. The model
 // is not saved: restore into an oracle built with the same model and
 // capacity.
+//
+// MarshalBinary saves the solution, M, M⁻¹, log det M, the conditioning
+// record and the counters in the project's binary format (internal/binfmt:
+// magic, version 4, CRC-32C). A model-backed oracle's state records the
+// model's n, d, the capacity and whether it has a diagonal with a CRC-64 of
+// δ (not the model), and restores only onto an oracle of the same model and
+// capacity; a vector oracle's state records d, the capacity, B = V, the
+// diagonal flag and a CRC-64 of C, and carries the vectors of S (v, b, δ),
+// so that it restores onto a fresh oracle of the same kernel. Either
+// continues bit-identically. Corrupt input (bad magic, version, checksum,
+// sizes, items, non-finite entries), states of the other kind, and states
+// of the format before binfmt (version 1) are errors; states of versions 3
+// and 2 (model-backed oracles; version 2 did not record the diagonal and is
+// read as a state of a model without one) are read by model-backed oracles.
 func (o *Fast) MarshalBinary() ([]byte, error) {
 	e := binfmt.NewEncoder(magicFast, stateVersion)
 	k, ld := len(o.items), o.cap
@@ -322,7 +336,7 @@ func (o *Fast) UnmarshalBinary(data []byte) error {
 	direct := dec.Bool()
 	items := decodeItems(dec, o.N(), o.cap)
 	k := len(items)
-	var vecs []Item
+	var vecs []ndpp.Item
 	if o.m == nil {
 		if vecs, err = decodeRows(dec, &o.kern, items); err != nil {
 			return err
@@ -400,7 +414,7 @@ func (o *Naive) UnmarshalBinary(data []byte) error {
 		return err
 	}
 	items := decodeItems(dec, o.N(), o.cap)
-	var vecs []Item
+	var vecs []ndpp.Item
 	if o.m == nil {
 		if vecs, err = decodeRows(dec, &o.kern, items); err != nil {
 			return err

@@ -13,9 +13,9 @@ import (
 
 // continueRun applies the same seeded sequence to an oracle and records
 // every value it returns.
-func continueRun(t *testing.T, o Oracle, seed uint64, steps int) []Value {
+func continueRun(t *testing.T, o Oracle, seed uint64, steps int) []ndpp.Value {
 	r := newOpRun(t, o, seed, logTolIll)
-	var out []Value
+	var out []ndpp.Value
 	for i := 0; i < steps; i++ {
 		r.step()
 		out = append(out, o.Value())
@@ -78,7 +78,7 @@ func TestMarshalContinuesBitIdentically(t *testing.T) {
 // oracleView is what an oracle shows of its state.
 type oracleView struct {
 	Items []int
-	Value Value
+	Value ndpp.Value
 	Stats Stats
 }
 
@@ -352,7 +352,7 @@ func FuzzUnmarshalBinary(f *testing.F) {
 				c := o.NewCand()
 				o.Prepare(c, 0)
 				_ = o.AddValue(c)
-				dst := make([]Value, o.Cap())
+				dst := make([]ndpp.Value, o.Cap())
 				o.SwapValues(c, dst)
 			}
 		}

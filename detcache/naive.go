@@ -13,13 +13,13 @@ import (
 // benchmarks. Its zero rule is ndpp's (see ndpp.ZeroRcondFactor).
 type Naive struct {
 	m       *ndpp.Model // nil for an oracle of a vector kernel
-	kern    Kernel
+	kern    ndpp.Kernel
 	maxRank int
 	cap     int
 	items   []int
 	rows    []row     // rows of S's items
 	store   []float64 // cap×3d: copies of S's vectors (vector kernel)
-	value   Value
+	value   ndpp.Value
 	scratch []int
 	srows   []row // the rows of scratch
 	lbuf    []float64
@@ -38,14 +38,14 @@ func NewNaive(m *ndpp.Model, capacity int) (*Naive, error) {
 	if err := checkCapacity(m, capacity); err != nil {
 		return nil, err
 	}
-	o := newNaive(KernelOf(m), capacity, m.MaxRank())
+	o := newNaive(ndpp.KernelOf(m), capacity, m.MaxRank())
 	o.m = m
 	return o, nil
 }
 
 // NewNaiveKernel returns an empty naive oracle for items given as vectors
 // of the kernel k (see NewFastKernel). It keeps copies of the vectors of S.
-func NewNaiveKernel(k Kernel, capacity int) (*Naive, error) {
+func NewNaiveKernel(k ndpp.Kernel, capacity int) (*Naive, error) {
 	if err := checkKernelCapacity(k, capacity); err != nil {
 		return nil, err
 	}
@@ -55,7 +55,7 @@ func NewNaiveKernel(k Kernel, capacity int) (*Naive, error) {
 	return o, nil
 }
 
-func newNaive(k Kernel, capacity, maxRank int) *Naive {
+func newNaive(k ndpp.Kernel, capacity, maxRank int) *Naive {
 	return &Naive{
 		kern: k, maxRank: maxRank,
 		cap:     capacity,
@@ -71,7 +71,7 @@ func newNaive(k Kernel, capacity, maxRank int) *Naive {
 func (o *Naive) Model() *ndpp.Model { return o.m }
 
 // Kernel returns the kernel description.
-func (o *Naive) Kernel() Kernel { return o.kern }
+func (o *Naive) Kernel() ndpp.Kernel { return o.kern }
 
 // N returns the model's number of items, or −1 without a model.
 func (o *Naive) N() int {
@@ -82,9 +82,9 @@ func (o *Naive) N() int {
 }
 
 // ItemAt returns S's item at position pos (see Oracle.ItemAt).
-func (o *Naive) ItemAt(pos int) Item {
+func (o *Naive) ItemAt(pos int) ndpp.Item {
 	if o.m != nil {
-		return ModelItem(o.m, o.items[pos])
+		return ndpp.ModelItem(o.m, o.items[pos])
 	}
 	return o.rows[pos].item(o.items[pos], o.kern.Shared)
 }
@@ -109,11 +109,11 @@ func (o *Naive) setRow(pos int, r row) {
 }
 
 // direct returns the value of scratch (rows srows) with a fresh LU.
-func (o *Naive) direct() Value {
+func (o *Naive) direct() ndpp.Value {
 	if len(o.scratch) > 0 && hasDup(o.scratch) {
-		return ZeroValue
+		return ndpp.ZeroValue
 	}
-	var v Value
+	var v ndpp.Value
 	v, o.lbuf = rowsValue(o.srows, o.maxRank, o.kern.Diag, o.lbuf)
 	return v
 }
@@ -131,7 +131,7 @@ func (o *Naive) Cap() int { return o.cap }
 func (o *Naive) Reset() {
 	o.items = o.items[:0]
 	o.rows = o.rows[:0]
-	o.value = Value{}
+	o.value = ndpp.Value{}
 	o.version++
 }
 
@@ -142,7 +142,7 @@ func (o *Naive) Len() int { return len(o.items) }
 func (o *Naive) Items() []int { return o.items }
 
 // Value returns the value of S (Log 0 for the empty set).
-func (o *Naive) Value() Value { return o.value }
+func (o *Naive) Value() ndpp.Value { return o.value }
 
 // NewCand returns an unprepared Cand.
 func (o *Naive) NewCand() *Cand { return &Cand{item: -1, dup: -1} }
@@ -153,12 +153,12 @@ func (o *Naive) Prepare(c *Cand, item int) {
 		panic(errNoModel)
 	}
 	checkItem(o.m, item)
-	c.r, c.own = modelRow(o.m, item), false
+	c.setModelRow(o.m, item)
 	o.prepare(c, item)
 }
 
 // PrepareItem records it as c's item, with copies of its vectors.
-func (o *Naive) PrepareItem(c *Cand, it Item) {
+func (o *Naive) PrepareItem(c *Cand, it ndpp.Item) {
 	checkItemShape(&o.kern, it)
 	c.setRow(&o.kern, it)
 	o.prepare(c, it.ID)
@@ -181,7 +181,7 @@ func (o *Naive) Refresh(c *Cand) {
 }
 
 // AddValue returns the value of S ∪ {x} (zero if x is already in S).
-func (o *Naive) AddValue(c *Cand) Value {
+func (o *Naive) AddValue(c *Cand) ndpp.Value {
 	o.Refresh(c)
 	o.stats.Evals++
 	o.scratchS()
@@ -191,7 +191,7 @@ func (o *Naive) AddValue(c *Cand) Value {
 }
 
 // SwapValues writes the value of S − S[j] + x into dst[j] for every j.
-func (o *Naive) SwapValues(c *Cand, dst []Value) {
+func (o *Naive) SwapValues(c *Cand, dst []ndpp.Value) {
 	o.Refresh(c)
 	k := len(o.items)
 	if len(dst) < k {
@@ -207,7 +207,7 @@ func (o *Naive) SwapValues(c *Cand, dst []Value) {
 
 // PairSwapValue returns the value of S − {S[a], S[b]} + {x, y}. It panics
 // for invalid positions.
-func (o *Naive) PairSwapValue(x, y *Cand, a, b int) Value {
+func (o *Naive) PairSwapValue(x, y *Cand, a, b int) ndpp.Value {
 	o.Refresh(x)
 	o.Refresh(y)
 	if err := checkPair(a, b, len(o.items)); err != nil {

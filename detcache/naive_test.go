@@ -9,14 +9,14 @@ import (
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
-func freshValue(t testing.TB, m *ndpp.Model, set []int) Value {
+func freshValue(t testing.TB, m *ndpp.Model, set []int) ndpp.Value {
 	t.Helper()
 	ld, sign, err := m.LogDet(set)
 	require.NoError(t, err)
 	if sign == 0 {
-		return ZeroValue
+		return ndpp.ZeroValue
 	}
-	return Value{Log: ld}
+	return ndpp.Value{Log: ld}
 }
 
 func TestNewRejectsBadCapacity(t *testing.T) {
@@ -61,7 +61,7 @@ func TestNaiveMatchesLogDet(t *testing.T) {
 	m := ndpp.Random(40, 5, 3, ndpp.RandomOptions{})
 	o, err := NewNaive(m, 6)
 	require.NoError(t, err)
-	require.Equal(t, Value{}, o.Value())
+	require.Equal(t, ndpp.Value{}, o.Value())
 	c, c2 := o.NewCand(), o.NewCand()
 	for _, it := range []int{3, 7, 11, 19} {
 		o.Prepare(c, it)
@@ -71,7 +71,7 @@ func TestNaiveMatchesLogDet(t *testing.T) {
 		require.Equal(t, want, o.Value())
 	}
 	o.Prepare(c, 25)
-	dst := make([]Value, o.Len())
+	dst := make([]ndpp.Value, o.Len())
 	o.SwapValues(c, dst)
 	for j := range dst {
 		set := append([]int(nil), o.Items()...)

@@ -2,29 +2,9 @@ package detcache
 
 import (
 	"encoding"
-	"math"
 
 	"github.com/ndpp-go/ndpp/ndpp"
 )
-
-// Value is the value of a candidate set S' in log space: Log = log det L_{S'}
-// when Zero is false. Zero reports det L_{S'} = 0 under the numerical zero
-// rule (Log is then −Inf). Values are never raw determinants.
-type Value struct {
-	Log  float64
-	Zero bool
-}
-
-// ZeroValue is the value of a set whose determinant is zero.
-var ZeroValue = Value{Log: math.Inf(-1), Zero: true}
-
-// Greater reports whether v > w (a zero value is below every non-zero one).
-func (v Value) Greater(w Value) bool {
-	if v.Zero {
-		return false
-	}
-	return w.Zero || v.Log > w.Log
-}
 
 // Cand is a candidate item prepared against the oracle's current solution S:
 // the products (L_{S,x}, L_{x,S}, M⁻¹L_{S,x}, L_{x,S}M⁻¹, Schur complement)
@@ -41,6 +21,7 @@ type Cand struct {
 	r   row       // the item's vectors: views of a model's rows or of buf
 	buf []float64 // 3d: copies of a vector item's v, b and bᵀC
 	own bool      // r is in buf (a vector item), not views of a model
+	mi  ndpp.Item // the model's item whose views r holds (own false), or zero
 
 	owner Oracle // the oracle that prepared c (nil before the first Prepare)
 	dup   int    // position of item in S when prepared, or -1
@@ -70,26 +51,32 @@ func (c *Cand) Item() int { return c.item }
 // views of its vectors, which c owns for a vector item (valid until c is
 // prepared again) and which are the model's for a model item. For a kernel
 // with B = V, B equals V.
-func (c *Cand) Vectors() Item {
-	return Item{ID: c.item, V: c.r.v, B: c.r.b, Delta: c.r.delta, bc: c.modelBC()}
+func (c *Cand) Vectors() ndpp.Item {
+	if !c.own && c.mi.FromModel() {
+		return c.mi
+	}
+	return ndpp.Item{ID: c.item, V: c.r.v, B: c.r.b, Delta: c.r.delta}
 }
 
-// modelBC returns c's bᵀC when c holds a model's item (views), else nil.
-func (c *Cand) modelBC() []float64 {
-	if c.own {
-		return nil
-	}
-	return c.r.bc
+// setModelRow points c at the views of item i of m.
+func (c *Cand) setModelRow(m *ndpp.Model, i int) {
+	c.mi = ndpp.ModelItem(m, i)
+	c.r, c.own = modelItemRow(c.mi), false
 }
 
 // setRow points c at item's vectors: views for an item of a model,
 // otherwise copies in c's own buffer (k describes the kernel).
-func (c *Cand) setRow(k *Kernel, it Item) {
-	if it.bc == nil && len(c.buf) < 3*k.D {
+func (c *Cand) setRow(k *ndpp.Kernel, it ndpp.Item) {
+	model := it.FromModel()
+	if !model && len(c.buf) < 3*k.D {
 		c.buf = make([]float64, 3*k.D)
 	}
 	c.r = itemRow(k, it, c.buf)
-	c.own = it.bc == nil
+	c.own = !model
+	c.mi = ndpp.Item{}
+	if model {
+		c.mi = it
+	}
 }
 
 // Oracle holds a current solution S (an ordered list of distinct items, at
@@ -108,12 +95,12 @@ type Oracle interface {
 	// takes items only as vectors.
 	Model() *ndpp.Model
 	// Kernel returns the kernel description (d, C, B = V, diagonal).
-	Kernel() Kernel
+	Kernel() ndpp.Kernel
 	// N returns the model's number of items, or −1 without a model.
 	N() int
 	// ItemAt returns the item of S at position pos: the model's item, or
 	// views of the oracle's copies of its vectors, valid until S changes.
-	ItemAt(pos int) Item
+	ItemAt(pos int) ndpp.Item
 	// Cap returns the largest solution size the oracle accepts.
 	Cap() int
 	// Reset empties the solution (statistics are kept).
@@ -123,7 +110,7 @@ type Oracle interface {
 	// Items returns S in position order. The slice is a view: do not modify.
 	Items() []int
 	// Value returns the value of S itself (the empty set has Log 0).
-	Value() Value
+	Value() ndpp.Value
 
 	// NewCand returns a Cand with buffers sized for this oracle.
 	NewCand() *Cand
@@ -134,24 +121,24 @@ type Oracle interface {
 	// validate ids.
 	Prepare(c *Cand, item int)
 	// PrepareItem is Prepare for an item given by its vectors (an oracle
-	// of a vector kernel), or by ModelItem of the oracle's model. The
+	// of a vector kernel), or by ndpp.ModelItem of the oracle's model. The
 	// Cand keeps copies of the vectors, so it stays valid when the
 	// caller reuses them. It panics for vectors of the wrong length; the
-	// caller validates items (CheckItem).
-	PrepareItem(c *Cand, it Item)
+	// caller validates items (ndpp.CheckItem).
+	PrepareItem(c *Cand, it ndpp.Item)
 	// Refresh brings c up to date with the current S if it changed since c
 	// was prepared (O(d + k²) for Fast after one accepted change). The
 	// value methods and the changes refresh their Cands themselves.
 	Refresh(c *Cand)
 
 	// AddValue returns the value of S ∪ {x}.
-	AddValue(c *Cand) Value
+	AddValue(c *Cand) ndpp.Value
 	// SwapValues writes into dst[j] the value of S − S[j] + x for every
 	// position j (len(dst) ≥ Len()).
-	SwapValues(c *Cand, dst []Value)
+	SwapValues(c *Cand, dst []ndpp.Value)
 	// PairSwapValue returns the value of S − {S[a], S[b]} + {x, y}, a ≠ b.
 	// It panics for positions out of range or equal.
-	PairSwapValue(x, y *Cand, a, b int) Value
+	PairSwapValue(x, y *Cand, a, b int) ndpp.Value
 
 	// NewBlock returns a Block for scoring up to size arriving items at
 	// once. It panics for size < 1.
@@ -168,7 +155,7 @@ type Oracle interface {
 	ScoreBlock(b *Block, items []int) bool
 	// ScoreBlockItems is ScoreBlock for items given by their vectors: the
 	// block keeps copies of them, so the caller may reuse the slices.
-	ScoreBlockItems(b *Block, items []Item) bool
+	ScoreBlockItems(b *Block, items []ndpp.Item) bool
 
 	// Add appends x to S. It returns an error if S is full or x's value is
 	// zero and the oracle cannot represent the singular solution.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/ndpp-go/ndpp/blas"
 	"github.com/ndpp-go/ndpp/internal/f64"
+	"github.com/ndpp-go/ndpp/ndpp"
 )
 
 // Preparation of candidates: the products of an arriving item against S.
@@ -20,14 +21,14 @@ func (o *Fast) Prepare(c *Cand, item int) {
 	}
 	checkItem(o.m, item)
 	o.own(c)
-	c.r, c.own = modelRow(o.m, item), false
+	c.setModelRow(o.m, item)
 	o.prepare(c, item)
 }
 
 // PrepareItem is Prepare for an item given by its vectors; c keeps copies
 // of them (see Oracle.PrepareItem). It panics for vectors of the wrong
 // length.
-func (o *Fast) PrepareItem(c *Cand, it Item) {
+func (o *Fast) PrepareItem(c *Cand, it ndpp.Item) {
 	checkItemShape(&o.kern, it)
 	o.own(c)
 	c.setRow(&o.kern, it)

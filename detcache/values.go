@@ -16,16 +16,16 @@ import (
 // error and the log of its natural scale N (the ratio S' would have if its
 // equilibrated determinant were 1) into a Value; ok is false when the value
 // must be computed directly.
-func (o *Fast) ratioValue(r, mag, err, logN float64) (v Value, ok bool) {
+func (o *Fast) ratioValue(r, mag, err, logN float64) (v ndpp.Value, ok bool) {
 	if fromIdentity(r, err) {
-		return Value{Log: o.logDet + math.Log(r)}, true
+		return ndpp.Value{Log: o.logDet + math.Log(r)}, true
 	}
 	bound := math.Abs(r) + err
 	tol := ZeroCancelFactor * eps
 	if bound <= tol*mag && mag <= math.MaxFloat64 && math.Log(bound) <= math.Log(tol)+logN {
-		return ZeroValue, true
+		return ndpp.ZeroValue, true
 	}
-	return Value{}, false // NaN, or neither accurate nor clearly zero
+	return ndpp.Value{}, false // NaN, or neither accurate nor clearly zero
 }
 
 // fromIdentity reports whether a ratio r with error bound err is a value:
@@ -57,14 +57,14 @@ func (o *Fast) swapDet(c *Cand, j int) float64 { return c.s*o.inv[j*o.cap+j] + c
 // the oracle's own buffers (no allocation): ndpp's zero rule (see
 // ndpp.ZeroRcondFactor) applied to the equilibrated kernel, with its exact
 // 1-norm condition number (ndpp.Model.LogDet uses LAPACK's estimate).
-func (o *Fast) directSet() Value {
+func (o *Fast) directSet() ndpp.Value {
 	set, rows := o.set, o.setRows
 	k := len(set)
 	if k == 0 {
-		return Value{}
+		return ndpp.Value{}
 	}
 	if hasDup(set) || k > o.maxRank {
-		return ZeroValue
+		return ndpp.ZeroValue
 	}
 	o.stats.Fallbacks++
 	a, inv, z := o.da[:k*k], o.dinv[:k*k], o.dz[:k]
@@ -72,7 +72,7 @@ func (o *Fast) directSet() Value {
 	for i := range set {
 		zz := rows[i].norm2()
 		if !(zz > 0) {
-			return ZeroValue
+			return ndpp.ZeroValue
 		}
 		z[i] = 1 / math.Sqrt(zz)
 		logScale += math.Log(zz)
@@ -86,12 +86,12 @@ func (o *Fast) directSet() Value {
 	copy(inv, a)
 	logAbs, sign := f64.Inverse(inv, k, k, o.dpiv, o.dlu) // dlu: the inverse's scratch
 	if sign <= 0 || !isFinite(logAbs) {
-		return ZeroValue
+		return ndpp.ZeroValue
 	}
 	if ndpp.IsZeroRcond(exactRcond(a, inv, k), k) {
-		return ZeroValue
+		return ndpp.ZeroValue
 	}
-	return Value{Log: logAbs + logScale}
+	return ndpp.Value{Log: logAbs + logScale}
 }
 
 // setS sets o.set and o.setRows to S's items and rows.
@@ -104,10 +104,10 @@ func (o *Fast) setS() {
 }
 
 // addValue is AddValue without counting.
-func (o *Fast) addValue(c *Cand) Value {
+func (o *Fast) addValue(c *Cand) ndpp.Value {
 	k := len(o.items)
 	if c.dup >= 0 || k+1 > o.maxRank {
-		return ZeroValue
+		return ndpp.ZeroValue
 	}
 	if !o.direct {
 		if v, ok := o.ratioValue(c.s, c.smag, c.serr, c.logz2-o.logDetE); ok {
@@ -121,7 +121,7 @@ func (o *Fast) addValue(c *Cand) Value {
 }
 
 // AddValue returns the value of S ∪ {x}: det L_{S+t}/det M = s.
-func (o *Fast) AddValue(c *Cand) Value {
+func (o *Fast) AddValue(c *Cand) ndpp.Value {
 	o.Refresh(c)
 	o.stats.Evals++
 	return o.addValue(c)
@@ -129,12 +129,12 @@ func (o *Fast) AddValue(c *Cand) Value {
 
 // swapValue is the value of S − S[j] + x without counting; ident reports
 // that it came from the identity (not from a fresh LU).
-func (o *Fast) swapValue(c *Cand, j int) (v Value, ident bool) {
+func (o *Fast) swapValue(c *Cand, j int) (v ndpp.Value, ident bool) {
 	if c.dup >= 0 {
 		if c.dup == j {
 			return o.value, false
 		}
-		return ZeroValue, false
+		return ndpp.ZeroValue, false
 	}
 	if !o.direct {
 		r, mag, err := o.swapRatio(c, j)
@@ -149,7 +149,7 @@ func (o *Fast) swapValue(c *Cand, j int) (v Value, ident bool) {
 
 // SwapValues writes the value of S − S[j] + x into dst[j] for every j:
 // det L_{S−j+t}/det M = s·(M⁻¹)_jj + p_j q_j (Jacobi), O(1) each.
-func (o *Fast) SwapValues(c *Cand, dst []Value) {
+func (o *Fast) SwapValues(c *Cand, dst []ndpp.Value) {
 	o.Refresh(c)
 	k := len(o.items)
 	if len(dst) < k {
@@ -160,7 +160,7 @@ func (o *Fast) SwapValues(c *Cand, dst []Value) {
 		for j := 0; j < k; j++ {
 			r, _, err := o.swapRatio(c, j)
 			if fromIdentity(r, err) {
-				dst[j] = Value{Log: o.logDet + math.Log(r)}
+				dst[j] = ndpp.Value{Log: o.logDet + math.Log(r)}
 			} else {
 				dst[j], _ = o.swapValue(c, j)
 			}
@@ -277,14 +277,14 @@ func expansionAbs(c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c1
 
 // pairValue is PairSwapValue without counting or checks; ident reports
 // that the value came from the identity (not from a fresh LU).
-func (o *Fast) pairValue(x, y *Cand, a, b int) (v Value, ident bool) {
+func (o *Fast) pairValue(x, y *Cand, a, b int) (v ndpp.Value, ident bool) {
 	if x.item == y.item {
-		return ZeroValue, false
+		return ndpp.ZeroValue, false
 	}
 	if x.dup < 0 && y.dup < 0 && !o.direct {
 		r, size, err := o.pairRatio(x, y, a, b)
 		if fromIdentity(r, err) {
-			return Value{Log: o.logDet + math.Log(r)}, true
+			return ndpp.Value{Log: o.logDet + math.Log(r)}, true
 		}
 		logN := x.logz2 + y.logz2 - o.logz2[a] - o.logz2[b] - o.logDetE
 		if v, ok := o.ratioValue(r, size, err, logN); ok {
@@ -300,7 +300,7 @@ func (o *Fast) pairValue(x, y *Cand, a, b int) (v Value, ident bool) {
 // PairSwapValue returns the value of S − {S[a], S[b]} + {x, y}: the 4×4
 // determinant det [[(M⁻¹)_RR, P_R], [−Q_R, Σ]] with R = {a, b}, O(1) per
 // pair of positions. It panics for invalid positions.
-func (o *Fast) PairSwapValue(x, y *Cand, a, b int) Value {
+func (o *Fast) PairSwapValue(x, y *Cand, a, b int) ndpp.Value {
 	o.Refresh(x)
 	o.Refresh(y)
 	if err := checkPair(a, b, len(o.items)); err != nil {

@@ -1,6 +1,7 @@
 package learn
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/ndpp-go/ndpp/ndpp"
@@ -47,11 +48,12 @@ func independentModel(counts []float64, m float64) (*ndpp.Model, error) {
 
 // Baselines evaluates the independent-items model of train (Independent) on
 // test with Evaluate: its MPR, Prec@k and AUC are the popularity
-// baseline's, its TestLL the independent-items log-likelihood.
-func Baselines(train, test [][]int, n int, opt EvalOptions) (*Metrics, error) {
+// baseline's, its TestLL the independent-items log-likelihood. ctx is as
+// for Evaluate.
+func Baselines(ctx context.Context, train, test [][]int, n int, opt EvalOptions) (*Metrics, error) {
 	m, err := Independent(train, n)
 	if err != nil {
 		return nil, err
 	}
-	return Evaluate(m, test, opt)
+	return Evaluate(ctx, m, test, opt)
 }

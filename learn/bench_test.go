@@ -1,6 +1,7 @@
 package learn
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -84,12 +85,12 @@ func BenchmarkOnlineVsOffline(b *testing.B) {
 			// Each learner starts with the other's garbage collected,
 			// as in a process of its own.
 			runtime.GC()
-			ro, err := TrainOffline(train, val, n, OfflineOptions{D: 30, Seed: seed})
+			ro, err := TrainOffline(context.Background(), train, val, n, OfflineOptions{D: 30, Seed: seed})
 			if err != nil {
 				b.Fatal(err)
 			}
 			runtime.GC()
-			rn, err := TrainOnline(SliceSource(train), OnlineOptions{D: 30, N: n, Seed: seed}, OnlineRun{})
+			rn, err := TrainOnline(context.Background(), SliceSource(train), OnlineOptions{D: 30, N: n, Seed: seed}, OnlineRun{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -129,7 +130,7 @@ func benchPass(b *testing.B, baskets [][]int, n int) {
 		b.StopTimer()
 		runtime.GC()
 		b.StartTimer()
-		if _, err := TrainOnline(SliceSource(baskets), OnlineOptions{D: 30, N: n, Seed: 1}, OnlineRun{}); err != nil {
+		if _, err := TrainOnline(context.Background(), SliceSource(baskets), OnlineOptions{D: 30, N: n, Seed: 1}, OnlineRun{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -179,7 +180,7 @@ func BenchmarkOnlineCatalogue(b *testing.B) {
 				b.StopTimer()
 				runtime.GC()
 				b.StartTimer()
-				if _, err := TrainOnline(SliceSource(data), OnlineOptions{D: 30, Seed: 1}, OnlineRun{}); err != nil {
+				if _, err := TrainOnline(context.Background(), SliceSource(data), OnlineOptions{D: 30, Seed: 1}, OnlineRun{}); err != nil {
 					b.Fatal(err)
 				}
 			}

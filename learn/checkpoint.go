@@ -9,8 +9,9 @@ import (
 	"os"
 	"strings"
 
-	"github.com/ndpp-go/ndpp/internal/atomicfile"
 	"github.com/ndpp-go/ndpp/internal/binfmt"
+	"github.com/ndpp-go/ndpp/internal/outfile"
+	"github.com/ndpp-go/ndpp/learn/internal/exactnorm"
 )
 
 // Online checkpoints are states of the project's binary format
@@ -20,7 +21,8 @@ import (
 //
 //	options   D, Shared, LowRank, Seed, Init.Scale, Init.CScale, Init.Share,
 //	          N, Optimizer, LR, DiagLR, RateScale, Alpha, Beta, Eps, Normalizer,
-//	          RefreshEvery, FactorEvery, Lag, CEvery, FixC (after defaults)
+//	          Schedule.RefreshEvery, Schedule.FactorEvery, Schedule.Lag,
+//	          CEvery, FixC (after defaults)
 //	n, d      items (rows) and rank
 //	IDs       the item id of each row
 //	V B D     parameters (B empty when B = V)
@@ -137,14 +139,14 @@ func (o *Online) Save(w io.Writer) error {
 		return ErrDiverged
 	}
 	cp := checkpoint{Opt: o.opt, N: o.p.N, Dim: o.p.Dim, IDs: o.ids, V: o.p.V, B: o.p.B, D: o.p.D,
-		Mu: o.scalars(stMu), T: o.counts(stT),
+		Mu: o.st.scalars(stMu), T: o.st.counts(stT),
 		TC: o.tc, Pos: o.pos, MomD: o.mom.D, SqD: o.sq.D,
 		PendC: o.pendC, PendBW: o.pendBW, NormCount: o.normCount}
 	// The per-item rows of st are written as the arrays of the format
 	// (the scalars gathered, n each; the rest from the rows as encoded).
 	n := o.p.N
 	if o.p.Theta != nil {
-		cp.Phi, cp.PhiM, cp.PhiV = o.scalars(stPhi), o.scalars(stPhiM), o.scalars(stPhiV)
+		cp.Phi, cp.PhiM, cp.PhiV = o.st.scalars(stPhi), o.st.scalars(stPhiM), o.st.scalars(stPhiV)
 	}
 	moment := func(k int) func(i int) []float64 {
 		return func(i int) []float64 {
@@ -167,22 +169,17 @@ func (o *Online) Save(w io.Writer) error {
 		cp.momB, cp.sqB = rowPart{0, moment(2)}, rowPart{0, moment(3)}
 	}
 	if np := o.np; np != nil {
-		np.wait() // a job in flight finishes; its result stays pending
+		s := np.State() // a job in flight finishes; its result stays pending
 		d := o.p.Dim
-		cp.Gram, cp.K, cp.GC, cp.LogDet, cp.Factored = np.nw.g, np.k, np.gc, np.logDet, o.factored
-		cp.Dirty, cp.LastRefresh, cp.Updates = o.dirtyList, o.lastRefresh, o.updates
+		cp.Gram, cp.K, cp.GC, cp.LogDet, cp.Factored = s.Gram, s.K, s.GC, s.LogDet, o.factored
+		cp.Dirty, cp.LastRefresh, cp.Updates = o.dirtyList, s.LastRefresh, s.Updates
 		cp.Z0 = make([]float64, 0, len(o.dirtyList)*2*d)
 		for _, i := range o.dirtyList {
-			cp.Z0 = append(cp.Z0, np.zs[i*2*d:(i+1)*2*d]...)
+			cp.Z0 = append(cp.Z0, np.Column(i)...)
 		}
-		cp.Gen, cp.KZGen, cp.SwapAt = np.gen, o.counts(stKZGen), np.swapAt
-		cp.kz = rowPart{n, np.kzRow}
-		if np.swapAt != 0 {
-			cp.PendOK = np.job.ok
-			if np.job.ok {
-				cp.PendK, cp.PendGC, cp.PendLogDet = np.nw.k, np.nw.gc, np.nw.logDet
-			}
-		}
+		cp.Gen, cp.KZGen, cp.SwapAt = s.Gen, o.st.counts(stKZGen), s.SwapAt
+		cp.kz = rowPart{n, o.kzRow}
+		cp.PendOK, cp.PendK, cp.PendGC, cp.PendLogDet = s.PendOK, s.PendK, s.PendGC, s.PendLogDet
 	}
 	e := binfmt.NewStreamEncoder(w, checkpointMagic, checkpointVersion)
 	cp.encode(e)
@@ -207,9 +204,9 @@ func encodeOptions(e *binfmt.Encoder, o OnlineOptions) {
 	e.F64(o.Beta)
 	e.F64(o.Eps)
 	e.Int(int(o.Normalizer))
-	e.Int(o.RefreshEvery)
-	e.Int(o.FactorEvery)
-	e.Int(o.Lag)
+	e.Int(o.Schedule.RefreshEvery)
+	e.Int(o.Schedule.FactorEvery)
+	e.Int(o.Schedule.Lag)
 	e.Int(o.CEvery)
 	e.Bool(o.FixC)
 }
@@ -236,9 +233,9 @@ func decodeOptions(d *binfmt.Decoder) OnlineOptions {
 	o.Beta = d.F64()
 	o.Eps = d.F64()
 	o.Normalizer = Normalizer(d.Int("normalizer", int(NormExact), int(NormBasket)))
-	o.RefreshEvery = d.Int("refresh-every", 1, math.MaxInt)
-	o.FactorEvery = d.Int("factor-every", 1, math.MaxInt)
-	o.Lag = d.Int("lag", 0, math.MaxInt)
+	o.Schedule.RefreshEvery = d.Int("refresh-every", 1, math.MaxInt)
+	o.Schedule.FactorEvery = d.Int("factor-every", 1, math.MaxInt)
+	o.Schedule.Lag = d.Int("lag", 0, math.MaxInt)
 	o.CEvery = d.Int("c-every", 1, math.MaxInt)
 	o.FixC = d.Bool()
 	return o
@@ -379,8 +376,8 @@ func (cp *checkpoint) check() error {
 	if err := cp.Opt.validate(); err != nil {
 		return err
 	}
-	if cp.Opt.FactorEvery > 1 && cp.Opt.Lag == 0 {
-		return fmt.Errorf("lag 0 with factor-every %d", cp.Opt.FactorEvery)
+	if cp.Opt.Schedule.FactorEvery > 1 && cp.Opt.Schedule.Lag == 0 {
+		return fmt.Errorf("lag 0 with factor-every %d", cp.Opt.Schedule.FactorEvery)
 	}
 	if len(cp.T) != n || len(cp.IDs) != n || len(cp.PendBW)%(2*d) != 0 || cp.NormCount < 0 || cp.Pos < 0 || cp.TC < 0 || cp.Updates < 0 {
 		return fmt.Errorf("counts do not match n = %d, d = %d", n, d)
@@ -406,7 +403,7 @@ func (cp *checkpoint) check() error {
 	}
 	if cp.Opt.Normalizer == NormExact {
 		if len(cp.KZGen) != n || cp.Gen < 0 ||
-			(cp.SwapAt != 0 && (cp.SwapAt <= cp.Pos || cp.SwapAt > cp.Pos+int64(cp.Opt.lag()))) {
+			(cp.SwapAt != 0 && (cp.SwapAt <= cp.Pos || cp.SwapAt > cp.Pos+int64(cp.Opt.Schedule.lag()))) {
 			return fmt.Errorf("normaliser schedule (generation %d, result at %d) does not match position %d", cp.Gen, cp.SwapAt, cp.Pos)
 		}
 		for _, g := range cp.KZGen {
@@ -466,12 +463,12 @@ func loadOnline(r io.Reader, limit int64) (*Online, error) {
 	o.pendC, o.pendBW, o.normCount = cp.PendC, cp.PendBW, cp.NormCount
 	o.alloc()
 	o.st.grow(n)
-	o.setScalars(stMu, cp.Mu)
-	o.setCounts(stT, cp.T)
+	o.st.setScalars(stMu, cp.Mu)
+	o.st.setCounts(stT, cp.T)
 	if p.Theta != nil {
-		o.setScalars(stPhi, cp.Phi)
-		o.setScalars(stPhiM, cp.PhiM)
-		o.setScalars(stPhiV, cp.PhiV)
+		o.st.setScalars(stPhi, cp.Phi)
+		o.st.setScalars(stPhiM, cp.PhiM)
+		o.st.setScalars(stPhiV, cp.PhiV)
 	}
 	for i := range n {
 		mv, sv, mb, sb := o.moments(i)
@@ -483,29 +480,19 @@ func loadOnline(r io.Reader, limit int64) (*Online, error) {
 		}
 	}
 	if np := o.np; np != nil {
-		copy(np.nw.g, cp.Gram)
-		copy(np.k, cp.K)
-		copy(np.gc, cp.GC)
-		np.logDet, o.factored, o.lastRefresh, o.updates = cp.LogDet, cp.Factored, cp.LastRefresh, cp.Updates
-		np.gen = cp.Gen
+		o.factored = cp.Factored
+		np.SetState(exactnorm.State{Gram: cp.Gram, K: cp.K, GC: cp.GC, LogDet: cp.LogDet, Gen: cp.Gen,
+			LastRefresh: cp.LastRefresh, Updates: cp.Updates, SwapAt: cp.SwapAt,
+			PendOK: cp.PendOK, PendK: cp.PendK, PendGC: cp.PendGC, PendLogDet: cp.PendLogDet})
 		for i := range n {
-			copy(np.kzRow(i), cp.KZ[i*2*d:(i+1)*2*d])
+			copy(o.kzRow(i), cp.KZ[i*2*d:(i+1)*2*d])
 		}
-		o.setCounts(stKZGen, cp.KZGen)
-		np.swapAt = cp.SwapAt
-		if cp.SwapAt != 0 {
-			np.job.ok = cp.PendOK
-			if cp.PendOK {
-				copy(np.nw.k, cp.PendK)
-				copy(np.nw.gc, cp.PendGC)
-				np.nw.logDet = cp.PendLogDet
-			}
-		}
+		o.st.setCounts(stKZGen, cp.KZGen)
 		m := 2 * d
 		for t, i := range cp.Dirty {
 			o.itemRow(i)[stDirty] = 1
 			o.dirtyList = append(o.dirtyList, i)
-			copy(np.zs[i*m:(i+1)*m], cp.Z0[t*m:(t+1)*m])
+			copy(np.Column(i), cp.Z0[t*m:(t+1)*m])
 		}
 	}
 	return o, nil
@@ -518,7 +505,7 @@ func (o *Online) SaveFile(path string) error {
 	if o.diverged {
 		return ErrDiverged
 	}
-	if err := atomicfile.Write(path, o.Save); err != nil {
+	if err := outfile.Write(path, o.Save); err != nil {
 		return fmt.Errorf("learn: save checkpoint: %w", err)
 	}
 	return nil

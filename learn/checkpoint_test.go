@@ -2,6 +2,7 @@ package learn
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"math"
@@ -36,9 +37,9 @@ var checkpointFixtures = []struct {
 	swapAt     int64 // the pending result's position (0: none)
 	nextResult int64 // the position where the next result takes effect
 }{
-	{"online-v4-pending-result.ckpt", OnlineOptions{D: 3, Seed: 1, FactorEvery: 10, DiagLR: 0.01}, 27, 31, 31},
-	{"online-v4-no-pending.ckpt", OnlineOptions{D: 3, Seed: 1, FactorEvery: 10, Lag: 4, DiagLR: 0.01}, 27, 0, 35},
-	{"online-v4-lowrank.ckpt", OnlineOptions{D: 3, Seed: 1, FactorEvery: 10, LowRank: true, DiagLR: 0.01}, 27, 31, 31},
+	{"online-v4-pending-result.ckpt", OnlineOptions{D: 3, Seed: 1, DiagLR: 0.01, Schedule: Schedule{FactorEvery: 10}}, 27, 31, 31},
+	{"online-v4-no-pending.ckpt", OnlineOptions{D: 3, Seed: 1, DiagLR: 0.01, Schedule: Schedule{FactorEvery: 10, Lag: 4}}, 27, 0, 35},
+	{"online-v4-lowrank.ckpt", OnlineOptions{D: 3, Seed: 1, LowRank: true, DiagLR: 0.01, Schedule: Schedule{FactorEvery: 10}}, 27, 31, 31},
 }
 
 func fixtureBaskets() [][]int { return plantedBaskets(200, 60, 3) }
@@ -48,7 +49,7 @@ func learnerAt(t *testing.T, opt OnlineOptions, baskets [][]int, pos int64) *Onl
 	t.Helper()
 	o, err := NewOnline(opt)
 	require.NoError(t, err)
-	_, err = o.Run(SliceSource(baskets), OnlineRun{MaxBaskets: pos})
+	_, err = o.Run(context.Background(), SliceSource(baskets), OnlineRun{MaxBaskets: pos})
 	require.NoError(t, err)
 	return o
 }
@@ -70,7 +71,7 @@ func saveBytes(t *testing.T, o *Online) []byte {
 func TestOnlineCheckpointFixtures(t *testing.T) {
 	baskets := fixtureBaskets()
 	for _, fx := range checkpointFixtures {
-		whole, err := TrainOnline(SliceSource(baskets), fx.opt, OnlineRun{})
+		whole, err := TrainOnline(context.Background(), SliceSource(baskets), fx.opt, OnlineRun{})
 		require.NoError(t, err)
 		path := filepath.Join("testdata", fx.file)
 		fresh := saveBytes(t, learnerAt(t, fx.opt, baskets, fx.pos))
@@ -88,8 +89,8 @@ func TestOnlineCheckpointFixtures(t *testing.T) {
 		}
 		require.NoError(t, err, fx.file)
 		require.Equal(t, fx.pos, o.Position(), fx.file)
-		require.Equal(t, fx.swapAt, o.np.swapAt, fx.file)
-		gen := o.np.gen
+		require.Equal(t, fx.swapAt, o.np.SwapAt(), fx.file)
+		gen := o.np.Gen()
 		for q, s := range baskets[fx.pos:] {
 			require.NoError(t, o.Observe(s), fx.file)
 			// Results take effect at nextResult, nextResult + 10, …
@@ -97,7 +98,7 @@ func TestOnlineCheckpointFixtures(t *testing.T) {
 			if o.Position() >= fx.nextResult {
 				want = gen + 1 + (o.Position()-fx.nextResult)/10
 			}
-			require.Equal(t, want, o.np.gen, "%s: results in effect after basket %d", fx.file, int(fx.pos)+q+1)
+			require.Equal(t, want, o.np.Gen(), "%s: results in effect after basket %d", fx.file, int(fx.pos)+q+1)
 		}
 		requireGramTracks(t, o, fx.file)
 		got := o.Params()
@@ -111,8 +112,8 @@ func TestOnlineCheckpointFixtures(t *testing.T) {
 // exact normaliser, between a snapshot and its result.
 func smallCheckpoint(t *testing.T) []byte {
 	t.Helper()
-	o := learnerAt(t, OnlineOptions{D: 2, Seed: 4, FactorEvery: 5, Lag: 4, CEvery: 3}, plantedBaskets(8, 20, 2), 13)
-	require.NotZero(t, o.np.swapAt, "a result is pending")
+	o := learnerAt(t, OnlineOptions{D: 2, Seed: 4, CEvery: 3, Schedule: Schedule{FactorEvery: 5, Lag: 4}}, plantedBaskets(8, 20, 2), 13)
+	require.NotZero(t, o.np.SwapAt(), "a result is pending")
 	require.NotEmpty(t, o.dirtyList, "columns changed since the snapshot")
 	return saveBytes(t, o)
 }
@@ -195,7 +196,7 @@ func (endless) Read(p []byte) (int, error) {
 // change must be refused as corrupt rather than loaded (or panic later).
 func TestOnlineCheckpointRejectsInconsistentState(t *testing.T) {
 	baskets := plantedBaskets(20, 60, 3)
-	o := learnerAt(t, OnlineOptions{D: 3, Seed: 1, FactorEvery: 10}, baskets, 23) // a job pending
+	o := learnerAt(t, OnlineOptions{D: 3, Seed: 1, Schedule: Schedule{FactorEvery: 10}}, baskets, 23) // a job pending
 	data := saveBytes(t, o)
 	decode := func() *checkpoint {
 		cp, err := decodeCheckpoint(data)
@@ -207,9 +208,9 @@ func TestOnlineCheckpointRejectsInconsistentState(t *testing.T) {
 	require.GreaterOrEqual(t, len(cp.Dirty), 2, "the checkpoint holds changed columns")
 	for name, tamper := range map[string]func(*checkpoint){
 		"swap in the past":      func(c *checkpoint) { c.SwapAt = c.Pos },
-		"swap past the lag":     func(c *checkpoint) { c.SwapAt = c.Pos + int64(c.Opt.Lag) + 1 },
-		"lag past the period":   func(c *checkpoint) { c.Opt.Lag = c.Opt.FactorEvery + 1 },
-		"lag zero":              func(c *checkpoint) { c.Opt.Lag = 0 },
+		"swap past the lag":     func(c *checkpoint) { c.SwapAt = c.Pos + int64(c.Opt.Schedule.Lag) + 1 },
+		"lag past the period":   func(c *checkpoint) { c.Opt.Schedule.Lag = c.Opt.Schedule.FactorEvery + 1 },
+		"lag zero":              func(c *checkpoint) { c.Opt.Schedule.Lag = 0 },
 		"options of another d":  func(c *checkpoint) { c.Opt.D = 4 },
 		"unknown optimizer":     func(c *checkpoint) { c.Opt.Optimizer = 7 },
 		"kz generation ahead":   func(c *checkpoint) { c.KZGen[0] = c.Gen + 1 },
@@ -296,7 +297,7 @@ func TestOnlineCheckpointStoresEveryOption(t *testing.T) {
 
 // Save streams: a failing writer's error is returned.
 func TestOnlineSaveReturnsWriteErrors(t *testing.T) {
-	o := learnerAt(t, OnlineOptions{D: 2, Seed: 4, FactorEvery: 5, N: 8}, plantedBaskets(8, 20, 2), 13)
+	o := learnerAt(t, OnlineOptions{D: 2, Seed: 4, N: 8, Schedule: Schedule{FactorEvery: 5}}, plantedBaskets(8, 20, 2), 13)
 	boom := errors.New("disk full")
 	require.ErrorIs(t, o.Save(failWriter{boom}), boom)
 	path := filepath.Join(t.TempDir(), "no-such-dir", "ck.bin")

@@ -1,6 +1,7 @@
 package learn
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -401,7 +402,7 @@ func (sc *cooccurScorer) weight(c, cj, cy float64) float64 {
 // errors, Prec@k, Predicted, Baskets): a co-occurrence count is not a
 // probability of a basket, so TestLL, the AUCs and their standard errors
 // are NaN.
-func (c *Cooccurrence) Evaluate(test [][]int, n int, norm CooccurNorm, opt EvalOptions) (*Metrics, error) {
+func (c *Cooccurrence) Evaluate(ctx context.Context, test [][]int, n int, norm CooccurNorm, opt EvalOptions) (*Metrics, error) {
 	if n <= 0 {
 		return nil, fmt.Errorf("learn: co-occurrence over n = %d items; need n ≥ 1", n)
 	}
@@ -416,7 +417,7 @@ func (c *Cooccurrence) Evaluate(test [][]int, n int, norm CooccurNorm, opt EvalO
 	nan := math.NaN()
 	met := &Metrics{Baskets: len(baskets), TestLL: nan, AUC: nan, AUCMicro: nan, AUCPaired: nan,
 		TestLLSE: nan, AUCPairedSE: nan, Eps: nan}
-	if err := rankMetrics(met, sc, baskets, opt.Workers); err != nil {
+	if err := rankMetrics(ctx, met, sc, baskets, opt.Workers); err != nil {
 		return nil, err
 	}
 	return met, nil
@@ -447,10 +448,10 @@ func CountCooccurrence(train [][]int, n, maxPairs int) (*Cooccurrence, error) {
 // budget DefaultCooccurPairs (CountCooccurrence) and evaluates the counts
 // on test with DefaultCooccurNorm (Cooccurrence.Evaluate): the
 // co-occurrence baseline's MPR and Prec@k.
-func CooccurrenceBaseline(train, test [][]int, n int, opt EvalOptions) (*Metrics, error) {
+func CooccurrenceBaseline(ctx context.Context, train, test [][]int, n int, opt EvalOptions) (*Metrics, error) {
 	c, err := CountCooccurrence(train, n, DefaultCooccurPairs)
 	if err != nil {
 		return nil, err
 	}
-	return c.Evaluate(test, n, DefaultCooccurNorm, opt)
+	return c.Evaluate(ctx, test, n, DefaultCooccurNorm, opt)
 }

@@ -1,6 +1,7 @@
 package learn
 
 import (
+	"context"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -29,7 +30,7 @@ func TestCooccurrenceByHand(t *testing.T) {
 	// two candidates are strictly above it.
 	// {2}: nothing held out.
 	test := [][]int{{1, 0}, {3, 2}, {2}}
-	m, err := c.Evaluate(test, 4, CooccurCount, EvalOptions{})
+	m, err := c.Evaluate(context.Background(), test, 4, CooccurCount, EvalOptions{})
 	require.NoError(t, err)
 	require.Equal(t, 2, m.Predicted)
 	require.Equal(t, 3, m.Baskets)
@@ -43,7 +44,7 @@ func TestCooccurrenceByHand(t *testing.T) {
 	// out 0 of {0, 1} (Y = {1}: 0 scores 2, 2 scores 1, 3 scores 0: PR =
 	// 2/3) and 2 of {2, 3} (Y = {3}: 0 scores 1, 1 and 2 score 0 and
 	// c(1) = 3 > c(2) = 1: PR = 0).
-	m, err = c.Evaluate(test, 4, CooccurCount, EvalOptions{Key: []int64{3, 2, 1, 0}})
+	m, err = c.Evaluate(context.Background(), test, 4, CooccurCount, EvalOptions{Key: []int64{3, 2, 1, 0}})
 	require.NoError(t, err)
 	require.InDelta(t, 100.0/3, m.MPR, 1e-12)
 }
@@ -138,7 +139,7 @@ func TestCooccurrenceBruteForce(t *testing.T) {
 				require.NoError(t, c.Add(s))
 			}
 			require.Zero(t, c.Evictions())
-			got, err := c.Evaluate(test, n, norm, EvalOptions{Key: key, Workers: 3})
+			got, err := c.Evaluate(context.Background(), test, n, norm, EvalOptions{Key: key, Workers: 3})
 			require.NoError(t, err)
 
 			var pr, p5, p10 []float64
@@ -189,7 +190,7 @@ func TestCooccurrenceBaselineMatchesCounter(t *testing.T) {
 	const n = 40
 	train := randBaskets(rng, 400, n, 5)
 	test := randBaskets(rng, 100, n, 5)
-	got, err := CooccurrenceBaseline(train, test, n, EvalOptions{})
+	got, err := CooccurrenceBaseline(context.Background(), train, test, n, EvalOptions{})
 	require.NoError(t, err)
 	c, err := NewCooccurrence(DefaultCooccurPairs)
 	require.NoError(t, err)
@@ -202,11 +203,11 @@ func TestCooccurrenceBaselineMatchesCounter(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.Equal(t, int64(len(train)), c.Baskets())
-	want, err := c.Evaluate(test, n, DefaultCooccurNorm, EvalOptions{})
+	want, err := c.Evaluate(context.Background(), test, n, DefaultCooccurNorm, EvalOptions{})
 	require.NoError(t, err)
 	require.Equal(t, want.MPR, got.MPR)
 	require.Equal(t, want.Prec10Micro, got.Prec10Micro)
-	pop, err := Baselines(train, test, n, EvalOptions{})
+	pop, err := Baselines(context.Background(), train, test, n, EvalOptions{})
 	require.NoError(t, err)
 	require.Greater(t, got.MPR, pop.MPR)
 }
@@ -285,7 +286,7 @@ func TestCooccurrenceBudget(t *testing.T) {
 		require.Equal(t, c.Pairs(), held)
 		require.Equal(t, total, sum, "held counts add up to N")
 		// Evaluation still works from the held pairs.
-		_, err = c.Evaluate(train[:50], n, DefaultCooccurNorm, EvalOptions{})
+		_, err = c.Evaluate(context.Background(), train[:50], n, DefaultCooccurNorm, EvalOptions{})
 		require.NoError(t, err)
 	}
 }
@@ -311,14 +312,14 @@ func TestCooccurrenceErrors(t *testing.T) {
 	lo, _ := c.Count(2, 5)
 	require.Equal(t, int64(1), lo, "a repeated item counts once")
 	require.Equal(t, int64(1), c.ItemCount(5))
-	_, err = c.Evaluate([][]int{{0, 1}}, 4, CooccurCount, EvalOptions{})
+	_, err = c.Evaluate(context.Background(), [][]int{{0, 1}}, 4, CooccurCount, EvalOptions{})
 	require.Error(t, err, "item 5 was counted, n = 4")
-	_, err = c.Evaluate([][]int{{0, 1}}, 6, CooccurNorm(9), EvalOptions{})
+	_, err = c.Evaluate(context.Background(), [][]int{{0, 1}}, 6, CooccurNorm(9), EvalOptions{})
 	require.Error(t, err)
-	_, err = c.Evaluate([][]int{{0, 7}}, 6, CooccurCount, EvalOptions{})
+	_, err = c.Evaluate(context.Background(), [][]int{{0, 7}}, 6, CooccurCount, EvalOptions{})
 	require.Error(t, err)
-	_, err = c.Evaluate(nil, 6, CooccurCount, EvalOptions{})
+	_, err = c.Evaluate(context.Background(), nil, 6, CooccurCount, EvalOptions{})
 	require.Error(t, err)
-	_, err = CooccurrenceBaseline([][]int{{0, 0}}, [][]int{{0, 1}}, 2, EvalOptions{})
+	_, err = CooccurrenceBaseline(context.Background(), [][]int{{0, 0}}, [][]int{{0, 1}}, 2, EvalOptions{})
 	require.Error(t, err)
 }

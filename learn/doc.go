@@ -56,8 +56,10 @@
 // det(I_n + L) = det(I_2d + WG), W = blockdiag(I, C), G = ZZᵀ (2d×2d, zᵢ =
 // [vᵢ; bᵢ]); with A = I + WG its gradient is K zᵢ for item i,
 // K = A⁻¹W + WᵀA⁻ᵀ, and (G[d:,:]·A⁻¹[:,d:])ᵀ for C. No inverse of C is
-// needed. Every block (V, B, D, shared B = V, the basket-restricted and the
-// exact normaliser) is checked against finite differences in the tests.
+// needed. Both learners compute it in one place, the internal package
+// exactnorm. Every block (V, B, D, shared B = V, the basket-restricted and
+// the exact normaliser) is checked against finite differences in the
+// tests. The derivations are in docs/math.md in the repository.
 //
 // # Online learner (Online, TrainOnline)
 //
@@ -77,23 +79,21 @@
 //
 // updating only the basket's columns and C. N_t is either the paper's
 // basket-restricted log det(I + L_{S_t}) (NormBasket) or the full
-// log det(I + L) (NormExact, the default), through A = I + WG (Sylvester):
-// every FactorEvery baskets (default 25) the learner copies the columns
-// changed since the previous snapshot, and C, for a worker goroutine, which
-// keeps every column's snapshot value, brings G up to date (a symmetric
-// rank-k update by the changed columns when fewer than n/4 changed, else
-// G = ZᵀZ anew, as once as many updates as items have passed to bound
-// drift), factors A and forms K and ∂/∂C; the result takes effect Lag
-// baskets (default: FactorEvery) after its
-// snapshot, at a fixed position, so the parameters do not depend on
-// scheduling (FactorEvery = 1: synchronous at every basket, the exact
-// gradient, O(d³ + |S|d²) per basket). A job the worker has not started
-// when its result is due is run by the learner, and the learner computes
-// rows of a G recomputed from scratch while it waits; the results are the
-// same bits whoever computes what. Each item's K zᵢ is computed once
-// per result, at the item's first occurrence after it (for small catalogues
-// every item's as the result takes effect, four per pass over K, from the
-// same zᵢ), and reused.
+// log det(I + L) (NormExact, the default), through A = I + WG (Sylvester).
+// Every Schedule.FactorEvery baskets (default 25) the learner hands the
+// normaliser the columns changed since the previous snapshot and C; it
+// brings G up to date (a symmetric rank-k update, or G = ZᵀZ anew when
+// many columns changed and, to bound drift, every Schedule.RefreshEvery
+// baskets once as many updates as items have passed), factors A and forms
+// K and ∂/∂C; the result takes effect Schedule.Lag baskets (default
+// min(FactorEvery, 70)) after its snapshot, at a fixed position, so the parameters
+// do not depend on scheduling (FactorEvery = 1: every basket, the exact
+// gradient, O(d³ + |S|d²) per basket). During Run a second goroutine
+// computes the jobs meanwhile (blocked on a channel between them); a job
+// it has not started when its result is due is run by the learner. Each
+// item's K zᵢ is computed once per result, at the item's first occurrence
+// after it (for small catalogues every item's as the result takes
+// effect, four per pass over K), and kept in the item's row.
 // Per basket the learner's goroutine then costs O(|S|²d + |S|d²): L_S
 // (with the rows bᵢᵀC, from which C uᵢ follows in O(|S|²d)) and the
 // optimiser, with ∂/∂C kept as pairs (bᵢ, wᵢ) and summed in one product
@@ -109,7 +109,8 @@
 // (Save/SaveFile, written atomically) holds everything that influences
 // later steps — parameters, moments, counts, the normaliser's state, the
 // stream position — so resuming (LoadOnline, SkipBaskets, Run) gives the
-// same parameters bit for bit as not stopping. Checkpoints are states of the
+// same parameters bit for bit as not stopping; so does Run after it was
+// stopped by its context. Checkpoints are states of the
 // project's binary format (internal/binfmt: magic, version, CRC-32C; layout
 // in checkpoint.go), written as they are encoded; a changed byte, a
 // truncation or a checkpoint of an earlier version in another format is
@@ -123,10 +124,10 @@
 // matrix is invertible and the term finite even for a rank-deficient
 // basket. Minibatch baskets are scored in parallel (one accumulator per
 // worker, merged after) by the online learner's basket computation
-// (basketWork.pieces); the normaliser (G = ZᵀZ by a symmetric rank-n
-// product, the 2d×2d inverse) is computed concurrently, ZK goes straight
-// into the gradient (two goroutines on large catalogues), and C uᵢ and
-// Σ bᵢwᵢᵀ over the baskets' items go through the four-vector products. C
+// (basketWork.pieces); the normaliser (G = ZᵀZ, the factorisation of A)
+// is computed concurrently, ZK goes straight into the gradient, and C uᵢ
+// and Σ bᵢwᵢᵀ over the baskets' items go through the four-vector
+// products. C
 // is learned (the reference's scalable code never trains it). With a
 // diagonal, θ starts at the independent-items model of the training counts,
 // each item's embeddings at half its δᵢ, and item steps are scaled by the
@@ -142,10 +143,20 @@
 // The small dense products (four vectors times a matrix, four dot
 // products, xᵀM, y += αx), Adam's update and the inverses with log|det| and
 // sign (Gauss–Jordan, blocked for the 2d×2d normaliser) are internal/f64's
-// kernels; vectors go through blas's short-vector kernels (Dot, Axpy,
+// kernels (row vectors times matrices through learn/internal/vecmat); vectors go through blas's short-vector kernels (Dot, Axpy,
 // Ger). The four-vector and one-vector products sum in different orders;
 // which of them computes a row is fixed by the shapes, so the results do
 // not depend on scheduling.
+//
+// # Cancellation
+//
+// TrainOnline, Online.Run, TrainOffline, BasketGradient, FullBatch.Step,
+// Evaluate, Baselines, Cooccurrence.Evaluate and CooccurrenceBaseline take
+// a context.Context: they check it at least
+// every basket (online), every iteration (offline), every 64 baskets
+// (BasketGradient) or every chunk of next-item rankings (Evaluate), and
+// return an error wrapping ctx.Err() with no goroutine of theirs left
+// running.
 //
 // # Evaluation (Evaluate)
 //

@@ -1,6 +1,7 @@
 package learn
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -117,7 +118,10 @@ type Metrics struct {
 //
 // The test log-likelihood and the AUC score a basket by log det(L_S + εI)
 // (opt.Eps: DefaultEps unless set), the convention of the learners.
-func Evaluate(m *ndpp.Model, test [][]int, opt EvalOptions) (*Metrics, error) {
+// ctx is checked between chunks of the next-item ranking (its long part on
+// large catalogues): once it is done, Evaluate returns an error wrapping
+// ctx.Err().
+func Evaluate(ctx context.Context, m *ndpp.Model, test [][]int, opt EvalOptions) (*Metrics, error) {
 	n := m.N()
 	baskets, err := protocolBaskets(test, n, opt.Key)
 	if err != nil {
@@ -144,7 +148,7 @@ func Evaluate(m *ndpp.Model, test [][]int, opt EvalOptions) (*Metrics, error) {
 	met.TestLLSE = stdErr(pos)
 
 	// Next-item prediction.
-	if err := rankMetrics(met, modelScorer{m}, baskets, opt.Workers); err != nil {
+	if err := rankMetrics(ctx, met, modelScorer{m}, baskets, opt.Workers); err != nil {
 		return nil, err
 	}
 
@@ -224,14 +228,14 @@ func sortKey(keys []int64) func(int) int64 {
 // ranks of the held-out items of baskets (protocolBaskets) under the
 // candidates' scores of sc (nextItemRanks). MPR's bins are cut from the
 // sizes |Y| of every basket that can be predicted.
-func rankMetrics(met *Metrics, sc candidateScorer, baskets [][]int, workers int) error {
+func rankMetrics(ctx context.Context, met *Metrics, sc candidateScorer, baskets [][]int, workers int) error {
 	var prAll []int // the sizes MPR's bins are cut from: every basket that can be predicted
 	for _, s := range baskets {
 		if len(s) >= 2 {
 			prAll = append(prAll, len(s)-1)
 		}
 	}
-	pr, p5, p10, prSizes, skipped, err := nextItemRanks(sc, baskets, workers)
+	pr, p5, p10, prSizes, skipped, err := nextItemRanks(ctx, sc, baskets, workers)
 	if err != nil {
 		return err
 	}
@@ -475,7 +479,7 @@ func (s modelScorer) scoreBatch(ys [][]int, dst, _ [][]float64, errs []error) er
 // s_j ≠ 0 or u_j ≠ 0. The scores come from the scorer over chunks of
 // baskets (at most 2²² scores, 32 MB, per chunk), chunks shared out to
 // workers (≤ 0: GOMAXPROCS) that each keep their buffers.
-func nextItemRanks(sc candidateScorer, baskets [][]int, workers int) (pr, p5, p10 []float64, sizes []int, skipped int, err error) {
+func nextItemRanks(ctx context.Context, sc candidateScorer, baskets [][]int, workers int) (pr, p5, p10 []float64, sizes []int, skipped int, err error) {
 	n := sc.items()
 	withTie := sc.hasTie()
 	var idx []int // baskets that hold an item out
@@ -524,6 +528,10 @@ func nextItemRanks(sc candidateScorer, baskets [][]int, workers int) (pr, p5, p1
 			for {
 				c := int(next.Add(1)) - 1
 				if c >= nChunks {
+					return
+				}
+				if err := ctx.Err(); err != nil {
+					errs[c] = fmt.Errorf("learn: evaluation: %w", err)
 					return
 				}
 				lo, hi := c*chunk, min((c+1)*chunk, len(idx))

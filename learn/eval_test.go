@@ -1,6 +1,7 @@
 package learn
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -47,9 +48,9 @@ func TestEvaluateMatchesBruteForce(t *testing.T) {
 			}
 			test = append(test, s)
 		}
-		got, err := Evaluate(m, test, EvalOptions{Seed: 4, Eps: -1})
+		got, err := Evaluate(context.Background(), m, test, EvalOptions{Seed: 4, Eps: -1})
 		require.NoError(t, err)
-		withEps, err := Evaluate(m, test, EvalOptions{Seed: 4, Eps: 0.01})
+		withEps, err := Evaluate(context.Background(), m, test, EvalOptions{Seed: 4, Eps: 0.01})
 		require.NoError(t, err)
 
 		all := make([]int, n)
@@ -156,7 +157,7 @@ func TestEvaluateMatchesBruteForce(t *testing.T) {
 		require.InDelta(t, 100*p10/nb, got.Prec10, metricTol)
 		require.InDelta(t, 100*m10/nr, got.Prec10Micro, metricTol)
 		// AUC: reproducible for a seed, in [0, 1].
-		again, err := Evaluate(m, test, EvalOptions{Seed: 4, Eps: -1})
+		again, err := Evaluate(context.Background(), m, test, EvalOptions{Seed: 4, Eps: -1})
 		require.NoError(t, err)
 		require.Equal(t, got.AUC, again.AUC)
 		require.Equal(t, got.AUCMicro, again.AUCMicro)
@@ -205,7 +206,7 @@ func TestAUCPairedComparesEqualSizes(t *testing.T) {
 			test = append(test, rand.New(rand.NewPCG(uint64(k), uint64(r))).Perm(n)[:k])
 		}
 	}
-	got, err := Evaluate(m, test, EvalOptions{Seed: 1})
+	got, err := Evaluate(context.Background(), m, test, EvalOptions{Seed: 1})
 	require.NoError(t, err)
 	require.Equal(t, 0.5, got.AUCPaired)
 	require.Equal(t, 0.5, got.AUCMicro) // the same sizes on both sides: symmetric
@@ -268,14 +269,14 @@ func TestEvaluateSortKeyAndErrors(t *testing.T) {
 	for i := range key {
 		key[i] = int64(100 - i)
 	}
-	a, err := Evaluate(m, test, EvalOptions{})
+	a, err := Evaluate(context.Background(), m, test, EvalOptions{})
 	require.NoError(t, err)
-	b, err := Evaluate(m, test, EvalOptions{Key: key})
+	b, err := Evaluate(context.Background(), m, test, EvalOptions{Key: key})
 	require.NoError(t, err)
 	require.Equal(t, a.TestLL, b.TestLL)
 	require.Equal(t, 2, b.Predicted)
 	// With reversed keys, {1, 2, 3} holds out item 1 given {2, 3}.
-	one, err := Evaluate(m, [][]int{{3, 1, 2}}, EvalOptions{Key: key})
+	one, err := Evaluate(context.Background(), m, [][]int{{3, 1, 2}}, EvalOptions{Key: key})
 	require.NoError(t, err)
 	gains := make([]float64, 10)
 	require.NoError(t, m.ConditionalGains([]int{3, 2}, gains))
@@ -289,13 +290,13 @@ func TestEvaluateSortKeyAndErrors(t *testing.T) {
 		}
 	}
 	require.InDelta(t, 100*(1-float64(ge)/float64(nz)), one.MPRMicro, metricTol)
-	_, err = Evaluate(m, nil, EvalOptions{})
+	_, err = Evaluate(context.Background(), m, nil, EvalOptions{})
 	require.Error(t, err)
-	_, err = Evaluate(m, [][]int{{}}, EvalOptions{})
+	_, err = Evaluate(context.Background(), m, [][]int{{}}, EvalOptions{})
 	require.Error(t, err)
-	_, err = Evaluate(m, [][]int{{10}}, EvalOptions{})
+	_, err = Evaluate(context.Background(), m, [][]int{{10}}, EvalOptions{})
 	require.ErrorContains(t, err, "out of range")
-	_, err = Evaluate(m, test, EvalOptions{Key: []int64{1}})
+	_, err = Evaluate(context.Background(), m, test, EvalOptions{Key: []int64{1}})
 	require.Error(t, err)
 }
 
@@ -306,13 +307,13 @@ func TestEvaluateSortKeyAndErrors(t *testing.T) {
 func TestEvaluateCountsZeroProbabilityBaskets(t *testing.T) {
 	m := ndpp.Random(8, 1, 3, ndpp.RandomOptions{})
 	test := [][]int{{0, 1}, {2, 3, 4}, {5}, {1, 6, 7}, {0, 2}, {3}}
-	met, err := Evaluate(m, test, EvalOptions{Seed: 1, Eps: -1})
+	met, err := Evaluate(context.Background(), m, test, EvalOptions{Seed: 1, Eps: -1})
 	require.NoError(t, err)
 	require.Equal(t, 4, met.ZeroProb)
 	require.Equal(t, 2, met.BeyondRank) // three items, rank 2d = 2
 	require.True(t, math.IsInf(met.TestLL, -1))
 	require.True(t, math.IsNaN(met.TestLLSE)) // no spread of an infinite mean
-	met, err = Evaluate(m, [][]int{{0}, {5}}, EvalOptions{Seed: 1, Eps: -1})
+	met, err = Evaluate(context.Background(), m, [][]int{{0}, {5}}, EvalOptions{Seed: 1, Eps: -1})
 	require.NoError(t, err)
 	require.Zero(t, met.ZeroProb)
 	require.False(t, math.IsInf(met.TestLL, 0))
@@ -336,7 +337,7 @@ func TestEvaluateEpsKeepsLikelihoodFinite(t *testing.T) {
 	m := ndpp.Random(8, 1, 3, ndpp.RandomOptions{})
 	p := ParamsFromModel(m)
 	test := [][]int{{0, 1}, {2, 3, 4}, {5}, {1, 6, 7}, {0, 2}, {3}}
-	met, err := Evaluate(m, test, EvalOptions{Seed: 1})
+	met, err := Evaluate(context.Background(), m, test, EvalOptions{Seed: 1})
 	require.NoError(t, err)
 	require.Equal(t, DefaultEps, met.Eps)
 	require.Zero(t, met.ZeroProb)
@@ -360,7 +361,7 @@ func TestEvaluateBinsIgnoreSkippedBaskets(t *testing.T) {
 		big[i] = 3 + i
 	}
 	test := [][]int{{0, 1}, {2, 3, 4}, {5, 6, 7, 8}, big}
-	met, err := Evaluate(m, test, EvalOptions{Seed: 1})
+	met, err := Evaluate(context.Background(), m, test, EvalOptions{Seed: 1})
 	require.NoError(t, err)
 	require.Equal(t, 1, met.Skipped)
 	require.Equal(t, 3, met.Predicted)

@@ -2,6 +2,7 @@ package learn_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 
 	"github.com/ndpp-go/ndpp/learn"
@@ -27,11 +28,11 @@ func baskets(count int) [][]int {
 func ExampleTrainOnline() {
 	data := baskets(3000)
 	train, test := data[:2500], data[2500:]
-	res, err := learn.TrainOnline(learn.SliceSource(train), learn.OnlineOptions{D: 4, N: 20, Seed: 1}, learn.OnlineRun{})
+	res, err := learn.TrainOnline(context.Background(), learn.SliceSource(train), learn.OnlineOptions{D: 4, N: 20, Seed: 1}, learn.OnlineRun{})
 	if err != nil {
 		panic(err)
 	}
-	m, err := learn.Evaluate(res.Model, test, learn.EvalOptions{Seed: 1})
+	m, err := learn.Evaluate(context.Background(), res.Model, test, learn.EvalOptions{Seed: 1})
 	if err != nil {
 		panic(err)
 	}
@@ -44,17 +45,17 @@ func ExampleTrainOnline() {
 func ExampleTrainOffline() {
 	data := baskets(3000)
 	train, val, test := data[:2400], data[2400:2600], data[2600:]
-	res, err := learn.TrainOffline(train, val, 20, learn.OfflineOptions{D: 4, Seed: 1, LR: 0.01, Batch: 100})
+	res, err := learn.TrainOffline(context.Background(), train, val, 20, learn.OfflineOptions{D: 4, Seed: 1, LR: 0.01, Batch: 100})
 	if err != nil {
 		panic(err)
 	}
-	m, err := learn.Evaluate(res.Model, test, learn.EvalOptions{Seed: 1})
+	m, err := learn.Evaluate(context.Background(), res.Model, test, learn.EvalOptions{Seed: 1})
 	if err != nil {
 		panic(err)
 	}
 	// The simplest models that could win: popularity for ranking, the
 	// independent-items model for likelihood.
-	base, err := learn.Baselines(train, test, 20, learn.EvalOptions{Seed: 1})
+	base, err := learn.Baselines(context.Background(), train, test, 20, learn.EvalOptions{Seed: 1})
 	if err != nil {
 		panic(err)
 	}
@@ -67,16 +68,16 @@ func ExampleTrainOffline() {
 func ExampleLoadOnline() {
 	data := baskets(1000)
 	opt := learn.OnlineOptions{D: 3, N: 20, Seed: 2}
-	whole, _ := learn.TrainOnline(learn.SliceSource(data), opt, learn.OnlineRun{})
+	whole, _ := learn.TrainOnline(context.Background(), learn.SliceSource(data), opt, learn.OnlineRun{})
 
 	o, _ := learn.NewOnline(opt)
-	_, _ = o.Run(learn.SliceSource(data), learn.OnlineRun{MaxBaskets: 400})
+	_, _ = o.Run(context.Background(), learn.SliceSource(data), learn.OnlineRun{MaxBaskets: 400})
 	var ck bytesBuffer
 	_ = o.Save(&ck)
 	r, _ := learn.LoadOnline(&ck)
 	src := learn.SliceSource(data)
 	_ = learn.SkipBaskets(src, r.Position())
-	rest, _ := r.Run(src, learn.OnlineRun{})
+	rest, _ := r.Run(context.Background(), src, learn.OnlineRun{})
 	fmt.Println(equal(whole.Params.V, rest.Params.V))
 	// Output: true
 }

@@ -1,8 +1,10 @@
 package learn
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"github.com/ndpp-go/ndpp/learn/internal/vecmat"
 	"math"
 	"sync"
 )
@@ -48,17 +50,23 @@ func (s *GradSum) Add(o *GradSum) error {
 
 // BasketGradient returns the GradSum of baskets at p, with ε as in
 // OfflineOptions.Eps (0: DefaultEps; negative: none). Baskets are
-// validated against p's items.
-func BasketGradient(p *Params, baskets [][]int, eps float64) (*GradSum, error) {
+// validated against p's items. ctx is checked every gradientCheckEvery
+// baskets: once it is done, BasketGradient returns an error wrapping
+// ctx.Err().
+func BasketGradient(ctx context.Context, p *Params, baskets [][]int, eps float64) (*GradSum, error) {
 	if err := checkBaskets("training", baskets, p.N); err != nil {
 		return nil, err
 	}
-	return basketGradient(p, baskets, resolveEps(eps))
+	return basketGradient(ctx, p, baskets, resolveEps(eps))
 }
+
+// gradientCheckEvery is the number of baskets between two checks of the
+// context in basketGradient (well under a millisecond of work).
+const gradientCheckEvery = 64
 
 // basketGradient is BasketGradient for validated baskets and a resolved
 // ε ≥ 0.
-func basketGradient(p *Params, baskets [][]int, eps float64) (*GradSum, error) {
+func basketGradient(ctx context.Context, p *Params, baskets [][]int, eps float64) (*GradSum, error) {
 	d := p.Dim
 	acc := newAccum(p.N, d)
 	var w basketWork
@@ -66,13 +74,18 @@ func basketGradient(p *Params, baskets [][]int, eps float64) (*GradSum, error) {
 	sum := NewGradSum(p)
 	brows := p.brows()
 	var bS, bcS []float64
-	for _, s := range baskets {
+	for bi, s := range baskets {
+		if bi%gradientCheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("learn: basket gradient stopped after %d of %d baskets: %w", bi, len(baskets), err)
+			}
+		}
 		k := len(s)
 		bS, bcS = resize(bS, k*d), resize(bcS, k*d)
 		for r, i := range s {
 			copy(bS[r*d:(r+1)*d], brows[i*d:(i+1)*d])
 		}
-		vecmatN(bcS, d, bS, d, k, c, d, d, d, 1) // rows bᵢᵀC
+		vecmat.N(bcS, d, bS, d, k, c, d, d, d, 1) // rows bᵢᵀC
 		if _, ok := w.basketTerm(p, bcS, s, eps, false, true, acc, 1); !ok {
 			return nil, fmt.Errorf("learn: a basket's L_S + εI has no positive determinant (parameters overflowed, or ε = 0 and the basket is singular)")
 		}
@@ -133,8 +146,10 @@ func (f *FullBatch) Steps() int { return f.tr.t }
 
 // Step takes one step with the GradSum of all m training baskets at
 // Params(). It reports an error for a sum of another shape or another
-// number of baskets, and when the parameters stop being finite.
-func (f *FullBatch) Step(sum *GradSum) error {
+// number of baskets, and when the parameters stop being finite. If ctx is
+// done before the step is applied, Step returns an error wrapping
+// ctx.Err() and takes no step.
+func (f *FullBatch) Step(ctx context.Context, sum *GradSum) error {
 	tr := f.tr
 	p := tr.p
 	ref := NewGradSum(p)
@@ -145,10 +160,15 @@ func (f *FullBatch) Step(sum *GradSum) error {
 	if sum.Baskets != tr.m {
 		return fmt.Errorf("learn: full-batch step with a sum over %d baskets; the batch has %d", sum.Baskets, tr.m)
 	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("learn: full-batch step: %w", err)
+	}
 	tr.c = p.CInto(tr.c)
-	tr.nf.gramAll(p)
-	if !tr.nf.factor(tr.c) {
+	if !tr.factorNorm() {
 		return errors.New("learn: full-batch step: the normaliser's matrix is singular (parameters overflowed)")
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("learn: full-batch step: %w", err)
 	}
 	g := tr.g
 	scale := 1 / float64(tr.m)
@@ -171,7 +191,7 @@ func (f *FullBatch) DecayLR() { f.tr.lr *= f.tr.opt.LRDecay }
 // fullBatchGradient is the GradSum of all of train at the trainer's
 // parameters, over the workers' shares (each a BasketGradient, added in
 // order, so the result does not depend on scheduling).
-func (tr *offlineTrainer) fullBatchGradient(train [][]int) (*GradSum, error) {
+func (tr *offlineTrainer) fullBatchGradient(ctx context.Context, train [][]int) (*GradSum, error) {
 	nw := len(tr.workers)
 	chunk := (len(train) + nw - 1) / nw
 	sums := make([]*GradSum, nw)
@@ -185,7 +205,7 @@ func (tr *offlineTrainer) fullBatchGradient(train [][]int) (*GradSum, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sums[wi], errs[wi] = basketGradient(tr.p, train[lo:hi], tr.opt.Eps)
+			sums[wi], errs[wi] = basketGradient(ctx, tr.p, train[lo:hi], tr.opt.Eps)
 		}()
 	}
 	wg.Wait()

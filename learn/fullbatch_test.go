@@ -1,6 +1,7 @@
 package learn
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"testing"
@@ -23,7 +24,7 @@ func TestBasketGradientMatchesFiniteDifferences(t *testing.T) {
 			}
 		}
 		baskets := plantedBaskets(n, 6, seed)
-		sum, err := BasketGradient(p, baskets, 0)
+		sum, err := BasketGradient(context.Background(), p, baskets, 0)
 		require.NoError(t, err)
 		require.Equal(t, len(baskets), sum.Baskets)
 		o := objSpec{eps: DefaultEps}
@@ -37,9 +38,9 @@ func TestBasketGradientMatchesFiniteDifferences(t *testing.T) {
 			fdCheck(t, "Theta", p, p.Theta, sum.Grad.T, baskets, o, fdRelTol)
 		}
 		// Shards add up to the whole.
-		a, err := BasketGradient(p, baskets[:2], 0)
+		a, err := BasketGradient(context.Background(), p, baskets[:2], 0)
 		require.NoError(t, err)
-		b, err := BasketGradient(p, baskets[2:], 0)
+		b, err := BasketGradient(context.Background(), p, baskets[2:], 0)
 		require.NoError(t, err)
 		require.NoError(t, a.Add(b))
 		require.Equal(t, sum.Baskets, a.Baskets)
@@ -69,9 +70,9 @@ func TestFullBatchStepIsTheFullGradient(t *testing.T) {
 		require.NoError(t, err)
 		p := fb.Params()
 		before := p.Clone()
-		sum, err := BasketGradient(p, train, 0)
+		sum, err := BasketGradient(context.Background(), p, train, 0)
 		require.NoError(t, err)
-		require.NoError(t, fb.Step(sum))
+		require.NoError(t, fb.Step(context.Background(), sum))
 		g := fb.tr.g
 		obj := func() float64 { return regularisedObjective(before, train, DefaultEps, counts, alpha, beta) }
 		check := func(name string, x, analytic []float64) {
@@ -97,7 +98,7 @@ func TestTrainOfflineFullBatchIsFullBatchSteps(t *testing.T) {
 	n := 12
 	train := plantedBaskets(n, 120, 7)
 	opt := OfflineOptions{D: 3, Seed: 2, FullBatch: true, MaxEpochs: 6, Workers: 1}
-	res, err := TrainOffline(train, nil, n, opt)
+	res, err := TrainOffline(context.Background(), train, nil, n, opt)
 	require.NoError(t, err)
 	require.Equal(t, 6, res.Iterations)
 	counts := make([]float64, n)
@@ -113,11 +114,11 @@ func TestTrainOfflineFullBatchIsFullBatchSteps(t *testing.T) {
 			total := NewGradSum(fb.Params())
 			for s := range shards {
 				lo, hi := s*len(train)/shards, (s+1)*len(train)/shards
-				part, err := BasketGradient(fb.Params(), train[lo:hi], 0)
+				part, err := BasketGradient(context.Background(), fb.Params(), train[lo:hi], 0)
 				require.NoError(t, err)
 				require.NoError(t, total.Add(part))
 			}
-			require.NoError(t, fb.Step(total))
+			require.NoError(t, fb.Step(context.Background(), total))
 		}
 		got := fb.Params()
 		if shards == 1 {
@@ -143,11 +144,11 @@ func TestFullBatchRejectsBadInput(t *testing.T) {
 	require.NoError(t, err)
 	other, err := NewParams(4, 2, false, 1, InitOptions{})
 	require.NoError(t, err)
-	require.ErrorContains(t, fb.Step(NewGradSum(other)), "shape")
-	sum, err := BasketGradient(fb.Params(), [][]int{{0, 1}}, 0)
+	require.ErrorContains(t, fb.Step(context.Background(), NewGradSum(other)), "shape")
+	sum, err := BasketGradient(context.Background(), fb.Params(), [][]int{{0, 1}}, 0)
 	require.NoError(t, err)
-	require.ErrorContains(t, fb.Step(sum), "sum over 1 baskets; the batch has 3")
-	_, err = BasketGradient(fb.Params(), [][]int{{0, 7}}, 0)
+	require.ErrorContains(t, fb.Step(context.Background(), sum), "sum over 1 baskets; the batch has 3")
+	_, err = BasketGradient(context.Background(), fb.Params(), [][]int{{0, 7}}, 0)
 	require.ErrorContains(t, err, "out of range")
 	require.ErrorContains(t, sum.Add(NewGradSum(other)), "shape")
 }

@@ -1,8 +1,8 @@
 package learn
 
 import (
+	"github.com/ndpp-go/ndpp/learn/internal/vecmat"
 	"math"
-	"sync"
 
 	"github.com/ndpp-go/ndpp/blas"
 	"github.com/ndpp-go/ndpp/internal/f64"
@@ -150,9 +150,9 @@ func (a *accum) finish(p *Params, c []float64, g *Grad, projectD bool) {
 			a.fbt[s*t+q] = x
 		}
 	}
-	vecmatN(a.fcu, d, a.fu, d, t, c, d, d, d, -1)
+	vecmat.N(a.fcu, d, a.fu, d, t, c, d, d, d, -1)
 	if t > 0 {
-		vecmatN(a.fprod, d, a.fbt, t, d, a.fw, t, d, d, 1)
+		vecmat.N(a.fprod, d, a.fbt, t, d, a.fw, t, d, d, 1)
 		blas.Axpy(1, a.fprod, a.gc)
 	}
 	for q, i := range a.pieceList {
@@ -327,7 +327,7 @@ func (w *basketWork) pieces(p *Params, items []int, bcS, c []float64, eps float6
 			}
 		}
 	} else {
-		vecmatRoom(zl[d:], 2*d, zr[d:], 2*d, k, c, d, d, d, 1) // rows bᵢᵀC
+		vecmat.Room(zl[d:], 2*d, zr[d:], 2*d, k, c, d, d, d, 1) // rows bᵢᵀC
 	}
 	a := w.a
 	for r := 0; r < k; r++ {
@@ -388,10 +388,10 @@ func (w *basketWork) pieces(p *Params, items []int, bcS, c []float64, eps float6
 			xs[(2*k+i)*k+j] = pji - pij
 		}
 	}
-	vecmatRoom(w.gv[:cap(w.gv)], d, xs[:cap(xs)], k, k, zr, k, d, 2*d, 1)
-	vecmatN(w.wu, d, xs[k*k:], k, 2*k, zr[d:], k, d, 2*d, 1)
+	vecmat.Room(w.gv[:cap(w.gv)], d, xs[:cap(xs)], k, k, zr, k, d, 2*d, 1)
+	vecmat.N(w.wu, d, xs[k*k:], k, 2*k, zr[d:], k, d, 2*d, 1)
 	if withCU {
-		vecmatRoom(w.cu[:cap(w.cu)], d, xs[2*k*k:cap(xs)], k, k, zl[d:], k, d, 2*d, -1)
+		vecmat.Room(w.cu[:cap(w.cu)], d, xs[2*k*k:cap(xs)], k, k, zl[d:], k, d, 2*d, -1)
 	}
 	return val, true
 }
@@ -470,182 +470,3 @@ func diagNorm(p *Params, i int) (value, dtheta float64) {
 	delta, _ := p.diag(i)
 	return math.Log1p(delta), delta / (1 + delta)
 }
-
-// normWork evaluates the full normaliser log det(I + L) = log det(I_2d + WG)
-// (Sylvester) from a 2d×2d Gram matrix G = Σᵢ zᵢzᵢᵀ, zᵢ = [vᵢ; bᵢ],
-// W = blockdiag(I, C). With A = I + WG:
-//
-//	∂/∂zᵢ = K zᵢ,  K = A⁻¹W + WᵀA⁻ᵀ,
-//	∂/∂C  = (G[d:,:] · A⁻¹[:,d:])ᵀ.
-type normWork struct {
-	d      int
-	g      []float64 // 2d×2d Gram
-	a      []float64 // A, then A⁻¹
-	k      []float64 // K
-	gc     []float64 // ∂/∂C
-	piv    []int
-	work   []float64 // the inverse's scratch (f64.InverseWork)
-	tmp    []float64
-	z, kz  []float64 // n×2d item matrix and its image under K (fillZ, applyAll)
-	logDet float64
-}
-
-func newNormWork(d int) *normWork {
-	m := 2 * d
-	return &normWork{d: d, g: make([]float64, m*m), a: make([]float64, m*m), k: make([]float64, m*m),
-		gc: make([]float64, d*d), piv: make([]int, m), work: make([]float64, f64.InverseWork(m)), tmp: make([]float64, m)}
-}
-
-// gram recomputes G from all items of p.
-func (nw *normWork) gram(p *Params) {
-	d, m := nw.d, 2*nw.d
-	clear(nw.g)
-	v, b := p.V, p.brows()
-	z := nw.tmp
-	for i := 0; i < p.N; i++ {
-		copy(z[:d], v[i*d:(i+1)*d])
-		copy(z[d:], b[i*d:(i+1)*d])
-		for r := 0; r < m; r++ {
-			if z[r] != 0 {
-				blas.Axpy(z[r], z[r:], nw.g[r*m+r:(r+1)*m])
-			}
-		}
-	}
-	nw.symmetrize()
-}
-
-// symmetrize copies the upper triangle of G to the lower.
-func (nw *normWork) symmetrize() {
-	m := 2 * nw.d
-	for r := 0; r < m; r++ {
-		for s := r + 1; s < m; s++ {
-			nw.g[s*m+r] = nw.g[r*m+s]
-		}
-	}
-}
-
-// factor computes A = I + WG, its inverse, log det A, K and ∂/∂C. It
-// returns false when A is singular (not possible in exact arithmetic: the
-// eigenvalues of WG are those of L plus zeros, with non-negative real part).
-func (nw *normWork) factor(c []float64) bool {
-	d, m := nw.d, 2*nw.d
-	a, g := nw.a, nw.g
-	copy(a[:d*m], g[:d*m])
-	for r := 0; r < d; r++ {
-		row := a[(d+r)*m : (d+r+1)*m]
-		clear(row)
-		for l := 0; l < d; l++ {
-			if x := c[r*d+l]; x != 0 {
-				blas.Axpy(x, g[(d+l)*m:(d+l+1)*m], row)
-			}
-		}
-	}
-	for r := 0; r < m; r++ {
-		a[r*m+r]++
-	}
-	ld, sg := f64.Inverse(a, m, m, nw.piv, nw.work)
-	if sg <= 0 {
-		return false
-	}
-	nw.logDet = ld
-	// X = A⁻¹W: X[:, :d] = A⁻¹[:, :d], X[:, d:] = A⁻¹[:, d:] C. K = X + Xᵀ.
-	k := nw.k
-	for r := 0; r < m; r++ {
-		ar := a[r*m : (r+1)*m]
-		kr := k[r*m : (r+1)*m]
-		copy(kr[:d], ar[:d])
-		rowTimes(kr[d:], ar[d:], c, d)
-	}
-	for r := 0; r < m; r++ {
-		for s := r; s < m; s++ {
-			x := k[r*m+s] + k[s*m+r]
-			k[r*m+s], k[s*m+r] = x, x
-		}
-	}
-	// ∂/∂C = Yᵀ, Y = G[d:, :] A⁻¹[:, d:]  (d×d): gc[s][r] = Σ_t G[d+r][t] A⁻¹[t][d+s].
-	clear(nw.gc)
-	for r := 0; r < d; r++ {
-		grow := g[(d+r)*m : (d+r+1)*m]
-		for t, x := range grow {
-			if x == 0 {
-				continue
-			}
-			at := a[t*m+d : t*m+m]
-			for s, y := range at {
-				nw.gc[s*d+r] += x * y
-			}
-		}
-	}
-	return true
-}
-
-// applyItem adds scale·K zᵢ to acc's direct rows of item i.
-func (nw *normWork) applyItem(p *Params, i int, acc *accum, scale float64) {
-	d, m := nw.d, 2*nw.d
-	v, b := p.V, p.brows()
-	z := nw.tmp
-	copy(z[:d], v[i*d:(i+1)*d])
-	copy(z[d:], b[i*d:(i+1)*d])
-	acc.touch(i)
-	o := i * d
-	for r := 0; r < m; r++ {
-		x := scale * blas.Dot(nw.k[r*m:(r+1)*m], z)
-		if r < d {
-			acc.gv[o+r] += x
-		} else {
-			acc.gb[o+r-d] += x
-		}
-	}
-}
-
-// applyC adds scale·∂/∂C to acc.
-func (nw *normWork) applyC(acc *accum, scale float64) {
-	blas.Axpy(scale, nw.gc, acc.gc)
-}
-
-// fillZ writes Z (row i = [vᵢ; bᵢ]) of all items of p into nw.z (for
-// normPipe.gramAll and applyAll) and sizes nw.kz to match.
-func (nw *normWork) fillZ(p *Params) {
-	m, n := 2*nw.d, p.N
-	if cap(nw.z) < n*m {
-		nw.z = make([]float64, n*m)
-		nw.kz = make([]float64, n*m)
-	}
-	nw.z, nw.kz = nw.z[:n*m], nw.kz[:n*m]
-	for i := 0; i < n; i++ {
-		zRow(nw.z[i*m:], p, i)
-	}
-}
-
-// applyAll adds scale·K zᵢ for every item to g (K symmetric: the rows of
-// ZK, four-vector products; for B = V both halves of K zᵢ act on vᵢ), using
-// the Z of the last gramAll. Rows are split between two goroutines when
-// there are many.
-func (nw *normWork) applyAll(n int, g *Grad, scale float64) {
-	d, m := nw.d, 2*nw.d
-	rows := func(lo, hi int) {
-		vecmatN(nw.kz[lo*m:], m, nw.z[lo*m:], m, hi-lo, nw.k, m, m, m, scale)
-		for i := lo; i < hi; i++ {
-			kz := nw.kz[i*m : (i+1)*m]
-			f64.AxpyUnitary(1, kz[:d], g.V[i*d:(i+1)*d])
-			if g.B != nil {
-				f64.AxpyUnitary(1, kz[d:], g.B[i*d:(i+1)*d])
-			} else {
-				f64.AxpyUnitary(1, kz[d:], g.V[i*d:(i+1)*d])
-			}
-		}
-	}
-	if n < applyAllSplit {
-		rows(0, n)
-		return
-	}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); rows(n/2, n) }()
-	rows(0, n/2)
-	wg.Wait()
-}
-
-// applyAllSplit is the number of items from which applyAll uses two
-// goroutines.
-const applyAllSplit = 2048

@@ -1,8 +1,10 @@
 package learn
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"github.com/ndpp-go/ndpp/learn/internal/vecmat"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ndpp-go/ndpp/blas"
+	"github.com/ndpp-go/ndpp/learn/internal/exactnorm"
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
@@ -197,8 +200,10 @@ func checkBaskets(name string, baskets [][]int, n int) error {
 // C⁻¹), C = D − Dᵀ learned unless FixC. The validation log-likelihood is
 // checked every EvalEvery iterations and the best model is returned
 // (validation-based stopping with Patience). val may be empty, in which case
-// the last model is returned after MaxEpochs (or TimeLimit).
-func TrainOffline(train, val [][]int, n int, opt OfflineOptions) (*Result, error) {
+// the last model is returned after MaxEpochs (or TimeLimit). ctx is checked
+// before every iteration and within full-batch gradients: once it is done,
+// TrainOffline returns an error wrapping ctx.Err().
+func TrainOffline(ctx context.Context, train, val [][]int, n int, opt OfflineOptions) (*Result, error) {
 	if opt.FullBatch {
 		opt.Batch = len(train)
 	}
@@ -280,14 +285,17 @@ func TrainOffline(train, val [][]int, n int, opt OfflineOptions) (*Result, error
 	pos := len(order)
 	batch := make([][]int, 0, opt.Batch)
 	for it := 0; it < maxIter; it++ {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("learn: offline training stopped after %d iterations: %w", it, err)
+		}
 		start := time.Now()
 		batch = batch[:0]
 		if opt.FullBatch {
-			sum, err := tr.fullBatchGradient(train)
+			sum, err := tr.fullBatchGradient(ctx, train)
 			if err != nil {
 				return nil, err
 			}
-			if err := (&FullBatch{tr: tr}).Step(sum); err != nil {
+			if err := (&FullBatch{tr: tr}).Step(ctx, sum); err != nil {
 				return nil, err
 			}
 			batch = train
@@ -348,8 +356,7 @@ type offlineTrainer struct {
 	c, bc    []float64
 	workers  []*offlineWorker
 	total    *accum
-	nw       *normWork
-	nf       *normPipe // its factor (blocked inverse, four-vector products) on nw
+	nw       *exactnorm.Work
 	g        *Grad
 	mom      *Grad // Adam first moments
 	sq       *Grad // Adam second moments
@@ -378,8 +385,7 @@ func newTrainerCounts(p *Params, counts []float64, m int, opt OfflineOptions) *o
 	n, d := p.N, p.Dim
 	tr := &offlineTrainer{p: p, opt: opt, lr: opt.LR, invMu: make([]float64, n), bc: make([]float64, n*d),
 		total: newAccum(n, d), g: NewGrad(p), mom: NewGrad(p), sq: NewGrad(p), m: m}
-	tr.nf = newNormPipe(d, 0)
-	tr.nw = tr.nf.nw
+	tr.nw = exactnorm.NewWork(d)
 	tr.counts = counts
 	for i, c := range tr.counts {
 		tr.invMu[i] = 1 / max(c, 1)
@@ -460,7 +466,7 @@ func (tr *offlineTrainer) gradient(batch [][]int) bool {
 	p, d, n := tr.p, tr.p.Dim, tr.p.N
 	tr.c = p.CInto(tr.c)
 	b := p.brows()
-	vecmatN(tr.bc, d, b, d, n, tr.c, d, d, d, 1) // rows bᵢᵀC
+	vecmat.N(tr.bc, d, b, d, n, tr.c, d, d, d, 1) // rows bᵢᵀC
 	scale := 1 / float64(len(batch))
 	nw := len(tr.workers)
 	chunk := (len(batch) + nw - 1) / nw
@@ -471,8 +477,7 @@ func (tr *offlineTrainer) gradient(batch [][]int) bool {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		tr.nf.gramAll(p)
-		normOK = tr.nf.factor(tr.c)
+		normOK = tr.factorNorm()
 	}()
 	for wi, wk := range tr.workers {
 		lo, hi := wi*chunk, min((wi+1)*chunk, len(batch))
@@ -521,11 +526,11 @@ func (tr *offlineTrainer) gradient(batch [][]int) bool {
 // full normaliser's −∂ log det(I + L) — every item's −K zᵢ, C's through
 // C = D − Dᵀ, the diagonal's −δᵢ/(1 + δᵢ) — and the regulariser's −∂R,
 // and clears D's share for FixC. The normaliser must be factored at p
-// (nf.gramAll, nf.factor).
+// (factorNorm).
 func (tr *offlineTrainer) restOfGradient(g *Grad) {
 	p, d := tr.p, tr.p.Dim
-	tr.nw.applyAll(p.N, g, -1)
-	gc := tr.nw.gc
+	tr.nw.ApplyAll(p.N, g.V, g.B, -1)
+	gc := tr.nw.GC
 	for r := 0; r < d; r++ {
 		for s := 0; s < d; s++ {
 			g.D[r*d+s] -= gc[r*d+s] - gc[s*d+r]
@@ -539,6 +544,19 @@ func (tr *offlineTrainer) restOfGradient(g *Grad) {
 	if tr.opt.FixC {
 		clear(g.D)
 	}
+}
+
+// factorNorm evaluates the full normaliser at the current parameters:
+// G = ZᵀZ over all items, then A = I + WG factored (exactnorm.Work), C in
+// tr.c. It reports false if A is singular.
+func (tr *offlineTrainer) factorNorm() bool {
+	p, m := tr.p, 2*tr.p.Dim
+	z := tr.nw.Z(p.N)
+	for i := range p.N {
+		zRow(z[i*m:], p, i)
+	}
+	tr.nw.Gram(z, p.N)
+	return tr.nw.Factor(tr.c)
 }
 
 // regularize adds −∂R to g.

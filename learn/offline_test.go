@@ -1,6 +1,7 @@
 package learn
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"testing"
@@ -60,7 +61,7 @@ func TestOfflineLearnsAndStops(t *testing.T) {
 		require.NoError(t, err)
 		ll0, err := m0.LogLikelihood(test)
 		require.NoError(t, err)
-		res, err := TrainOffline(train, val, 40, opt)
+		res, err := TrainOffline(context.Background(), train, val, 40, opt)
 		require.NoError(t, err)
 		ll1, err := res.Model.LogLikelihood(test)
 		require.NoError(t, err)
@@ -91,21 +92,21 @@ func TestOfflineLearnsAndStops(t *testing.T) {
 func TestOfflineDeterministicAndFixC(t *testing.T) {
 	data := plantedBaskets(20, 600, 8)
 	opt := OfflineOptions{D: 4, Seed: 3, Batch: 50, MaxEpochs: 3, LR: 0.01, Workers: 1}
-	a, err := TrainOffline(data, nil, 20, opt)
+	a, err := TrainOffline(context.Background(), data, nil, 20, opt)
 	require.NoError(t, err)
-	b, err := TrainOffline(data, nil, 20, opt)
+	b, err := TrainOffline(context.Background(), data, nil, 20, opt)
 	require.NoError(t, err)
 	require.Equal(t, a.Params.V, b.Params.V)
 	require.True(t, math.IsNaN(a.ValLL))
 	// Parallel workers sum in another order: equal up to rounding.
 	opt.Workers = 3
-	c, err := TrainOffline(data, nil, 20, opt)
+	c, err := TrainOffline(context.Background(), data, nil, 20, opt)
 	require.NoError(t, err)
 	for i := range a.Params.V {
 		require.InDelta(t, a.Params.V[i], c.Params.V[i], 1e-8)
 	}
 	opt.FixC = true
-	f, err := TrainOffline(data, nil, 20, opt)
+	f, err := TrainOffline(context.Background(), data, nil, 20, opt)
 	require.NoError(t, err)
 	p0, err := NewParams(20, 4, false, 3, InitOptions{})
 	require.NoError(t, err)
@@ -131,10 +132,10 @@ func TestOfflineRejectsBadInput(t *testing.T) {
 		{"negative batch", good, 3, OfflineOptions{Batch: -2}},
 	}
 	for _, c := range cases {
-		_, err := TrainOffline(c.train, nil, c.n, c.opt)
+		_, err := TrainOffline(context.Background(), c.train, nil, c.n, c.opt)
 		require.Error(t, err, c.name)
 	}
-	_, err := TrainOffline(good, [][]int{{5}}, 3, OfflineOptions{})
+	_, err := TrainOffline(context.Background(), good, [][]int{{5}}, 3, OfflineOptions{})
 	require.ErrorContains(t, err, "validation basket 0")
 }
 

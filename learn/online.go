@@ -6,10 +6,9 @@ import (
 	"io"
 	"math"
 	"slices"
-	"time"
 
-	"github.com/ndpp-go/ndpp/blas"
 	"github.com/ndpp-go/ndpp/internal/f64"
+	"github.com/ndpp-go/ndpp/learn/internal/exactnorm"
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
@@ -107,28 +106,9 @@ type OnlineOptions struct {
 	Eps float64
 	// Normalizer is NormExact (default) or NormBasket.
 	Normalizer Normalizer
-	// RefreshEvery recomputes the exact normaliser's Gram matrix from
-	// scratch, bounding rounding drift of the incremental updates, once
-	// this many baskets and as many column updates as there are items have
-	// passed since the last recomputation (default 1000).
-	RefreshEvery int
-	// FactorEvery refactors the exact normaliser's 2d×2d matrix
-	// A = I + WG (O(d³ + nd²)) every this many baskets, from a snapshot of
-	// the parameters, on a worker goroutine; the result takes effect Lag
-	// baskets after the snapshot (the learner waits for it there if need
-	// be, so results never depend on scheduling). Between results each
-	// item's normaliser gradient K zᵢ is computed once per result and
-	// reused (see online_norm.go), so an item sees the normaliser of
-	// parameters Lag to Lag + FactorEvery baskets old. 1 refactors
-	// synchronously at every basket: the exact gradient, O(d³ + |S|d²) per
-	// basket. Default 25: on real catalogues the normaliser's gradient must
-	// be fresh (RESULTS.md measures the cost of staler ones).
-	FactorEvery int
-	// Lag is the number of baskets between a refactorisation's snapshot
-	// and its result taking effect, 1 ≤ Lag ≤ FactorEvery (default
-	// min(FactorEvery, 70)). The worker has that long to finish the job; a
-	// shorter lag makes the learner wait for it.
-	Lag int
+	// Schedule sets when the exact normaliser is refactored (NormExact
+	// only).
+	Schedule Schedule
 	// CEvery steps C every this many baskets with the mean of their
 	// gradients (default 32 for Adam, 16 for SGD): C is shared by all
 	// items, so its per-basket gradient is noisy, and its O(d²) optimiser
@@ -136,10 +116,40 @@ type OnlineOptions struct {
 	// Amazon registries (means over three splits) Adam's test
 	// log-likelihood is the same within 0.01 nats for 8, 16 and 32; SGD's
 	// is 0.03 (apparel) and 0.5 (3-category) nats worse at 32 than at 16.
-	// 1 steps C at every basket.
+	// 1 steps C at every basket. It is an optimiser setting (C's step
+	// averages CEvery baskets' gradients, whichever the normaliser), so it
+	// is not part of Schedule.
 	CEvery int
 	// FixC keeps C at its initial value.
 	FixC bool
+}
+
+// Schedule sets when the online learner's exact normaliser (NormExact) is
+// refactored. Zero values select the defaults. Results never depend on
+// scheduling: every result takes effect at a fixed position.
+type Schedule struct {
+	// FactorEvery refactors the exact normaliser's 2d×2d matrix
+	// A = I + WG (O(d³), plus O(k·d²) to update G by the k changed
+	// columns) every this many baskets, from a snapshot of the parameters;
+	// the result takes effect Lag baskets after the snapshot. Between
+	// results each item's normaliser gradient K zᵢ is computed once per
+	// result and reused, so an item sees the normaliser of parameters Lag
+	// to Lag + FactorEvery baskets old. 1 refactors at every basket: the
+	// exact gradient, O(d³ + |S|d²) per basket. Default 25: on real
+	// catalogues the normaliser's gradient must be fresh (RESULTS.md
+	// measures the cost of staler ones).
+	FactorEvery int
+	// Lag is the number of baskets between a refactorisation's snapshot
+	// and its result taking effect, 1 ≤ Lag ≤ FactorEvery (default
+	// min(FactorEvery, 70); unused for FactorEvery 1). Run computes the
+	// job on a second goroutine meanwhile; a shorter lag makes the learner
+	// wait for it.
+	Lag int
+	// RefreshEvery recomputes the Gram matrix G from scratch, bounding
+	// rounding drift of the incremental updates, once this many baskets
+	// and as many column updates as there are items have passed since the
+	// last recomputation (default 1000).
+	RefreshEvery int
 }
 
 // DefaultOnlineDiagLR is the online learner's default learning rate of the
@@ -181,15 +191,7 @@ func (o OnlineOptions) withDefaults() OnlineOptions {
 	} else if o.Eps < 0 {
 		o.Eps = 0
 	}
-	if o.RefreshEvery == 0 {
-		o.RefreshEvery = 1000
-	}
-	if o.FactorEvery == 0 {
-		o.FactorEvery = 25
-	}
-	if o.Lag == 0 && o.FactorEvery > 1 {
-		o.Lag = min(o.FactorEvery, defaultLag)
-	}
+	o.Schedule = o.Schedule.withDefaults()
 	if o.CEvery == 0 {
 		o.CEvery = 32
 		if o.Optimizer == SGD {
@@ -199,24 +201,38 @@ func (o OnlineOptions) withDefaults() OnlineOptions {
 	return o
 }
 
-// lag returns the pipeline's lag in baskets: 0 (synchronous) for
-// FactorEvery 1, else Lag (set by withDefaults).
-func (o OnlineOptions) lag() int {
-	if o.FactorEvery <= 1 {
-		return 0
+func (s Schedule) withDefaults() Schedule {
+	if s.RefreshEvery == 0 {
+		s.RefreshEvery = 1000
 	}
-	return o.Lag
+	if s.FactorEvery == 0 {
+		s.FactorEvery = 25
+	}
+	if s.Lag == 0 && s.FactorEvery > 1 {
+		s.Lag = min(s.FactorEvery, defaultLag)
+	}
+	return s
 }
 
-// defaultLag is the default OnlineOptions.Lag (at most FactorEvery).
+// lag returns the pipeline's lag in baskets: 0 (synchronous) for
+// FactorEvery 1, else Lag (set by withDefaults).
+func (s Schedule) lag() int {
+	if s.FactorEvery <= 1 {
+		return 0
+	}
+	return s.Lag
+}
+
+// defaultLag is the default Schedule.Lag (at most FactorEvery).
 const defaultLag = 70
 
 func (o OnlineOptions) validate() error {
-	if o.D < 1 || o.N < 0 || o.RefreshEvery < 1 || o.FactorEvery < 1 || o.CEvery < 1 {
-		return fmt.Errorf("learn: invalid online options (d = %d, n = %d, refresh = %d, factor = %d)", o.D, o.N, o.RefreshEvery, o.FactorEvery)
+	sc := o.Schedule
+	if o.D < 1 || o.N < 0 || sc.RefreshEvery < 1 || sc.FactorEvery < 1 || o.CEvery < 1 {
+		return fmt.Errorf("learn: invalid online options (d = %d, n = %d, refresh = %d, factor = %d)", o.D, o.N, sc.RefreshEvery, sc.FactorEvery)
 	}
-	if o.Lag < 0 || o.Lag > o.FactorEvery {
-		return fmt.Errorf("learn: invalid online options: lag %d outside [1, factor-every = %d]", o.Lag, o.FactorEvery)
+	if sc.Lag < 0 || sc.Lag > sc.FactorEvery {
+		return fmt.Errorf("learn: invalid online options: lag %d outside [1, factor-every = %d]", sc.Lag, sc.FactorEvery)
 	}
 	if !(o.LR > 0) || math.IsInf(o.LR, 0) || !(o.Alpha >= 0) || !(o.Beta >= 0) || math.IsInf(o.Alpha+o.Beta, 0) || math.IsNaN(o.Eps) {
 		return fmt.Errorf("learn: invalid lr %v, alpha %v, beta %v or eps %v", o.LR, o.Alpha, o.Beta, o.Eps)
@@ -267,27 +283,28 @@ type Online struct {
 	// arrays: the scalars stMu… (μᵢ, the occurrences so far; with a
 	// diagonal φᵢ, the learned correction of δᵢ = rᵢ(t)·exp(φᵢ), and its
 	// Adam moments; Adam's step count; …); Adam's first and second moments of vᵢ, then of bᵢ (without
-	// B = V); then, for the exact normaliser, K zᵢ (normPipe.kzRow).
+	// B = V); then, for the exact normaliser, K zᵢ (Online.kzRow).
 	st itemRows
 	ss stepScratch
 	c  []float64
 	w  basketWork
-	np *normPipe // NormExact only
-	// ahead computes K zᵢ of the next basket's items while Run's learner
-	// learns from the current one (kzAhead); next is that basket's ids
-	// during Observe (nil: not known).
-	ahead *kzAhead
-	next  []int
+	np *exactnorm.Pipe // NormExact only
+	// kzOff is the offset of K zᵢ in an item's row of st; kz is the
+	// scratch of kzBatch.
+	kzOff int
+	kz    kzScratch
+	// redo is redoRow as a value made once.
+	redo func(dst []float64, i int)
+	// z1 holds the changed columns' values for a snapshot.
+	z1 []float64
 	// factored reports that np holds a factorisation (it is redone every
 	// FactorEvery baskets, counted by position so that resuming from a
 	// checkpoint refactors at the same steps).
 	factored bool
 	// Columns changed since the last snapshot (their values then are
-	// np.zs's rows; marked at stDirty in st).
-	dirtyList   []int
-	lastRefresh int64     // position of the last full Gram recomputation
-	updates     int64     // column updates of G since then
-	pendC       []float64 // C's gradient accumulated since D's last step (normaliser part)
+	// np's columns; marked at stDirty in st).
+	dirtyList []int
+	pendC     []float64 // C's gradient accumulated since D's last step (normaliser part)
 	// pendBW holds the basket terms' share of C's gradient since D's last
 	// step as pairs: rows 2t and 2t+1 are wₜ and bₜ of the term bₜwₜᵀ
 	// (see stepD).
@@ -339,10 +356,11 @@ func (o *Online) alloc() {
 		o.pendC = make([]float64, d*d)
 	}
 	if o.opt.Normalizer == NormExact && o.np == nil {
-		o.np = newNormPipe(d, o.opt.lag())
-		o.np.st, o.np.kzOff = &o.st, o.st.stride-2*d
-		o.np.setColumns(o.p)
-		o.ahead = newKZAhead(o)
+		o.np = exactnorm.NewPipe(d, o.opt.Schedule.lag(), o.opt.Schedule.RefreshEvery)
+		o.np.SetColumns(o.p.N, func(dst []float64, i int) { zRow(dst, o.p, i) })
+		o.kzOff = o.st.stride - 2*d
+		o.kz = kzScratch{zq: make([]float64, 8*d), kzq: make([]float64, 8*d)}
+		o.redo = o.redoRow
 	}
 }
 
@@ -387,7 +405,7 @@ func (o *Online) growIDs(n int, ids []int) {
 	if o.np != nil {
 		// New columns enter G at the next snapshot, as changed ones do:
 		// the job in flight keeps G and its rows of zs.
-		o.np.grow(n)
+		o.np.Grow(n)
 		if o.p.Theta == nil { // drawn now (with a diagonal: at first sight)
 			for i := old; i < n; i++ {
 				o.markDirty(i)
@@ -515,7 +533,7 @@ const (
 	stPhiM           // φᵢ's Adam moments
 	stPhiV           //
 	stT              // Adam's step count of the item (advanced only when touched)
-	stKZGen          // the normaliser result K zᵢ is of (normPipe.gen)
+	stKZGen          // the normaliser result K zᵢ is of (exactnorm.Pipe.Gen)
 	stDirty          // 1 if the column changed since the last snapshot, else 0
 	stScalars        // their number
 )
@@ -527,34 +545,34 @@ func (o *Online) mu(i int) float64 { return o.st.row(i)[stMu] }
 func (o *Online) phi(i int) float64 { return o.st.row(i)[stPhi] }
 
 // scalars returns the scalar at offset off (stMu, …) of every row.
-func (o *Online) scalars(off int) []float64 {
-	out := make([]float64, o.p.N)
+func (s *itemRows) scalars(off int) []float64 {
+	out := make([]float64, s.n)
 	for i := range out {
-		out[i] = o.st.row(i)[off]
+		out[i] = s.row(i)[off]
 	}
 	return out
 }
 
 // counts returns the count at offset off (stT or stKZGen) of every row.
-func (o *Online) counts(off int) []int64 {
-	out := make([]int64, o.p.N)
+func (s *itemRows) counts(off int) []int64 {
+	out := make([]int64, s.n)
 	for i := range out {
-		out[i] = int64(o.st.row(i)[off])
+		out[i] = int64(s.row(i)[off])
 	}
 	return out
 }
 
 // setCounts sets the count at offset off of every row from x.
-func (o *Online) setCounts(off int, x []int64) {
+func (s *itemRows) setCounts(off int, x []int64) {
 	for i, v := range x {
-		o.st.row(i)[off] = float64(v)
+		s.row(i)[off] = float64(v)
 	}
 }
 
 // setScalars sets the scalar at offset off of every row from x.
-func (o *Online) setScalars(off int, x []float64) {
+func (s *itemRows) setScalars(off int, x []float64) {
 	for i, v := range x {
-		o.st.row(i)[off] = v
+		s.row(i)[off] = v
 	}
 }
 
@@ -790,8 +808,9 @@ var ErrDiverged = errors.New("learn: online step diverged: non-finite parameters
 
 // Observe takes one learning step on a basket of item rows. Empty baskets,
 // negative rows and duplicates are errors and leave the learner unchanged.
+// Outside Run, the exact normaliser's jobs run on the caller's goroutine,
+// when their results are due (the same bits as Run's).
 func (o *Online) Observe(basket []int) error {
-	o.claimKZAhead()
 	if o.diverged {
 		return ErrDiverged
 	}
@@ -815,7 +834,6 @@ func (o *Online) Observe(basket []int) error {
 	}
 	basket = o.rows
 	o.beginBasket(basket)
-	o.postKZAhead(o.next)
 	if !o.basketTerm(basket) && o.opt.Eps > 0 {
 		o.diverged = true
 		return ErrDiverged
@@ -863,349 +881,6 @@ func (o *Online) beginBasket(rows []int) {
 		}
 	}
 	o.setTheta(rows)
-}
-
-// quiesce waits for the exact normaliser's job in flight, if any (its
-// result stays pending).
-func (o *Online) quiesce() {
-	if o.np != nil {
-		o.claimKZAhead()
-		o.np.idle()
-	}
-}
-
-// markDirty records that item i's column changes, for the next snapshot.
-func (o *Online) markDirty(i int) {
-	if r := o.itemRow(i); r[stDirty] == 0 {
-		r[stDirty] = 1
-		o.dirtyList = append(o.dirtyList, i)
-	}
-}
-
-// flushNormC adds the exact normaliser's C gradient of the baskets since the
-// last flush to pendC.
-func (o *Online) flushNormC() {
-	if o.np != nil && o.normCount > 0 {
-		blas.Axpy(-float64(o.normCount), o.np.gc, o.pendC)
-		o.normCount = 0
-	}
-}
-
-// OnlineRun configures TrainOnline.
-type OnlineRun struct {
-	// MaxBaskets stops after this many baskets (0: the whole source).
-	MaxBaskets int64
-	// TraceSet, when non-nil, records the NLL on these baskets every
-	// TraceEvery baskets (default 500) and at the end.
-	TraceSet   [][]int
-	TraceEvery int
-	// TraceSource, when TraceSet is nil and TraceSource is not, gives the
-	// trace's baskets at each point, for held-out sets that fill as a
-	// stream is read (baskets.HoldOut.Validation).
-	TraceSource func() [][]int
-	// Checkpoint, when non-empty, saves the learner atomically to this
-	// path every CheckpointEvery baskets (default 10000) and at the end.
-	Checkpoint      string
-	CheckpointEvery int
-	// Progress, when non-nil, is called with the number of baskets
-	// processed every ProgressEvery baskets and at the end (for progress
-	// bars).
-	Progress func(baskets int)
-}
-
-// ProgressEvery is the interval, in baskets, of OnlineRun.Progress calls.
-const ProgressEvery = 1000
-
-// TrainOnline makes one pass over src with a new learner (opt) and returns
-// the final model. It is Run on NewOnline.
-func TrainOnline(src BasketSource, opt OnlineOptions, run OnlineRun) (*Result, error) {
-	o, err := NewOnline(opt)
-	if err != nil {
-		return nil, err
-	}
-	return o.Run(src, run)
-}
-
-// Run feeds the learner baskets from src until io.EOF (or MaxBaskets) and
-// returns the result. It returns when the learner's background work (the
-// exact normaliser's job on its worker goroutine) has finished, so none of
-// it runs after the call; a pending result still takes effect at its
-// position in a later Observe. Without MaxBaskets and TraceSource, Run
-// reads src ahead of the learner on a goroutine of its own (the baskets
-// copied: src may reuse the slice it returns) and stops reading before it
-// returns; when it returns an error, src may have been read past
-// Position(). To resume from a checkpoint, load it (LoadOnline), skip
-// Position() baskets of a new stream (SkipBaskets) and call Run. A nil
-// src panics.
-func (o *Online) Run(src BasketSource, run OnlineRun) (*Result, error) {
-	if src == nil {
-		panic("learn: Online.Run with a nil BasketSource")
-	}
-	if run.TraceEvery == 0 {
-		run.TraceEvery = 500
-	}
-	if run.CheckpointEvery == 0 {
-		run.CheckpointEvery = 10000
-	}
-	if run.TraceEvery < 0 || run.CheckpointEvery < 0 || run.MaxBaskets < 0 {
-		return nil, errors.New("learn: negative run option")
-	}
-	defer o.quiesce()
-	res := &Result{ValLL: math.NaN()}
-	// Training time excludes tracing and checkpointing: the clock is read
-	// around those (every TraceEvery or CheckpointEvery baskets), not around
-	// every basket.
-	begin := time.Now()
-	var excluded time.Duration
-	elapsed := func() time.Duration { return time.Since(begin) - excluded }
-	trace := func() error {
-		set := run.TraceSet
-		if set == nil && run.TraceSource != nil {
-			set = run.TraceSource()
-		}
-		if len(set) == 0 {
-			return nil
-		}
-		t0 := time.Now()
-		defer func() { excluded += time.Since(t0) }()
-		now := elapsed()
-		n := 0
-		for _, s := range set {
-			for _, it := range s {
-				n = max(n, it+1)
-			}
-		}
-		for _, id := range o.ids {
-			n = max(n, id+1)
-		}
-		// Over the ids, so that trace baskets may hold items not seen yet;
-		// scored as the objective's basket term, log det(L_S + εI).
-		m, err := o.ModelOver(n)
-		if err != nil {
-			return err
-		}
-		ll, err := meanLogLikelihood(m, set, o.opt.Eps, 0)
-		if err != nil {
-			return err
-		}
-		res.Trace = append(res.Trace, TracePoint{Seconds: now.Seconds(), Baskets: res.Baskets, NLL: -ll})
-		return nil
-	}
-	next := src.Next
-	var pf *prefetch
-	if run.MaxBaskets == 0 && run.TraceSource == nil {
-		// The whole source is read, and nothing else depends on how far:
-		// read it ahead on another goroutine.
-		pf = newPrefetch(src)
-		defer pf.stop()
-		next = pf.next
-	}
-	for run.MaxBaskets == 0 || int64(res.Baskets) < run.MaxBaskets {
-		s, err := next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		if pf != nil {
-			// The next basket's items' state is fetched, and their K zᵢ
-			// computed (kzAhead), while this one is learned from.
-			if nb := pf.peek(); nb != nil {
-				o.prefetchItems(nb)
-				o.next = nb
-			}
-		}
-		err = o.Observe(s)
-		o.next = nil
-		if err != nil {
-			return nil, err
-		}
-		res.Baskets++
-		if res.Baskets%ProgressEvery == 0 || res.Baskets%run.TraceEvery == 0 ||
-			(run.Checkpoint != "" && res.Baskets%run.CheckpointEvery == 0) {
-			// What runs between baskets may read the items' rows.
-			o.claimKZAhead()
-		}
-		if run.Progress != nil && res.Baskets%ProgressEvery == 0 {
-			run.Progress(res.Baskets)
-		}
-		if res.Baskets%run.TraceEvery == 0 {
-			if err := trace(); err != nil {
-				return nil, err
-			}
-		}
-		if run.Checkpoint != "" && res.Baskets%run.CheckpointEvery == 0 {
-			t0 := time.Now()
-			if err := o.SaveFile(run.Checkpoint); err != nil {
-				return nil, err
-			}
-			excluded += time.Since(t0)
-		}
-	}
-	o.quiesce() // the pass ends when its last normaliser job does
-	seconds := elapsed().Seconds()
-	if run.Progress != nil {
-		run.Progress(res.Baskets)
-	}
-	if res.Baskets == 0 && o.p.N == 0 {
-		return nil, errors.New("learn: no baskets to learn from")
-	}
-	if len(res.Trace) == 0 || res.Trace[len(res.Trace)-1].Baskets != res.Baskets {
-		if err := trace(); err != nil {
-			return nil, err
-		}
-	}
-	if run.Checkpoint != "" {
-		if err := o.SaveFile(run.Checkpoint); err != nil {
-			return nil, err
-		}
-	}
-	res.Seconds = seconds
-	res.Iterations = res.Baskets
-	res.Passes = 1
-	res.Params = o.Params()
-	m, err := o.Model()
-	if err != nil {
-		return nil, err
-	}
-	res.Model = m
-	return res, nil
-}
-
-// prefetch reads a BasketSource ahead on a goroutine of its own, in
-// chunks of prefetchBaskets baskets (copied: a source may reuse the slice it
-// returns), up to prefetchChunks chunks ahead; next returns them in order,
-// then the source's error (io.EOF at the end).
-type prefetch struct {
-	out  chan *basketChunk
-	free chan *basketChunk
-	done chan struct{}
-	cur  *basketChunk
-	i    int // baskets of cur returned
-}
-
-// basketChunk is consecutive baskets of a source, flattened, and the
-// source's error after them (nil if it had none yet), or the value of a
-// panic in its Next.
-type basketChunk struct {
-	items, ends []int
-	err         error
-	panicked    any
-}
-
-const (
-	prefetchBaskets = 256
-	prefetchChunks  = 4
-)
-
-func newPrefetch(src BasketSource) *prefetch {
-	pf := &prefetch{out: make(chan *basketChunk, prefetchChunks), free: make(chan *basketChunk, prefetchChunks+2),
-		done: make(chan struct{})}
-	go pf.read(src)
-	return pf
-}
-
-// read fills chunks from src until it returns an error or stop is called.
-// A panic in src.Next is handed to next, which panics with it on the
-// learner's goroutine, as src.Next called there would.
-func (pf *prefetch) read(src BasketSource) {
-	defer close(pf.out)
-	for {
-		select {
-		case <-pf.done:
-			return
-		default:
-		}
-		var c *basketChunk
-		select {
-		case c = <-pf.free:
-			c.items, c.ends = c.items[:0], c.ends[:0]
-		default:
-			c = &basketChunk{}
-		}
-		for len(c.ends) < prefetchBaskets {
-			b, p, err := nextRecover(src)
-			if p != nil {
-				c.panicked = p
-				break
-			}
-			if err != nil {
-				c.err = err
-				break
-			}
-			c.items = append(c.items, b...)
-			c.ends = append(c.ends, len(c.items))
-		}
-		select {
-		case pf.out <- c:
-		case <-pf.done:
-			return
-		}
-		if c.err != nil || c.panicked != nil {
-			return
-		}
-	}
-}
-
-// nextRecover calls src.Next and returns the value of a panic in it, if
-// any.
-func nextRecover(src BasketSource) (b []int, panicked any, err error) {
-	defer func() { panicked = recover() }()
-	b, err = src.Next()
-	return b, nil, err
-}
-
-// next returns the next basket (valid until the next call) or the source's
-// error.
-func (pf *prefetch) next() ([]int, error) {
-	for pf.cur == nil || pf.i == len(pf.cur.ends) {
-		if pf.cur != nil {
-			if pf.cur.panicked != nil {
-				panic(pf.cur.panicked)
-			}
-			if pf.cur.err != nil {
-				return nil, pf.cur.err
-			}
-			select {
-			case pf.free <- pf.cur:
-			default:
-			}
-		}
-		c, ok := <-pf.out
-		if !ok {
-			return nil, io.EOF // not reached: the last chunk carries the error
-		}
-		pf.cur, pf.i = c, 0
-	}
-	lo := 0
-	if pf.i > 0 {
-		lo = pf.cur.ends[pf.i-1]
-	}
-	hi := pf.cur.ends[pf.i]
-	pf.i++
-	return pf.cur.items[lo:hi:hi], nil
-}
-
-// peek returns the basket next would return if it is in the chunk at
-// hand (valid until next is called twice), else nil.
-func (pf *prefetch) peek() []int {
-	if pf.cur == nil || pf.i == len(pf.cur.ends) {
-		return nil
-	}
-	lo := 0
-	if pf.i > 0 {
-		lo = pf.cur.ends[pf.i-1]
-	}
-	return pf.cur.items[lo:pf.cur.ends[pf.i]]
-}
-
-// stop ends the reading goroutine and returns when it has ended (it no
-// longer uses the source).
-func (pf *prefetch) stop() {
-	close(pf.done)
-	for range pf.out {
-	}
 }
 
 // SkipBaskets reads and discards k baskets from src (to resume a stream at

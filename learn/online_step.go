@@ -1,6 +1,7 @@
 package learn
 
 import (
+	"github.com/ndpp-go/ndpp/learn/internal/vecmat"
 	"math"
 
 	"github.com/ndpp-go/ndpp/blas"
@@ -18,7 +19,7 @@ import (
 //	∂/∂C     += bᵢ wᵢᵀ                        (the pair kept for stepD)
 //
 // with gv, u, w the basket term's pieces (basketWork.pieces), s = −t/μᵢ the weight
-// of the exact normaliser's gradient and K its gradient map (normWork).
+// of the exact normaliser's gradient and K its gradient map (exactnorm).
 
 // gemv computes out = alpha·M x for a row-major rows×cols M: four rows at
 // a time by f64.GemvN4 (rows past the last multiple of four as the block
@@ -174,7 +175,7 @@ func (o *Online) stepItems(basket []int) bool {
 			// The item's share of −∂ log det(I + L), weighted by t/μᵢ (see
 			// Observe).
 			m := 2 * d
-			kz, sc = o.np.kzRow(i)[:m], -float64(o.pos)/o.mu(i)
+			kz, sc = o.kzRow(i)[:m], -float64(o.pos)/o.mu(i)
 		}
 		copy(gv, bgv)
 		if diag {
@@ -319,7 +320,7 @@ func (o *Online) pendProduct() []float64 {
 			row[t] = src[2*t*d]
 		}
 	}
-	vecmatN(cs.prod, d, bt, k, d, y, k, d, 2*d, 1)
+	vecmat.N(cs.prod, d, bt, k, d, y, k, d, 2*d, 1)
 	return cs.prod
 }
 
@@ -386,26 +387,4 @@ func (o *Online) stepD() bool {
 func (o *Online) basketTerm(items []int) bool {
 	_, ok := o.w.pieces(o.p, items, nil, o.c, o.opt.Eps, o.opt.Normalizer == NormBasket, false, true)
 	return ok
-}
-
-// vecmat computes out = alpha·xᵀM for a row-major rows×cols M (out_j =
-// alpha·Σ_l x_l M_lj) by f64.GemvT, which keeps a chunk of out in
-// registers while it streams M's rows. For symmetric M it is M x; for skew
-// C, xᵀC = −(C x)ᵀ.
-func vecmat(out, m []float64, rows, cols int, x []float64, alpha float64) {
-	vecmatLD(out, m, rows, cols, cols, x, alpha)
-}
-
-// vecmatLD is vecmat for a matrix with row stride ld ≥ cols.
-func vecmatLD(out, m []float64, rows, cols, ld int, x []float64, alpha float64) {
-	if len(x) < rows || len(out) < cols {
-		panic("learn: vecmat: slice too short")
-	}
-	out = out[:cols]
-	f64.GemvT(m, ld, x[:rows], out)
-	if alpha != 1 {
-		for j := range out {
-			out[j] *= alpha
-		}
-	}
 }

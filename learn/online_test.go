@@ -2,6 +2,7 @@ package learn
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -66,7 +67,7 @@ func TestOnlineCheckpointResumeIsIdentical(t *testing.T) {
 							lag = 3
 						}
 						testResumeIsIdentical(t, baskets, OnlineOptions{D: 4, Shared: shared, Seed: 3, Optimizer: optim,
-							Normalizer: norm, FactorEvery: 7, Lag: lag, RefreshEvery: 40, CEvery: 3, Alpha: 0.01, Beta: 0.02})
+							Normalizer: norm, CEvery: 3, Alpha: 0.01, Beta: 0.02, Schedule: Schedule{FactorEvery: 7, Lag: lag, RefreshEvery: 40}})
 					})
 				}
 			}
@@ -82,11 +83,11 @@ func TestOnlineCheckpointResumeAcrossChunks(t *testing.T) {
 	baskets := benchBaskets(n, 3000, 7) // about 5,000 distinct items
 	for _, reserved := range []int{0, n} {
 		t.Run(fmt.Sprintf("N=%d", reserved), func(t *testing.T) {
-			opt := OnlineOptions{D: 4, N: reserved, Seed: 5, FactorEvery: 7, Lag: 3, RefreshEvery: 40, CEvery: 3}
+			opt := OnlineOptions{D: 4, N: reserved, Seed: 5, CEvery: 3, Schedule: Schedule{FactorEvery: 7, Lag: 3, RefreshEvery: 40}}
 			if reserved == 0 {
 				o, err := NewOnline(opt)
 				require.NoError(t, err)
-				_, err = o.Run(SliceSource(baskets), OnlineRun{})
+				_, err = o.Run(context.Background(), SliceSource(baskets), OnlineRun{})
 				require.NoError(t, err)
 				require.Greater(t, o.N(), itemChunk, "rows grown past the first chunk")
 			}
@@ -96,12 +97,12 @@ func TestOnlineCheckpointResumeAcrossChunks(t *testing.T) {
 }
 
 func testResumeIsIdentical(t *testing.T, baskets [][]int, opt OnlineOptions) {
-	whole, err := TrainOnline(SliceSource(baskets), opt, OnlineRun{})
+	whole, err := TrainOnline(context.Background(), SliceSource(baskets), opt, OnlineRun{})
 	require.NoError(t, err)
 	for _, cut := range []int64{1, 7, 123, 299} {
 		o, err := NewOnline(opt)
 		require.NoError(t, err)
-		_, err = o.Run(SliceSource(baskets), OnlineRun{MaxBaskets: cut})
+		_, err = o.Run(context.Background(), SliceSource(baskets), OnlineRun{MaxBaskets: cut})
 		require.NoError(t, err)
 		path := filepath.Join(t.TempDir(), "ck.bin")
 		require.NoError(t, o.SaveFile(path))
@@ -110,7 +111,7 @@ func testResumeIsIdentical(t *testing.T, baskets [][]int, opt OnlineOptions) {
 		require.Equal(t, cut, r.Position())
 		src := SliceSource(baskets)
 		require.NoError(t, SkipBaskets(src, r.Position()))
-		res, err := r.Run(src, OnlineRun{})
+		res, err := r.Run(context.Background(), src, OnlineRun{})
 		require.NoError(t, err)
 		require.Equal(t, whole.Params.V, res.Params.V, "cut %d", cut)
 		require.Equal(t, whole.Params.B, res.Params.B, "cut %d", cut)
@@ -134,15 +135,15 @@ func TestOnlineSGDStepIsTheGradient(t *testing.T) {
 		diag := seed > 8
 		const lr, diagLR = 1e-3, 3e-3
 		const alpha, beta = 0.3, 0.7
-		opt := OnlineOptions{D: 3, N: 7, Shared: shared, Seed: seed, Optimizer: SGD, LR: lr, CEvery: 1, FactorEvery: 1,
-			Alpha: alpha, Beta: beta, Init: InitOptions{Scale: 0.5, CScale: 0.5, Share: -1}, Normalizer: norm, LowRank: !diag, DiagLR: diagLR}
+		opt := OnlineOptions{D: 3, N: 7, Shared: shared, Seed: seed, Optimizer: SGD, LR: lr, CEvery: 1,
+			Alpha: alpha, Beta: beta, Init: InitOptions{Scale: 0.5, CScale: 0.5, Share: -1}, Normalizer: norm, LowRank: !diag, DiagLR: diagLR, Schedule: Schedule{FactorEvery: 1}}
 		o, err := NewOnline(opt)
 		require.NoError(t, err)
 		// Warm up so that counts μᵢ differ.
 		for _, s := range [][]int{{0, 1}, {1}, {2, 1, 5}} {
 			require.NoError(t, o.Observe(s))
 		}
-		mu := o.scalars(stMu)
+		mu := o.st.scalars(stMu)
 		basket := []int{1, 4, 2}
 		for _, i := range basket {
 			mu[i]++
@@ -158,7 +159,7 @@ func TestOnlineSGDStepIsTheGradient(t *testing.T) {
 		before := at.p.Clone()
 		var phi0 []float64
 		if diag {
-			phi0 = at.scalars(stPhi)
+			phi0 = at.st.scalars(stPhi)
 		}
 		require.NoError(t, o.Observe(basket))
 		after := o.p.Clone()
@@ -239,7 +240,7 @@ func TestOnlineExactNormalizerTracksGram(t *testing.T) {
 
 func testTracksGram(t *testing.T, factorEvery int, lowRank bool) {
 	baskets := plantedBaskets(40, 400, 9)
-	o, err := NewOnline(OnlineOptions{D: 5, Normalizer: NormExact, FactorEvery: factorEvery, RefreshEvery: 1 << 30, LR: 0.02, LowRank: lowRank})
+	o, err := NewOnline(OnlineOptions{D: 5, Normalizer: NormExact, LR: 0.02, LowRank: lowRank, Schedule: Schedule{FactorEvery: factorEvery, RefreshEvery: 1 << 30}})
 	require.NoError(t, err)
 	for bi, s := range baskets {
 		require.NoError(t, o.Observe(s))
@@ -256,10 +257,10 @@ func testTracksGram(t *testing.T, factorEvery int, lowRank bool) {
 // normaliser.
 func requireGramTracks(t *testing.T, o *Online, where string) {
 	t.Helper()
-	o.np.wait()
-	o.snapshot()
-	o.np.run()
-	require.True(t, o.np.job.ok, where)
+	o.np.State() // the job in flight, if any, finishes
+	o.snapshot(true)
+	st := o.np.State()
+	require.True(t, st.PendOK, where)
 	fresh := newNormWork(o.p.Dim)
 	fresh.gram(o.p)
 	scale := 0.0
@@ -267,7 +268,7 @@ func requireGramTracks(t *testing.T, o *Online, where string) {
 		scale = math.Max(scale, math.Abs(x))
 	}
 	for i := range fresh.g {
-		require.InDelta(t, fresh.g[i], o.np.nw.g[i], gramTol*scale, "%s: G entry %d", where, i)
+		require.InDelta(t, fresh.g[i], st.Gram[i], gramTol*scale, "%s: G entry %d", where, i)
 	}
 	m, err := o.Model()
 	require.NoError(t, err)
@@ -277,7 +278,8 @@ func requireGramTracks(t *testing.T, o *Online, where string) {
 	for i := range m.N() {
 		want -= math.Log1p(m.ItemDiag(i))
 	}
-	require.InDelta(t, want, o.np.nw.logDet, normLogTol*math.Max(1, math.Abs(want)), where)
+	require.InDelta(t, want, st.PendLogDet, normLogTol*math.Max(1, math.Abs(want)), where)
+	require.True(t, o.applyJob(), where) // in effect now: no result pending
 }
 
 func TestOnlineTouchesOnlyBasketColumns(t *testing.T) {
@@ -361,18 +363,18 @@ func TestOnlineGrowsAndRejectsBadBaskets(t *testing.T) {
 	require.Error(t, err)
 	_, err = NewOnline(OnlineOptions{Alpha: math.NaN()})
 	require.Error(t, err)
-	_, err = NewOnline(OnlineOptions{FactorEvery: 10, Lag: 11})
+	_, err = NewOnline(OnlineOptions{Schedule: Schedule{FactorEvery: 10, Lag: 11}})
 	require.ErrorContains(t, err, "lag 11")
-	_, err = NewOnline(OnlineOptions{Lag: -1})
+	_, err = NewOnline(OnlineOptions{Schedule: Schedule{Lag: -1}})
 	require.ErrorContains(t, err, "lag -1")
-	o, err = NewOnline(OnlineOptions{FactorEvery: 40})
+	o, err = NewOnline(OnlineOptions{Schedule: Schedule{FactorEvery: 40}})
 	require.NoError(t, err)
-	require.Equal(t, 40, o.Options().Lag, "the default lag is at most FactorEvery")
+	require.Equal(t, 40, o.Options().Schedule.Lag, "the default lag is at most FactorEvery")
 	o, err = NewOnline(OnlineOptions{})
 	require.NoError(t, err)
-	require.Equal(t, 25, o.Options().FactorEvery)
-	require.Equal(t, 25, o.Options().Lag)
-	_, err = TrainOnline(SliceSource(nil), OnlineOptions{}, OnlineRun{})
+	require.Equal(t, 25, o.Options().Schedule.FactorEvery)
+	require.Equal(t, 25, o.Options().Schedule.Lag)
+	_, err = TrainOnline(context.Background(), SliceSource(nil), OnlineOptions{}, OnlineRun{})
 	require.Error(t, err)
 }
 
@@ -395,11 +397,11 @@ func TestOnlineLearns(t *testing.T) {
 			require.NoError(t, err)
 			m0, err := o.Model()
 			require.NoError(t, err)
-			e0, err := Evaluate(m0, test, EvalOptions{})
+			e0, err := Evaluate(context.Background(), m0, test, EvalOptions{})
 			require.NoError(t, err)
-			res, err := o.Run(SliceSource(train), OnlineRun{TraceSet: test, TraceEvery: 1200})
+			res, err := o.Run(context.Background(), SliceSource(train), OnlineRun{TraceSet: test, TraceEvery: 1200})
 			require.NoError(t, err)
-			e1, err := Evaluate(res.Model, test, EvalOptions{}) // the trace's convention (ε)
+			e1, err := Evaluate(context.Background(), res.Model, test, EvalOptions{}) // the trace's convention (ε)
 			require.NoError(t, err)
 			name := fmt.Sprintf("norm=%v opt=%v", norm, optim)
 			if norm == NormExact {
@@ -415,7 +417,7 @@ func TestOnlineLearns(t *testing.T) {
 	require.Greater(t, ll["exactadam"], ll["basketadam"])
 	// The default learner (diagonal, exact normaliser, Adam) beats the
 	// simplest models that could win.
-	base, err := Baselines(train, test, 40, EvalOptions{})
+	base, err := Baselines(context.Background(), train, test, 40, EvalOptions{})
 	require.NoError(t, err)
 	require.Greater(t, ll["exactadam"], base.TestLL, "LL above independent items")
 	require.Greater(t, mpr["exactadam"], base.MPRMicro, "MPR above popularity")
@@ -438,14 +440,14 @@ func TestOnlinePipelineTakesSnapshotFactorisation(t *testing.T) {
 		t.Run(fmt.Sprintf("n=%d/factor=%d/lag=%d/refresh=%d", tc.n, tc.fe, tc.lag, tc.refresh), func(t *testing.T) {
 			d, m := 4, 8
 			baskets := plantedBaskets(tc.n, 120, uint64(tc.n+tc.fe))
-			o, err := NewOnline(OnlineOptions{D: d, N: tc.n, Seed: 2, FactorEvery: tc.fe, Lag: tc.lag, RefreshEvery: tc.refresh,
-				CEvery: 3, LR: 0.02, Init: InitOptions{CScale: 0.5}, LowRank: true})
+			o, err := NewOnline(OnlineOptions{D: d, N: tc.n, Seed: 2,
+				CEvery: 3, LR: 0.02, Init: InitOptions{CScale: 0.5}, LowRank: true, Schedule: Schedule{FactorEvery: tc.fe, Lag: tc.lag, RefreshEvery: tc.refresh}})
 			require.NoError(t, err)
 			lag := int64(tc.lag)
 			fe := int64(tc.fe)
 			var before []*Params // before[q−1]: parameters before basket q
 			var src, since int64 // snapshot in effect, basket it took effect at
-			gen := o.np.gen
+			gen := o.np.Gen()
 			for bi, s := range baskets {
 				pos := int64(bi + 1)
 				before = append(before, o.Params())
@@ -457,8 +459,8 @@ func TestOnlinePipelineTakesSnapshotFactorisation(t *testing.T) {
 						wantSrc = q
 					}
 				}
-				if o.np.gen != gen {
-					gen, since = o.np.gen, pos
+				if o.np.Gen() != gen {
+					gen, since = o.np.Gen(), pos
 				}
 				if wantSrc != src {
 					require.Equal(t, pos, since, "basket %d: result of snapshot %d took effect elsewhere", pos, wantSrc)
@@ -468,18 +470,18 @@ func TestOnlinePipelineTakesSnapshotFactorisation(t *testing.T) {
 				ref := newNormWork(d)
 				ref.gram(ps)
 				require.True(t, ref.factor(ps.CInto(nil)))
-				require.LessOrEqual(t, maxRelDiff(ref.k, o.np.k), fastPieceTol, "basket %d: K from snapshot %d", pos, src)
-				require.LessOrEqual(t, maxRelDiff(ref.gc, o.np.gc), fastPieceTol, "basket %d: dC", pos)
+				require.LessOrEqual(t, maxRelDiff(ref.k, o.np.K()), fastPieceTol, "basket %d: K from snapshot %d", pos, src)
+				require.LessOrEqual(t, maxRelDiff(ref.gc, o.np.GC()), fastPieceTol, "basket %d: dC", pos)
 				mod, err := ps.Model()
 				require.NoError(t, err)
 				want := mod.LogNormalizer()
-				require.InDelta(t, want, o.np.logDet, normLogTol*math.Max(1, math.Abs(want)), "basket %d", pos)
+				require.InDelta(t, want, o.np.LogDet(), normLogTol*math.Max(1, math.Abs(want)), "basket %d", pos)
 				z, kz := make([]float64, m), make([]float64, m)
 				for i := 0; i < tc.n; i++ {
-					if !o.np.kzCurrent(i) {
+					if !o.kzCurrent(i) {
 						continue
 					}
-					got := o.np.kzRow(i)
+					got := o.kzRow(i)
 					// Computed when the item first occurred since the
 					// result took effect, from its column then.
 					match := false
@@ -506,7 +508,7 @@ func TestOnlineIndependentOfScheduling(t *testing.T) {
 	var results []*Params
 	for _, procs := range []int{1, 2, 4} {
 		prev := runtime.GOMAXPROCS(procs)
-		res, err := TrainOnline(SliceSource(baskets), OnlineOptions{D: 5, Seed: 4, FactorEvery: 6, Lag: 4}, OnlineRun{})
+		res, err := TrainOnline(context.Background(), SliceSource(baskets), OnlineOptions{D: 5, Seed: 4, Schedule: Schedule{FactorEvery: 6, Lag: 4}}, OnlineRun{})
 		runtime.GOMAXPROCS(prev)
 		require.NoError(t, err)
 		results = append(results, res.Params)
@@ -583,25 +585,23 @@ func (f *failingSource) Next() ([]int, error) {
 // position when the learner goes on.
 func TestOnlineRunLeavesNoJobRunning(t *testing.T) {
 	baskets := plantedBaskets(30, 80, 4)
-	o, err := NewOnline(OnlineOptions{D: 4, Seed: 2, FactorEvery: 10, Lag: 8})
+	o, err := NewOnline(OnlineOptions{D: 4, Seed: 2, Schedule: Schedule{FactorEvery: 10, Lag: 8}})
 	require.NoError(t, err)
-	_, err = o.Run(SliceSource(baskets), OnlineRun{MaxBaskets: 23})
+	_, err = o.Run(context.Background(), SliceSource(baskets), OnlineRun{MaxBaskets: 23})
 	require.NoError(t, err)
-	require.False(t, o.np.flying)
-	require.True(t, o.np.w.idle())
-	require.Equal(t, int64(29), o.np.swapAt, "a result pending")
-	_, err = o.Run(&failingSource{b: baskets[23:], n: 10}, OnlineRun{})
+	require.False(t, o.np.Running())
+	require.Equal(t, int64(29), o.np.SwapAt(), "a result pending")
+	_, err = o.Run(context.Background(), &failingSource{b: baskets[23:], n: 10}, OnlineRun{})
 	require.ErrorContains(t, err, "read failed")
-	require.False(t, o.np.flying)
-	require.True(t, o.np.w.idle())
+	require.False(t, o.np.Running())
 	require.Equal(t, int64(33), o.Position())
-	require.Equal(t, int64(39), o.np.swapAt)
+	require.Equal(t, int64(39), o.np.SwapAt())
 	// Going on gives what one uninterrupted run gives.
 	src := SliceSource(baskets)
 	require.NoError(t, SkipBaskets(src, 33))
-	res, err := o.Run(src, OnlineRun{})
+	res, err := o.Run(context.Background(), src, OnlineRun{})
 	require.NoError(t, err)
-	whole, err := TrainOnline(SliceSource(baskets), OnlineOptions{D: 4, Seed: 2, FactorEvery: 10, Lag: 8}, OnlineRun{})
+	whole, err := TrainOnline(context.Background(), SliceSource(baskets), OnlineOptions{D: 4, Seed: 2, Schedule: Schedule{FactorEvery: 10, Lag: 8}}, OnlineRun{})
 	require.NoError(t, err)
 	require.True(t, sameBits(whole.Params.V, res.Params.V))
 	require.True(t, sameBits(whole.Params.D, res.Params.D))
@@ -614,30 +614,30 @@ func TestOnlineRunLeavesNoJobRunning(t *testing.T) {
 // parameters afterwards.
 func TestOnlineRedoesFailedJob(t *testing.T) {
 	baskets := plantedBaskets(60, 120, 8)
-	o, err := NewOnline(OnlineOptions{D: 4, N: 60, Seed: 3, FactorEvery: 10, Lag: 6, LR: 0.02, Init: InitOptions{CScale: 0.5}, LowRank: true})
+	o, err := NewOnline(OnlineOptions{D: 4, N: 60, Seed: 3, LR: 0.02, Init: InitOptions{CScale: 0.5}, LowRank: true, Schedule: Schedule{FactorEvery: 10, Lag: 6}})
 	require.NoError(t, err)
-	_, err = o.Run(SliceSource(baskets[:44]), OnlineRun{}) // snapshot at 41, result at 47
+	_, err = o.Run(context.Background(), SliceSource(baskets[:44]), OnlineRun{}) // snapshot at 41, result at 47
 	require.NoError(t, err)
-	require.Equal(t, int64(47), o.np.swapAt)
-	o.np.job.ok = false
-	_, err = o.Run(SliceSource(baskets[44:46]), OnlineRun{})
+	require.Equal(t, int64(47), o.np.SwapAt())
+	o.np.FailPending()
+	_, err = o.Run(context.Background(), SliceSource(baskets[44:46]), OnlineRun{})
 	require.NoError(t, err)
 	before := o.Params() // the parameters basket 47 starts from
-	gen := o.np.gen
+	gen := o.np.Gen()
 	require.NoError(t, o.Observe(baskets[46]))
-	require.Equal(t, gen+1, o.np.gen)
+	require.Equal(t, gen+1, o.np.Gen())
 	ref := newNormWork(4)
 	ref.gram(before)
 	require.True(t, ref.factor(before.CInto(nil)))
-	require.LessOrEqual(t, maxRelDiff(ref.k, o.np.k), fastPieceTol, "K of the parameters at the redo")
+	require.LessOrEqual(t, maxRelDiff(ref.k, o.np.K()), fastPieceTol, "K of the parameters at the redo")
 	// Only basket 47's items changed since the redo.
 	require.ElementsMatch(t, baskets[46], o.dirtyList)
 	for i := 0; i < before.N; i++ {
 		z := make([]float64, 8)
 		zRow(z, before, i)
-		require.Equal(t, z, o.np.zs[i*8:(i+1)*8], "snapshot value of column %d", i)
+		require.Equal(t, z, o.np.Column(i), "snapshot value of column %d", i)
 	}
-	_, err = o.Run(SliceSource(baskets[47:]), OnlineRun{})
+	_, err = o.Run(context.Background(), SliceSource(baskets[47:]), OnlineRun{})
 	require.NoError(t, err)
 	requireGramTracks(t, o, "after the redo")
 }

@@ -1,6 +1,7 @@
 package learn
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -17,7 +18,7 @@ func TestProgressCallbacks(t *testing.T) {
 		}
 	}
 	var seen []int
-	res, err := TrainOnline(SliceSource(baskets), OnlineOptions{D: 4, N: 40, Seed: 1},
+	res, err := TrainOnline(context.Background(), SliceSource(baskets), OnlineOptions{D: 4, N: 40, Seed: 1},
 		OnlineRun{Progress: func(b int) { seen = append(seen, b) }})
 	require.NoError(t, err)
 	require.Equal(t, []int{ProgressEvery, 2 * ProgressEvery, len(baskets)}, seen)
@@ -25,7 +26,7 @@ func TestProgressCallbacks(t *testing.T) {
 
 	var iters []int
 	maxSeen := 0
-	off, err := TrainOffline(baskets[:1500], baskets[1500:1600], 40, OfflineOptions{D: 4, Seed: 1, Batch: 100, MaxEpochs: 3,
+	off, err := TrainOffline(context.Background(), baskets[:1500], baskets[1500:1600], 40, OfflineOptions{D: 4, Seed: 1, Batch: 100, MaxEpochs: 3,
 		Progress: func(it, maxIt int) { iters = append(iters, it); maxSeen = maxIt }})
 	require.NoError(t, err)
 	require.Equal(t, off.Iterations, len(iters))

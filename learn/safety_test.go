@@ -1,6 +1,7 @@
 package learn
 
 import (
+	"context"
 	"runtime"
 	"testing"
 
@@ -12,7 +13,7 @@ import (
 func TestTrainOnlineHugeItemIDTakesOneRow(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	res, err := TrainOnline(SliceSource([][]int{{3, 1_000_000_000}, {3}}), OnlineOptions{D: 4}, OnlineRun{})
+	res, err := TrainOnline(context.Background(), SliceSource([][]int{{3, 1_000_000_000}, {3}}), OnlineOptions{D: 4}, OnlineRun{})
 	require.NoError(t, err)
 	runtime.ReadMemStats(&after)
 	require.Equal(t, 2, res.Model.N())
@@ -24,7 +25,7 @@ func TestTrainOnlineHugeItemIDTakesOneRow(t *testing.T) {
 // reported with the package and the argument, not a nil dereference.
 func TestNilBasketSourcePanicsWithItsName(t *testing.T) {
 	require.PanicsWithValue(t, "learn: Online.Run with a nil BasketSource", func() {
-		_, _ = TrainOnline(nil, OnlineOptions{D: 2}, OnlineRun{})
+		_, _ = TrainOnline(context.Background(), nil, OnlineOptions{D: 2}, OnlineRun{})
 	})
 	require.PanicsWithValue(t, "learn: SkipBaskets with a nil BasketSource", func() { _ = SkipBaskets(nil, 1) })
 }

@@ -92,12 +92,31 @@ func (m *Model) logDetInto(buf []float64, items []int, eps float64) (logDet, sig
 	if eps == 0 && k > m.MaxRank() {
 		return math.Inf(-1), 0, true
 	}
-	a, scale := buf[:k*k], buf[k*k:k*k+k]
+	a, norm2 := buf[:k*k], buf[k*k:k*k+k]
 	m.KernelInto(a, items)
-	logScale := 0.0
 	for p, it := range items {
 		a[p*k+p] += eps
-		z := math.Sqrt(blas.Dot(m.ItemV(it), m.ItemV(it)) + blas.Dot(m.ItemB(it), m.ItemB(it)) + m.ItemDiag(it) + eps)
+		norm2[p] = blas.Dot(m.ItemV(it), m.ItemV(it)) + blas.Dot(m.ItemB(it), m.ItemB(it)) + m.ItemDiag(it) + eps
+	}
+	return LogDetEquilibrated(a, norm2, k)
+}
+
+// LogDetEquilibrated returns log det A and its sign for a k×k kernel
+// submatrix A = L_S (row-major, overwritten) of items whose squared norms
+// ‖zᵢ‖² = vᵢ·vᵢ + bᵢ·bᵢ + δᵢ (plus any ε added to A's diagonal) are in
+// norm2 (k entries, overwritten with 1/‖zᵢ‖). It factorises the
+// equilibrated matrix Aᵢⱼ/(‖zᵢ‖‖zⱼ‖) (LogDetRaw, whose zero rule applies
+// to it) and adds Σᵢ log ‖zᵢ‖²; an item with ‖zᵢ‖ = 0 makes the
+// determinant zero (sign 0, log −Inf). ok is false when the values
+// overflow float64 (a ‖zᵢ‖ or an equilibrated entry is not finite): the
+// determinant is then unknown, not zero. It is the one equilibrated
+// log-determinant of the model's sets and of the oracles' fresh
+// factorisations.
+func LogDetEquilibrated(a, norm2 []float64, k int) (logDet, sign float64, ok bool) {
+	scale := norm2[:k]
+	logScale := 0.0
+	for p, z2 := range scale {
+		z := math.Sqrt(z2)
 		if z == 0 {
 			return math.Inf(-1), 0, true
 		}

@@ -112,7 +112,7 @@ func (w *Workspace) polish(m *ndpp.Model, req *Request) error {
 	w.outItems, w.outGains = w.outItems[:0], w.outGains[:0]
 	for len(rest) > 0 {
 		cur := o.Value()
-		bi, bv := -1, detcache.ZeroValue
+		bi, bv := -1, ndpp.ZeroValue
 		for i, r := range rest {
 			o.Prepare(cand, r)
 			if v := o.AddValue(cand); bi < 0 || v.Greater(bv) {

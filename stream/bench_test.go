@@ -6,7 +6,6 @@ import (
 
 	"github.com/ndpp-go/ndpp/blas" // the default backend (auto with OpenBLAS)
 	"github.com/ndpp-go/ndpp/detcache"
-
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
@@ -108,10 +107,10 @@ func benchVectors(b *testing.B, name string, k, d, n int) {
 	b.Run(fmt.Sprintf("k=%d/d=%d/vectors", k, d), func(b *testing.B) {
 		runVectors(b, name, m, k, func() LenSource { return ModelSource(m, order) })
 	})
-	items := make([]detcache.Item, n) // views of the model's rows
+	items := make([]ndpp.Item, n) // views of the model's rows
 	vRows, bRows, _, _ := m.Rows()
 	for i := range items {
-		items[i] = detcache.Item{ID: i, V: vRows[i*d : (i+1)*d], B: bRows[i*d : (i+1)*d]}
+		items[i] = ndpp.Item{ID: i, V: vRows[i*d : (i+1)*d], B: bRows[i*d : (i+1)*d]}
 	}
 	b.Run(fmt.Sprintf("k=%d/d=%d/vectors/source=slice", k, d), func(b *testing.B) {
 		runVectors(b, name, m, k, func() LenSource { return SliceSource(items) })
@@ -125,7 +124,7 @@ func runVectors(b *testing.B, name string, m *ndpp.Model, k int, src func() LenS
 	b.ReportAllocs()
 	cpu0 := processCPU()
 	for i := 0; i < b.N; i++ {
-		o, err := detcache.NewFastKernel(detcache.KernelOf(m), k)
+		o, err := detcache.NewFastKernel(ndpp.KernelOf(m), k)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -3,7 +3,7 @@ package stream
 import (
 	"fmt"
 
-	"github.com/ndpp-go/ndpp/detcache"
+	"github.com/ndpp-go/ndpp/ndpp"
 )
 
 // Block scoring. Between accepted changes the arriving items of the
@@ -37,11 +37,11 @@ func (l *local) ObserveBatch(items []int) error {
 // ObserveItems is ObserveBatch for items given by their vectors (blocks are
 // filled from items as they come): the same results as calling
 // ObserveItem on each.
-func (l *local) ObserveItems(items []detcache.Item) error { return l.observeBatch(nil, items) }
+func (l *local) ObserveItems(items []ndpp.Item) error { return l.observeBatch(nil, items) }
 
 // one observes item i of a batch: ids[i] by index (model-backed) or
 // items[i].
-func (l *local) one(ids []int, items []detcache.Item, i int) error {
+func (l *local) one(ids []int, items []ndpp.Item, i int) error {
 	if ids != nil {
 		return l.Observe(ids[i])
 	}
@@ -50,7 +50,7 @@ func (l *local) one(ids []int, items []detcache.Item, i int) error {
 
 // observeBatch is ObserveBatch (ids, for a model-backed solver) and
 // ObserveItems (items): one of them is nil.
-func (l *local) observeBatch(ids []int, items []detcache.Item) error {
+func (l *local) observeBatch(ids []int, items []ndpp.Item) error {
 	n := max(len(ids), len(items))
 	if l.direct {
 		for i := 0; i < n; i++ {
@@ -177,7 +177,7 @@ func (l *local) initBlock() {
 	l.blk = l.o.NewBlock(blockSize + 1)
 	l.cols = make([]int, 0, blockSize+1)
 	if l.m == nil {
-		l.colItems = make([]detcache.Item, 0, blockSize+1)
+		l.colItems = make([]ndpp.Item, 0, blockSize+1)
 	}
 }
 

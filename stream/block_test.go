@@ -41,7 +41,7 @@ func checkSkips(t *testing.T, s Solver, m *ndpp.Model, label string) *int {
 		sol := s.Solution()
 		at := func(set []int, what string) {
 			v := direct(m, set)
-			require.False(t, v.Greater(Value{Log: bar + skipTol*(1+math.Abs(bar))}),
+			require.False(t, v.Greater(ndpp.Value{Log: bar + skipTol*(1+math.Abs(bar))}),
 				"%s: block scoring ruled out %s %v (value %v), above the bar %v", label, what, set, v, bar)
 		}
 		if s.Name() == NameStreamPartition {

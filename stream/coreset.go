@@ -59,10 +59,10 @@ type CoresetOptions struct {
 // Candidates is a candidate set: at most k′ items (copies of their
 // vectors), sorted by id, and what produced it.
 type Candidates struct {
-	Items  []detcache.Item
-	Value  Value // log det L of the first round's picks: greedy's k items on the set given
-	Shards int   // shards merged into it (1 for a shard's own set)
-	Seen   int64 // items those shards held
+	Items  []ndpp.Item
+	Value  ndpp.Value // log det L of the first round's picks: greedy's k items on the set given
+	Shards int        // shards merged into it (1 for a shard's own set)
+	Seen   int64      // items those shards held
 }
 
 // IDs returns the candidates' ids.
@@ -80,8 +80,8 @@ func (c Candidates) IDs() []int {
 // polished by local search with opt.Polish. A shard of at most k′ items is
 // kept whole. It returns an error for invalid items, repeated
 // ids with different vectors, or k < 1.
-func Coreset(kern detcache.Kernel, items []detcache.Item, k int, opt CoresetOptions) (Candidates, error) {
-	c, err := solveUnion(kern, [][]detcache.Item{items}, k, opt)
+func Coreset(kern ndpp.Kernel, items []ndpp.Item, k int, opt CoresetOptions) (Candidates, error) {
+	c, err := solveUnion(kern, [][]ndpp.Item{items}, k, opt)
 	if err != nil {
 		return Candidates{}, err
 	}
@@ -92,11 +92,11 @@ func Coreset(kern detcache.Kernel, items []detcache.Item, k int, opt CoresetOpti
 // MergeCoresets merges candidate sets by solving again on their union, as
 // Coreset does: the result depends on the union only (see the guarantee
 // above).
-func MergeCoresets(kern detcache.Kernel, sets []Candidates, k int, opt CoresetOptions) (Candidates, error) {
+func MergeCoresets(kern ndpp.Kernel, sets []Candidates, k int, opt CoresetOptions) (Candidates, error) {
 	if len(sets) == 0 {
 		return Candidates{}, errors.New("stream: MergeCoresets without candidate sets")
 	}
-	parts := make([][]detcache.Item, len(sets))
+	parts := make([][]ndpp.Item, len(sets))
 	shards, seen := 0, int64(0)
 	for i, s := range sets {
 		parts[i] = s.Items
@@ -114,9 +114,9 @@ func MergeCoresets(kern detcache.Kernel, sets []Candidates, k int, opt CoresetOp
 // SolveCandidates returns the final solution of k items from a candidate
 // set: offline greedy (and local search with opt.Polish) on its items; the
 // Result's Solution holds ids.
-func SolveCandidates(kern detcache.Kernel, c Candidates, k int, opt CoresetOptions) (Result, error) {
+func SolveCandidates(kern ndpp.Kernel, c Candidates, k int, opt CoresetOptions) (Result, error) {
 	opt.Size = k
-	out, err := solveUnion(kern, [][]detcache.Item{c.Items}, k, opt)
+	out, err := solveUnion(kern, [][]ndpp.Item{c.Items}, k, opt)
 	if err != nil {
 		return Result{}, err
 	}
@@ -129,7 +129,7 @@ func SolveCandidates(kern detcache.Kernel, c Candidates, k int, opt CoresetOptio
 
 // solveUnion validates and deduplicates the union of parts, sorts it by id
 // and solves it into at most k′ items.
-func solveUnion(kern detcache.Kernel, parts [][]detcache.Item, k int, opt CoresetOptions) (Candidates, error) {
+func solveUnion(kern ndpp.Kernel, parts [][]ndpp.Item, k int, opt CoresetOptions) (Candidates, error) {
 	if err := kern.Check(); err != nil {
 		return Candidates{}, fmt.Errorf("stream: %w", err)
 	}
@@ -143,16 +143,16 @@ func solveUnion(kern detcache.Kernel, parts [][]detcache.Item, k int, opt Corese
 	if size < k {
 		return Candidates{}, fmt.Errorf("stream: core-set size k′ = %d below k = %d", size, k)
 	}
-	var all []detcache.Item
+	var all []ndpp.Item
 	for _, p := range parts {
 		for _, it := range p {
-			if err := detcache.CheckItem(kern, it); err != nil {
+			if err := ndpp.CheckItem(kern, it); err != nil {
 				return Candidates{}, fmt.Errorf("stream: %w", err)
 			}
 			all = append(all, it)
 		}
 	}
-	slices.SortStableFunc(all, func(a, b detcache.Item) int { return a.ID - b.ID })
+	slices.SortStableFunc(all, func(a, b ndpp.Item) int { return a.ID - b.ID })
 	uniq := all[:0]
 	for _, it := range all {
 		if n := len(uniq); n > 0 && uniq[n-1].ID == it.ID {
@@ -165,7 +165,7 @@ func solveUnion(kern detcache.Kernel, parts [][]detcache.Item, k int, opt Corese
 	}
 	n, d := len(uniq), kern.D
 	if n == 0 {
-		return Candidates{Value: Value{}}, nil
+		return Candidates{Value: ndpp.Value{}}, nil
 	}
 	size = min(size, n)
 	v := make([]float64, 0, n*d)
@@ -195,7 +195,7 @@ func solveUnion(kern detcache.Kernel, parts [][]detcache.Item, k int, opt Corese
 	slices.Sort(first)
 	val := logDetValue(m, first)
 	slices.Sort(sol)
-	out := Candidates{Items: make([]detcache.Item, len(sol)), Value: val}
+	out := Candidates{Items: make([]ndpp.Item, len(sol)), Value: val}
 	for i, x := range sol {
 		out.Items[i], _ = uniq[x].CopyTo(nil)
 	}
@@ -264,7 +264,7 @@ func coresetRounds(m *ndpp.Model, size, k int, opt CoresetOptions) (sol, first [
 }
 
 // sameItem reports whether two items have the same vectors, bit for bit.
-func sameItem(a, b detcache.Item) bool {
+func sameItem(a, b ndpp.Item) bool {
 	eq := func(x, y []float64) bool {
 		return slices.EqualFunc(x, y, func(p, q float64) bool { return math.Float64bits(p) == math.Float64bits(q) })
 	}

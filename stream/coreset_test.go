@@ -13,8 +13,8 @@ import (
 )
 
 // vecItems returns m's items as vector items (copies), ids = indices.
-func vecItems(m *ndpp.Model) []detcache.Item {
-	var out []detcache.Item
+func vecItems(m *ndpp.Model) []ndpp.Item {
+	var out []ndpp.Item
 	src := ModelSource(m, IDOrder(m.N()))
 	for {
 		its, err := src.Next(1000)
@@ -37,7 +37,7 @@ func TestCoresetOneShardIsGreedy(t *testing.T) {
 			m = withDiag(m, seed)
 		}
 		k := 2 + int(seed)%5
-		kern := detcache.KernelOf(m)
+		kern := ndpp.KernelOf(m)
 		g, err := OfflineGreedy(m, k, GreedyOptions{})
 		require.NoError(t, err)
 		c, err := Coreset(kern, vecItems(m), k, CoresetOptions{Size: k})
@@ -63,11 +63,11 @@ func sortedCopy(x []int) []int { y := slices.Clone(x); slices.Sort(y); return y 
 // single-machine greedy's (logged).
 func TestCoresetMergeOrder(t *testing.T) {
 	m := withDiag(ndpp.Random(4000, 6, 7, ndpp.RandomOptions{}), 2)
-	kern := detcache.KernelOf(m)
+	kern := ndpp.KernelOf(m)
 	all := vecItems(m)
 	k := 6
 	rng := rand.New(rand.NewPCG(7, 1))
-	shards := make([][]detcache.Item, 8)
+	shards := make([][]ndpp.Item, 8)
 	for _, it := range all {
 		s := rng.IntN(8)
 		shards[s] = append(shards[s], it)
@@ -107,7 +107,7 @@ func TestCoresetMergeOrder(t *testing.T) {
 	bad := sets[0].Items[0]
 	bad.V = slices.Clone(bad.V)
 	bad.V[0] += 1
-	_, err = MergeCoresets(kern, []Candidates{sets[0], {Items: []detcache.Item{bad}}}, k, CoresetOptions{})
+	_, err = MergeCoresets(kern, []Candidates{sets[0], {Items: []ndpp.Item{bad}}}, k, CoresetOptions{})
 	require.ErrorContains(t, err, "appears with different vectors")
 	_, err = Coreset(kern, all[:10], k, CoresetOptions{Size: k - 1})
 	require.ErrorContains(t, err, "below k")
@@ -129,13 +129,13 @@ func TestCoresetRounds(t *testing.T) {
 		k := min(2+int(seed)%3, m.MaxRank())
 		size := k*3 + int(seed)%k // beyond the rank bound for most seeds
 		polish := seed%2 == 0
-		kern := detcache.KernelOf(m)
+		kern := ndpp.KernelOf(m)
 		c, err := Coreset(kern, vecItems(m), k, CoresetOptions{Size: size, Polish: polish})
 		require.NoError(t, err)
 
 		var want []int
 		rest := IDOrder(m.N())
-		var first Value
+		var first ndpp.Value
 		for len(want) < size {
 			sub := subModel(t, m, rest)
 			r := min(k, size-len(want))
@@ -187,7 +187,7 @@ func subModel(t *testing.T, m *ndpp.Model, rows []int) *ndpp.Model {
 	if m.HasDiag() {
 		opts = append(opts, ndpp.WithDiag(delta))
 	}
-	sub, err := ndpp.NewFromOwnedRows(len(rows), d, v, b, slices.Clone(detcache.KernelOf(m).C), opts...)
+	sub, err := ndpp.NewFromOwnedRows(len(rows), d, v, b, slices.Clone(ndpp.KernelOf(m).C), opts...)
 	require.NoError(t, err)
 	return sub
 }

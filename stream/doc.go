@@ -14,7 +14,7 @@
 // maximising f(S) = det L_S, for 1 ≤ k ≤ ndpp.Model.MaxRank (2d, or d when
 // B = V, without a diagonal, as every larger set then has determinant 0; n
 // with one). Values are kept in log space with a zero flag
-// (detcache.Value): "f(S) ≠ 0" means the oracle's numerical zero rule
+// (ndpp.Value): "f(S) ≠ 0" means the oracle's numerical zero rule
 // (ndpp.ZeroRcondFactor for fresh LUs, detcache's cancellation rule for the
 // fast oracle) did not declare det L_S zero. The reported objective of a
 // run is f_k(S) = det L_S when |S| = k and 0 otherwise (Result.Objective).
@@ -47,11 +47,11 @@
 // oracles, with and without block scoring and a diagonal). Stream-Partition
 // needs the stream's length n in advance: from the source when it knows it
 // (LenSource, SourceLen: an NPY header) or from the user. Arriving vector
-// items are validated (detcache.ItemCheck: their shapes a batch at a time,
+// items are validated (ndpp.ItemCheck: their shapes a batch at a time,
 // their values by the block scoring, which proves nothing about a bad item,
 // and by the one-item path): an item with a non-finite entry, the wrong
 // shape or a scale that would overflow the kernel's values
-// (detcache.CheckItem) is an error naming it, after the items before it
+// (ndpp.CheckItem) is an error naming it, after the items before it
 // have been observed.
 //
 // # Rules (exactly as implemented)

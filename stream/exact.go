@@ -46,7 +46,7 @@ func ExactMAP(m *ndpp.Model, k int, items []int) (Result, error) {
 		idx[i] = i
 	}
 	set := make([]int, k)
-	best := zeroValue
+	best := ndpp.ZeroValue
 	var sol []int
 	var evals int64
 	for {
@@ -58,7 +58,7 @@ func ExactMAP(m *ndpp.Model, k int, items []int) (Result, error) {
 			return Result{}, err
 		}
 		evals++
-		if v := (Value{Log: ld, Zero: sign <= 0}); v.Greater(best) {
+		if v := (ndpp.Value{Log: ld, Zero: sign <= 0}); v.Greater(best) {
 			best, sol = v, append(sol[:0], set...)
 		}
 		// Next combination.

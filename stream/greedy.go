@@ -85,15 +85,15 @@ func OfflineGreedy(m *ndpp.Model, k int, opt GreedyOptions) (Result, error) {
 }
 
 // logDetValue is log det L_S as a Value (∅ has Log 0).
-func logDetValue(m *ndpp.Model, s []int) Value {
+func logDetValue(m *ndpp.Model, s []int) ndpp.Value {
 	if len(s) == 0 {
-		return Value{}
+		return ndpp.Value{}
 	}
 	ld, sign, err := m.LogDet(s)
 	if err != nil || sign <= 0 {
-		return zeroValue
+		return ndpp.ZeroValue
 	}
-	return Value{Log: ld}
+	return ndpp.Value{Log: ld}
 }
 
 type greedy struct {

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/ndpp-go/ndpp/detcache"
+	"github.com/ndpp-go/ndpp/ndpp"
 )
 
 // OnlineLSS is the paper's Online-LSS (Alg. 2), online local search with a
@@ -78,7 +79,7 @@ func checkOptions(opt *Options) error {
 }
 
 type stashEntry struct {
-	item detcache.Item // for vector items, its vectors live in buf
+	item ndpp.Item // for vector items, its vectors live in buf
 	buf  []float64
 	c    *detcache.Cand
 	at   uint64 // value of changes when c was prepared
@@ -106,18 +107,18 @@ type local struct {
 
 	cur      *detcache.Cand
 	prev     int // id of the previous item of the stream, −1 before the first
-	prevItem detcache.Item
+	prevItem ndpp.Item
 	prevBuf  []float64 // prevItem's vectors (vector items)
 	prevC    *detcache.Cand
 	prevAt   uint64
 	prevOK   bool
 
-	vals       []detcache.Value
+	vals       []ndpp.Value
 	outA, outB []float64 // copies of items leaving S (vector items)
 
 	blk      *detcache.Block // block scoring of ObserveBatch and the stash search (nil until used)
 	cols     []int           // the ids of blk's items
-	colItems []detcache.Item // blk's items (vector items)
+	colItems []ndpp.Item     // blk's items (vector items)
 	skipped  int64
 	onSkip   skipFunc // nil but in tests
 }
@@ -132,7 +133,7 @@ func newLocal(o detcache.Oracle, k int, opt Options, name string, useStash, pair
 	}
 	l := local{
 		base: b, name: name, alpha: opt.Alpha, logAlpha: math.Log(opt.Alpha), stashCap: opt.StashCap,
-		useStash: useStash, pairs: pairs, direct: opt.OracleOnly, cur: o.NewCand(), prev: -1, vals: make([]detcache.Value, k),
+		useStash: useStash, pairs: pairs, direct: opt.OracleOnly, cur: o.NewCand(), prev: -1, vals: make([]ndpp.Value, k),
 		stashed: map[int]struct{}{},
 	}
 	if pairs {
@@ -190,10 +191,10 @@ func (l *local) Observe(t int) error {
 }
 
 // ObserveItem processes the next item given by its vectors.
-func (l *local) ObserveItem(it detcache.Item) error { return l.observe(it) }
+func (l *local) ObserveItem(it ndpp.Item) error { return l.observe(it) }
 
 // observe is Observe and ObserveItem: the algorithm.
-func (l *local) observe(it detcache.Item) error {
+func (l *local) observe(it ndpp.Item) error {
 	if err := l.checkItem(it); err != nil {
 		return err
 	}
@@ -240,7 +241,7 @@ func (l *local) observe(it detcache.Item) error {
 	}
 	if beats(bv, fv, l.logAlpha) {
 		if pa < 0 {
-			var out detcache.Item
+			var out ndpp.Item
 			if l.useStash {
 				out, l.outA = l.outItem(bj, l.outA)
 			}
@@ -251,7 +252,7 @@ func (l *local) observe(it detcache.Item) error {
 			l.changes++
 			l.push(out)
 		} else {
-			var outA, outB detcache.Item
+			var outA, outB ndpp.Item
 			if l.useStash {
 				outA, l.outA = l.outItem(pa, l.outA)
 				outB, l.outB = l.outItem(pb, l.outB)
@@ -278,7 +279,7 @@ func (l *local) observe(it detcache.Item) error {
 }
 
 // advance makes it the previous item (its Cand prepared at version at).
-func (l *local) advance(it detcache.Item, at uint64) {
+func (l *local) advance(it ndpp.Item, at uint64) {
 	if !l.pairs {
 		return
 	}
@@ -289,7 +290,7 @@ func (l *local) advance(it detcache.Item, at uint64) {
 
 // setPrev records it as the previous item (a copy of its vectors), its
 // Cand not prepared.
-func (l *local) setPrev(it detcache.Item) {
+func (l *local) setPrev(it ndpp.Item) {
 	l.prev = it.ID
 	if l.m == nil {
 		l.prevItem, l.prevBuf = it.CopyTo(l.prevBuf)
@@ -298,16 +299,16 @@ func (l *local) setPrev(it detcache.Item) {
 }
 
 // prevIt returns the previous item (l.prev ≥ 0).
-func (l *local) prevIt() detcache.Item {
+func (l *local) prevIt() ndpp.Item {
 	if l.m != nil {
-		return detcache.ModelItem(l.m, l.prev)
+		return ndpp.ModelItem(l.m, l.prev)
 	}
 	return l.prevItem
 }
 
 // push puts an item swapped out of S into the stash (a copy of its
 // vectors), evicting the oldest item beyond the cap.
-func (l *local) push(it detcache.Item) {
+func (l *local) push(it ndpp.Item) {
 	if !l.useStash {
 		return
 	}
@@ -375,7 +376,7 @@ func (l *local) stashSearch() error {
 		}
 		fv := o.Value()
 		k := o.Len()
-		bv := detcache.ZeroValue
+		bv := ndpp.ZeroValue
 		b1, b2, a1, a2 := -1, -1, -1, -1
 		for i := range l.stash {
 			o.SwapValues(l.stash[i].c, l.vals)
@@ -403,7 +404,7 @@ func (l *local) stashSearch() error {
 		}
 		if b2 < 0 {
 			in := l.stash[b1].item.ID
-			var out detcache.Item
+			var out ndpp.Item
 			out, l.outA = l.outItem(a1, l.outA)
 			if err := o.Swap(a1, l.stash[b1].c); err != nil {
 				return fmt.Errorf("stream: swapping stash item %d in: %w", in, err)
@@ -411,7 +412,7 @@ func (l *local) stashSearch() error {
 			l.drop(b1)
 			l.push(out)
 		} else {
-			var outA, outB detcache.Item
+			var outA, outB ndpp.Item
 			outA, l.outA = l.outItem(a1, l.outA)
 			outB, l.outB = l.outItem(a2, l.outB)
 			x, y := l.stash[b1], l.stash[b2]
@@ -519,7 +520,7 @@ func (l *local) UnmarshalBinary(data []byte) error {
 	}
 	opt := Options{Alpha: d.F64(), StashCap: d.Int("stash cap", 0, math.MaxInt)}
 	stash := d.Ints("stash", 0, hi)
-	var items []detcache.Item
+	var items []ndpp.Item
 	if l.m == nil {
 		items = decodeVectors(d, &l.kern, stash)
 	}
@@ -527,7 +528,7 @@ func (l *local) UnmarshalBinary(data []byte) error {
 	evicted := d.I64()
 	capped := d.I64()
 	prev := d.Int("previous item", -1, hi)
-	var prevItem []detcache.Item
+	var prevItem []ndpp.Item
 	if l.m == nil && prev >= 0 {
 		prevItem = decodeVectors(d, &l.kern, []int{prev})
 	}
@@ -552,9 +553,9 @@ func (l *local) UnmarshalBinary(data []byte) error {
 		l.drop(len(l.stash) - 1)
 	}
 	for i, id := range stash {
-		it := detcache.Item{}
+		it := ndpp.Item{}
 		if l.m != nil {
-			it = detcache.ModelItem(l.m, id)
+			it = ndpp.ModelItem(l.m, id)
 		} else {
 			it = items[i]
 		}
@@ -565,12 +566,12 @@ func (l *local) UnmarshalBinary(data []byte) error {
 	switch {
 	case prev < 0:
 	case l.m != nil:
-		l.setPrev(detcache.ModelItem(l.m, prev))
+		l.setPrev(ndpp.ModelItem(l.m, prev))
 	default:
 		l.setPrev(prevItem[0])
 	}
 	if len(l.vals) < nb.k {
-		l.vals = make([]detcache.Value, nb.k)
+		l.vals = make([]ndpp.Value, nb.k)
 	}
 	return nil
 }

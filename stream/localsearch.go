@@ -98,12 +98,12 @@ type LocalSearchOptions struct {
 // number of candidates) and Seconds (the whole search).
 type LocalSearchResult struct {
 	Result
-	Start       Value // log det L of the start set after filling (Log 0 for ∅)
-	Passes      int   // sweeps over the candidates
-	PairRounds  int   // searches of the pool's pair swaps
-	SingleSwaps int64 // single swaps applied
-	PairSwaps   int64 // pair swaps applied
-	Skipped     int64 // candidate visits decided by block scoring without the oracle
+	Start       ndpp.Value // log det L of the start set after filling (Log 0 for ∅)
+	Passes      int        // sweeps over the candidates
+	PairRounds  int        // searches of the pool's pair swaps
+	SingleSwaps int64      // single swaps applied
+	PairSwaps   int64      // pair swaps applied
+	Skipped     int64      // candidate visits decided by block scoring without the oracle
 	// SkippedPairs counts pairs of pool items whose pair swaps block
 	// scoring ruled out without the oracle.
 	SkippedPairs int64
@@ -184,7 +184,7 @@ type lsearch struct {
 	direct bool
 
 	cur  *detcache.Cand
-	vals []detcache.Value
+	vals []ndpp.Value
 	blk  *detcache.Block
 	heap poolHeap
 	pc   []*detcache.Cand // the pool's Cands
@@ -288,7 +288,7 @@ func newLocalSearch(o detcache.Oracle, k int, start []int, opt LocalSearchOption
 	ls := &lsearch{
 		o: o, m: m, k: k, nf: len(opt.Fixed), fixed: opt.Fixed, cands: cands, inS: make([]bool, m.N()), logEps: math.Log1p(eps),
 		pool: pool, poolBy: opt.PoolBy, maxP: maxP, direct: opt.OracleOnly,
-		cur: o.NewCand(), vals: make([]detcache.Value, k+len(opt.Fixed)), evalBase: o.Evals(),
+		cur: o.NewCand(), vals: make([]ndpp.Value, k+len(opt.Fixed)), evalBase: o.Evals(),
 	}
 	ls.heap.cap = pool
 	return ls, nil
@@ -344,7 +344,7 @@ func (ls *lsearch) run(start []int) error {
 func (ls *lsearch) fill() error {
 	o := ls.o
 	for o.Len() < ls.nf+ls.k {
-		best, bv := -1, detcache.ZeroValue
+		best, bv := -1, ndpp.ZeroValue
 		for _, t := range ls.cands {
 			if ls.inS[t] {
 				continue
@@ -434,7 +434,7 @@ func (ls *lsearch) provedIdle(col int, bar float64, ranking bool) bool {
 // visit prices candidate t (position c in the candidates) against S,
 // offers it to the pool when ranking, and applies its best swap if it
 // beats (1 + ε)·f(S).
-func (ls *lsearch) visit(t, c int, fv Value, ranking bool) (bool, error) {
+func (ls *lsearch) visit(t, c int, fv ndpp.Value, ranking bool) (bool, error) {
 	o := ls.o
 	k := o.Len()
 	o.Prepare(ls.cur, t)
@@ -506,7 +506,7 @@ func (ls *lsearch) pairRound() (bool, error) {
 	free := k - ls.nf
 	npairs := int64(free * (free - 1) / 2)
 	bar := fv.Log + ls.logEps
-	bv := detcache.ZeroValue
+	bv := ndpp.ZeroValue
 	bx, by, ba, bb := -1, -1, -1, -1
 	for x := range pool {
 		for y := x + 1; y < len(pool); y++ {
@@ -548,7 +548,7 @@ func (ls *lsearch) pairRound() (bool, error) {
 // poolEntry is a candidate's pool score: its value v, its position c in the
 // candidates and its item.
 type poolEntry struct {
-	v       Value
+	v       ndpp.Value
 	c, item int
 }
 

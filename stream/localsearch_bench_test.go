@@ -74,7 +74,7 @@ func BenchmarkLocalSearchModels(b *testing.B) {
 			}
 			b.Run(fmt.Sprintf("%s/n=%d/d=%d/diag=%v/k=%d", filepath.Base(path), m.N(), m.D(), m.HasDiag(), k), func(b *testing.B) {
 				var res LocalSearchResult
-				var start Value
+				var start ndpp.Value
 				var greedySec float64
 				for i := 0; i < b.N; i++ {
 					t0 := time.Now()

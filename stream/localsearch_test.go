@@ -36,7 +36,7 @@ func refLocalSearch(m *ndpp.Model, k int, fixed, start, cands []int, eps float64
 	S := append(slices.Clone(fixed), start...)
 	inS := func(t int) bool { return slices.Contains(S, t) }
 	for len(S) < nf+k {
-		best, bv := -1, detcache.ZeroValue
+		best, bv := -1, ndpp.ZeroValue
 		for _, t := range cands {
 			if inS(t) {
 				continue
@@ -50,7 +50,7 @@ func refLocalSearch(m *ndpp.Model, k int, fixed, start, cands []int, eps float64
 		out.adds++
 	}
 	type scored struct {
-		v    detcache.Value
+		v    ndpp.Value
 		c, t int
 	}
 	for {
@@ -66,7 +66,7 @@ func refLocalSearch(m *ndpp.Model, k int, fixed, start, cands []int, eps float64
 				continue
 			}
 			fv := direct(m, S)
-			bv, bj := detcache.ZeroValue, -1
+			bv, bj := ndpp.ZeroValue, -1
 			out.evals += int64(nf) // the oracle prices the fixed positions too
 			for j := nf; j < len(S); j++ {
 				out.evals++
@@ -110,7 +110,7 @@ func refLocalSearch(m *ndpp.Model, k int, fixed, start, cands []int, eps float64
 			out.pool = append(out.pool, r.t)
 		}
 		fv := direct(m, S)
-		bv := detcache.ZeroValue
+		bv := ndpp.ZeroValue
 		bx, by2, ba, bb := -1, -1, -1, -1
 		for x := range ranked {
 			for y := x + 1; y < len(ranked); y++ {
@@ -313,7 +313,7 @@ type ratioStats struct {
 	optimal, n int
 }
 
-func (r *ratioStats) add(v, opt Value) {
+func (r *ratioStats) add(v, opt ndpp.Value) {
 	q := 0.0
 	if !v.Zero {
 		q = math.Exp(v.Log - opt.Log)
@@ -363,7 +363,7 @@ func TestLocalSearchExact(t *testing.T) {
 					g := refGreedy(m, k, nil)
 					gv := direct(m, g)
 					if len(g) < k {
-						gv = detcache.ZeroValue
+						gv = ndpp.ZeroValue
 					}
 					greedy.add(gv, opt.Value)
 					o, err := ok.new(m, k)

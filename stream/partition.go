@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/ndpp-go/ndpp/detcache"
+	"github.com/ndpp-go/ndpp/ndpp"
 )
 
 // StreamPartition is the paper's Stream-Partition (Alg. 1). The stream length
@@ -22,7 +23,7 @@ type StreamPartition struct {
 	best     *detcache.Cand
 	cur      *detcache.Cand
 	bestItem int
-	bestV    detcache.Value
+	bestV    ndpp.Value
 	have     bool
 	direct   bool // Options.OracleOnly
 
@@ -71,9 +72,9 @@ func (s *StreamPartition) Observe(item int) error {
 
 // ObserveItem processes the next item given by its vectors. It returns an
 // error once n items have been observed.
-func (s *StreamPartition) ObserveItem(it detcache.Item) error { return s.observe(it) }
+func (s *StreamPartition) ObserveItem(it ndpp.Item) error { return s.observe(it) }
 
-func (s *StreamPartition) observe(it detcache.Item) error {
+func (s *StreamPartition) observe(it ndpp.Item) error {
 	item := it.ID
 	if s.items >= int64(s.n) {
 		return fmt.Errorf("stream: stream-partition was told the stream has %d items; item %d is one more", s.n, item)
@@ -138,7 +139,7 @@ func (s *StreamPartition) UnmarshalBinary(data []byte) error {
 		hi = s.m.N() - 1
 	}
 	bestItem := d.Int("candidate", -1, hi)
-	var best []detcache.Item
+	var best []ndpp.Item
 	if s.m == nil && have {
 		best = decodeVectors(d, &s.kern, []int{bestItem})
 	}
@@ -197,11 +198,11 @@ func (s *StreamPartition) ObserveBatch(items []int) error {
 
 // ObserveItems is ObserveBatch for items given by their vectors: the same
 // results as calling ObserveItem on each.
-func (s *StreamPartition) ObserveItems(items []detcache.Item) error {
+func (s *StreamPartition) ObserveItems(items []ndpp.Item) error {
 	return s.observeBatch(nil, items)
 }
 
-func (s *StreamPartition) observeBatch(ids []int, items []detcache.Item) error {
+func (s *StreamPartition) observeBatch(ids []int, items []ndpp.Item) error {
 	if s.blk == nil && !s.direct {
 		s.blk = s.o.NewBlock(blockSize + 1)
 	}
@@ -277,7 +278,7 @@ func (s *StreamPartition) observeBatch(ids []int, items []detcache.Item) error {
 }
 
 // one observes item i of a batch (ids[i] by index, or items[i]).
-func (s *StreamPartition) one(ids []int, items []detcache.Item, i int) error {
+func (s *StreamPartition) one(ids []int, items []ndpp.Item, i int) error {
 	var err error
 	if ids != nil {
 		err = s.Observe(ids[i])

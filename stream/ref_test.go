@@ -4,7 +4,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/ndpp-go/ndpp/detcache"
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
@@ -13,18 +12,18 @@ import (
 // oracle does) and every value is a fresh ndpp.Model.LogDet.
 
 // direct returns log det L_set as a Value (∅ has Log 0).
-func direct(m *ndpp.Model, set []int) detcache.Value {
+func direct(m *ndpp.Model, set []int) ndpp.Value {
 	if len(set) == 0 {
-		return detcache.Value{}
+		return ndpp.Value{}
 	}
 	ld, sign, err := m.LogDet(set)
 	if err != nil {
 		panic(err)
 	}
 	if sign == 0 {
-		return detcache.ZeroValue
+		return ndpp.ZeroValue
 	}
-	return detcache.Value{Log: ld}
+	return ndpp.Value{Log: ld}
 }
 
 func with(s []int, pos int, item int) []int {
@@ -48,7 +47,7 @@ func refPartition(m *ndpp.Model, k int, order []int) refOut {
 	var out refOut
 	part := func(p int) int { return (p*k + n - 1) / n }
 	bestItem, have := -1, false
-	var bestV detcache.Value
+	var bestV ndpp.Value
 	for i, t := range order {
 		p := i + 1
 		v := direct(m, append(slices.Clone(out.sol), t))
@@ -102,7 +101,7 @@ func refLocal(m *ndpp.Model, k int, order []int, alpha float64, useStash, pairs 
 			continue
 		}
 		fv := direct(m, S)
-		bv, bj, pa, pb := detcache.ZeroValue, -1, -1, -1
+		bv, bj, pa, pb := ndpp.ZeroValue, -1, -1, -1
 		for j := range S {
 			out.evals++
 			if v := direct(m, with(S, j, t)); bj < 0 || v.Greater(bv) {
@@ -135,7 +134,7 @@ func refLocal(m *ndpp.Model, k int, order []int, alpha float64, useStash, pairs 
 			out.swaps++
 			for useStash && len(T) > 0 {
 				fv := direct(m, S)
-				bv := detcache.ZeroValue
+				bv := ndpp.ZeroValue
 				b1, b2, a1, a2 := -1, -1, -1, -1
 				for i, x := range T {
 					for a := range S {
@@ -193,7 +192,7 @@ func refGreedy(m *ndpp.Model, k int, cands []int) []int {
 	}
 	var S []int
 	for len(S) < k {
-		best, bv := -1, detcache.ZeroValue
+		best, bv := -1, ndpp.ZeroValue
 		for _, x := range cands {
 			if slices.Contains(S, x) {
 				continue

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ndpp-go/ndpp/detcache"
 	"github.com/ndpp-go/ndpp/internal/binfmt"
+	"github.com/ndpp-go/ndpp/ndpp"
 )
 
 // Snapshots are binfmt states: the magic "NDPPSTRM", format version
@@ -102,7 +103,7 @@ func commitOracle(o detcache.Oracle, ob []byte, k int, outside []int) error {
 }
 
 // encodeVectors writes it's vectors: v, b (unless B = V) and δ.
-func encodeVectors(e *binfmt.Encoder, k *detcache.Kernel, it detcache.Item) {
+func encodeVectors(e *binfmt.Encoder, k *ndpp.Kernel, it ndpp.Item) {
 	e.F64s(it.V)
 	if !k.Shared {
 		e.F64s(it.B)
@@ -111,11 +112,11 @@ func encodeVectors(e *binfmt.Encoder, k *detcache.Kernel, it detcache.Item) {
 }
 
 // decodeVectors reads encodeVectors' items for ids, validated
-// (detcache.CheckItem); an error is recorded in d.
-func decodeVectors(d *binfmt.Decoder, k *detcache.Kernel, ids []int) []detcache.Item {
-	out := make([]detcache.Item, len(ids))
+// (ndpp.CheckItem); an error is recorded in d.
+func decodeVectors(d *binfmt.Decoder, k *ndpp.Kernel, ids []int) []ndpp.Item {
+	out := make([]ndpp.Item, len(ids))
 	for i, id := range ids {
-		it := detcache.Item{ID: id, V: d.F64sLen("v", k.D)}
+		it := ndpp.Item{ID: id, V: d.F64sLen("v", k.D)}
 		if !k.Shared {
 			it.B = d.F64sLen("b", k.D)
 		}
@@ -123,7 +124,7 @@ func decodeVectors(d *binfmt.Decoder, k *detcache.Kernel, ids []int) []detcache.
 		if d.Err() != nil {
 			return nil
 		}
-		if err := detcache.CheckItem(*k, it); err != nil {
+		if err := ndpp.CheckItem(*k, it); err != nil {
 			d.Fail("%v", err)
 			return nil
 		}

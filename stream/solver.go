@@ -45,18 +45,18 @@ type Solver interface {
 	Observe(item int) error
 	// ObserveItem processes the next item given by its vectors (a solver
 	// on an oracle of a vector kernel; a model-backed solver accepts only
-	// items of its model: detcache.ModelItem, or an Item with only its
+	// items of its model: ndpp.ModelItem, or an Item with only its
 	// id). It returns an error for an
-	// item that does not fit the kernel (detcache.CheckItem) or whose id is
+	// item that does not fit the kernel (ndpp.CheckItem) or whose id is
 	// in the solution or the stash; the state is then unchanged. The
 	// solver keeps copies of the vectors it needs: the caller may reuse
 	// the item's slices after the call.
-	ObserveItem(it detcache.Item) error
+	ObserveItem(it ndpp.Item) error
 	// Solution returns a copy of the current solution (item indices, in
 	// the oracle's position order).
 	Solution() []int
 	// Value returns log det L_S of the current solution (Log 0 for ∅).
-	Value() detcache.Value
+	Value() ndpp.Value
 	// Stats returns the solver's counters.
 	Stats() Stats
 
@@ -107,9 +107,9 @@ const MaxStashRounds = 10000
 type Result struct {
 	Algo      string
 	K         int
-	Solution  []int          // item indices
-	Value     detcache.Value // log det L_S of Solution (Log 0 for ∅)
-	Evals     int64          // determinant evaluations
+	Solution  []int      // item indices
+	Value     ndpp.Value // log det L_S of Solution (Log 0 for ∅)
+	Evals     int64      // determinant evaluations
 	Adds      int64
 	Swaps     int64
 	Stash     int // final stash size
@@ -121,9 +121,9 @@ type Result struct {
 // Objective returns the value of the cardinality-k MAP objective,
 // f_k(S) = det L_S when |S| = k and 0 otherwise (a solution with fewer than k
 // items is not feasible for the size-k problem).
-func (r Result) Objective() detcache.Value {
+func (r Result) Objective() ndpp.Value {
 	if len(r.Solution) != r.K {
-		return detcache.ZeroValue
+		return ndpp.ZeroValue
 	}
 	return r.Value
 }
@@ -139,7 +139,7 @@ func (r Result) ItemsPerSec() float64 {
 // Point is one sample of a trajectory: the solver's state after Items items.
 type Point struct {
 	Items int64
-	Value detcache.Value
+	Value ndpp.Value
 	Size  int
 	Evals int64
 	Swaps int64
@@ -167,7 +167,7 @@ type RunOptions struct {
 // results.
 type BatchObserver interface {
 	ObserveBatch(items []int) error
-	ObserveItems(items []detcache.Item) error
+	ObserveItems(items []ndpp.Item) error
 }
 
 // Run feeds the items of order to s in turn and returns the result. The wall
@@ -231,7 +231,7 @@ func Run(s Solver, order []int, opt RunOptions) (Result, error) {
 // io.EOF ends the stream. The items, and the slices they point into, are
 // valid until the next call (readers reuse their buffers).
 type ItemSource interface {
-	Next(max int) ([]detcache.Item, error)
+	Next(max int) ([]ndpp.Item, error)
 }
 
 // LenSource is an ItemSource that knows its number of items in advance
@@ -258,7 +258,7 @@ const runChunk = 4096
 
 // RunItems feeds the items of src to s in turn, until src ends (io.EOF),
 // and returns the result; s must be a solver of vector items (an oracle of
-// a vector kernel), or a model-backed solver given detcache.ModelItem
+// a vector kernel), or a model-backed solver given ndpp.ModelItem
 // items. As Run, it samples trajectories and, unless opt.OneAtATime,
 // observes in batches (BatchObserver.ObserveItems). The result's wall time
 // covers the solver's observation of the items, not the reading of the
@@ -353,7 +353,7 @@ func RunItemsAll(solvers []Solver, src ItemSource, opt RunOptions) (res []Result
 
 // observeItems feeds items to s: in a batch unless oneAtATime (or s has no
 // batch method), with the failing item's index in a *BatchError.
-func observeItems(s Solver, items []detcache.Item, oneAtATime bool) error {
+func observeItems(s Solver, items []ndpp.Item, oneAtATime bool) error {
 	if bo, ok := s.(BatchObserver); ok && !oneAtATime {
 		return bo.ObserveItems(items)
 	}
@@ -367,14 +367,14 @@ func observeItems(s Solver, items []detcache.Item, oneAtATime bool) error {
 
 // sliceSource is an ItemSource over a slice.
 type sliceSource struct {
-	items []detcache.Item
+	items []ndpp.Item
 	pos   int
 }
 
 // SliceSource returns a source of the given items (it knows its length).
-func SliceSource(items []detcache.Item) LenSource { return &sliceSource{items: items} }
+func SliceSource(items []ndpp.Item) LenSource { return &sliceSource{items: items} }
 
-func (s *sliceSource) Next(max int) ([]detcache.Item, error) {
+func (s *sliceSource) Next(max int) ([]ndpp.Item, error) {
 	if s.pos >= len(s.items) {
 		return nil, io.EOF
 	}
@@ -392,7 +392,7 @@ type modelSource struct {
 	order []int
 	pos   int
 	buf   []float64
-	items []detcache.Item
+	items []ndpp.Item
 }
 
 // ModelSource returns a source of the items of m in the given order as
@@ -403,7 +403,7 @@ func ModelSource(m *ndpp.Model, order []int) LenSource {
 	return &modelSource{m: m, order: order}
 }
 
-func (s *modelSource) Next(max int) ([]detcache.Item, error) {
+func (s *modelSource) Next(max int) ([]ndpp.Item, error) {
 	if s.pos >= len(s.order) {
 		return nil, io.EOF
 	}
@@ -411,7 +411,7 @@ func (s *modelSource) Next(max int) ([]detcache.Item, error) {
 	n, d := end-s.pos, s.m.D()
 	if len(s.items) < n {
 		s.buf = make([]float64, 2*d*n)
-		s.items = make([]detcache.Item, n)
+		s.items = make([]ndpp.Item, n)
 	}
 	items := s.items[:n]
 	vRows, bRows, _, _ := s.m.Rows()
@@ -425,7 +425,7 @@ func (s *modelSource) Next(max int) ([]detcache.Item, error) {
 		it := &items[c]
 		// The views of the row stay from one Next to the next.
 		if len(it.V) != d || &it.V[0] != &row[0] || !shared && (len(it.B) != d || &it.B[0] != &row[d]) {
-			*it = detcache.Item{V: row[:d:d]}
+			*it = ndpp.Item{V: row[:d:d]}
 			if !shared {
 				it.B = row[d:]
 			}
@@ -521,8 +521,8 @@ var errNilSolver = errors.New("stream: nil solver")
 type base struct {
 	o        detcache.Oracle
 	m        *ndpp.Model // nil for an oracle of vector items
-	kern     detcache.Kernel
-	ichk     detcache.ItemCheck // validates vector items
+	kern     ndpp.Kernel
+	ichk     ndpp.ItemCheck // validates vector items
 	k        int
 	items    int64
 	adds     int64
@@ -544,7 +544,7 @@ func newBase(o detcache.Oracle, k int) (base, error) {
 		return base{}, err
 	}
 	o.Reset()
-	return base{o: o, m: m, kern: kern, ichk: detcache.NewItemCheck(kern), k: k, evalBase: o.Evals()}, nil
+	return base{o: o, m: m, kern: kern, ichk: ndpp.NewItemCheck(kern), k: k, evalBase: o.Evals()}, nil
 }
 
 // K returns the solution size the solver aims for.
@@ -554,32 +554,32 @@ func (b *base) K() int { return b.k }
 func (b *base) Solution() []int { return append([]int(nil), b.o.Items()...) }
 
 // Value returns log det L_S of the current solution (Log 0 for ∅).
-func (b *base) Value() detcache.Value { return b.o.Value() }
+func (b *base) Value() ndpp.Value { return b.o.Value() }
 
 // errVectors is the error of Observe on a solver of vector items.
 var errVectors = errors.New("stream: the solver's oracle reads vector items: use ObserveItem")
 
 // modelItem validates a model item index and returns the item; for a
 // solver of vector items it returns errVectors.
-func (b *base) modelItem(item int) (detcache.Item, error) {
+func (b *base) modelItem(item int) (ndpp.Item, error) {
 	if b.m == nil {
-		return detcache.Item{}, errVectors
+		return ndpp.Item{}, errVectors
 	}
 	if item < 0 || item >= b.m.N() {
-		return detcache.Item{}, fmt.Errorf("stream: item %d out of range [0, %d)", item, b.m.N())
+		return ndpp.Item{}, fmt.Errorf("stream: item %d out of range [0, %d)", item, b.m.N())
 	}
 	// A model-backed solver reads a model item's vectors through its
 	// oracle (by index): the id is enough.
-	return detcache.Item{ID: item}, nil
+	return ndpp.Item{ID: item}, nil
 }
 
 // checkItem validates an arriving item: for a model-backed solver an item
-// of its model (ModelItem, or an Item with only its id), for a solver of
+// of its model (ndpp.ModelItem, or an Item with only its id), for a solver of
 // vector items one that fits the kernel; and not in S.
-func (b *base) checkItem(it detcache.Item) error {
+func (b *base) checkItem(it ndpp.Item) error {
 	if b.m != nil {
 		if !it.FromModel() && (it.V != nil || it.B != nil) || it.ID < 0 || it.ID >= b.m.N() {
-			return fmt.Errorf("stream: item %d is not an item of the solver's model (use Observe, or detcache.ModelItem)", it.ID)
+			return fmt.Errorf("stream: item %d is not an item of the solver's model (use Observe, or ndpp.ModelItem)", it.ID)
 		}
 	} else if err := b.ichk.Check(it); err != nil {
 		return fmt.Errorf("stream: %w", err)
@@ -595,10 +595,10 @@ func (b *base) checkItem(it detcache.Item) error {
 // for a solver of vector items those of the kernel's shape (id ≥ 0, v and
 // b of the kernel's lengths, δ ≥ 0 and 0 without a diagonal), O(n). Their
 // values are tested by the block itself, which proves nothing about an
-// item that fails detcache.ItemCheck (detcache.Fast.ScoreBlockItems), nor
+// item that fails ndpp.ItemCheck (detcache.Fast.ScoreBlockItems), nor
 // about an item of S: such an item goes through observe, whose checkItem
 // reports it.
-func (b *base) validItems(items []detcache.Item) int {
+func (b *base) validItems(items []ndpp.Item) int {
 	if b.m != nil {
 		for i, it := range items {
 			if b.checkItem(it) != nil {
@@ -629,7 +629,7 @@ func (b *base) checkID(item int) error {
 
 // prepare prepares c for it: by index for a model's item (the model's
 // rows), otherwise from its vectors (copies).
-func (b *base) prepare(c *detcache.Cand, it detcache.Item) {
+func (b *base) prepare(c *detcache.Cand, it ndpp.Item) {
 	if b.m != nil {
 		b.o.Prepare(c, it.ID)
 		return
@@ -639,7 +639,7 @@ func (b *base) prepare(c *detcache.Cand, it detcache.Item) {
 
 // scoreBlock scores a block of arriving items: by index (ids) for a
 // model-backed solver, by their vectors (items) otherwise.
-func (b *base) scoreBlock(blk *detcache.Block, ids []int, items []detcache.Item) bool {
+func (b *base) scoreBlock(blk *detcache.Block, ids []int, items []ndpp.Item) bool {
 	if b.m != nil {
 		return b.o.ScoreBlock(blk, ids)
 	}
@@ -648,7 +648,7 @@ func (b *base) scoreBlock(blk *detcache.Block, ids []int, items []detcache.Item)
 
 // outItem returns a copy (in buf, returned for reuse) of S's item at
 // position pos, to keep after it leaves S (a model's item needs no copy).
-func (b *base) outItem(pos int, buf []float64) (detcache.Item, []float64) {
+func (b *base) outItem(pos int, buf []float64) (ndpp.Item, []float64) {
 	return b.o.ItemAt(pos).CopyTo(buf)
 }
 
@@ -668,7 +668,7 @@ func (b *base) stats() Stats {
 
 // beats reports whether v > α·cur in log space (logAlpha = log α): a zero v
 // never beats, and any non-zero v beats a zero cur.
-func beats(v, cur detcache.Value, logAlpha float64) bool {
+func beats(v, cur ndpp.Value, logAlpha float64) bool {
 	if v.Zero || math.IsNaN(v.Log) {
 		return false
 	}
@@ -677,8 +677,3 @@ func beats(v, cur detcache.Value, logAlpha float64) bool {
 	}
 	return v.Log > cur.Log+logAlpha
 }
-
-// Value is detcache.Value, the value of a set in log space with a zero flag.
-type Value = detcache.Value
-
-var zeroValue = detcache.ZeroValue

@@ -668,7 +668,7 @@ func TestExactMAPBruteForce(t *testing.T) {
 		res, err := ExactMAP(m, k, items)
 		require.NoError(t, err)
 		// Brute force: every subset of positions of size k, lexicographic.
-		best, bestSet := zeroValue, []int(nil)
+		best, bestSet := ndpp.ZeroValue, []int(nil)
 		var masks []uint32
 		for mask := uint32(0); mask < 1<<len(items); mask++ {
 			if bitsSet(mask) == k {

@@ -23,9 +23,9 @@ func vectorOracle(t *testing.T, okName string, m *ndpp.Model, k int) detcache.Or
 	var o detcache.Oracle
 	var err error
 	if okName == "naive" {
-		o, err = detcache.NewNaiveKernel(detcache.KernelOf(m), k)
+		o, err = detcache.NewNaiveKernel(ndpp.KernelOf(m), k)
 	} else {
-		o, err = detcache.NewFastKernel(detcache.KernelOf(m), k)
+		o, err = detcache.NewFastKernel(ndpp.KernelOf(m), k)
 	}
 	require.NoError(t, err)
 	return o
@@ -38,7 +38,7 @@ type chunky struct {
 	rng *rand.Rand
 }
 
-func (c *chunky) Next(max int) ([]detcache.Item, error) {
+func (c *chunky) Next(max int) ([]ndpp.Item, error) {
 	return c.src.Next(1 + c.rng.IntN(max))
 }
 
@@ -159,13 +159,13 @@ func TestVectorSnapshotContinues(t *testing.T) {
 // of solvers refuse each other's items.
 func TestVectorItemErrors(t *testing.T) {
 	m := ndpp.Random(30, 3, 1, ndpp.RandomOptions{})
-	o, err := detcache.NewFastKernel(detcache.KernelOf(m), 3)
+	o, err := detcache.NewFastKernel(ndpp.KernelOf(m), 3)
 	require.NoError(t, err)
 	s, err := NewOnlineLSS(o, 3, Options{})
 	require.NoError(t, err)
 	require.ErrorIs(t, s.Observe(0), errVectors)
-	require.ErrorContains(t, s.ObserveItem(detcache.Item{ID: 4, V: []float64{1, 2}}), "item 4: v has 2 entries")
-	items := []detcache.Item{
+	require.ErrorContains(t, s.ObserveItem(ndpp.Item{ID: 4, V: []float64{1, 2}}), "item 4: v has 2 entries")
+	items := []ndpp.Item{
 		{ID: 0, V: []float64{1, 0, 0}, B: []float64{0, 1, 0}},
 		{ID: 1, V: []float64{0, 1, 0}, B: []float64{1, 0, 0}},
 		{ID: 1, V: []float64{0, 0, 1}, B: []float64{1, 0, 0}},
@@ -182,9 +182,9 @@ func TestVectorItemErrors(t *testing.T) {
 	for bi, bad := range []float64{1e80, -1e80, 1e76, math.NaN(), math.Inf(1), math.Inf(-1)} {
 		for _, oracleOnly := range []bool{false, true} {
 			for _, a := range algosOpt(DefaultAlpha, 0, oracleOnly) {
-				huge := make([]detcache.Item, 300)
+				huge := make([]ndpp.Item, 300)
 				for i := range huge {
-					huge[i] = detcache.ModelItem(m, i%m.N())
+					huge[i] = ndpp.ModelItem(m, i%m.N())
 					huge[i].V = append([]float64(nil), huge[i].V...)
 					huge[i].B = append([]float64(nil), huge[i].B...)
 					huge[i].ID = i
@@ -212,7 +212,7 @@ func TestVectorItemErrors(t *testing.T) {
 	om, _ := detcache.NewFast(m, 3)
 	sm, _ := NewOnlineLSS(om, 3, Options{})
 	require.ErrorContains(t, sm.ObserveItem(items[0]), "not an item of the solver's model")
-	require.NoError(t, sm.ObserveItem(detcache.ModelItem(m, 3)))
+	require.NoError(t, sm.ObserveItem(ndpp.ModelItem(m, 3)))
 
 	// Stream-Partition needs n: a source may know it.
 	n, known := SourceLen(ModelSource(m, IDOrder(7)))
@@ -278,7 +278,7 @@ func TestSnapshotVersion2(t *testing.T) {
 			require.NoError(t, err)
 		}
 		require.Empty(t, cmp.Diff(res[0], res[1], ignoreTime), a.name)
-		vo, _ := detcache.NewFastKernel(detcache.KernelOf(m), 3)
+		vo, _ := detcache.NewFastKernel(ndpp.KernelOf(m), 3)
 		vs, _ := a.mk(vo, 3, len(order))
 		require.ErrorContains(t, vs.UnmarshalBinary(v2), "format version 2")
 	}

@@ -53,7 +53,7 @@ func (f *gradFn) ProcessElement(ctx context.Context, key int64, paramsPath strin
 		if gerr != nil {
 			return
 		}
-		s, err := learn.BasketGradient(p, c.Baskets, f.Eps)
+		s, err := learn.BasketGradient(ctx, p, c.Baskets, f.Eps)
 		switch {
 		case err != nil:
 			gerr = err
@@ -245,7 +245,7 @@ func Learn(ctx context.Context, run Runner, opt LearnOptions) (*LearnResult, err
 		if err != nil {
 			return nil, err
 		}
-		if err := fb.Step(sum); err != nil {
+		if err := fb.Step(ctx, sum); err != nil {
 			return nil, fmt.Errorf("pipelines: learning step %d: %w", step+1, err)
 		}
 		res.Value = sum.Value / float64(sum.Baskets)

@@ -40,7 +40,7 @@ func writeKernel(t *testing.T, dir string, m *ndpp.Model) string {
 // order, named so that they sort in that order.
 func writeNPYParts(t *testing.T, dir string, m *ndpp.Model, sizes ...int) string {
 	t.Helper()
-	kern := detcache.KernelOf(m)
+	kern := ndpp.KernelOf(m)
 	next := 0
 	for p, n := range sizes {
 		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("items-%02d.npy", p)))
@@ -48,7 +48,7 @@ func writeNPYParts(t *testing.T, dir string, m *ndpp.Model, sizes ...int) string
 		w, err := items.NewNPYWriter(f, kern, n, false)
 		require.NoError(t, err)
 		for range n {
-			require.NoError(t, w.Write([]detcache.Item{detcache.ModelItem(m, next)}))
+			require.NoError(t, w.Write([]ndpp.Item{ndpp.ModelItem(m, next)}))
 			next++
 		}
 		require.NoError(t, w.Close())
@@ -62,7 +62,7 @@ func writeNPYParts(t *testing.T, dir string, m *ndpp.Model, sizes ...int) string
 // in a random order of seed, dealt over files files.
 func writeTextParts(t *testing.T, dir string, m *ndpp.Model, files int, seed uint64) string {
 	t.Helper()
-	kern := detcache.KernelOf(m)
+	kern := ndpp.KernelOf(m)
 	order := rand.New(rand.NewPCG(seed, 3)).Perm(m.N())
 	ws := make([]*items.Writer, files)
 	fs := make([]*os.File, files)
@@ -72,7 +72,7 @@ func writeTextParts(t *testing.T, dir string, m *ndpp.Model, files int, seed uin
 		fs[p], ws[p] = f, items.NewTextWriter(f, kern)
 	}
 	for j, i := range order {
-		require.NoError(t, ws[j%files].Write([]detcache.Item{detcache.ModelItem(m, i)}))
+		require.NoError(t, ws[j%files].Write([]ndpp.Item{ndpp.ModelItem(m, i)}))
 	}
 	for p := range files {
 		require.NoError(t, ws[p].Close())
@@ -116,10 +116,10 @@ func singleMachine(t *testing.T, m *ndpp.Model, k int, polish bool) stream.Resul
 // offline greedy and local search among the candidates.
 func singleMachineCandidates(t *testing.T, m *ndpp.Model, k int) stream.Result {
 	t.Helper()
-	kern := detcache.KernelOf(m)
-	all := make([]detcache.Item, m.N())
+	kern := ndpp.KernelOf(m)
+	all := make([]ndpp.Item, m.N())
 	for i := range all {
-		all[i], _ = detcache.ModelItem(m, i).CopyTo(nil)
+		all[i], _ = ndpp.ModelItem(m, i).CopyTo(nil)
 	}
 	c, err := stream.Coreset(kern, all, k, stream.CoresetOptions{})
 	require.NoError(t, err)
@@ -316,7 +316,7 @@ func TestMapReducesBeyondBuffer(t *testing.T) {
 func TestMapItemFilesBound(t *testing.T) {
 	ctx := context.Background()
 	m := ndpp.Random(200, 3, 4, ndpp.RandomOptions{})
-	kern := detcache.KernelOf(m)
+	kern := ndpp.KernelOf(m)
 	dir := t.TempDir()
 	writeTextParts(t, dir, m, 2, 1)
 	files, err := MatchFiles(ctx, filepath.Join(dir, "items-*.txt"))
@@ -353,7 +353,7 @@ func TestMapItemFilesBound(t *testing.T) {
 // memory budget, and reduced every DefaultMapBuffer items when they do
 // not.
 func TestMapAutoBuffer(t *testing.T) {
-	kern := detcache.KernelOf(ndpp.Random(10, 4, 1, ndpp.RandomOptions{}))
+	kern := ndpp.KernelOf(ndpp.Random(10, 4, 1, ndpp.RandomOptions{}))
 	b, rep, err := autoBuffer(100000, 40, kern)
 	require.NoError(t, err)
 	require.Equal(t, 100000, b)

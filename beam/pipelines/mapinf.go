@@ -16,8 +16,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
-	"github.com/ndpp-go/ndpp/detcache"
 	"github.com/ndpp-go/ndpp/internal/memlimit"
+	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/ndpp/items"
 	"github.com/ndpp-go/ndpp/ndpp/npz"
 	"github.com/ndpp-go/ndpp/stream"
@@ -172,7 +172,7 @@ type shardSet struct {
 	Vals       []float64
 	Seen       int64
 	Reductions int
-	Value      detcache.Value
+	Value      ndpp.Value
 }
 
 // mergeAcc is the union of the shards' candidate sets.
@@ -181,45 +181,44 @@ type mergeAcc struct {
 }
 
 // kernelCache holds the kernel a worker loaded.
-var kernelCache cached[detcache.Kernel]
+var kernelCache cached[ndpp.Kernel]
 
 // LoadItemKernel reads the kernel description of a model file on any Beam
 // filesystem (npz.LoadKernel; files not on the local filesystem are copied
 // to a local temporary file first).
-func LoadItemKernel(ctx context.Context, path string) (detcache.Kernel, error) {
+func LoadItemKernel(ctx context.Context, path string) (ndpp.Kernel, error) {
 	local := path
 	if strings.Contains(path, "://") {
 		data, err := readFile(ctx, path)
 		if err != nil {
-			return detcache.Kernel{}, err
+			return ndpp.Kernel{}, err
 		}
 		f, err := os.CreateTemp("", "ndpp-kernel-*.npz")
 		if err != nil {
-			return detcache.Kernel{}, err
+			return ndpp.Kernel{}, err
 		}
 		defer os.Remove(f.Name())
 		if _, err := f.Write(data); err != nil {
 			f.Close()
-			return detcache.Kernel{}, err
+			return ndpp.Kernel{}, err
 		}
 		if err := f.Close(); err != nil {
-			return detcache.Kernel{}, err
+			return ndpp.Kernel{}, err
 		}
 		local = f.Name()
 	}
-	k, err := npz.LoadKernel(local)
+	kern, err := npz.LoadKernel(local)
 	if err != nil {
-		return detcache.Kernel{}, fmt.Errorf("pipelines: kernel %s: %w", path, err)
+		return ndpp.Kernel{}, fmt.Errorf("pipelines: kernel %s: %w", path, err)
 	}
-	kern := detcache.Kernel{D: k.D, C: k.C, Shared: k.Shared, Diag: k.Diag}
 	if err := kern.Check(); err != nil {
-		return detcache.Kernel{}, fmt.Errorf("pipelines: kernel %s: %w", path, err)
+		return ndpp.Kernel{}, fmt.Errorf("pipelines: kernel %s: %w", path, err)
 	}
 	return kern, nil
 }
 
 // openItems opens an item file on its Beam filesystem.
-func openItems(ctx context.Context, path string, kern detcache.Kernel) (*items.Reader, io.Closer, error) {
+func openItems(ctx context.Context, path string, kern ndpp.Kernel) (*items.Reader, io.Closer, error) {
 	fs, err := filesystem.New(ctx, path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("pipelines: %s: %w", path, err)
@@ -253,7 +252,7 @@ func (c closers) Close() error {
 // their total, for text files nil offsets (ids as written), total −1 and
 // in bound an upper bound on their items from their sizes (a line holds at
 // least two bytes per field), or −1 when a file is compressed.
-func itemFiles(ctx context.Context, files []string, kern detcache.Kernel) (offsets []int, total, bound int, err error) {
+func itemFiles(ctx context.Context, files []string, kern ndpp.Kernel) (offsets []int, total, bound int, err error) {
 	npy, text := 0, 0
 	offsets = make([]int, len(files))
 	var textBytes int64
@@ -369,7 +368,7 @@ func (f *readItemsFn) ProcessElement(ctx context.Context, key int64, emit func(i
 }
 
 // appendRow appends an item's row [v; b; δ] to vals.
-func appendRow(vals []float64, it detcache.Item, kern detcache.Kernel) []float64 {
+func appendRow(vals []float64, it ndpp.Item, kern ndpp.Kernel) []float64 {
 	vals = append(vals, it.V...)
 	if !kern.Shared {
 		vals = append(vals, it.B...)
@@ -381,12 +380,12 @@ func appendRow(vals []float64, it detcache.Item, kern detcache.Kernel) []float64
 }
 
 // rowItems returns the items of ids and rows (views into vals).
-func rowItems(ids []int, vals []float64, kern detcache.Kernel) []detcache.Item {
+func rowItems(ids []int, vals []float64, kern ndpp.Kernel) []ndpp.Item {
 	w, d := items.Width(kern), kern.D
-	out := make([]detcache.Item, len(ids))
+	out := make([]ndpp.Item, len(ids))
 	for i, id := range ids {
 		row := vals[i*w : (i+1)*w : (i+1)*w]
-		it := detcache.Item{ID: id, V: row[:d:d]}
+		it := ndpp.Item{ID: id, V: row[:d:d]}
 		if !kern.Shared {
 			it.B = row[d : 2*d : 2*d]
 		}
@@ -467,7 +466,7 @@ func (f *coresetFn) ExtractOutput(a coreAcc) (shardSet, error) {
 }
 
 // candidateSet is a candidate set as rows.
-func candidateSet(c stream.Candidates, kern detcache.Kernel) shardSet {
+func candidateSet(c stream.Candidates, kern ndpp.Kernel) shardSet {
 	s := shardSet{IDs: c.IDs(), Value: c.Value}
 	for _, it := range c.Items {
 		s.Vals = appendRow(s.Vals, it, kern)
@@ -681,7 +680,7 @@ func Map(ctx context.Context, s beam.Scope, opt MapOptions) (beam.PCollection, e
 // items (an upper bound on their number from the NPY headers or the text
 // files' sizes; negative: unknown) fit the memory budget, else
 // DefaultMapBuffer.
-func autoBuffer(total, size int, kern detcache.Kernel) (buffer, reported int, err error) {
+func autoBuffer(total, size int, kern ndpp.Kernel) (buffer, reported int, err error) {
 	if total < 0 {
 		return DefaultMapBuffer, DefaultMapBuffer, nil
 	}

@@ -408,7 +408,7 @@ func TestLearnEqualsTrainOffline(t *testing.T) {
 			train, voc := coreBaskets(t, c.files, c.format)
 			opt := c.opt
 			opt.FullBatch, opt.MaxEpochs, opt.Workers = true, c.steps, 1
-			want, err := learn.TrainOffline(train, nil, voc.Len(), opt)
+			want, err := learn.TrainOffline(context.Background(), train, nil, voc.Len(), opt)
 			require.NoError(t, err)
 			require.Equal(t, c.steps, want.Iterations)
 

@@ -5,10 +5,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 
+	"github.com/ndpp-go/ndpp/internal/outfile"
 	"github.com/ndpp-go/ndpp/learn"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/ndpp/npz"
@@ -33,8 +35,17 @@ func readFile(ctx context.Context, path string) ([]byte, error) {
 	return data, nil
 }
 
-// writeFile writes a whole file on its Beam filesystem (replacing it).
+// writeFile writes a whole file: a local path (no "scheme://") under
+// ndpp's output policy (internal/outfile: a regular file or a symbolic
+// link's target replaced atomically, a device or FIFO written through),
+// any other on its Beam filesystem (replacing it).
 func writeFile(ctx context.Context, path string, data []byte) error {
+	if !strings.Contains(path, "://") {
+		if err := outfile.Write(path, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
+			return fmt.Errorf("pipelines: %w", err)
+		}
+		return nil
+	}
 	fs, err := filesystem.New(ctx, path)
 	if err != nil {
 		return fmt.Errorf("pipelines: %s: %w", path, err)

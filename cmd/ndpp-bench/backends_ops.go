@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 
@@ -31,7 +32,7 @@ func init() {
 						panic("ndpp-bench: " + err.Error())
 					}
 				}
-				dst := make([]detcache.Value, k)
+				dst := make([]ndpp.Value, k)
 				next := k
 				return func() {
 					o.Prepare(c, next)
@@ -82,7 +83,7 @@ func init() {
 			setup: func(d int) func() {
 				baskets := syntheticBaskets(5000, 1000, 9)
 				return func() {
-					if _, err := learn.TrainOnline(learn.SliceSource(baskets), learn.OnlineOptions{D: d, N: 1000, Seed: 1}, learn.OnlineRun{}); err != nil {
+					if _, err := learn.TrainOnline(context.Background(), learn.SliceSource(baskets), learn.OnlineOptions{D: d, N: 1000, Seed: 1}, learn.OnlineRun{}); err != nil {
 						panic("ndpp-bench: " + err.Error())
 					}
 				}

@@ -6,7 +6,7 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/ndpp-go/ndpp/internal/atomicfile"
+	"github.com/ndpp-go/ndpp/internal/outfile"
 	"github.com/ndpp-go/ndpp/ndpp/baskets"
 )
 
@@ -49,7 +49,7 @@ func runBaskets(e *env, args []string) error {
 	if !f.synthetic {
 		return usagef("--synthetic is required")
 	}
-	if err := checkPaths(nil, []pathFlag{{"--out", f.out}}); err != nil {
+	if err := checkFiles(nil, []outfile.File{stdFile("--out", f.out)}); err != nil {
 		return err
 	}
 	src, err := baskets.NewSynthetic(baskets.SyntheticOptions{N: f.n, Count: f.count, Topics: f.topics, MeanSize: f.meanSize, Seed: f.seed})
@@ -81,10 +81,7 @@ func runBaskets(e *env, args []string) error {
 		}
 		return bw.Flush()
 	}
-	if f.out == "-" {
-		return write(e.stdout)
-	}
-	if err := atomicfile.Write(f.out, write); err != nil {
+	if err := outfile.WriteStd(f.out, e.stdout, write); err != nil {
 		return fmt.Errorf("baskets: %w", err)
 	}
 	return nil

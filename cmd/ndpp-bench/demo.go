@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ndpp-go/ndpp/blas"
+	"github.com/ndpp-go/ndpp/internal/outfile"
 	"github.com/ndpp-go/ndpp/learn"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/ndpp/baskets"
@@ -88,7 +90,7 @@ func runDemo(e *env, args []string) error {
 	var f demoFlags
 	fs := newFlagSet(e, "demo", "learn an NDPP online (and offline, for comparison) on basket data — by default the bundled Amazon apparel registries — then run Stream-Partition, Online-LSS, Online-2-neighbor, Online-Greedy and the offline greedy baseline on the learned model in id order and in random orders and local search from the greedy's solution, print the comparison and write the paper's figures (PNG, SVG) and their CSV data to --out",
 		"ndpp-bench demo --out ndpp-out", &f.g)
-	fs.StringVar(&f.data, "data", "", "basket file, one basket per line (default: the bundled "+defaultDemoData+")")
+	fs.StringVar(&f.data, "data", "", "basket file, one basket per line, or - for standard input (default: the bundled "+defaultDemoData+")")
 	fs.IntVar(&f.base, "base", 1, "first item id in --data (0 or 1)")
 	fs.StringVar(&f.out, "out", "ndpp-out", "output directory for figures and CSV files")
 	fs.IntVar(&f.k, "k", 8, "solution size")
@@ -129,14 +131,17 @@ func runDemo(e *env, args []string) error {
 		}
 		f.data = p
 	}
+	if err := refuseStd("--out", f.out); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(f.out, 0o755); err != nil {
 		return err
 	}
-	var outPaths []pathFlag
+	var outPaths []outfile.File
 	for _, name := range []string{trajectoryCSV, greedyCSV, nllCSV, "model.npz"} {
-		outPaths = append(outPaths, pathFlag{"--out", filepath.Join(f.out, name)})
+		outPaths = append(outPaths, outfile.File{Flag: "--out", Path: filepath.Join(f.out, name)})
 	}
-	if err := checkPaths([]pathFlag{{"--data", f.data}}, outPaths); err != nil {
+	if err := checkFiles([]outfile.File{stdFile("--data", f.data)}, outPaths); err != nil {
 		return err
 	}
 	start := time.Now()
@@ -147,7 +152,13 @@ func runDemo(e *env, args []string) error {
 	}
 
 	// Data.
-	data, err := baskets.ReadFile(f.data, baskets.LineOptions{Base: f.base})
+	var data [][]int
+	var err error
+	if f.data == outfile.Std {
+		data, err = drain(baskets.NewLineReader(e.stdin, baskets.LineOptions{Base: f.base}))
+	} else {
+		data, err = baskets.ReadFile(f.data, baskets.LineOptions{Base: f.base})
+	}
 	if err != nil {
 		return err
 	}
@@ -181,15 +192,15 @@ func runDemo(e *env, args []string) error {
 
 	// The CSV files and the model replace their files together; the
 	// figures are drawn from the CSV files.
-	var outs outputSet
-	defer outs.discard()
-	if err := writeTrajectories(outs.add, f.out, traj); err != nil {
+	var outs outfile.Set
+	defer outs.Discard()
+	if err := writeTrajectories(outs.Add, f.out, traj); err != nil {
 		return err
 	}
-	if err := writeGreedy(outs.add, f.out, greedyLog); err != nil {
+	if err := writeGreedy(outs.Add, f.out, greedyLog); err != nil {
 		return err
 	}
-	if err := writeNLL(outs.add, f.out, nll); err != nil {
+	if err := writeNLL(outs.Add, f.out, nll); err != nil {
 		return err
 	}
 	// The saved model records the file's item ids (row + --base), so that
@@ -198,10 +209,10 @@ func runDemo(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := outs.add(filepath.Join(f.out, "model.npz"), func(w io.Writer) error { return npz.Write(w, saved) }); err != nil {
+	if err := outs.Add(filepath.Join(f.out, "model.npz"), func(w io.Writer) error { return npz.Write(w, saved) }); err != nil {
 		return err
 	}
-	if err := outs.commit(); err != nil {
+	if err := outs.Commit(); err != nil {
 		return err
 	}
 	figs, err := drawFigures(f.out)
@@ -226,23 +237,23 @@ func runDemo(e *env, args []string) error {
 func (f *demoFlags) learn(train, val, test [][]int, n int, logf func(string, ...any)) ([]metricsJSON, []nllRow, *ndpp.Model, error) {
 	var rows []metricsJSON
 	var nll []nllRow
-	on, err := learn.TrainOnline(learn.SliceSource(train), learn.OnlineOptions{D: f.d, Seed: f.seed, N: n},
+	on, err := learn.TrainOnline(context.Background(), learn.SliceSource(train), learn.OnlineOptions{D: f.d, Seed: f.seed, N: n},
 		learn.OnlineRun{TraceSet: val, TraceEvery: max(1, len(train)/40)})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("online learning: %w", err)
 	}
 	logf("online learning: one pass over %d baskets in %.2fs", len(train), on.Seconds)
-	off, err := learn.TrainOffline(train, val, n, learn.OfflineOptions{D: f.d, Seed: f.seed, TraceSet: val,
+	off, err := learn.TrainOffline(context.Background(), train, val, n, learn.OfflineOptions{D: f.d, Seed: f.seed, TraceSet: val,
 		TimeLimit: time.Duration(f.offlineSeconds * float64(time.Second))})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("offline learning: %w", err)
 	}
 	logf("offline learning: %.1f passes in %.2fs", off.Passes, off.Seconds)
-	base, err := learn.Baselines(train, test, n, learn.EvalOptions{Seed: f.seed})
+	base, err := learn.Baselines(context.Background(), train, test, n, learn.EvalOptions{Seed: f.seed})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("evaluating the baselines: %w", err)
 	}
-	cooc, err := learn.CooccurrenceBaseline(train, test, n, learn.EvalOptions{Seed: f.seed})
+	cooc, err := learn.CooccurrenceBaseline(context.Background(), train, test, n, learn.EvalOptions{Seed: f.seed})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("evaluating the co-occurrence baseline: %w", err)
 	}
@@ -250,7 +261,7 @@ func (f *demoFlags) learn(train, val, test [][]int, n int, logf func(string, ...
 		mode string
 		res  *learn.Result
 	}{{"online", on}, {"offline", off}} {
-		met, err := learn.Evaluate(r.res.Model, test, learn.EvalOptions{Seed: f.seed})
+		met, err := learn.Evaluate(context.Background(), r.res.Model, test, learn.EvalOptions{Seed: f.seed})
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("evaluating the %s model: %w", r.mode, err)
 		}
@@ -278,7 +289,7 @@ func (f *demoFlags) infer(m *ndpp.Model, logf func(string, ...any)) ([]demoInfer
 	if gv.Zero {
 		return nil, nil, 0, errors.New("offline greedy found no set with a non-zero determinant")
 	}
-	ratio := func(v stream.Value) float64 {
+	ratio := func(v ndpp.Value) float64 {
 		if v.Zero {
 			return 0
 		}

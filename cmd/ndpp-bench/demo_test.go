@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -86,7 +87,7 @@ func checkDemoModelMapsTokens(t *testing.T, path string) {
 
 	rows, err := baskets.ReadFile(subset, baskets.LineOptions{Base: 1, N: m.N()})
 	require.NoError(t, err)
-	want, err := learn.Evaluate(m, rows, learn.EvalOptions{Seed: 1, Key: sortKeys(m.TokenVocab())})
+	want, err := learn.Evaluate(context.Background(), m, rows, learn.EvalOptions{Seed: 1, Key: sortKeys(m.TokenVocab())})
 	require.NoError(t, err)
 	require.Equal(t, want.TestLL, *got.TestLL)
 	require.Equal(t, want.AUC, *got.AUC)

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"time"
 
+	"github.com/ndpp-go/ndpp/internal/outfile"
 	"github.com/ndpp-go/ndpp/learn"
 )
 
@@ -30,8 +32,8 @@ func runEval(e *env, args []string) error {
 	fs := newFlagSet(e, "eval", "evaluate a model (.npz, trained anywhere) on a test basket file; tokens are the model's item ids when it carries ids or a vocabulary, else 0-based rows",
 		"ndpp-bench eval --model apparel.npz --test testdata/1_100_100_100_apparel_regs.csv --json", &f.g)
 	fs.StringVar(&f.model, "model", "", "model file (.npz, required)")
-	fs.StringVar(&f.test, "test", "", "test basket file (required)")
-	fs.StringVar(&f.train, "train", "", "training basket file: adds the baselines (popularity ranking, the independent-items model and item co-occurrence ranking, counted on it)")
+	fs.StringVar(&f.test, "test", "", "test basket file, or - for standard input (required)")
+	fs.StringVar(&f.train, "train", "", "training basket file, or - for standard input: adds the baselines (popularity ranking, the independent-items model and item co-occurrence ranking, counted on it)")
 	f.bf.register(fs)
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the AUC's random baskets")
 	if err := parseFlags(fs, args); err != nil {
@@ -46,12 +48,15 @@ func runEval(e *env, args []string) error {
 	if err := f.bf.check(); err != nil {
 		return err
 	}
+	if err := checkFiles([]outfile.File{modelFile("--model", f.model), stdFile("--test", f.test), stdFile("--train", f.train)}, nil); err != nil {
+		return err
+	}
 	m, err := loadModel(f.model)
 	if err != nil {
 		return err
 	}
 	voc := m.TokenVocab()
-	baskets, err := f.bf.read(f.test, voc, false, m.N())
+	baskets, err := f.bf.read(f.test, e.stdin, voc, false, m.N())
 	if err != nil {
 		return err
 	}
@@ -60,22 +65,22 @@ func runEval(e *env, args []string) error {
 	}
 	start := time.Now()
 	keys := sortKeys(voc)
-	met, err := learn.Evaluate(m, baskets, learn.EvalOptions{Seed: f.seed, Key: keys, Workers: f.g.threads})
+	met, err := learn.Evaluate(context.Background(), m, baskets, learn.EvalOptions{Seed: f.seed, Key: keys, Workers: f.g.threads})
 	if err != nil {
 		return err
 	}
 	secs := time.Since(start).Seconds()
 	var base, cooc *learn.Metrics
 	if f.train != "" {
-		train, err := f.bf.read(f.train, voc, false, m.N())
+		train, err := f.bf.read(f.train, e.stdin, voc, false, m.N())
 		if err != nil {
 			return err
 		}
 		opt := learn.EvalOptions{Seed: f.seed, Key: keys, Workers: f.g.threads}
-		if base, err = learn.Baselines(train, baskets, m.N(), opt); err != nil {
+		if base, err = learn.Baselines(context.Background(), train, baskets, m.N(), opt); err != nil {
 			return err
 		}
-		if cooc, err = learn.CooccurrenceBaseline(train, baskets, m.N(), opt); err != nil {
+		if cooc, err = learn.CooccurrenceBaseline(context.Background(), train, baskets, m.N(), opt); err != nil {
 			return err
 		}
 	}

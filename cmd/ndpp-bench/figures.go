@@ -12,8 +12,6 @@ import (
 	"strconv"
 
 	"gonum.org/v1/plot/vg"
-
-	"github.com/ndpp-go/ndpp/internal/atomicfile"
 )
 
 // The demo writes its measurements as CSV files and draws the figures from
@@ -51,11 +49,6 @@ type nllRow struct {
 // nll_time.csv and learn --trace).
 var nllHeader = []string{"mode", "seconds", "baskets", "nll"}
 
-// writeCSV replaces the file at path (atomically) by a CSV file.
-func writeCSV(path string, header []string, rows [][]string) error {
-	return atomicfile.Write(path, csvContent(header, rows))
-}
-
 // csvContent returns the writer of a CSV file's content.
 func csvContent(header []string, rows [][]string) func(io.Writer) error {
 	return func(f io.Writer) error {
@@ -66,7 +59,7 @@ func csvContent(header []string, rows [][]string) func(io.Writer) error {
 	}
 }
 
-// fileWriter writes a file's content: atomicfile.Write, or outputSet.add
+// fileWriter writes a file's content: outfile.Write, or outfile.Set.Add
 // to replace several files together.
 type fileWriter func(path string, write func(io.Writer) error) error
 
@@ -258,6 +251,9 @@ func init() {
 			fs := newFlagSet(e, "figures", "redraw the paper's figures from the CSV files a demo run wrote", "ndpp-bench figures --in ndpp-out", &g)
 			in := fs.String("in", "ndpp-out", "directory with the demo's CSV files; figures are written there")
 			if err := parseFlags(fs, args); err != nil {
+				return err
+			}
+			if err := refuseStd("--in", *in); err != nil {
 				return err
 			}
 			paths, err := drawFigures(*in)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ndpp-go/ndpp/internal/atomicfile"
+	"github.com/ndpp-go/ndpp/internal/outfile"
 )
 
 // checkImages asserts that every path is a decodable PNG of a sensible size
@@ -47,9 +47,9 @@ func TestDrawFiguresFromCSV(t *testing.T) {
 			rows = append(rows, trajRow{algo: algo, items: i, logValue: v, size: int(min(i, 8)), evals: 8 * i, swaps: i / 10})
 		}
 	}
-	require.NoError(t, writeTrajectories(atomicfile.Write, dir, rows))
-	require.NoError(t, writeGreedy(atomicfile.Write, dir, -9.5))
-	require.NoError(t, writeNLL(atomicfile.Write, dir, []nllRow{{"online", 0.01, 100, 12}, {"online", 0.1, 1000, 10}, {"offline", 0.5, 800, 11}, {"offline", 2, 8000, 9.6}}))
+	require.NoError(t, writeTrajectories(outfile.Write, dir, rows))
+	require.NoError(t, writeGreedy(outfile.Write, dir, -9.5))
+	require.NoError(t, writeNLL(outfile.Write, dir, []nllRow{{"online", 0.01, 100, 12}, {"online", 0.1, 1000, 10}, {"offline", 0.5, 800, 11}, {"offline", 2, 8000, 9.6}}))
 	paths, err := drawFigures(dir)
 	require.NoError(t, err)
 	require.Len(t, paths, 8) // 4 figures × (PNG, SVG)

@@ -14,6 +14,7 @@ import (
 	"github.com/ndpp-go/ndpp/blas"
 	"github.com/ndpp-go/ndpp/detcache"
 	"github.com/ndpp-go/ndpp/internal/memlimit"
+	"github.com/ndpp-go/ndpp/internal/outfile"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/stream"
 )
@@ -96,7 +97,7 @@ func runInfer(e *env, args []string) error {
 	fs.StringVar(&f.algos, "algos", "all", "comma-separated algorithms or all: "+strings.Join(inferAlgos, " ")+"; also "+strings.Join(inferExtraAlgos, " ")+" (from the offline greedy's solution; the row counts the search alone)")
 	fs.StringVar(&f.order, "order", "id", "stream order: id (the model's item order) or random (seeded by --seed)")
 	fs.StringVar(&f.oracle, "oracle", "fast", "determinant oracle of the online algorithms: fast (with block scoring) or naive (every value through a fresh LU, for timing)")
-	fs.StringVar(&f.trajectory, "trajectory", "", "write the online algorithms' trajectories to this CSV file")
+	fs.StringVar(&f.trajectory, "trajectory", "", "write the online algorithms' trajectories to this CSV file, or - for standard output (the results then go to standard error)")
 	fs.IntVar(&f.every, "every", 1000, "trajectory sample interval in items")
 	f.ls.register(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -110,7 +111,8 @@ func runInfer(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := checkPaths([]pathFlag{{"--model", f.model}}, []pathFlag{{"--trajectory", f.trajectory}}); err != nil {
+	inputs := []outfile.File{modelFile("--model", f.model), modelFile("--kernel", f.kernel), stdFile("--items", f.items)}
+	if err := checkFiles(inputs, []outfile.File{stdFile("--trajectory", f.trajectory)}); err != nil {
 		return err
 	}
 	if f.items != "" {
@@ -221,15 +223,17 @@ func runInfer(e *env, args []string) error {
 	return f.writeInferResults(e, results, traj, m)
 }
 
-// writeInferResults writes the trajectory (--trajectory) and prints the
+// writeInferResults writes the trajectory (--trajectory; "-" for standard
+// output, the results then going to standard error) and prints the
 // results as JSON or a table; with a model m (nil for item streams) the
 // solutions name its items as printInferTable does.
 func (f *inferFlags) writeInferResults(e *env, results []stream.Result, traj [][]string, m *ndpp.Model) error {
 	if f.trajectory != "" {
-		if err := writeCSV(f.trajectory, trajectoryHeader, traj); err != nil {
+		if err := outfile.WriteStd(f.trajectory, e.stdout, csvContent(trajectoryHeader, traj)); err != nil {
 			return fmt.Errorf("writing the trajectory: %w", err)
 		}
 	}
+	e = reportTo(e, f.trajectory)
 	if f.g.json {
 		return printInferJSON(e.stdout, results, m)
 	}

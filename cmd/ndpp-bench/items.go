@@ -10,6 +10,7 @@ import (
 
 	"github.com/ndpp-go/ndpp/blas"
 	"github.com/ndpp-go/ndpp/detcache"
+	"github.com/ndpp-go/ndpp/internal/outfile"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/ndpp/items"
 	"github.com/ndpp-go/ndpp/ndpp/npz"
@@ -51,8 +52,8 @@ func runItems(e *env, args []string) error {
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the synthetic model")
 	fs.StringVar(&f.format, "format", "npy", "npy (float64 rows [v; b; δ], ids = row positions) or text (one line per item: id v… b… [δ])")
 	fs.BoolVar(&f.float32, "float32", false, "npy: write float32 values (half the bytes; not the model's values)")
-	fs.StringVar(&f.kernelOut, "kernel-out", "", "also write the kernel as a model file for infer --kernel: C, the first item, and its diagonal entry with --diag")
-	fs.StringVar(&f.out, "out", "-", "output file, or - for stdout")
+	fs.StringVar(&f.kernelOut, "kernel-out", "", "also write the kernel as a model file for infer --kernel: C, the first item, and its diagonal entry with --diag (- for standard output, when --out is a file)")
+	fs.StringVar(&f.out, "out", "-", "output file (written atomically), or - for standard output")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -71,20 +72,14 @@ func runItems(e *env, args []string) error {
 	case f.float32 && f.format != items.FormatNPY:
 		return usagef("--float32 applies to --format npy only")
 	}
+	if err := checkFiles(nil, []outfile.File{stdFile("--out", f.out), stdFile("--kernel-out", f.kernelOut)}); err != nil {
+		return err
+	}
 	src, err := items.NewSynthetic(f.n, f.d, f.seed, ndpp.RandomOptions{Diag: f.diag})
 	if err != nil {
 		return usagef("%v", err)
 	}
 	kern := src.Kernel()
-	var w io.Writer = e.stdout
-	if f.out != "-" {
-		file, err := os.Create(f.out)
-		if err != nil {
-			return err
-		}
-		defer file.Close()
-		w = file
-	}
 	// The kernel file is written before the first byte of the stream, so
 	// that infer --items, which waits for the stream's first bytes before
 	// it reads --kernel, finds it when the two run in a pipe.
@@ -93,39 +88,45 @@ func runItems(e *env, args []string) error {
 		return err
 	}
 	if f.kernelOut != "" {
-		if err := writeKernel(f.kernelOut, kern, first[0]); err != nil {
+		if err := writeKernel(f.kernelOut, e.stdout, kern, first[0]); err != nil {
 			return err
 		}
-	}
-	var wr *items.Writer
-	if f.format == items.FormatNPY {
-		if wr, err = items.NewNPYWriter(w, kern, f.n, f.float32); err != nil {
-			return err
-		}
-	} else {
-		wr = items.NewTextWriter(w, kern)
 	}
 	bar := newProgress(e, &f.g, int64(f.n), "items")
 	start, last := time.Now(), time.Now()
 	written := 0
-	for chunk := first; ; {
-		if err := wr.Write(chunk); err != nil {
+	write := func(w io.Writer) error {
+		var wr *items.Writer
+		if f.format == items.FormatNPY {
+			if wr, err = items.NewNPYWriter(w, kern, f.n, f.float32); err != nil {
+				return err
+			}
+		} else {
+			wr = items.NewTextWriter(w, kern)
+		}
+		for chunk := first; ; {
+			if err := wr.Write(chunk); err != nil {
+				return fmt.Errorf("writing the items: %w", err)
+			}
+			written += len(chunk)
+			bar.Add(len(chunk))
+			if bar == nil && !f.g.quiet && time.Since(last) >= progressEvery {
+				last = time.Now()
+				fmt.Fprintf(e.stderr, "items: %d of %d written, %.3g items/s\n", written, f.n, float64(written)/time.Since(start).Seconds())
+			}
+			if chunk, err = src.Next(4096); err == io.EOF {
+				break
+			} else if err != nil {
+				return err
+			}
+		}
+		if err := wr.Close(); err != nil {
 			return fmt.Errorf("writing the items: %w", err)
 		}
-		written += len(chunk)
-		bar.Add(len(chunk))
-		if bar == nil && !f.g.quiet && time.Since(last) >= progressEvery {
-			last = time.Now()
-			fmt.Fprintf(e.stderr, "items: %d of %d written, %.3g items/s\n", written, f.n, float64(written)/time.Since(start).Seconds())
-		}
-		if chunk, err = src.Next(4096); err == io.EOF {
-			break
-		} else if err != nil {
-			return err
-		}
+		return nil
 	}
-	if err := wr.Close(); err != nil {
-		return fmt.Errorf("writing the items: %w", err)
+	if err := outfile.WriteStd(f.out, e.stdout, write); err != nil {
+		return err
 	}
 	bar.Finish()
 	if !f.g.quiet {
@@ -136,8 +137,8 @@ func runItems(e *env, args []string) error {
 
 // writeKernel writes the kernel as a one-item model file (C, the stream's
 // first item and its diagonal entry), which infer --kernel reads only the
-// kernel from.
-func writeKernel(path string, k detcache.Kernel, first detcache.Item) error {
+// kernel from, to path or, for "-", to stdout.
+func writeKernel(path string, stdout io.Writer, k ndpp.Kernel, first ndpp.Item) error {
 	var opts []ndpp.Option
 	if k.Diag {
 		opts = append(opts, ndpp.WithDiag([]float64{first.Delta}))
@@ -146,7 +147,7 @@ func writeKernel(path string, k detcache.Kernel, first detcache.Item) error {
 	if err != nil {
 		return fmt.Errorf("the kernel file: %w", err)
 	}
-	if err := npz.Save(path, m); err != nil {
+	if err := outfile.WriteStd(path, stdout, func(w io.Writer) error { return npz.Write(w, m) }); err != nil {
 		return fmt.Errorf("writing the kernel file: %w", err)
 	}
 	return nil
@@ -166,7 +167,7 @@ type itemsProgress struct {
 	read    int64
 }
 
-func (p *itemsProgress) Next(max int) ([]detcache.Item, error) {
+func (p *itemsProgress) Next(max int) ([]ndpp.Item, error) {
 	its, err := p.src.Next(max)
 	p.read += int64(len(its))
 	p.bar.Add(len(its))
@@ -229,11 +230,10 @@ func (f *inferFlags) runItems(e *env, algos []string) error {
 	if _, err := br.Peek(1); err != nil && err != io.EOF {
 		return fmt.Errorf("--items %s: %w", name, err)
 	}
-	kf, err := npz.LoadKernel(f.kernel)
+	kern, err := npz.LoadKernel(f.kernel)
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	kern := detcache.Kernel{D: kf.D, C: kf.C, Shared: kf.Shared, Diag: kf.Diag}
 	if r := kern.MaxRank(-1); f.k > r {
 		if kern.Shared {
 			return usagef("--k %d exceeds d = %d, the rank of a kernel with B = V and no diagonal (every larger set has determinant 0)", f.k, r)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ndpp-go/ndpp/internal/memlimit"
+	"github.com/ndpp-go/ndpp/internal/outfile"
 	"github.com/ndpp-go/ndpp/learn"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/ndpp/baskets"
@@ -261,13 +263,19 @@ func (b *basketFlags) check() error {
 	return nil
 }
 
-// read loads a basket file whose tokens are mapped by voc (grown when grow
-// is set); with voc nil, tokens are 0-based rows below n.
-func (b *basketFlags) read(path string, voc *ndpp.Vocab, grow bool, n int) ([][]int, error) {
-	r, err := b.open(path, nil, voc, grow, n)
+// read loads a basket file (path "-" reads stdin) whose tokens are mapped
+// by voc (grown when grow is set); with voc nil, tokens are 0-based rows
+// below n.
+func (b *basketFlags) read(path string, stdin io.Reader, voc *ndpp.Vocab, grow bool, n int) ([][]int, error) {
+	r, err := b.open(path, stdin, voc, grow, n)
 	if err != nil {
 		return nil, err
 	}
+	return drain(r)
+}
+
+// drain reads every basket of r and closes it.
+func drain(r *baskets.Reader) ([][]int, error) {
 	defer r.Close()
 	var out [][]int
 	for {
@@ -364,13 +372,13 @@ func runLearn(e *env, args []string) error {
 	var f learnFlags
 	fs := newFlagSet(e, "learn", "learn an NDPP from a basket file (300 validation / 2000 test baskets held out) and evaluate it",
 		"ndpp-bench learn --data testdata/1_100_100_100_apparel_regs.csv --mode offline --d 30 --seed 1 --out apparel.npz", &f.g)
-	fs.StringVar(&f.data, "data", "", "basket file (required)")
+	fs.StringVar(&f.data, "data", "", "basket file, or - for standard input (required)")
 	f.bf.register(fs)
 	f.bf.registerTokens(fs)
 	fs.StringVar(&f.mode, "mode", "offline", "online (one pass, constant memory) or offline (minibatch Adam with validation-based stopping)")
 	fs.IntVar(&f.d, "d", 30, "rank parameter d")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the split, the initialisation and the minibatch order")
-	fs.StringVar(&f.out, "out", "", "write the learned model to this .npz file")
+	fs.StringVar(&f.out, "out", "", "write the learned model to this .npz file, or - for standard output (the report then goes to standard error)")
 	fs.BoolVar(&f.shared, "shared", false, "B = V (the reference code's setting)")
 	fs.BoolVar(&f.diag, "diag", true, "learn the kernel with a diagonal, L = D + VᵀV + BᵀCB (false: Gartrell et al.'s L = VᵀV + BᵀCB)")
 	fs.Float64Var(&f.lr, "lr", 0, "learning rate (default: offline 0.05; online adam 0.006 with --diag, 0.002 without; sgd 0.005)")
@@ -387,12 +395,12 @@ func runLearn(e *env, args []string) error {
 	fs.IntVar(&f.nVal, "val", 300, "validation baskets held out")
 	fs.IntVar(&f.nTest, "test", 2000, "test baskets held out")
 	fs.DurationVar(&f.timeLimit, "time-limit", 0, "offline: stop training after this long (0 = no limit)")
-	fs.StringVar(&f.trace, "trace", "", "write the validation NLL over training time to this CSV file (seconds,baskets,nll)")
+	fs.StringVar(&f.trace, "trace", "", "write the validation NLL over training time to this CSV file (seconds,baskets,nll), or - for standard output (the report then goes to standard error)")
 	fs.StringVar(&f.checkpoint, "checkpoint", "", "online: save the learner state to this file (atomically, every 10000 baskets and at the end)")
-	fs.StringVar(&f.resume, "resume", "", "online: resume from this checkpoint, skipping the baskets it has seen (the checkpoint's learning options apply)")
+	fs.StringVar(&f.resume, "resume", "", "online: resume from this checkpoint, or - for standard input, skipping the baskets it has seen (the checkpoint's learning options apply)")
 	fs.Float64Var(&f.initScale, "init-scale", 0, "standard deviation of the initial entries of V and B (default 0.25/√d; with --diag 0.01/√d)")
 	fs.Float64Var(&f.initShare, "init-share", 0, "with --diag: initial E‖vᵢ‖² as a share of the item's initial δᵢ (default: offline 0.5, online 0.01; negative: --init-scale as drawn)")
-	fs.IntVar(&f.factorEv, "factor-every", 0, "online, exact normaliser: refactor every this many baskets on a worker goroutine; 1 = synchronously at every basket, the exact gradient (default 25)")
+	fs.IntVar(&f.factorEv, "factor-every", 0, "online, exact normaliser: refactor every this many baskets (on a second goroutine); 1 = synchronously at every basket, the exact gradient (default 25)")
 	fs.IntVar(&f.lag, "lag", 0, "online, exact normaliser: a refactorisation takes effect this many baskets after its snapshot, at most --factor-every (default min(factor-every, 70))")
 	fs.IntVar(&f.cEvery, "c-every", 0, "online: step C every this many baskets (default 32 for adam, 16 for sgd)")
 	if err := parseFlags(fs, args); err != nil {
@@ -406,12 +414,13 @@ func runLearn(e *env, args []string) error {
 	}
 	// --checkpoint may be the --resume file (the run goes on saving where
 	// it resumed from); every other output is distinct from every input.
-	data, resume := pathFlag{"--data", f.data}, pathFlag{"--resume", f.resume}
-	out, trace := pathFlag{"--out", f.out}, pathFlag{"--trace", f.trace}
-	if err := checkPaths([]pathFlag{data, resume}, []pathFlag{out, trace}); err != nil {
+	data, resume := stdFile("--data", f.data), stdFile("--resume", f.resume)
+	out, trace := stdFile("--out", f.out), stdFile("--trace", f.trace)
+	checkpoint := outfile.File{Flag: "--checkpoint", Path: f.checkpoint, Why: whyCheckpoint}
+	if err := checkFiles([]outfile.File{data, resume}, []outfile.File{out, trace}); err != nil {
 		return err
 	}
-	if err := checkPaths([]pathFlag{data}, []pathFlag{out, trace, {"--checkpoint", f.checkpoint}}); err != nil {
+	if err := checkFiles([]outfile.File{data}, []outfile.File{out, trace, checkpoint}); err != nil {
 		return err
 	}
 	// The d-sized state is checked before the data is read, the item
@@ -431,7 +440,7 @@ func runLearn(e *env, args []string) error {
 	var model, baseModel *ndpp.Model
 	var coCounts *learn.Cooccurrence // the training baskets' co-occurrence counts
 	if f.mode == "offline" {
-		data, err := f.bf.read(f.data, voc, true, 0)
+		data, err := f.bf.read(f.data, e.stdin, voc, true, 0)
 		if err != nil {
 			return tokenHint(err)
 		}
@@ -456,7 +465,7 @@ func runLearn(e *env, args []string) error {
 			}
 			bar.Add(1)
 		}
-		res, err = learn.TrainOffline(train, val, n, learn.OfflineOptions{D: f.d, Shared: f.shared, LowRank: !f.diag, Seed: f.seed, DiagLR: f.diagLR, RateScale: f.rateScale,
+		res, err = learn.TrainOffline(context.Background(), train, val, n, learn.OfflineOptions{D: f.d, Shared: f.shared, LowRank: !f.diag, Seed: f.seed, DiagLR: f.diagLR, RateScale: f.rateScale,
 			Progress: progressFn, LR: f.lr, Batch: f.batch, MaxEpochs: f.epochs, Patience: f.patience, Alpha: f.alpha, Beta: f.beta,
 			FixC: f.fixC, Workers: f.g.threads, TimeLimit: f.timeLimit, TraceSet: traceSet(f.trace, val),
 			Init: learn.InitOptions{Scale: f.initScale, Share: f.initShare}})
@@ -475,23 +484,23 @@ func runLearn(e *env, args []string) error {
 	n := voc.Len()
 	keys := sortKeys(voc)
 	evalOpt := learn.EvalOptions{Seed: f.seed, Key: keys, Workers: f.g.threads}
-	met, err := learn.Evaluate(model, test, evalOpt)
+	met, err := learn.Evaluate(context.Background(), model, test, evalOpt)
 	if err != nil {
 		return err
 	}
 	var base *learn.Metrics
 	if baseModel == nil {
-		if base, err = learn.Baselines(train, test, n, evalOpt); err != nil {
+		if base, err = learn.Baselines(context.Background(), train, test, n, evalOpt); err != nil {
 			return err
 		}
 		if coCounts, err = learn.CountCooccurrence(train, n, learn.DefaultCooccurPairs); err != nil {
 			return err
 		}
-	} else if base, err = learn.Evaluate(baseModel, test, evalOpt); err != nil {
+	} else if base, err = learn.Evaluate(context.Background(), baseModel, test, evalOpt); err != nil {
 		// The online learner counted the training baskets as they went by.
 		return err
 	}
-	cooc, err := coCounts.Evaluate(test, n, learn.DefaultCooccurNorm, evalOpt)
+	cooc, err := coCounts.Evaluate(context.Background(), test, n, learn.DefaultCooccurNorm, evalOpt)
 	if err != nil {
 		return err
 	}
@@ -513,15 +522,15 @@ func runLearn(e *env, args []string) error {
 	}
 	// The model and the trace replace their files together, after
 	// everything else has succeeded.
-	var outs outputSet
-	defer outs.discard()
-	if err := outs.add(f.out, func(w io.Writer) error { return npz.Write(w, model) }); err != nil {
+	outs := outfile.Set{Stdout: e.stdout}
+	defer outs.Discard()
+	if err := outs.Add(f.out, func(w io.Writer) error { return npz.Write(w, model) }); err != nil {
 		return err
 	}
-	if err := outs.add(f.trace, func(w io.Writer) error { return writeTraceTo(w, f.mode, res.Trace) }); err != nil {
+	if err := outs.Add(f.trace, func(w io.Writer) error { return writeTraceTo(w, f.mode, res.Trace) }); err != nil {
 		return err
 	}
-	if err := outs.commit(); err != nil {
+	if err := outs.Commit(); err != nil {
 		return err
 	}
 	valLL := "none (--val 0)"
@@ -531,7 +540,7 @@ func runLearn(e *env, args []string) error {
 	extra := [][2]string{{"items", strconv.Itoa(n)}, {"validation LL", valLL}}
 	r := toMetricsJSON(f.mode, model.D(), met, base, cooc, res.Seconds, res.Passes, res.Baskets)
 	r.ItemOrder = itemOrder(voc, keys)
-	return writeMetrics(e, &f.g, r, extra)
+	return writeMetrics(reportTo(e, f.out, f.trace), &f.g, r, extra)
 }
 
 // checkMemory refuses a learner whose estimated memory exceeds the budget
@@ -684,7 +693,12 @@ func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, mode
 	// a resumed run skips them, so the counts cover every one).
 	src := cooc.Counting(hold)
 	if f.resume != "" {
-		if o, err = learn.LoadOnlineFile(f.resume); err != nil {
+		if f.resume == outfile.Std {
+			o, err = learn.LoadOnline(e.stdin)
+		} else {
+			o, err = learn.LoadOnlineFile(f.resume)
+		}
+		if err != nil {
 			return nil, nil, nil, nil, nil, err
 		}
 		if err := learn.SkipBaskets(src, o.Position()); err != nil {
@@ -693,7 +707,8 @@ func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, mode
 	} else {
 		o, err = learn.NewOnline(learn.OnlineOptions{D: f.d, Shared: f.shared, LowRank: !f.diag, Seed: f.seed, Optimizer: optim,
 			LR: f.lr, DiagLR: f.diagLR, RateScale: f.rateScale, Alpha: f.alpha, Beta: f.beta, Normalizer: norm, FixC: f.fixC,
-			Init: learn.InitOptions{Scale: f.initScale, Share: f.initShare}, FactorEvery: f.factorEv, Lag: f.lag, CEvery: f.cEvery})
+			Init: learn.InitOptions{Scale: f.initScale, Share: f.initShare}, CEvery: f.cEvery,
+			Schedule: learn.Schedule{FactorEvery: f.factorEv, Lag: f.lag}})
 		if err != nil {
 			return nil, nil, nil, nil, nil, err
 		}
@@ -705,7 +720,7 @@ func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, mode
 	if f.trace != "" {
 		run.TraceSource = hold.Validation
 	}
-	if res, err = o.Run(src, run); err != nil {
+	if res, err = o.Run(context.Background(), src, run); err != nil {
 		bar.Finish()
 		return nil, nil, nil, nil, nil, tokenHint(inFile(f.data, err))
 	}

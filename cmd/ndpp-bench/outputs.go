@@ -3,114 +3,64 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 
-	"github.com/ndpp-go/ndpp/internal/atomicfile"
 	"github.com/ndpp-go/ndpp/internal/memlimit"
+	"github.com/ndpp-go/ndpp/internal/outfile"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/ndpp/npz"
 )
 
-// pathFlag is a file named by a flag: the flag (for messages) and the path.
-type pathFlag struct {
-	flag, path string
+// The reasons flags give for refusing "-" (outfile.File.Why).
+const (
+	whyModel      = "a model file (.npz, a zip archive) is read by seeking; give a file"
+	whyCheckpoint = "the checkpoint is rewritten during the run and read back by --resume; give a file"
+	whyDir        = "it names a directory"
+)
+
+// modelFile is a model-file input flag (refuses "-", see whyModel).
+func modelFile(flag, path string) outfile.File {
+	return outfile.File{Flag: flag, Path: path, Why: whyModel}
 }
 
-// checkPaths validates a command's output files before it does any work:
-// every output's directory accepts a new file, and no output is the same
-// file as an input or as another output (compared as cleaned absolute paths
-// and, where both exist, with os.SameFile). Empty paths and "-" (standard
-// input or output) are skipped. Collisions are usage errors; an output that
-// cannot be written is a plain error naming the flag and the path.
-func checkPaths(inputs, outputs []pathFlag) error {
-	live := func(ps []pathFlag) []pathFlag {
-		var out []pathFlag
-		for _, p := range ps {
-			if p.path != "" && p.path != "-" {
-				out = append(out, p)
-			}
-		}
-		return out
+// stdFile is a file flag that takes "-" (standard input for an input,
+// standard output for an output).
+func stdFile(flag, path string) outfile.File {
+	return outfile.File{Flag: flag, Path: path, Stream: true}
+}
+
+// checkFiles validates a command's files before it does any work (see
+// outfile.Check: outputs distinct from the inputs and from each other,
+// writable; "-" where a flag takes it and once per stream). Its mistakes
+// in the command line are usage errors (exit 2); an output that cannot
+// be written is a plain error naming the flag and the path.
+func checkFiles(inputs, outputs []outfile.File) error {
+	err := outfile.Check(inputs, outputs)
+	if errors.Is(err, outfile.ErrUsage) {
+		return usageError{err.Error()}
 	}
-	inputs, outputs = live(inputs), live(outputs)
-	for i, o := range outputs {
-		for _, in := range inputs {
-			if samePath(o.path, in.path) {
-				return usagef("%s %s is the input file of %s: it would be overwritten", o.flag, o.path, in.flag)
-			}
-		}
-		for _, p := range outputs[:i] {
-			if samePath(o.path, p.path) {
-				return usagef("%s and %s name the same file %s", p.flag, o.flag, o.path)
-			}
-		}
+	return err
+}
+
+// refuseStd is the usage error of a flag naming a directory given "-".
+func refuseStd(flag, path string) error {
+	if path == outfile.Std {
+		return usagef("%s cannot be standard input or output (-): %s", flag, whyDir)
 	}
+	return nil
+}
+
+// reportTo returns the environment a command prints its report (tables,
+// JSON) with: e itself, or, when one of outputs is "-" and so takes
+// standard output, e with the report sent to standard error.
+func reportTo(e *env, outputs ...string) *env {
 	for _, o := range outputs {
-		if err := atomicfile.CheckWritable(o.path); err != nil {
-			return fmt.Errorf("%s: cannot write %s: %w", o.flag, o.path, unwrapPath(err))
+		if o == outfile.Std {
+			r := *e
+			r.stdout = e.stderr
+			return &r
 		}
 	}
-	return nil
-}
-
-// unwrapPath returns the cause of a *fs.PathError (whose text repeats the
-// path), or err.
-func unwrapPath(err error) error {
-	if pe, ok := err.(*os.PathError); ok {
-		return pe.Err
-	}
-	return err
-}
-
-// samePath reports whether a and b name the same file: equal cleaned
-// absolute paths, or existing files that os.SameFile identifies (hard
-// links, symbolic links, other spellings).
-func samePath(a, b string) bool {
-	aa, err1 := filepath.Abs(a)
-	bb, err2 := filepath.Abs(b)
-	if err1 == nil && err2 == nil && aa == bb {
-		return true
-	}
-	sa, err1 := os.Stat(a)
-	sb, err2 := os.Stat(b)
-	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
-}
-
-// outputSet collects a command's outputs as pending files (written in
-// full next to their targets, see atomicfile.Prepare) so that they replace
-// their targets together at the end (commit), or not at all (discard).
-type outputSet struct {
-	ps []*atomicfile.Pending
-}
-
-// add prepares path's new content; an empty path is skipped.
-func (s *outputSet) add(path string, write func(w io.Writer) error) error {
-	if path == "" {
-		return nil
-	}
-	p, err := atomicfile.Prepare(path, write)
-	if err != nil {
-		return err
-	}
-	s.ps = append(s.ps, p)
-	return nil
-}
-
-// commit replaces the targets by the pending contents.
-func (s *outputSet) commit() error {
-	err := atomicfile.CommitAll(s.ps...)
-	s.ps = nil
-	return err
-}
-
-// discard drops every pending content not committed; it is safe to defer.
-func (s *outputSet) discard() {
-	for _, p := range s.ps {
-		p.Discard()
-	}
-	s.ps = nil
+	return e
 }
 
 // loadModel reads a model file and refuses a model whose kernel overflows

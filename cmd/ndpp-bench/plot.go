@@ -11,7 +11,7 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/ndpp-go/ndpp/internal/atomicfile"
+	"github.com/ndpp-go/ndpp/internal/outfile"
 )
 
 // series is one line of a figure.
@@ -133,7 +133,7 @@ func (f figure) save(dir string) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("figure %s: %w", path, err)
 		}
-		if err := atomicfile.Write(path, func(out io.Writer) error { _, err := wt.WriteTo(out); return err }); err != nil {
+		if err := outfile.Write(path, func(out io.Writer) error { _, err := wt.WriteTo(out); return err }); err != nil {
 			return nil, fmt.Errorf("figure %s: %w", path, err)
 		}
 		out = append(out, path)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -46,7 +47,7 @@ func Example_readme() {
 	// One-pass online learning from a basket file, streamed.
 	br, _ := baskets.Open("testdata/1_100_100_100_apparel_regs.csv", baskets.LineOptions{})
 	defer br.Close()
-	lr, _ := learn.TrainOnline(br, learn.OnlineOptions{D: 30}, learn.OnlineRun{})
+	lr, _ := learn.TrainOnline(context.Background(), br, learn.OnlineOptions{D: 30}, learn.OnlineRun{})
 	_ = npz.Save("apparel.npz", lr.Model) // records the file's item ids; atomic; readable by numpy.load
 }
 
@@ -123,7 +124,7 @@ func TestREADMESnippetModelRecordsTheFileIDs(t *testing.T) {
 	br, err := baskets.Open("../../testdata/1_100_100_100_apparel_regs.csv", baskets.LineOptions{})
 	require.NoError(t, err)
 	defer br.Close()
-	lr, err := learn.TrainOnline(br, learn.OnlineOptions{D: 5}, learn.OnlineRun{MaxBaskets: 2000})
+	lr, err := learn.TrainOnline(context.Background(), br, learn.OnlineOptions{D: 5}, learn.OnlineRun{MaxBaskets: 2000})
 	require.NoError(t, err)
 	ids := lr.Model.IDs()
 	require.Len(t, ids, lr.Model.N())

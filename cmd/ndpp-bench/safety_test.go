@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"log"
@@ -202,14 +203,14 @@ func TestEvalReadsTokensThroughTheModelsVocabulary(t *testing.T) {
 	voc := m.Vocab()
 	right, err := baskets.ReadFile(subset, baskets.LineOptions{Vocab: voc})
 	require.NoError(t, err)
-	want, err := learn.Evaluate(m, right, learn.EvalOptions{Seed: 1, Key: sortKeys(voc)})
+	want, err := learn.Evaluate(context.Background(), m, right, learn.EvalOptions{Seed: 1, Key: sortKeys(voc)})
 	require.NoError(t, err)
 	require.Equal(t, want.TestLL, *got.TestLL)
 	require.Equal(t, want.AUC, *got.AUC)
 
 	wrongRows, err := baskets.ReadFile(subset, baskets.LineOptions{N: m.N()})
 	require.NoError(t, err)
-	wrong, err := learn.Evaluate(m, wrongRows, learn.EvalOptions{Seed: 1, Key: sortKeys(voc)})
+	wrong, err := learn.Evaluate(context.Background(), m, wrongRows, learn.EvalOptions{Seed: 1, Key: sortKeys(voc)})
 	require.NoError(t, err)
 	t.Logf("tokens through the vocabulary: LL %.3f, AUC %.3f; tokens as rows: LL %.3f, AUC %.3f", want.TestLL, want.AUC, wrong.TestLL, wrong.AUC)
 	require.Greater(t, want.TestLL, wrong.TestLL+1)

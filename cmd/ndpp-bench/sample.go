@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,7 +12,7 @@ import (
 	"time"
 
 	"github.com/ndpp-go/ndpp/blas"
-	"github.com/ndpp-go/ndpp/internal/atomicfile"
+	"github.com/ndpp-go/ndpp/internal/outfile"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/sample"
 )
@@ -63,7 +62,7 @@ func runSample(e *env, args []string) error {
 	case f.block < 0:
 		return usagef("--block must be ≥ 0 (got %d)", f.block)
 	}
-	if err := checkPaths([]pathFlag{{"--model", f.model}}, []pathFlag{{"--out", f.out}}); err != nil {
+	if err := checkFiles([]outfile.File{modelFile("--model", f.model)}, []outfile.File{stdFile("--out", f.out)}); err != nil {
 		return err
 	}
 	m, err := loadModel(f.model)
@@ -92,15 +91,7 @@ func runSample(e *env, args []string) error {
 		sizes, err = writeSamples(w, s, m, f.count, f.seed, f.g.threads, f.g.json, newProgress(e, &f.g, int64(f.count), "sampling"))
 		return err
 	}
-	if f.out == "-" {
-		bw := bufio.NewWriterSize(e.stdout, 1<<16)
-		if err := write(bw); err != nil {
-			return err
-		}
-		if err := bw.Flush(); err != nil {
-			return err
-		}
-	} else if err := atomicfile.Write(f.out, write); err != nil {
+	if err := outfile.WriteStd(f.out, e.stdout, write); err != nil {
 		return fmt.Errorf("sample: %w", err)
 	}
 	if !f.g.quiet {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ndpp-go/ndpp/blas"
+	"github.com/ndpp-go/ndpp/internal/outfile"
 	"github.com/ndpp-go/ndpp/internal/scorefmt"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/ndpp/baskets"
@@ -58,6 +59,9 @@ func runScore(e *env, args []string) error {
 	}
 	if *recommend < 0 {
 		return usagef("--recommend must be ≥ 0")
+	}
+	if err := checkFiles([]outfile.File{modelFile("--model", *modelPath), stdFile("--input", *input)}, nil); err != nil {
+		return err
 	}
 	m, err := loadModel(*modelPath)
 	if err != nil {

@@ -27,6 +27,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ndpp-go/ndpp/blas"
+	"github.com/ndpp-go/ndpp/internal/outfile"
 	"github.com/ndpp-go/ndpp/internal/scorefmt"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/rerank"
@@ -88,6 +89,9 @@ func runServe(e *env, args []string) error {
 	}
 	if *modelPath == "" {
 		return usagef("--model is required")
+	}
+	if err := checkFiles([]outfile.File{modelFile("--model", *modelPath)}, nil); err != nil {
+		return err
 	}
 	if lim.maxBody < 1 || lim.maxCandidates < 1 || lim.maxK < 1 || lim.maxShown < 0 || lim.maxItems < 1 ||
 		lim.maxBaskets < 1 || lim.maxN < 1 || lim.maxInflight < 1 {

@@ -6,10 +6,11 @@
 //
 // # Formats
 //
-// An item is a row [v; b; δ]: v and b of length d (b omitted when the
-// kernel has B = V), δ (the diagonal entry of L = D + VᵀV + BᵀCB) present
-// exactly when the kernel has a diagonal. The kernel itself (d, C, B = V,
-// diagonal) is given once, e.g. read from a model file by npz.LoadKernel.
+// An item (ndpp.Item) is a row [v; b; δ]: v and b of length d (b omitted
+// when the kernel has B = V), δ (the diagonal entry of L = D + VᵀV + BᵀCB,
+// see docs/math.md in the repository) present exactly when the kernel has
+// a diagonal. The kernel itself (ndpp.Kernel: d, C, B = V, diagonal) is
+// given once, e.g. read from a model file by npz.LoadKernel.
 //
 //   - NPY: a 2-D float64 or float32 array (either byte order, C order) of
 //     shape (n, w), w the row width above, read sequentially after its
@@ -23,7 +24,7 @@
 // Either may be gzip-compressed: the reader detects it, and the format, by
 // the first bytes of the stream. A bad row — wrong length, a non-finite or
 // unparsable value, a negative δ, values whose scale would overflow the
-// kernel's (detcache.CheckItem), a truncated NPY row or bytes after the
+// kernel's (ndpp.CheckItem), a truncated NPY row or bytes after the
 // last one — is an error that names the row (NPY) or line (text), returned
 // after the valid rows before it; nothing is skipped silently. The reader
 // holds one chunk of rows at a time: memory does not grow with n.

@@ -15,12 +15,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ndpp-go/ndpp/detcache"
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
 // readAll reads every item of r (copies), in chunks of varying sizes.
-func readAll(t *testing.T, r *Reader) []detcache.Item {
+func readAll(t *testing.T, r *Reader) []ndpp.Item {
 	t.Helper()
 	return drain(t, r, 7)
 }
@@ -28,10 +27,10 @@ func readAll(t *testing.T, r *Reader) []detcache.Item {
 // drain reads every item of a source (copies), in chunks of 1 to period
 // items.
 func drain(t *testing.T, src interface {
-	Next(int) ([]detcache.Item, error)
-}, period int) []detcache.Item {
+	Next(int) ([]ndpp.Item, error)
+}, period int) []ndpp.Item {
 	t.Helper()
-	var out []detcache.Item
+	var out []ndpp.Item
 	for step := 1; ; step++ {
 		its, err := src.Next(1 + step%period)
 		if err == io.EOF {
@@ -46,10 +45,10 @@ func drain(t *testing.T, src interface {
 }
 
 // modelItems returns m's items as vector items.
-func modelItems(m *ndpp.Model) []detcache.Item {
-	out := make([]detcache.Item, m.N())
+func modelItems(m *ndpp.Model) []ndpp.Item {
+	out := make([]ndpp.Item, m.N())
 	for i := range out {
-		out[i] = detcache.Item{ID: i, V: append([]float64(nil), m.ItemV(i)...), Delta: m.ItemDiag(i)}
+		out[i] = ndpp.Item{ID: i, V: append([]float64(nil), m.ItemV(i)...), Delta: m.ItemDiag(i)}
 		if !m.Shared() {
 			out[i].B = append([]float64(nil), m.ItemB(i)...)
 		}
@@ -58,7 +57,7 @@ func modelItems(m *ndpp.Model) []detcache.Item {
 }
 
 // synthItems reads every item of s (copies).
-func synthItems(t *testing.T, s *Synthetic) []detcache.Item {
+func synthItems(t *testing.T, s *Synthetic) []ndpp.Item {
 	t.Helper()
 	return drain(t, s, 5)
 }
@@ -71,7 +70,7 @@ func TestSyntheticEqualsRandom(t *testing.T) {
 			m := ndpp.Random(nd[0], nd[1], 9, opt)
 			s, err := NewSynthetic(nd[0], nd[1], 9, opt)
 			require.NoError(t, err)
-			require.Equal(t, detcache.KernelOf(m).C, s.Kernel().C, "%+v %v: C", opt, nd)
+			require.Equal(t, ndpp.KernelOf(m).C, s.Kernel().C, "%+v %v: C", opt, nd)
 			require.Equal(t, m.Shared(), s.Kernel().Shared)
 			require.Equal(t, m.HasDiag(), s.Kernel().Diag)
 			require.Equal(t, nd[0], s.Len())
@@ -97,7 +96,7 @@ func gz(t *testing.T, b []byte) []byte {
 func TestRoundTrip(t *testing.T) {
 	for _, opt := range []ndpp.RandomOptions{{}, {Diag: 0.5}, {Shared: true}, {Shared: true, Diag: 1}} {
 		m := ndpp.Random(50, 4, 2, opt)
-		k := detcache.KernelOf(m)
+		k := ndpp.KernelOf(m)
 		want := modelItems(m)
 		for _, format := range []string{FormatNPY, FormatText, "npy32"} {
 			var buf bytes.Buffer
@@ -165,12 +164,12 @@ func npyBytes(shape string, vals []float64) []byte {
 
 // TestBadRows: every bad row is an error naming its row or line.
 func TestBadRows(t *testing.T) {
-	k := detcache.KernelOf(ndpp.Random(5, 2, 1, ndpp.RandomOptions{})) // rows of 4
+	k := ndpp.KernelOf(ndpp.Random(5, 2, 1, ndpp.RandomOptions{})) // rows of 4
 	kd := k
 	kd.Diag = true // rows of 5
 	row := []float64{1, 2, 3, 4}
 	for name, tc := range map[string]struct {
-		k    detcache.Kernel
+		k    ndpp.Kernel
 		data []byte
 		want string
 	}{
@@ -215,7 +214,7 @@ func TestBadRows(t *testing.T) {
 	r, err := Open(strings.NewReader("# items\n7, 1, 2, 3, 4\n\n9 5 6 7 8"), k, Options{Format: FormatText})
 	require.NoError(t, err)
 	got := readAll(t, r)
-	require.Equal(t, []detcache.Item{{ID: 7, V: []float64{1, 2}, B: []float64{3, 4}}, {ID: 9, V: []float64{5, 6}, B: []float64{7, 8}}}, got)
+	require.Equal(t, []ndpp.Item{{ID: 7, V: []float64{1, 2}, B: []float64{3, 4}}, {ID: 9, V: []float64{5, 6}, B: []float64{7, 8}}}, got)
 	_, err = Open(strings.NewReader(""), k, Options{Format: "csv"})
 	require.ErrorContains(t, err, `unknown format "csv"`)
 }
@@ -225,7 +224,7 @@ func TestBadRows(t *testing.T) {
 // sizes; nothing after it is returned.
 func TestErrorMidChunk(t *testing.T) {
 	m := ndpp.Random(40, 3, 4, ndpp.RandomOptions{})
-	k := detcache.KernelOf(m)
+	k := ndpp.KernelOf(m)
 	want := modelItems(m)
 	for _, format := range []string{FormatNPY, FormatText} {
 		for _, bad := range []int{0, 5, 17, 39} {
@@ -254,7 +253,7 @@ func TestErrorMidChunk(t *testing.T) {
 			for _, opt := range []Options{{}, {ReadAhead: 1, Chunk: 7}, {ReadAhead: 3, Chunk: 4096}} {
 				r, err := Open(bytes.NewReader(data), k, opt)
 				require.NoError(t, err)
-				got := []detcache.Item{}
+				got := []ndpp.Item{}
 				for step := 1; ; step++ {
 					its, err := r.Next(1 + step%5)
 					if err != nil {
@@ -270,7 +269,7 @@ func TestErrorMidChunk(t *testing.T) {
 						break
 					}
 					for _, it := range its {
-						got = append(got, detcache.Item{ID: it.ID, V: append([]float64(nil), it.V...), B: append([]float64(nil), it.B...)})
+						got = append(got, ndpp.Item{ID: it.ID, V: append([]float64(nil), it.V...), B: append([]float64(nil), it.B...)})
 					}
 				}
 				require.Equal(t, want[:bad], got, "%s bad %d %+v", format, bad, opt)
@@ -286,7 +285,7 @@ func TestErrorMidChunk(t *testing.T) {
 // reader holds at most its pool of chunks.
 func TestReadAheadClose(t *testing.T) {
 	m := ndpp.Random(1000, 2, 5, ndpp.RandomOptions{})
-	k := detcache.KernelOf(m)
+	k := ndpp.KernelOf(m)
 	var buf bytes.Buffer
 	w, err := NewNPYWriter(&buf, k, m.N(), false)
 	require.NoError(t, err)

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/ndpp-go/ndpp/detcache"
+	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/ndpp/npz"
 )
 
@@ -50,7 +50,7 @@ const DefaultChunk = 4096
 
 // Width returns the number of values of an item's row for the kernel:
 // d (B = V) or 2d, plus one for a diagonal entry.
-func Width(k detcache.Kernel) int {
+func Width(k ndpp.Kernel) int {
 	w := 2 * k.D
 	if k.Shared {
 		w = k.D
@@ -64,8 +64,8 @@ func Width(k detcache.Kernel) int {
 // Reader reads items from a stream in one of the package's formats. It
 // implements stream.ItemSource and stream.LenSource.
 type Reader struct {
-	kern   detcache.Kernel
-	ichk   detcache.ItemCheck
+	kern   ndpp.Kernel
+	ichk   ndpp.ItemCheck
 	width  int
 	format string
 	gzip   bool
@@ -100,7 +100,7 @@ type Reader struct {
 // the error of the row after them).
 type chunk struct {
 	vals  []float64
-	items []detcache.Item
+	items []ndpp.Item
 	lines []int // text: the line of each item
 	n     int
 	err   error
@@ -115,7 +115,7 @@ var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 // Kernel.Check). It reads the first bytes to detect gzip and the format,
 // and for NPY the header, which must describe a 2-D float array of rows of
 // Width(k) values in C order.
-func Open(r io.Reader, k detcache.Kernel, opt Options) (*Reader, error) {
+func Open(r io.Reader, k ndpp.Kernel, opt Options) (*Reader, error) {
 	if err := k.Check(); err != nil {
 		return nil, fmt.Errorf("items: %w", err)
 	}
@@ -127,7 +127,7 @@ func Open(r io.Reader, k detcache.Kernel, opt Options) (*Reader, error) {
 	if opt.ReadAhead < 0 || opt.Chunk < 0 {
 		return nil, fmt.Errorf("items: read-ahead %d, chunk %d; need ≥ 0", opt.ReadAhead, opt.Chunk)
 	}
-	rd := &Reader{kern: k, ichk: detcache.NewItemCheck(k), width: Width(k), n: -1, br: bufio.NewReaderSize(r, 1<<20)}
+	rd := &Reader{kern: k, ichk: ndpp.NewItemCheck(k), width: Width(k), n: -1, br: bufio.NewReaderSize(r, 1<<20)}
 	if head, _ := rd.br.Peek(2); len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
 		gz, err := gzip.NewReader(rd.br)
 		if err != nil {
@@ -221,7 +221,7 @@ func (r *Reader) openNPY() error {
 }
 
 // describe names the row layout of a kernel for messages.
-func describe(k detcache.Kernel) string {
+func describe(k ndpp.Kernel) string {
 	s := fmt.Sprintf("d = %d, rows [v; b", k.D)
 	if k.Shared {
 		s = fmt.Sprintf("d = %d, B = V, rows [v", k.D)
@@ -249,7 +249,7 @@ func (r *Reader) Read() int { return r.given }
 // io.EOF after the last. The items and their vectors are valid until the
 // next call. A bad row is an error naming it, returned after the valid
 // rows before it; every later call returns the same error.
-func (r *Reader) Next(max int) ([]detcache.Item, error) {
+func (r *Reader) Next(max int) ([]ndpp.Item, error) {
 	if max < 1 {
 		return nil, fmt.Errorf("items: Next(%d); need max ≥ 1", max)
 	}
@@ -280,7 +280,7 @@ func (r *Reader) Next(max int) ([]detcache.Item, error) {
 func (r *Reader) decode(ch *chunk, max int) {
 	if cap(ch.vals) < max*r.width {
 		ch.vals = make([]float64, max*r.width)
-		ch.items = make([]detcache.Item, max)
+		ch.items = make([]ndpp.Item, max)
 	}
 	if r.format == FormatNPY {
 		ch.n, ch.err = r.nextNPY(ch, max)
@@ -311,7 +311,7 @@ func (r *Reader) item(ch *chunk, c, id int) {
 	row := ch.vals[c*w : (c+1)*w : (c+1)*w]
 	it := &ch.items[c]
 	if len(it.V) != d || &it.V[0] != &row[0] || !r.kern.Shared && (len(it.B) != d || &it.B[0] != &row[d]) {
-		*it = detcache.Item{V: row[:d:d]}
+		*it = ndpp.Item{V: row[:d:d]}
 		if !r.kern.Shared {
 			it.B = row[d : 2*d : 2*d]
 		}

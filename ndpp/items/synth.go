@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/ndpp-go/ndpp/detcache"
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
@@ -17,11 +16,11 @@ type Synthetic struct {
 	n, d       int
 	scale      float64
 	diag       float64
-	kern       detcache.Kernel
+	kern       ndpp.Kernel
 	rv, rb, rd *rand.Rand
 	pos        int
 	vals       []float64
-	items      []detcache.Item
+	items      []ndpp.Item
 }
 
 // NewSynthetic prepares the stream: it replays Random's generator once
@@ -76,19 +75,19 @@ func NewSynthetic(n, d int, seed uint64, opt ndpp.RandomOptions) (*Synthetic, er
 	if opt.Diag > 0 {
 		s.rd = clone()
 	}
-	s.kern = detcache.Kernel{D: d, C: c, Shared: opt.Shared, Diag: opt.Diag > 0}
+	s.kern = ndpp.Kernel{D: d, C: c, Shared: opt.Shared, Diag: opt.Diag > 0}
 	return s, nil
 }
 
 // Kernel returns the stream's kernel (C as Random draws it).
-func (s *Synthetic) Kernel() detcache.Kernel { return s.kern }
+func (s *Synthetic) Kernel() ndpp.Kernel { return s.kern }
 
 // Len returns n.
 func (s *Synthetic) Len() int { return s.n }
 
 // Next returns the next items (ids 0, 1, …), at most max, or io.EOF; they
 // are valid until the next call.
-func (s *Synthetic) Next(max int) ([]detcache.Item, error) {
+func (s *Synthetic) Next(max int) ([]ndpp.Item, error) {
 	if max < 1 {
 		return nil, fmt.Errorf("items: Next(%d); need max ≥ 1", max)
 	}
@@ -98,11 +97,11 @@ func (s *Synthetic) Next(max int) ([]detcache.Item, error) {
 	n, d := min(max, s.n-s.pos), s.d
 	if cap(s.vals) < 2*d*n {
 		s.vals = make([]float64, 2*d*n)
-		s.items = make([]detcache.Item, n)
+		s.items = make([]ndpp.Item, n)
 	}
 	for c := 0; c < n; c++ {
 		row := s.vals[2*d*c : 2*d*(c+1)]
-		it := detcache.Item{ID: s.pos + c, V: row[:d:d]}
+		it := ndpp.Item{ID: s.pos + c, V: row[:d:d]}
 		for q := range it.V {
 			it.V[q] = s.rv.NormFloat64() * s.scale
 		}

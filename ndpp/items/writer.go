@@ -8,14 +8,14 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/ndpp-go/ndpp/detcache"
+	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/ndpp/npz"
 )
 
 // Writer writes items in one of the package's formats as they come.
 type Writer struct {
 	w      *bufio.Writer
-	kern   detcache.Kernel
+	kern   ndpp.Kernel
 	format string
 	f32    bool
 	n, pos int // NPY: rows declared and written
@@ -25,7 +25,7 @@ type Writer struct {
 // NewNPYWriter starts an NPY stream of n items of the kernel k: the header
 // (shape (n, Width(k)), "<f8", or "<f4" with float32), then rows as they
 // are written. Close checks that n rows were written.
-func NewNPYWriter(w io.Writer, k detcache.Kernel, n int, float32 bool) (*Writer, error) {
+func NewNPYWriter(w io.Writer, k ndpp.Kernel, n int, float32 bool) (*Writer, error) {
 	descr := "<f8"
 	if float32 {
 		descr = "<f4"
@@ -40,14 +40,14 @@ func NewNPYWriter(w io.Writer, k detcache.Kernel, n int, float32 bool) (*Writer,
 // NewTextWriter starts a text stream of items of the kernel k: one line
 // per item, "id v… b… [δ]" separated by spaces, values in the shortest
 // form that reads back to the same float64.
-func NewTextWriter(w io.Writer, k detcache.Kernel) *Writer {
+func NewTextWriter(w io.Writer, k ndpp.Kernel) *Writer {
 	return &Writer{w: bufio.NewWriterSize(w, 1<<20), kern: k, format: FormatText, n: -1}
 }
 
-// Write writes items (validated against the kernel: detcache.CheckItem).
-func (wr *Writer) Write(items []detcache.Item) error {
+// Write writes items (validated against the kernel: ndpp.CheckItem).
+func (wr *Writer) Write(items []ndpp.Item) error {
 	for _, it := range items {
-		if err := detcache.CheckItem(wr.kern, it); err != nil {
+		if err := ndpp.CheckItem(wr.kern, it); err != nil {
 			return fmt.Errorf("items: %w", err)
 		}
 		if wr.n >= 0 && wr.pos >= wr.n {

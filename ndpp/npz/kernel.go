@@ -8,46 +8,42 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/ndpp-go/ndpp/ndpp"
 )
 
-// Kernel is what a model file says about the kernel its items share: d,
-// the row-major d×d C, whether B = V and whether the model has a diagonal.
-type Kernel struct {
-	D      int
-	C      []float64
-	Shared bool
-	Diag   bool
-}
-
-// LoadKernel reads the kernel description of a model file without loading
-// its items: it decodes C only, takes the diagonal's presence from the
-// entry D, and decides B = V as Load does (no B, or a B whose bytes equal
-// V's: compared by the zip directory's CRC-32 and size, then streamed in
-// pieces when they agree). Its memory does not grow with n.
-func LoadKernel(path string) (Kernel, error) {
+// LoadKernel reads what a model file says about the kernel its items share
+// (d, the row-major d×d C, whether B = V and whether the model has a
+// diagonal) without loading its items; the description is not validated
+// (see ndpp.Kernel.Check). It decodes C only, takes the diagonal's
+// presence from the entry D, and decides B = V as Load does (no B, or a B
+// whose bytes equal V's: compared by the zip directory's CRC-32 and size,
+// then streamed in pieces when they agree). Its memory does not grow with
+// n.
+func LoadKernel(path string) (ndpp.Kernel, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return Kernel{}, fmt.Errorf("npz: %w", err)
+		return ndpp.Kernel{}, fmt.Errorf("npz: %w", err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return Kernel{}, fmt.Errorf("npz: %w", err)
+		return ndpp.Kernel{}, fmt.Errorf("npz: %w", err)
 	}
 	if st.IsDir() {
-		return Kernel{}, fmt.Errorf("npz: %s: is a directory, not an .npz model file", path)
+		return ndpp.Kernel{}, fmt.Errorf("npz: %s: is a directory, not an .npz model file", path)
 	}
 	k, err := decodeKernel(f, st.Size())
 	if err != nil {
-		return Kernel{}, &fileError{path, err}
+		return ndpp.Kernel{}, &fileError{path, err}
 	}
 	return k, nil
 }
 
-func decodeKernel(r io.ReaderAt, size int64) (Kernel, error) {
+func decodeKernel(r io.ReaderAt, size int64) (ndpp.Kernel, error) {
 	zr, err := zip.NewReader(r, size)
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
-		return Kernel{}, fmt.Errorf("not a valid .npz (zip) archive: %w", err)
+		return ndpp.Kernel{}, fmt.Errorf("not a valid .npz (zip) archive: %w", err)
 	}
 	entries := map[string]*zip.File{}
 	for _, f := range zr.File {
@@ -55,34 +51,34 @@ func decodeKernel(r io.ReaderAt, size int64) (Kernel, error) {
 		switch key {
 		case "V", "B", "C", "D":
 			if _, dup := entries[key]; dup {
-				return Kernel{}, fmt.Errorf("array %s appears twice in the archive", key)
+				return ndpp.Kernel{}, fmt.Errorf("array %s appears twice in the archive", key)
 			}
 			entries[key] = f
 		}
 	}
 	cf, ok := entries["C"]
 	if !ok {
-		return Kernel{}, errors.New("missing array C")
+		return ndpp.Kernel{}, errors.New("missing array C")
 	}
 	ca, err := readNPYEntry(cf, nil)
 	if err != nil {
-		return Kernel{}, fmt.Errorf("array C: %w", err)
+		return ndpp.Kernel{}, fmt.Errorf("array C: %w", err)
 	}
 	if len(ca.shape) != 2 || ca.shape[0] != ca.shape[1] || ca.shape[0] == 0 {
-		return Kernel{}, fmt.Errorf("array C has shape %s; want (d, d) with d ≥ 1", shapeString(ca.shape))
+		return ndpp.Kernel{}, fmt.Errorf("array C has shape %s; want (d, d) with d ≥ 1", shapeString(ca.shape))
 	}
 	c, err := ca.float64s()
 	if err != nil {
-		return Kernel{}, fmt.Errorf("array C: %w", err)
+		return ndpp.Kernel{}, fmt.Errorf("array C: %w", err)
 	}
-	k := Kernel{D: ca.shape[0], C: c, Shared: true}
+	k := ndpp.Kernel{D: ca.shape[0], C: c, Shared: true}
 	_, k.Diag = entries["D"]
 	vf, hasV := entries["V"]
 	if bf, ok := entries["B"]; ok {
 		k.Shared = false
 		if hasV && vf.CRC32 == bf.CRC32 && vf.UncompressedSize64 == bf.UncompressedSize64 {
 			if k.Shared, err = sameEntries(vf, bf); err != nil {
-				return Kernel{}, err
+				return ndpp.Kernel{}, err
 			}
 		}
 	}

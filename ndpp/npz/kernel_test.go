@@ -21,7 +21,7 @@ func TestLoadKernel(t *testing.T) {
 		k, err := LoadKernel(path)
 		require.NoError(t, err)
 		_, _, _, c := m.Rows()
-		require.Equal(t, Kernel{D: 4, C: c, Shared: m.Shared(), Diag: m.HasDiag()}, k, "%+v", opt)
+		require.Equal(t, ndpp.Kernel{D: 4, C: c, Shared: m.Shared(), Diag: m.HasDiag()}, k, "%+v", opt)
 	}
 	_, err := LoadKernel(filepath.Join(dir, "missing.npz"))
 	require.Error(t, err)

@@ -12,8 +12,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ndpp-go/ndpp/internal/atomicfile"
 	"github.com/ndpp-go/ndpp/internal/memlimit"
+	"github.com/ndpp-go/ndpp/internal/outfile"
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
@@ -80,7 +80,7 @@ func Save(path string, m *ndpp.Model) error {
 	if err := checkVocab(m); err != nil {
 		return &fileError{path, err}
 	}
-	if err := atomicfile.Write(path, func(w io.Writer) error { return write(w, m) }); err != nil {
+	if err := outfile.Write(path, func(w io.Writer) error { return write(w, m) }); err != nil {
 		return fmt.Errorf("npz: %w", err)
 	}
 	return nil

@@ -4,6 +4,16 @@
 //	ndpp-beam learn --data GLOB --d D --steps T --out M.npz
 //	ndpp-beam map --items GLOB --kernel M.npz --k K --shards S [--coreset K′] [--polish final|none|all] [--buffer B] --out F.json
 //
+// Outputs follow ndpp's output policy (package internal/outfile): an
+// output that is one of the inputs (a file the input glob matches, through
+// symbolic or hard links too) is refused before any work; local files are
+// replaced atomically, a symbolic link's target is replaced and the link
+// kept, a device or FIFO is written through. learn --out - writes the model
+// to standard output, and so does map --out - with the in-process runner;
+// inputs are globs the workers read and cannot be standard input.
+//
+// Mistakes in the command line exit with status 2, other failures with 1.
+//
 // Beam's own flags select the runner: in process on Prism by default
 // (--runner=prism), or --runner=universal --endpoint=HOST:PORT for a
 // portable job server (Flink, Spark, an external Prism), --runner=dataflow
@@ -13,10 +23,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -26,7 +38,9 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
 	"github.com/ndpp-go/ndpp/beam/pipelines"
+	"github.com/ndpp-go/ndpp/internal/outfile"
 	"github.com/ndpp-go/ndpp/learn"
+	"github.com/ndpp-go/ndpp/ndpp/npz"
 	"github.com/ndpp-go/ndpp/stream"
 )
 
@@ -50,10 +64,10 @@ var beamFlags map[string]bool
 var verbose bool
 
 func main() {
-	os.Exit(run(os.Args, os.Stderr))
+	os.Exit(run(os.Args, os.Stdout, os.Stderr))
 }
 
-func run(args []string, stderr io.Writer) int {
+func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) >= 2 && (args[1] == "-h" || args[1] == "-help" || args[1] == "--help") {
 		fmt.Fprint(stderr, usage)
 		return 0
@@ -78,9 +92,9 @@ func run(args []string, stderr io.Writer) int {
 	case "score":
 		err = runScore(stderr)
 	case "learn":
-		err = runLearn(stderr)
+		err = runLearn(stdout, stderr)
 	case "map":
-		err = runMap(stderr)
+		err = runMap(stdout, stderr)
 	case "help":
 		fmt.Fprint(stderr, usage)
 		return 0
@@ -90,6 +104,9 @@ func run(args []string, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "ndpp-beam %s: %v\n", cmd, err)
+		if errors.Is(err, errUsage) || errors.Is(err, outfile.ErrUsage) {
+			return 2
+		}
 		return 1
 	}
 	return 0
@@ -126,6 +143,19 @@ func initBeam() {
 	beam.Init()
 }
 
+// Why the flags refuse "-" (outfile.File.Why).
+const (
+	whyGlob  = "the pipeline's workers read the files a glob matches; give a glob"
+	whyModel = "the workers read the model file (.npz) by its path; give a file"
+)
+
+// inProcess reports whether the pipeline runs in this process (the Prism
+// runner, the default), so that its workers share the driver's files.
+func inProcess() bool {
+	r := *runners.Runner
+	return r == "" || r == "prism"
+}
+
 // formatFlags are the basket-file flags of ndpp-bench.
 func formatFlags() *pipelines.BasketFormat {
 	f := &pipelines.BasketFormat{}
@@ -137,9 +167,18 @@ func formatFlags() *pipelines.BasketFormat {
 	return f
 }
 
+// errUsage marks a mistake in the command line: exit status 2, as for
+// the outputs that outfile.Check refuses.
+var errUsage = errors.New("usage")
+
+type usageErr struct{ msg string }
+
+func (u usageErr) Error() string { return u.msg }
+func (u usageErr) Unwrap() error { return errUsage }
+
 func usageError(format string, a ...any) error {
 	flag.Usage()
-	return fmt.Errorf(format, a...)
+	return usageErr{fmt.Sprintf(format, a...)}
 }
 
 func runScore(stderr io.Writer) error {
@@ -162,6 +201,20 @@ func runScore(stderr io.Writer) error {
 		return usageError("--shards and --chunk-size must be ≥ 1, --recommend ≥ 0")
 	}
 	opt.Format = *format
+	outputs := []outfile.File{{Flag: "--output", Path: opt.Output, Why: "the output is one file per shard, PREFIX-SSSSS-of-NNNNN"}}
+	if opt.Output != outfile.Std {
+		outputs = outputs[:0]
+		for i := range opt.Shards {
+			outputs = append(outputs, outfile.File{Flag: "--output", Path: pipelines.ShardName(opt.Output, i, opt.Shards)})
+		}
+	}
+	if opt.Summary != "" {
+		outputs = append(outputs, outfile.File{Flag: "--summary", Path: opt.Summary, Why: "the pipeline writes the summary by its path, and the command reads it back; give a file"})
+	}
+	inputs := []outfile.File{{Flag: "--model", Path: opt.Model, Why: whyModel}, {Flag: "--input", Path: opt.Input, Glob: true, Why: whyGlob}}
+	if err := outfile.Check(inputs, outputs); err != nil {
+		return err
+	}
 	ctx := context.Background()
 	p, s := beam.NewPipelineWithRoot()
 	if _, err := pipelines.Score(ctx, s, opt); err != nil {
@@ -188,7 +241,7 @@ func runScore(stderr io.Writer) error {
 	return nil
 }
 
-func runLearn(stderr io.Writer) error {
+func runLearn(stdout, stderr io.Writer) error {
 	var opt pipelines.LearnOptions
 	l := &opt.Learner
 	var out string
@@ -196,7 +249,7 @@ func runLearn(stderr io.Writer) error {
 	flag.StringVar(&opt.Data, "data", "", "glob of basket files, all training baskets (required)")
 	flag.IntVar(&l.D, "d", 30, "rank parameter d")
 	flag.IntVar(&opt.Steps, "steps", 0, "full-batch steps, one pipeline run each (required)")
-	flag.StringVar(&out, "out", "", "write the learned model to this .npz file (required)")
+	flag.StringVar(&out, "out", "", "write the learned model to this .npz file, or - for standard output (required)")
 	flag.Uint64Var(&l.Seed, "seed", 1, "seed of the initialisation")
 	flag.BoolVar(&l.Shared, "shared", false, "B = V")
 	flag.BoolVar(&diag, "diag", true, "learn the kernel with a diagonal, L = D + VᵀV + BᵀCB (false: L = VᵀV + BᵀCB)")
@@ -222,6 +275,13 @@ func runLearn(stderr io.Writer) error {
 	}
 	l.LowRank = !diag
 	opt.Format = *format
+	inputs := []outfile.File{{Flag: "--data", Path: opt.Data, Glob: true, Why: whyGlob}}
+	if err := outfile.Check(inputs, []outfile.File{{Flag: "--out", Path: out, Stream: true}}); err != nil {
+		return err
+	}
+	if opt.WorkDir == outfile.Std {
+		return usageError("--work-dir cannot be standard input or output (-): it names a directory")
+	}
 	if opt.WorkDir == "" {
 		if r := *runners.Runner; r != "" && r != "prism" {
 			return usageError("--work-dir is required with --runner=%s: a directory the driver and the workers share", r)
@@ -245,7 +305,12 @@ func runLearn(stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := pipelines.SaveModel(ctx, out, res.Model); err != nil {
+	if out == outfile.Std {
+		err = outfile.WriteStd(out, stdout, func(w io.Writer) error { return npz.Write(w, res.Model) })
+	} else {
+		err = pipelines.SaveModel(ctx, out, res.Model)
+	}
+	if err != nil {
 		return err
 	}
 	if !quiet {
@@ -255,7 +320,7 @@ func runLearn(stderr io.Writer) error {
 	return nil
 }
 
-func runMap(stderr io.Writer) error {
+func runMap(stdout, stderr io.Writer) error {
 	var opt pipelines.MapOptions
 	flag.StringVar(&opt.Items, "items", "", "glob of item files, NPY or text, optionally gzip (required); NPY ids are row positions offset by the rows of the files before (in name order), text ids are as written")
 	flag.StringVar(&opt.Kernel, "kernel", "", "model file (.npz) giving the items' kernel, on a filesystem the workers read (required)")
@@ -265,7 +330,7 @@ func runMap(stderr io.Writer) error {
 	polish := flag.String("polish", "final", "local search after greedy: final (the final solution, over the union of the shards' candidates), none, or all (also every core-set)")
 	flag.IntVar(&opt.Buffer, "buffer", 0, fmt.Sprintf("items an accumulator holds before it is reduced to k′ candidates (0: each shard's items held whole when a bound on their number is known, from NPY headers or uncompressed text sizes, and they fit the memory budget, NDPP_MAX_MEMORY; else %d)", pipelines.DefaultMapBuffer))
 	flag.IntVar(&opt.ChunkSize, "chunk-size", 8*pipelines.DefaultChunkSize, "items that travel together")
-	flag.StringVar(&opt.Out, "out", "", "write the JSON result to this file (required)")
+	flag.StringVar(&opt.Out, "out", "", "write the JSON result to this file, or - for standard output (with the in-process runner) (required)")
 	initBeam()
 	if opt.Items == "" || opt.Kernel == "" || opt.Out == "" || opt.K < 1 {
 		return usageError("--items, --kernel, --out and --k ≥ 1 are required")
@@ -277,6 +342,22 @@ func runMap(stderr io.Writer) error {
 	if opt.Polish, err = pipelines.ParsePolish(*polish); err != nil {
 		return usageError("%v", err)
 	}
+	inputs := []outfile.File{{Flag: "--items", Path: opt.Items, Glob: true, Why: whyGlob}, {Flag: "--kernel", Path: opt.Kernel, Why: whyModel}}
+	result := outfile.File{Flag: "--out", Path: opt.Out, Stream: inProcess(),
+		Why: fmt.Sprintf("with --runner=%s a worker writes the result; give a path", *runners.Runner)}
+	if err := outfile.Check(inputs, []outfile.File{result}); err != nil {
+		return err
+	}
+	if opt.Out == outfile.Std {
+		// The in-process worker writes the result to a temporary file,
+		// copied to stdout after the run.
+		dir, err := os.MkdirTemp("", "ndpp-beam-map-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		opt.Out = filepath.Join(dir, "result.json")
+	}
 	ctx := context.Background()
 	p, s := beam.NewPipelineWithRoot()
 	if _, err := pipelines.Map(ctx, s, opt); err != nil {
@@ -286,6 +367,15 @@ func runMap(stderr io.Writer) error {
 	if err := beamx.Run(ctx, p); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "ndpp-beam map: done in %.2fs, result %s\n", time.Since(start).Seconds(), opt.Out)
+	if result.Path == outfile.Std {
+		data, err := os.ReadFile(opt.Out)
+		if err != nil {
+			return err
+		}
+		if err := outfile.WriteStd(outfile.Std, stdout, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stderr, "ndpp-beam map: done in %.2fs, result %s\n", time.Since(start).Seconds(), result.Path)
 	return nil
 }

@@ -3,17 +3,18 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndpp-go/ndpp/beam/pipelines"
-	"github.com/ndpp-go/ndpp/detcache"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/ndpp/items"
 	"github.com/ndpp-go/ndpp/ndpp/npz"
@@ -32,7 +33,7 @@ func TestMain(m *testing.M) {
 				break
 			}
 		}
-		os.Exit(run(args, os.Stderr))
+		os.Exit(run(args, os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
 }
@@ -146,14 +147,14 @@ func TestMap(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, npz.Write(f, m))
 	require.NoError(t, f.Close())
-	kern := detcache.KernelOf(m)
+	kern := ndpp.KernelOf(m)
 	for p, rows := range [][2]int{{0, 120}, {120, 300}} {
 		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("items-%d.npy", p)))
 		require.NoError(t, err)
 		w, err := items.NewNPYWriter(f, kern, rows[1]-rows[0], false)
 		require.NoError(t, err)
 		for i := rows[0]; i < rows[1]; i++ {
-			require.NoError(t, w.Write([]detcache.Item{detcache.ModelItem(m, i)}))
+			require.NoError(t, w.Write([]ndpp.Item{ndpp.ModelItem(m, i)}))
 		}
 		require.NoError(t, w.Close())
 		require.NoError(t, f.Close())
@@ -184,8 +185,137 @@ func TestMap(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, ld, res.LogDet)
 
+	// --out -: the result on standard output; a FIFO: written through.
+	mapArgs := []string{"map", "--items", filepath.Join(dir, "items-*.npy"), "--kernel", filepath.Join(dir, "kernel.npz"), "--k", "5", "--shards", "2"}
+	stdout, stderr, code := ndppBeamOut(t, append(mapArgs, "--out", "-")...)
+	require.Equal(t, 0, code, stderr)
+	require.JSONEq(t, string(readFile(t, out)), stdout)
+	fifo := filepath.Join(dir, "pipe")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	read := make(chan []byte, 1)
+	go func() {
+		f, err := os.Open(fifo)
+		if err != nil {
+			read <- nil
+			return
+		}
+		defer f.Close()
+		b, _ := io.ReadAll(f)
+		read <- b
+	}()
+	stderr, code = ndppBeam(t, append(mapArgs, "--out", fifo)...)
+	require.Equal(t, 0, code, stderr)
+	require.JSONEq(t, stdout, string(<-read))
+	st, err := os.Lstat(fifo)
+	require.NoError(t, err)
+	require.Equal(t, os.ModeNamedPipe, st.Mode().Type(), "the FIFO was replaced")
+
 	stderr, code = ndppBeam(t, "map", "--items", filepath.Join(dir, "items-*.npy"), "--kernel", filepath.Join(dir, "kernel.npz"),
 		"--k", "5", "--polish", "some", "--out", out)
-	require.Equal(t, 1, code)
+	require.Equal(t, 2, code)
 	require.Contains(t, stderr, "want final, none or all")
+}
+
+// ndppBeamOut runs ndpp-beam as ndppBeam does and also returns its
+// standard output.
+func ndppBeamOut(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^$", "--"}, args...)...)
+	cmd.Env = append(os.Environ(), "NDPP_BEAM_MAIN=1")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else {
+		require.NoError(t, err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// TestOutputPolicy: an output that is an input (a file the input glob
+// matches, or a link to one) is refused before any work and left as it
+// was; "-" is refused where a flag cannot stream; learn --out - and map
+// --out - write standard output; a symbolic link given as --out keeps
+// being a link and its target gets the model; a FIFO is written through.
+func TestOutputPolicy(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join("..", "..", "..", "testdata", "1_100_100_100_apparel_regs.csv")
+	lines := strings.SplitAfter(string(readFile(t, src)), "\n")
+	train := []string{filepath.Join(dir, "train-1.txt"), filepath.Join(dir, "train-2.txt")}
+	require.NoError(t, os.WriteFile(train[0], []byte(strings.Join(lines[:400], "")), 0o644))
+	require.NoError(t, os.WriteFile(train[1], []byte(strings.Join(lines[400:800], "")), 0o644))
+	itemsFile := filepath.Join(dir, "items.npy")
+	require.NoError(t, os.WriteFile(itemsFile, []byte("\x93NUMPY not really"), 0o644))
+	link := filepath.Join(dir, "link.txt")
+	require.NoError(t, os.Symlink("train-2.txt", link))
+	glob := filepath.Join(dir, "train-*.txt")
+	before := map[string][]byte{}
+	for _, p := range append(train, itemsFile) {
+		before[p] = readFile(t, p)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"learn", "--data", glob, "--steps", "1", "--out", train[0]}, "is " + train[0] + ", an input file of --data"},
+		{[]string{"learn", "--data", glob, "--steps", "1", "--out", link}, "an input file of --data"},
+		{[]string{"map", "--items", itemsFile, "--kernel", "nowhere.npz", "--k", "3", "--out", itemsFile}, "input file of --items"},
+		{[]string{"learn", "--data", "-", "--steps", "1", "--out", "m.npz"}, "--data cannot be standard input (-)"},
+		{[]string{"learn", "--data", glob, "--steps", "1", "--out", "m.npz", "--work-dir", "-"}, "--work-dir cannot be standard input or output (-)"},
+		{[]string{"score", "--model", "-", "--input", glob, "--output", "x"}, "--model cannot be standard input (-)"},
+		{[]string{"score", "--model", "m.npz", "--input", "-", "--output", "x"}, "--input cannot be standard input (-)"},
+		{[]string{"score", "--model", "m.npz", "--input", glob, "--output", "-"}, "--output cannot be standard output (-): the output is one file per shard"},
+		{[]string{"map", "--items", "-", "--kernel", "k.npz", "--k", "3", "--out", "x"}, "--items cannot be standard input (-)"},
+		{[]string{"map", "--items", itemsFile, "--kernel", "-", "--k", "3", "--out", "x"}, "--kernel cannot be standard input (-)"},
+		{[]string{"map", "--items", itemsFile, "--kernel", "k.npz", "--k", "3", "--out", "-", "--runner=flink"}, "--out cannot be standard output (-): with --runner=flink a worker writes the result"},
+	} {
+		stderr, code := ndppBeam(t, c.args...)
+		require.Equal(t, 2, code, "%v: %s", c.args, stderr)
+		require.Contains(t, stderr, c.want, "%v", c.args)
+		for p, b := range before {
+			require.Equal(t, b, readFile(t, p), "%s changed", p)
+		}
+	}
+	// score: a shard's output file that an input glob matches.
+	shard := filepath.Join(dir, "train-x-00000-of-00001")
+	require.NoError(t, os.WriteFile(shard, []byte("1 2\n"), 0o644))
+	stderr, code := ndppBeam(t, "score", "--model", "m.npz", "--input", filepath.Join(dir, "train-*"), "--output", filepath.Join(dir, "train-x"))
+	require.Equal(t, 2, code, stderr)
+	require.Contains(t, stderr, "--output "+shard+" is "+shard+", an input file of --input")
+	require.Equal(t, "1 2\n", string(readFile(t, shard)))
+	require.NoError(t, os.Remove(shard))
+
+	// learn --out through a symbolic link, and to standard output.
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "models"), 0o755))
+	realModel := filepath.Join(dir, "models", "real.npz")
+	require.NoError(t, os.WriteFile(realModel, []byte("old"), 0o600))
+	current := filepath.Join(dir, "current.npz")
+	require.NoError(t, os.Symlink("models/real.npz", current))
+	learnArgs := []string{"learn", "--data", glob, "--d", "2", "--steps", "1", "--quiet"}
+	stderr, code = ndppBeam(t, append(learnArgs, "--out", current)...)
+	require.Equal(t, 0, code, stderr)
+	target, err := os.Readlink(current)
+	require.NoError(t, err, "the link was replaced")
+	require.Equal(t, "models/real.npz", target)
+	m, err := npz.Load(realModel)
+	require.NoError(t, err)
+	require.Equal(t, 2, m.D())
+	st, err := os.Stat(realModel)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+
+	out, stderr, code := ndppBeamOut(t, append(learnArgs, "--out", "-")...)
+	require.Equal(t, 0, code, stderr)
+	fromStdout, err := npz.Read(strings.NewReader(out), int64(len(out)))
+	require.NoError(t, err)
+	require.Equal(t, m.N(), fromStdout.N())
+	_, err = os.Lstat("-")
+	require.True(t, os.IsNotExist(err), "a file named - was made")
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return b
 }

@@ -1,4 +1,4 @@
-package atomicfile
+package outfile
 
 import (
 	"bufio"
@@ -19,17 +19,20 @@ import (
 // interrupted writer and removed by the next Write of the same target.
 const StaleAge = time.Minute
 
-// Write replaces the file at path with the bytes produced by write, so that
-// readers see either the old file or the complete new one, never a partial
-// write. It is Prepare followed by Commit.
+// Write puts the bytes produced by write at path under the package's
+// policy (see the package documentation): a regular file, new or existing,
+// is replaced atomically; a symbolic link's target is replaced atomically
+// and the link kept; a device, FIFO or socket is opened for writing and
+// written through, never replaced. It is Prepare followed by Commit.
 //
-// The data goes to a temporary file in the same directory (so that the final
-// rename does not cross file systems), through a 64 KiB buffer that is
-// flushed and fsynced before the temporary file is renamed over path; the
-// directory is then synced (best effort) so the rename itself is durable. If
-// write returns an error or panics, or any step fails, the temporary file is
-// removed and the file at path is left untouched. An existing file's
-// permission bits are kept; a new file gets 0644.
+// A regular file's data goes to a temporary file in the target's directory
+// (so that the final rename does not cross file systems), through a 64 KiB
+// buffer that is flushed and fsynced before the temporary file is renamed
+// over the target; the directory is then synced (best effort) so the
+// rename itself is durable. If write returns an error or panics, or any
+// step fails, the temporary file is removed and the target is left
+// untouched. An existing file's permission bits are kept; a new file gets
+// 0644.
 //
 // The temporary file is named ".NAME.tmp-DIGITS" for a target NAME. A
 // writer killed before it could remove its temporary file leaves it behind;
@@ -42,7 +45,7 @@ const StaleAge = time.Minute
 // write is a programmer error and panics.
 func Write(path string, write func(w io.Writer) error) error {
 	if write == nil {
-		panic("atomicfile: Write of " + path + " with a nil write function")
+		panic("outfile: Write of " + path + " with a nil write function")
 	}
 	p, err := Prepare(path, write)
 	if err != nil {
@@ -54,37 +57,51 @@ func Write(path string, write func(w io.Writer) error) error {
 // Pending is new content for a file, complete and synced in a temporary
 // file next to its target but not yet in place: Commit puts it there,
 // Discard drops it. It lets a program that writes several files write all
-// of them before it replaces any (see CommitAll).
+// of them before it replaces any (see CommitAll). For a device, FIFO or
+// socket, which is written through and not replaced, the content is
+// produced by Commit (a Set's standard output likewise).
 type Pending struct {
-	path, tmp string
-	done      bool
+	path, target, tmp string
+	write             func(w io.Writer) error // written through at Commit
+	stdout            io.Writer               // with write: the stream, not a file
+	done              bool
 }
 
 // Prepare writes the bytes produced by write to a temporary file next to
-// path (see Write), flushed, fsynced and closed, and returns it pending:
-// path is not touched until Commit. On any failure, a panic in write
+// path's target (path itself, or the file a symbolic link at path leads
+// to; see Write), flushed, fsynced and closed, and returns it pending:
+// the target is not touched until Commit. On any failure, a panic in write
 // included, the temporary file is removed. Stale temporary files of the
-// same target are removed first (see Write). A nil write panics.
+// same target are removed first (see Write). When the target is a device,
+// a FIFO or a socket, nothing is written here: Commit opens it and runs
+// write. A nil write panics.
 func Prepare(path string, write func(w io.Writer) error) (p *Pending, err error) {
 	if write == nil {
-		panic("atomicfile: Prepare of " + path + " with a nil write function")
+		panic("outfile: Prepare of " + path + " with a nil write function")
 	}
 	fail := func(err error) error { return &fs.PathError{Op: "write", Path: path, Err: err} }
-	dir, base, err := split(path)
+	target, st, err := resolve(path)
+	if err != nil {
+		return nil, fail(err)
+	}
+	dir, base, err := split(target)
 	if err != nil {
 		return nil, fail(err)
 	}
 	perm := fs.FileMode(0o644)
-	if st, statErr := os.Stat(path); statErr == nil {
-		if st.IsDir() {
+	if st != nil {
+		switch {
+		case st.IsDir():
 			return nil, fail(syscall.EISDIR)
+		case !st.Mode().IsRegular():
+			return &Pending{path: path, target: target, write: write}, nil
 		}
 		perm = st.Mode().Perm()
 	}
-	RemoveStale(path)
+	RemoveStale(target)
 	f, err := createTemp(dir, base)
 	if err != nil {
-		return nil, fail(err)
+		return nil, fail(unwrapPath(err))
 	}
 	tmp := f.Name()
 	done := false
@@ -115,32 +132,81 @@ func Prepare(path string, write func(w io.Writer) error) (p *Pending, err error)
 		return nil, fail(err)
 	}
 	done = true
-	return &Pending{path: path, tmp: tmp}, nil
+	return &Pending{path: path, target: target, tmp: tmp}, nil
 }
 
-// Path returns the target of the pending content.
+// Path returns the path the pending content was prepared for (as given;
+// "-" for a Set's standard output).
 func (p *Pending) Path() string { return p.path }
 
-// Commit renames the pending content over its target and syncs the
-// directory (best effort). After a failed rename the temporary file is
-// removed and the target is untouched. Commit after Commit or Discard
-// is an error.
+// Commit puts the pending content in place: it renames the temporary file
+// over the target and syncs the directory (best effort), or, for a device,
+// FIFO or socket, opens it write-only (without creating or truncating it)
+// and writes the content through. After a failed rename the temporary
+// file is removed and the target is untouched. Commit after Commit or
+// Discard is an error.
 func (p *Pending) Commit() error {
 	if p.done {
 		return &fs.PathError{Op: "write", Path: p.path, Err: errors.New("pending content already committed or discarded")}
 	}
 	p.done = true
-	if err := os.Rename(p.tmp, p.path); err != nil {
+	if p.write != nil {
+		if p.stdout != nil {
+			if err := writeStream(p.stdout, p.write); err != nil {
+				return &fs.PathError{Op: "write", Path: "standard output", Err: err}
+			}
+			return nil
+		}
+		return writeThrough(p.path, p.target, p.write)
+	}
+	if err := os.Rename(p.tmp, p.target); err != nil {
 		_ = os.Remove(p.tmp)
-		return &fs.PathError{Op: "write", Path: p.path, Err: err}
+		return &fs.PathError{Op: "write", Path: p.path, Err: unwrapPath(err)}
 	}
 	// Make the rename durable. Not every platform can sync a directory;
 	// the data itself is already on disk, so failures here are ignored.
-	if d, derr := os.Open(filepath.Dir(p.path)); derr == nil {
+	if d, derr := os.Open(filepath.Dir(p.target)); derr == nil {
 		_ = d.Sync()
 		_ = d.Close()
 	}
 	return nil
+}
+
+// writeThrough writes to an existing device, FIFO or socket: opened
+// write-only, never created, truncated or replaced. A FIFO's open waits
+// for a reader, as a shell's redirection does.
+func writeThrough(path, target string, write func(w io.Writer) error) (err error) {
+	f, err := os.OpenFile(target, os.O_WRONLY, 0)
+	if err != nil {
+		return &fs.PathError{Op: "write", Path: path, Err: unwrapPath(err)}
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = &fs.PathError{Op: "write", Path: path, Err: unwrapPath(cerr)}
+		}
+	}()
+	if err := writeStream(f, write); err != nil {
+		return &fs.PathError{Op: "write", Path: path, Err: unwrapPath(err)}
+	}
+	return nil
+}
+
+// writeStream runs write into w through a 64 KiB buffer and flushes it.
+func writeStream(w io.Writer, write func(w io.Writer) error) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	if err := write(bw); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// unwrapPath returns the cause of a *fs.PathError (whose text would repeat
+// a path), or err.
+func unwrapPath(err error) error {
+	if pe, ok := err.(*fs.PathError); ok {
+		return pe.Err
+	}
+	return err
 }
 
 // Discard removes the pending content; the target is untouched. It does
@@ -150,7 +216,9 @@ func (p *Pending) Discard() {
 		return
 	}
 	p.done = true
-	_ = os.Remove(p.tmp)
+	if p.tmp != "" {
+		_ = os.Remove(p.tmp)
+	}
 }
 
 // CommitAll commits the pending contents in order (nil entries are
@@ -172,37 +240,80 @@ func CommitAll(ps ...*Pending) error {
 	return nil
 }
 
-// CheckWritable reports whether Write could replace or create the file at
-// path, without touching it: path names a file (not a directory) in an
-// existing directory in which a file can be created. The check creates
-// and removes a temporary file of Write's naming in that directory. Errors
-// are *fs.PathError values naming path.
+// CheckWritable reports whether Write could write path, without touching
+// it: path's target (see Write) is an existing device, FIFO or socket, or
+// names a file (not a directory) in an existing directory in which a file
+// can be created. For the latter the check creates and removes a temporary
+// file of Write's naming in that directory. Errors are *fs.PathError values
+// naming path.
 func CheckWritable(path string) error {
 	fail := func(err error) error { return &fs.PathError{Op: "write", Path: path, Err: err} }
-	dir, base, err := split(path)
+	target, tst, err := resolve(path)
 	if err != nil {
 		return fail(err)
 	}
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return fail(syscall.EISDIR)
+	dir, base, err := split(target)
+	if err != nil {
+		return fail(err)
+	}
+	if tst != nil {
+		if tst.IsDir() {
+			return fail(syscall.EISDIR)
+		}
+		if !tst.Mode().IsRegular() {
+			return nil
+		}
 	}
 	st, err := os.Stat(dir)
 	if err != nil {
-		return fail(err)
+		return fail(unwrapPath(err))
 	}
 	if !st.IsDir() {
 		return fail(syscall.ENOTDIR)
 	}
 	f, err := createTemp(dir, base)
 	if err != nil {
-		return fail(err)
+		return fail(unwrapPath(err))
 	}
 	name := f.Name()
 	_ = f.Close()
 	if err := os.Remove(name); err != nil {
-		return fail(err)
+		return fail(unwrapPath(err))
 	}
 	return nil
+}
+
+// maxLinks bounds the symbolic links resolve follows, as the kernel's own
+// limit does (ELOOP).
+const maxLinks = 40
+
+// resolve follows the symbolic links at path (its last component; a
+// link's relative target is taken from the link's directory) and returns
+// the file that is written, with its FileInfo, or nil when it does not
+// exist yet (a new file, or the missing target of a dangling link).
+func resolve(path string) (string, fs.FileInfo, error) {
+	target := path
+	for range maxLinks {
+		st, err := os.Lstat(target)
+		if errors.Is(err, fs.ErrNotExist) {
+			return target, nil, nil
+		}
+		if err != nil {
+			return "", nil, unwrapPath(err)
+		}
+		if st.Mode()&fs.ModeSymlink == 0 {
+			return target, st, nil
+		}
+		link, err := os.Readlink(target)
+		if err != nil {
+			return "", nil, unwrapPath(err)
+		}
+		if !filepath.IsAbs(link) {
+			link = filepath.Join(filepath.Dir(target), link)
+		}
+		target = link
+	}
+	return "", nil, syscall.ELOOP
 }
 
 // RemoveStale removes the temporary files that Write and Prepare leave

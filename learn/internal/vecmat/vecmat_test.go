@@ -1,4 +1,4 @@
-package learn
+package vecmat
 
 import (
 	"fmt"
@@ -18,10 +18,10 @@ import (
 // two such computations differ by at most (rows+1)·2u·Σ|terms|.
 const vecmatNUlp = 0x1p-52
 
-// vecmatNSentinel marks entries of out that vecmatN must not touch.
+// vecmatNSentinel marks entries of out that N must not touch.
 const vecmatNSentinel = -7.25
 
-// naiveVecmatN is the triple loop that vecmatN must match, with the bound
+// naiveVecmatN is the triple loop that N must match, with the bound
 // Σ_l |alpha·x·m| on the rounding of each entry.
 func naiveVecmatN(x []float64, ldx, nv int, m []float64, rows, cols, ld int, alpha float64) (want, mag []float64) {
 	want = make([]float64, nv*cols)
@@ -68,7 +68,7 @@ func TestVecmatN(t *testing.T) {
 	}
 }
 
-// checkVecmatN runs vecmatN on one random instance and compares it with the
+// checkVecmatN runs N on one random instance and compares it with the
 // triple loop. Unused entries of m and x (the padding and a tail past the
 // last row) hold NaN, so reading them spoils the result; out is NaN before
 // the call in the written region and a sentinel elsewhere.
@@ -128,7 +128,7 @@ func checkVecmatN(t *testing.T, rng *rand.Rand, nv, rows, cols, ld, ldo, ldx int
 	xcopy := append([]float64(nil), xbuf...)
 	want, mag := naiveVecmatN(xbuf, ldx, nv, mbuf, rows, cols, ld, alpha)
 
-	vecmatN(out, ldo, x, ldx, nv, m, rows, cols, ld, alpha)
+	N(out, ldo, x, ldx, nv, m, rows, cols, ld, alpha)
 
 	for v := range nv {
 		for j := range cols {
@@ -165,7 +165,7 @@ func sameBits(a, b []float64) bool {
 	return true
 }
 
-// TestVecmatNKernels checks which kernel computes each of vecmatN's rows,
+// TestVecmatNKernels checks which kernel computes each of N's rows,
 // bit for bit: the four-vector kernel (f64.GemvT4, whose entries depend
 // only on their own vector) for the vectors of groups of four, for the
 // overlapping last group when three are left, and for two or three
@@ -187,7 +187,7 @@ func TestVecmatNKernels(t *testing.T) {
 					x[i] = rng.NormFloat64()
 				}
 				out := make([]float64, (nv-1)*ldo+cols)
-				vecmatN(out, ldo, x, ldx, nv, m, rows, cols, ld, alpha)
+				N(out, ldo, x, ldx, nv, m, rows, cols, ld, alpha)
 				grouped := nv - nv%4
 				switch {
 				case nv%4 == 3 && nv > 4, nv < 4 && nv > 1 && rows <= vecmatPadRows && cols <= vecmatPadCols:
@@ -225,21 +225,21 @@ func TestVecmatNPanics(t *testing.T) {
 		name string
 		f    func()
 	}{
-		{"negative nv", func() { vecmatN(out, 4, x, 3, -1, m, 3, 4, 4, 1) }},
-		{"negative rows", func() { vecmatN(out, 4, x, 3, 2, m, -1, 4, 4, 1) }},
-		{"ld below cols", func() { vecmatN(out, 4, x, 3, 2, m, 3, 4, 3, 1) }},
-		{"ldo below cols", func() { vecmatN(out, 3, x, 3, 2, m, 3, 4, 4, 1) }},
-		{"ldx below rows", func() { vecmatN(out, 4, x, 2, 2, m, 3, 4, 4, 1) }},
-		{"out short", func() { vecmatN(out[:7], 4, x, 3, 2, m, 3, 4, 4, 1) }},
-		{"x short", func() { vecmatN(out, 4, x[:5], 3, 2, m, 3, 4, 4, 1) }},
-		{"m short", func() { vecmatN(out, 4, x, 3, 2, m[:11], 3, 4, 4, 1) }},
+		{"negative nv", func() { N(out, 4, x, 3, -1, m, 3, 4, 4, 1) }},
+		{"negative rows", func() { N(out, 4, x, 3, 2, m, -1, 4, 4, 1) }},
+		{"ld below cols", func() { N(out, 4, x, 3, 2, m, 3, 4, 3, 1) }},
+		{"ldo below cols", func() { N(out, 3, x, 3, 2, m, 3, 4, 4, 1) }},
+		{"ldx below rows", func() { N(out, 4, x, 2, 2, m, 3, 4, 4, 1) }},
+		{"out short", func() { N(out[:7], 4, x, 3, 2, m, 3, 4, 4, 1) }},
+		{"x short", func() { N(out, 4, x[:5], 3, 2, m, 3, 4, 4, 1) }},
+		{"m short", func() { N(out, 4, x, 3, 2, m[:11], 3, 4, 4, 1) }},
 	} {
 		func() {
 			defer func() {
 				r := recover()
 				s, ok := r.(string)
-				if !ok || !strings.HasPrefix(s, "learn: vecmatN: ") {
-					t.Errorf("%s: panic %v, want one starting with \"learn: vecmatN: \"", c.name, r)
+				if !ok || !strings.HasPrefix(s, "vecmat: N: ") {
+					t.Errorf("%s: panic %v, want one starting with \"vecmat: N: \"", c.name, r)
 				}
 			}()
 			c.f()
@@ -247,7 +247,7 @@ func TestVecmatNPanics(t *testing.T) {
 	}
 }
 
-// BenchmarkVecmatN compares nv vectors times one matrix through vecmatN
+// BenchmarkVecmatN compares nv vectors times one matrix through N
 // with nv separate vecmatLD calls.
 func BenchmarkVecmatN(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -263,24 +263,24 @@ func BenchmarkVecmatN(b *testing.B) {
 		}
 		out := make([]float64, nv*cols)
 		prefix := fmt.Sprintf("nv=%d/rows=%d/cols=%d/method=", nv, rows, cols)
-		b.Run(prefix+"vecmatN", func(b *testing.B) {
+		b.Run(prefix+"N", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				vecmatN(out, cols, x, rows, nv, m, rows, cols, cols, 1)
+				N(out, cols, x, rows, nv, m, rows, cols, cols, 1)
 			}
 		})
 		b.Run(prefix+"vecmat", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				for v := range nv {
-					vecmatLD(out[v*cols:(v+1)*cols], m, rows, cols, cols, x[v*rows:(v+1)*rows], 1)
+					LD(out[v*cols:(v+1)*cols], m, rows, cols, cols, x[v*rows:(v+1)*rows], 1)
 				}
 			}
 		})
 	}
 }
 
-// TestVecmatRoom checks that vecmatRoom gives vecmatN's bits in the nv rows
+// TestVecmatRoom checks that Room gives N's bits in the nv rows
 // wanted (with the portable and the assembly kernels), leaves out alone past
 // the fourth row, and refuses buffers without room for four vectors.
 func TestVecmatRoom(t *testing.T) {
@@ -300,16 +300,16 @@ func TestVecmatRoom(t *testing.T) {
 				}
 				alpha := []float64{1, -1, 0.5}[rng.IntN(3)]
 				want := make([]float64, (nv-1)*ldo+cols)
-				vecmatN(want, ldo, x, ldx, nv, m, rows, cols, ld, alpha)
+				N(want, ldo, x, ldx, nv, m, rows, cols, ld, alpha)
 				got := make([]float64, room*ldo+1)
 				for i := range got {
 					got[i] = vecmatNSentinel
 				}
-				vecmatRoom(got, ldo, x, ldx, nv, m, rows, cols, ld, alpha)
+				Room(got, ldo, x, ldx, nv, m, rows, cols, ld, alpha)
 				for v := range nv {
 					for j := range cols {
 						if g, w := got[v*ldo+j], want[v*ldo+j]; math.Float64bits(g) != math.Float64bits(w) {
-							t.Fatalf("rows %d cols %d nv %d: out[%d][%d] = %v, vecmatN %v", rows, cols, nv, v, j, g, w)
+							t.Fatalf("rows %d cols %d nv %d: out[%d][%d] = %v, N %v", rows, cols, nv, v, j, g, w)
 						}
 					}
 				}
@@ -320,6 +320,6 @@ func TestVecmatRoom(t *testing.T) {
 		}
 	}
 	m, x := make([]float64, 30*30), make([]float64, 30*4)
-	require.Panics(t, func() { vecmatRoom(make([]float64, 2*30), 30, x, 30, 2, m, 30, 30, 30, 1) }, "out without room")
-	require.Panics(t, func() { vecmatRoom(make([]float64, 4*30), 30, x[:2*30], 30, 2, m, 30, 30, 30, 1) }, "x without room")
+	require.Panics(t, func() { Room(make([]float64, 2*30), 30, x, 30, 2, m, 30, 30, 30, 1) }, "out without room")
+	require.Panics(t, func() { Room(make([]float64, 4*30), 30, x[:2*30], 30, 2, m, 30, 30, 30, 1) }, "x without room")
 }

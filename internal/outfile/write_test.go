@@ -1,4 +1,4 @@
-package atomicfile
+package outfile
 
 import (
 	"errors"
@@ -97,7 +97,7 @@ func TestWrite(t *testing.T) {
 		require.ErrorAs(t, err, &pe)
 	}
 	require.ErrorIs(t, Write(dir, writeString("")), syscall.EISDIR)
-	require.PanicsWithValue(t, "atomicfile: Write of "+path+" with a nil write function", func() { _ = Write(path, nil) })
+	require.PanicsWithValue(t, "outfile: Write of "+path+" with a nil write function", func() { _ = Write(path, nil) })
 
 	// A relative path in the working directory works.
 	t.Chdir(dir)
@@ -211,7 +211,7 @@ func TestPrepareCommitAndDiscard(t *testing.T) {
 	_, err = Prepare(a, func(io.Writer) error { return errors.New("boom") })
 	require.ErrorContains(t, err, "boom")
 	require.ElementsMatch(t, []string{"a.txt", "b.txt", "c.txt"}, listDir(t, dir))
-	require.PanicsWithValue(t, "atomicfile: Prepare of "+a+" with a nil write function", func() { _, _ = Prepare(a, nil) })
+	require.PanicsWithValue(t, "outfile: Prepare of "+a+" with a nil write function", func() { _, _ = Prepare(a, nil) })
 }
 
 func TestCheckWritable(t *testing.T) {

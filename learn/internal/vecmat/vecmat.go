@@ -1,15 +1,19 @@
-package learn
+// Package vecmat multiplies row vectors by small dense matrices for the
+// learners: four vectors per pass over the matrix (f64.GemvT4), a single
+// one by f64.GemvT. Which kernel computes a row is fixed by the shapes, so
+// results do not depend on scheduling.
+package vecmat
 
 import "github.com/ndpp-go/ndpp/internal/f64"
 
-// vecmatPadRows and vecmatPadCols bound the sizes for which vecmatN pads
+// vecmatPadRows and vecmatPadCols bound the sizes for which N pads
 // two or three vectors to a group of four (on the stack).
 const (
 	vecmatPadRows = 32
 	vecmatPadCols = 32
 )
 
-// vecmatN sets out[v·ldo+j] = alpha·Σ_{l<rows} x[v·ldx+l]·m[l·ld+j] for
+// N sets out[v·ldo+j] = alpha·Σ_{l<rows} x[v·ldx+l]·m[l·ld+j] for
 // v < nv, j < cols: nv row vectors, each of length rows and stored ldx
 // apart in x, times the rows×cols row-major matrix m of row stride ld,
 // into nv output rows stored ldo apart in out. The out rows are
@@ -27,23 +31,23 @@ const (
 //
 // out must not overlap x or m. Shapes are the caller's responsibility: negative sizes, strides below
 // the row lengths, or slices too short panic.
-func vecmatN(out []float64, ldo int, x []float64, ldx, nv int, m []float64, rows, cols, ld int, alpha float64) {
+func N(out []float64, ldo int, x []float64, ldx, nv int, m []float64, rows, cols, ld int, alpha float64) {
 	switch {
 	case nv < 0 || rows < 0 || cols < 0:
-		panic("learn: vecmatN: negative size")
+		panic("vecmat: N: negative size")
 	case ld < cols:
-		panic("learn: vecmatN: ld below cols")
+		panic("vecmat: N: ld below cols")
 	case nv > 1 && (ldo < cols || ldx < rows):
-		panic("learn: vecmatN: ldo below cols or ldx below rows")
+		panic("vecmat: N: ldo below cols or ldx below rows")
 	}
 	if nv == 0 {
 		return
 	}
 	if len(out) < (nv-1)*ldo+cols {
-		panic("learn: vecmatN: out too short")
+		panic("vecmat: N: out too short")
 	}
 	if len(x) < (nv-1)*ldx+rows {
-		panic("learn: vecmatN: x too short")
+		panic("vecmat: N: x too short")
 	}
 	if rows == 0 || cols == 0 {
 		for v := range nv {
@@ -52,7 +56,7 @@ func vecmatN(out []float64, ldo int, x []float64, ldx, nv int, m []float64, rows
 		return
 	}
 	if len(m) < (rows-1)*ld+cols {
-		panic("learn: vecmatN: m too short")
+		panic("vecmat: N: m too short")
 	}
 	v := 0
 	if nv >= 2 && nv < 4 && rows <= vecmatPadRows && cols <= vecmatPadCols {
@@ -85,29 +89,29 @@ func vecmatN(out []float64, ldo int, x []float64, ldx, nv int, m []float64, rows
 	}
 	scaleRows(out, ldo, v, cols, alpha)
 	for ; v < nv; v++ {
-		vecmatLD(out[v*ldo:v*ldo+cols], m, rows, cols, ld, x[v*ldx:v*ldx+rows], alpha)
+		LD(out[v*ldo:v*ldo+cols], m, rows, cols, ld, x[v*ldx:v*ldx+rows], alpha)
 	}
 }
 
-// vecmatRoom is vecmatN for callers whose out and x have room for four
+// Room is N for callers whose out and x have room for four
 // vectors (len(out) ≥ 3·ldo+cols, len(x) ≥ 3·ldx+rows): two or three
-// vectors of sizes vecmatN would pad go through one pass of the
-// four-vector kernel without vecmatN's padded copies (about 70 ns less at
+// vectors of sizes N would pad go through one pass of the
+// four-vector kernel without N's padded copies (about 70 ns less at
 // d = 30), and out's rows past the nv-th, up to the fourth, are
 // overwritten with values of no meaning. The nv rows wanted are the bits
-// vecmatN gives.
-func vecmatRoom(out []float64, ldo int, x []float64, ldx, nv int, m []float64, rows, cols, ld int, alpha float64) {
+// N gives.
+func Room(out []float64, ldo int, x []float64, ldx, nv int, m []float64, rows, cols, ld int, alpha float64) {
 	if nv < 2 || nv >= 4 || rows <= 0 || cols <= 0 || rows > vecmatPadRows || cols > vecmatPadCols {
-		vecmatN(out, ldo, x, ldx, nv, m, rows, cols, ld, alpha)
+		N(out, ldo, x, ldx, nv, m, rows, cols, ld, alpha)
 		return
 	}
 	switch {
 	case ld < cols || ldo < cols || ldx < rows:
-		panic("learn: vecmatRoom: stride below the row length")
+		panic("vecmat: Room: stride below the row length")
 	case len(out) < 3*ldo+cols || len(x) < 3*ldx+rows:
-		panic("learn: vecmatRoom: no room for four vectors")
+		panic("vecmat: Room: no room for four vectors")
 	case len(m) < (rows-1)*ld+cols:
-		panic("learn: vecmatRoom: m too short")
+		panic("vecmat: Room: m too short")
 	}
 	f64.GemvT4(rows, cols, m, ld, x, ldx, 1, out, ldo)
 	scaleRows(out, ldo, nv, cols, alpha)
@@ -123,6 +127,28 @@ func scaleRows(out []float64, ldo, nv, cols int, alpha float64) {
 		row := out[w*ldo : w*ldo+cols]
 		for j := range row {
 			row[j] *= alpha
+		}
+	}
+}
+
+// One computes out = alpha·xᵀM for a row-major rows×cols M (out_j =
+// alpha·Σ_l x_l M_lj) by f64.GemvT, which keeps a chunk of out in
+// registers while it streams M's rows. For symmetric M it is M x; for skew
+// C, xᵀC = −(C x)ᵀ.
+func One(out, m []float64, rows, cols int, x []float64, alpha float64) {
+	LD(out, m, rows, cols, cols, x, alpha)
+}
+
+// LD is One for a matrix with row stride ld ≥ cols.
+func LD(out, m []float64, rows, cols, ld int, x []float64, alpha float64) {
+	if len(x) < rows || len(out) < cols {
+		panic("vecmat: LD: slice too short")
+	}
+	out = out[:cols]
+	f64.GemvT(m, ld, x[:rows], out)
+	if alpha != 1 {
+		for j := range out {
+			out[j] *= alpha
 		}
 	}
 }

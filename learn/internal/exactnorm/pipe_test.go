@@ -1,0 +1,285 @@
+package exactnorm
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// randomSkew returns a random d×d skew-symmetric matrix.
+func randomSkew(rng *rand.Rand, d int) []float64 {
+	c := make([]float64, d*d)
+	for r := range d {
+		for s := r + 1; s < d; s++ {
+			x := rng.NormFloat64()
+			c[r*d+s], c[s*d+r] = x, -x
+		}
+	}
+	return c
+}
+
+// directNorm computes log det(I + WG), K and ∂/∂C from Z (n×2d rows) by
+// the definitions: G = ZᵀZ entry by entry, A = I + WG, A⁻¹ by Gauss–Jordan
+// with partial pivoting.
+func directNorm(z []float64, n, d int, c []float64) (logDet float64, k, gc []float64) {
+	m := 2 * d
+	g := make([]float64, m*m)
+	for i := range n {
+		for r := range m {
+			for s := range m {
+				g[r*m+s] += z[i*m+r] * z[i*m+s]
+			}
+		}
+	}
+	w := make([]float64, m*m) // blockdiag(I, C)
+	for r := range d {
+		w[r*m+r] = 1
+		for s := range d {
+			w[(d+r)*m+d+s] = c[r*d+s]
+		}
+	}
+	a := make([]float64, m*m)
+	for r := range m {
+		for s := range m {
+			for t := range m {
+				a[r*m+s] += w[r*m+t] * g[t*m+s]
+			}
+		}
+		a[r*m+r]++
+	}
+	// Gauss–Jordan on [A | I].
+	inv := make([]float64, m*m)
+	for r := range m {
+		inv[r*m+r] = 1
+	}
+	for col := range m {
+		p := col
+		for r := col + 1; r < m; r++ {
+			if math.Abs(a[r*m+col]) > math.Abs(a[p*m+col]) {
+				p = r
+			}
+		}
+		for s := range m {
+			a[col*m+s], a[p*m+s] = a[p*m+s], a[col*m+s]
+			inv[col*m+s], inv[p*m+s] = inv[p*m+s], inv[col*m+s]
+		}
+		piv := a[col*m+col]
+		logDet += math.Log(math.Abs(piv))
+		for s := range m {
+			a[col*m+s] /= piv
+			inv[col*m+s] /= piv
+		}
+		for r := range m {
+			if r == col {
+				continue
+			}
+			f := a[r*m+col]
+			for s := range m {
+				a[r*m+s] -= f * a[col*m+s]
+				inv[r*m+s] -= f * inv[col*m+s]
+			}
+		}
+	}
+	x := make([]float64, m*m) // A⁻¹W
+	for r := range m {
+		for s := range m {
+			for t := range m {
+				x[r*m+s] += inv[r*m+t] * w[t*m+s]
+			}
+		}
+	}
+	k = make([]float64, m*m)
+	for r := range m {
+		for s := range m {
+			k[r*m+s] = x[r*m+s] + x[s*m+r]
+		}
+	}
+	gc = make([]float64, d*d)
+	for r := range d {
+		for s := range d {
+			for t := range m {
+				gc[s*d+r] += g[(d+r)*m+t] * inv[t*m+d+s]
+			}
+		}
+	}
+	return logDet, k, gc
+}
+
+func requireClose(t *testing.T, want, got []float64, tol float64, what string) {
+	t.Helper()
+	scale := 1.0
+	for _, x := range want {
+		scale = math.Max(scale, math.Abs(x))
+	}
+	for i := range want {
+		require.InDelta(t, want[i], got[i], tol*scale, "%s entry %d", what, i)
+	}
+}
+
+// TestWorkMatchesDirect checks Gram and Factor against the definitions.
+func TestWorkMatchesDirect(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, d := range []int{1, 2, 3, 5, 8} {
+		for _, n := range []int{0, 1, 4, 37} {
+			m := 2 * d
+			w := NewWork(d)
+			z := w.Z(n)
+			for i := range z {
+				z[i] = 0.5 * rng.NormFloat64()
+			}
+			c := randomSkew(rng, d)
+			w.Gram(z, n)
+			require.True(t, w.Factor(c))
+			ld, k, gc := directNorm(z, n, d, c)
+			where := fmt.Sprintf("d=%d n=%d", d, n)
+			require.InDelta(t, ld, w.LogDet, 1e-10*math.Max(1, math.Abs(ld)), where)
+			requireClose(t, k, w.K, 1e-10, where+": K")
+			requireClose(t, gc, w.GC, 1e-10, where+": dC")
+			// ApplyAll adds −K zᵢ, split into the V and B halves.
+			gv, gb := make([]float64, n*d), make([]float64, n*d)
+			w.ApplyAll(n, gv, gb, -1)
+			for i := range n {
+				for r := range m {
+					want := 0.0
+					for s := range m {
+						want -= k[r*m+s] * z[i*m+s]
+					}
+					var got float64
+					if r < d {
+						got = gv[i*d+r]
+					} else {
+						got = gb[i*d+r-d]
+					}
+					require.InDelta(t, want, got, 1e-9*math.Max(1, math.Abs(want)), "%s: item %d row %d", where, i, r)
+				}
+			}
+		}
+	}
+}
+
+// TestPipeSameBits runs the same sequence of snapshots through pipes whose
+// jobs are run by the pipe's goroutine and by the caller, with lag 0 and
+// with a lag, and checks every result against a fresh Work over the
+// snapshot's columns (recomputed: the same bits; updated: within
+// rounding), and that results take effect at their positions.
+func TestPipeSameBits(t *testing.T) {
+	const d, lag, every = 3, 4, 5
+	m := 2 * d
+	rng := rand.New(rand.NewPCG(7, 8))
+	n := 40
+	cols := make([]float64, n*m)
+	for i := range cols {
+		cols[i] = rng.NormFloat64()
+	}
+	start := append([]float64(nil), cols...)
+	type snap struct {
+		pos   int64
+		items []int
+		z1, c []float64
+	}
+	var snaps []snap
+	for pos := int64(1); pos <= 200; pos += every {
+		k := 1 + rng.IntN(12)
+		items := rng.Perm(n)[:k]
+		for _, i := range items {
+			for r := range m {
+				cols[i*m+r] += 0.1 * rng.NormFloat64()
+			}
+		}
+		z1 := make([]float64, k*m)
+		for q, i := range items {
+			copy(z1[q*m:], cols[i*m:(i+1)*m])
+		}
+		snaps = append(snaps, snap{pos, items, z1, randomSkew(rng, d)})
+	}
+	type result struct {
+		k, gc  []float64
+		logDet float64
+	}
+	var refResults []result
+	var refState State
+	for _, mode := range []string{"caller", "goroutine", "lag 0"} {
+		l := lag
+		if mode == "lag 0" {
+			l = 0
+		}
+		p := NewPipe(d, l, 7)
+		p.SetColumns(n, func(dst []float64, i int) { copy(dst, start[i*m:(i+1)*m]) })
+		if mode == "goroutine" {
+			p.Start()
+		}
+		var got []result
+		take := func(pos int64) {
+			require.True(t, p.Take(pos, nil, nil), mode)
+			got = append(got, result{append([]float64(nil), p.K()...), append([]float64(nil), p.GC()...), p.LogDet()})
+		}
+		for _, s := range snaps {
+			for pos := s.pos; pos < s.pos+every; pos++ {
+				if pos == s.pos {
+					p.Submit(pos, s.items, s.z1, s.c, false)
+				}
+				if p.Due(pos) {
+					require.Equal(t, s.pos+int64(l), pos, "%s: result position", mode)
+					take(pos)
+				}
+			}
+		}
+		p.Stop()
+		require.False(t, p.Running())
+		require.Len(t, got, len(snaps), mode)
+		st := p.State()
+		if mode == "caller" {
+			refResults, refState = got, st
+		} else {
+			// The same jobs in the same order: the same bits, whoever ran
+			// them and whenever their results took effect.
+			require.Equal(t, refResults, got, mode)
+			require.Equal(t, refState.Gram, st.Gram, "%s: G", mode)
+		}
+		// G tracks the columns of the last snapshot, and the last result
+		// is that of a fresh computation over them with the last C.
+		w := NewWork(d)
+		z := w.Z(n)
+		copy(z, cols)
+		w.Gram(z, n)
+		requireClose(t, w.G, st.Gram, 1e-12, mode+": G tracks the columns")
+		require.True(t, w.Factor(snaps[len(snaps)-1].c))
+		requireClose(t, w.K, got[len(got)-1].k, 1e-10, mode+": K")
+	}
+}
+
+// TestPipeRedo makes a pending result fail (FailPending) and checks that
+// Take redoes it from the current columns, recomputing G: the result is
+// a fresh Work's over them, bit for bit.
+func TestPipeRedo(t *testing.T) {
+	const d = 2
+	m := 2 * d
+	rng := rand.New(rand.NewPCG(3, 3))
+	n := 9
+	cols := make([]float64, n*m)
+	for i := range cols {
+		cols[i] = rng.NormFloat64()
+	}
+	z := func(dst []float64, i int) { copy(dst, cols[i*m:(i+1)*m]) }
+	p := NewPipe(d, 3, 1000)
+	p.SetColumns(n, z)
+	c := randomSkew(rng, d)
+	p.Submit(1, []int{2}, cols[2*m:3*m], c, false)
+	cols[5*m] += 1 // a column changed since the snapshot
+	c2 := randomSkew(rng, d)
+	p.FailPending()
+	require.True(t, p.Take(4, z, c2))
+	w := NewWork(d)
+	zz := w.Z(n)
+	copy(zz, cols)
+	w.Gram(zz, n)
+	require.True(t, w.Factor(c2))
+	require.Equal(t, w.K, p.K())
+	require.Equal(t, w.GC, p.GC())
+	require.Equal(t, w.LogDet, p.LogDet())
+	require.Equal(t, cols[5*m:6*m], p.Column(5))
+	require.Equal(t, int64(0), p.SwapAt())
+}
