@@ -207,4 +207,6 @@
 //   - J. Gillenwater, A. Kulesza, E. Fox, B. Taskar. Expectation-Maximization
 //     for Learning Determinantal Point Processes. NIPS 2014 (the Amazon
 //     baby-registry data).
+//   - docs/math.md in the repository (the normaliser, the gradients of the
+//     basket term, the diagonal and the metrics).
 package learn

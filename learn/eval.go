@@ -33,6 +33,10 @@ type EvalOptions struct {
 	// log-likelihood and the AUC: 0 means DefaultEps, negative means none
 	// (the model's own log-likelihood, −Inf for a basket of probability 0).
 	Eps float64
+	// MaxMemory is the memory budget in bytes of the co-occurrence counts
+	// of CooccurrenceBaseline (NewCooccurrence; 0: three quarters of the
+	// machine's or the process's memory limit).
+	MaxMemory int64
 }
 
 // DefaultEps is the ε of the regularised basket term log det(L_S + εI)

@@ -30,4 +30,6 @@
 //   - A. Reddy, T. Rohatgi et al. Online MAP Inference and Learning for
 //     Nonsymmetric Determinantal Point Processes; One-Pass Algorithms for MAP
 //     Inference of Nonsymmetric Determinantal Point Processes, ICML 2022.
+//   - docs/math.md in the repository (the model, the normaliser, the
+//     diagonal, conditional gains and the evaluation metrics).
 package ndpp

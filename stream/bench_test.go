@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -84,7 +85,7 @@ func BenchmarkOfflineGreedy(b *testing.B) {
 			b.Run(name, func(b *testing.B) {
 				b.ReportAllocs()
 				for i := 0; i < b.N; i++ {
-					if _, err := OfflineGreedy(m, c.k, GreedyOptions{Workers: workers}); err != nil {
+					if _, err := OfflineGreedy(context.Background(), m, c.k, GreedyOptions{Workers: workers}); err != nil {
 						b.Fatal(err)
 					}
 				}

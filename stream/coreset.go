@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -216,7 +217,7 @@ func coresetRounds(m *ndpp.Model, size, k int, opt CoresetOptions) (sol, first [
 		if n <= k {
 			return sol, sol, nil
 		}
-		g, err := OfflineGreedy(m, k, GreedyOptions{Workers: opt.Workers})
+		g, err := OfflineGreedy(context.TODO(), m, k, GreedyOptions{Workers: opt.Workers})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -227,7 +228,7 @@ func coresetRounds(m *ndpp.Model, size, k int, opt CoresetOptions) (sol, first [
 	for len(sol) < size {
 		avail := n - len(sol)
 		r := min(size-len(sol), k, avail)
-		g, err := OfflineGreedy(m, r, GreedyOptions{Workers: opt.Workers, Items: rest})
+		g, err := OfflineGreedy(context.TODO(), m, r, GreedyOptions{Workers: opt.Workers, Items: rest})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -237,7 +238,7 @@ func coresetRounds(m *ndpp.Model, size, k int, opt CoresetOptions) (sol, first [
 			if err != nil {
 				return nil, nil, err
 			}
-			ls, err := LocalSearch(o, r, pick, LocalSearchOptions{Items: rest})
+			ls, err := LocalSearch(context.TODO(), o, r, pick, LocalSearchOptions{Items: rest})
 			if err != nil {
 				return nil, nil, err
 			}

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"context"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -38,7 +39,7 @@ func TestCoresetOneShardIsGreedy(t *testing.T) {
 		}
 		k := 2 + int(seed)%5
 		kern := ndpp.KernelOf(m)
-		g, err := OfflineGreedy(m, k, GreedyOptions{})
+		g, err := OfflineGreedy(context.Background(), m, k, GreedyOptions{})
 		require.NoError(t, err)
 		c, err := Coreset(kern, vecItems(m), k, CoresetOptions{Size: k})
 		require.NoError(t, err)
@@ -99,7 +100,7 @@ func TestCoresetMergeOrder(t *testing.T) {
 	}
 	final, err := SolveCandidates(kern, want, k, CoresetOptions{Polish: true})
 	require.NoError(t, err)
-	g, err := OfflineGreedy(m, k, GreedyOptions{})
+	g, err := OfflineGreedy(context.Background(), m, k, GreedyOptions{})
 	require.NoError(t, err)
 	t.Logf("8 shards, k′ = %d: log det %.4f, single-machine greedy %.4f", DefaultCoresetFactor*k, final.Value.Log, g.Value.Log)
 
@@ -139,13 +140,13 @@ func TestCoresetRounds(t *testing.T) {
 		for len(want) < size {
 			sub := subModel(t, m, rest)
 			r := min(k, size-len(want))
-			g, err := OfflineGreedy(sub, r, GreedyOptions{})
+			g, err := OfflineGreedy(context.Background(), sub, r, GreedyOptions{})
 			require.NoError(t, err)
 			pick := g.Solution
 			if polish {
 				o, err := detcache.NewFast(sub, r)
 				require.NoError(t, err)
-				ls, err := LocalSearch(o, r, pick, LocalSearchOptions{})
+				ls, err := LocalSearch(context.Background(), o, r, pick, LocalSearchOptions{})
 				require.NoError(t, err)
 				pick = ls.Solution
 			}

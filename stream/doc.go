@@ -96,7 +96,7 @@
 // b_r(x) = R_r(j_r, x), s_x ← s_x − a_r(x)b_r(x), using L_xx = δ_x + ‖v_x‖²
 // and L_{x,j} = v_x·v_j − b_x·(b_jᵀC), L_{j,x} = v_x·v_j + b_x·(b_jᵀC) for a
 // skew C (x ≠ j: the diagonal enters only L_xx): O(n·k·(k + d)) in all. See
-// ../shared/docs/ndpp-math.md.
+// docs/math.md in the repository.
 //
 // # Block scoring
 //

@@ -1,6 +1,7 @@
 package stream_test
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/ndpp-go/ndpp/detcache"
@@ -56,7 +57,7 @@ func ExampleOnline2Neighbor_MarshalBinary() {
 // The offline greedy baseline and exact MAP on a small model.
 func ExampleOfflineGreedy() {
 	m := ndpp.Random(12, 3, 3, ndpp.RandomOptions{})
-	g, err := stream.OfflineGreedy(m, 3, stream.GreedyOptions{})
+	g, err := stream.OfflineGreedy(context.Background(), m, 3, stream.GreedyOptions{})
 	if err != nil {
 		panic(err)
 	}

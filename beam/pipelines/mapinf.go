@@ -44,6 +44,15 @@ const DefaultMapBuffer = 1 << 13
 // peaked at 2.3–2.5 GB.
 const mapBytesFactor = 16
 
+// MapBufferMemory estimates the memory of a shard's accumulator holding
+// items whole, each of width float64 values (items.Width of the kernel)
+// and its id: mapBytesFactor (16) times their bytes, as measured on Prism
+// in process. It returns -1 when the estimate overflows an int64 or a size
+// is negative.
+func MapBufferMemory(items, width int) int64 {
+	return memlimit.Bytes(int64(items), int64(width)+1, 8*mapBytesFactor)
+}
+
 // Polish selects the greedy solves that local search (stream.LocalSearch)
 // improves.
 type Polish int
@@ -106,10 +115,13 @@ type MapOptions struct {
 	// them to k′ candidates (at least k′+1). Zero means: each shard's items
 	// held whole (no reduction) when a bound on their number is known (NPY
 	// headers; the sizes of uncompressed text files, at two bytes per
-	// field) and mapBytesFactor times their bytes fits the process's memory
-	// budget (NDPP_MAX_MEMORY, else 3/4 of the machine's memory), else
+	// field) and their MapBufferMemory fits MaxMemory, else
 	// DefaultMapBuffer.
 	Buffer int
+	// MaxMemory is the memory budget in bytes that a shard's items held
+	// whole must fit (see Buffer); 0 means three quarters of the driver's
+	// machine or process memory limit.
+	MaxMemory int64
 	// ChunkSize is the number of items that travel together
 	// (DefaultChunkSize·8 if 0).
 	ChunkSize int
@@ -657,7 +669,7 @@ func Map(ctx context.Context, s beam.Scope, opt MapOptions) (beam.PCollection, e
 	}
 	buffer, reported := opt.Buffer, opt.Buffer
 	if buffer == 0 {
-		buffer, reported, err = autoBuffer(bound, size, kern)
+		buffer, reported = autoBuffer(bound, size, kern, opt.MaxMemory)
 		if err != nil {
 			return beam.PCollection{}, err
 		}
@@ -678,21 +690,16 @@ func Map(ctx context.Context, s beam.Scope, opt MapOptions) (beam.PCollection, e
 // autoBuffer is the accumulators' buffer when none is given: each shard's
 // items held whole (a buffer no shard exceeds; reported as 0) when total
 // items (an upper bound on their number from the NPY headers or the text
-// files' sizes; negative: unknown) fit the memory budget, else
-// DefaultMapBuffer.
-func autoBuffer(total, size int, kern ndpp.Kernel) (buffer, reported int, err error) {
+// files' sizes; negative: unknown) fit the memory budget maxMemory
+// (MapOptions.MaxMemory), else DefaultMapBuffer.
+func autoBuffer(total, size int, kern ndpp.Kernel, maxMemory int64) (buffer, reported int) {
 	if total < 0 {
-		return DefaultMapBuffer, DefaultMapBuffer, nil
+		return DefaultMapBuffer, DefaultMapBuffer
 	}
-	limit, _, err := memlimit.Limit()
-	if err != nil {
-		return 0, 0, fmt.Errorf("pipelines: %w", err)
+	if need := MapBufferMemory(total, items.Width(kern)); need < 0 || need > memlimit.Given(maxMemory, "MapOptions.MaxMemory").Bytes {
+		return DefaultMapBuffer, DefaultMapBuffer
 	}
-	width := int64(items.Width(kern)) + 1 // the values and the id
-	if float64(total)*float64(width)*8*mapBytesFactor > float64(limit) {
-		return DefaultMapBuffer, DefaultMapBuffer, nil
-	}
-	return max(total, size+1), 0, nil
+	return max(total, size+1), 0
 }
 
 // ReadMapResult reads a result written by Map.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ndpp-go/ndpp/internal/scorefmt"
 	"github.com/ndpp-go/ndpp/ndpp"
+	"github.com/ndpp-go/ndpp/ndpp/npz"
 )
 
 func init() {
@@ -57,6 +58,10 @@ type ScoreOptions struct {
 	// ChunkSize is the number of baskets scored together
 	// (DefaultChunkSize if 0).
 	ChunkSize int
+	// MaxMemory is the memory budget in bytes of loading the model on each
+	// worker (npz.LoadOptions.MaxBytes; 0: three quarters of the worker's
+	// machine or process memory limit).
+	MaxMemory int64
 }
 
 // Scored is a chunk's output: the lines of `ndpp-bench score` for the
@@ -76,8 +81,8 @@ type scoringModel struct {
 	voc *ndpp.Vocab
 }
 
-func loadScoringModel(ctx context.Context, path string) (*scoringModel, error) {
-	m, err := LoadModel(ctx, path)
+func loadScoringModel(ctx context.Context, path string, maxMemory int64) (*scoringModel, error) {
+	m, err := LoadModel(ctx, path, npz.LoadOptions{MaxBytes: maxMemory})
 	if err != nil {
 		return nil, err
 	}
@@ -97,13 +102,16 @@ type scoreFn struct {
 	ModelPath string
 	Recommend int
 	JSON      bool
+	MaxMemory int64
 	// FileColumn names the input file on every line.
 	FileColumn bool
 }
 
 func (f *scoreFn) ProcessElement(ctx context.Context, key int64, emit func(int64, Scored)) error {
 	t := keyTask(key, f.Reader.Parts)
-	sm, err := scoringCache.get(ctx, f.ModelPath, loadScoringModel)
+	sm, err := scoringCache.get(ctx, f.ModelPath, func(ctx context.Context, path string) (*scoringModel, error) {
+		return loadScoringModel(ctx, path, f.MaxMemory)
+	})
 	if err != nil {
 		return err
 	}
@@ -300,7 +308,7 @@ func Score(ctx context.Context, s beam.Scope, opt ScoreOptions) (beam.PCollectio
 	shards := max(opt.Shards, 1)
 	r := reader{Files: files, Format: opt.Format, Parts: shards, ChunkSize: opt.ChunkSize}
 	s = s.Scope("score")
-	scored := beam.ParDo(s, &scoreFn{Reader: r, ModelPath: opt.Model, Recommend: opt.Recommend, JSON: opt.JSON, FileColumn: fileColumn}, readTasks(s, r))
+	scored := beam.ParDo(s, &scoreFn{Reader: r, ModelPath: opt.Model, Recommend: opt.Recommend, JSON: opt.JSON, MaxMemory: opt.MaxMemory, FileColumn: fileColumn}, readTasks(s, r))
 	keys := make([]int64, shards)
 	for i := range keys {
 		keys[i] = int64(i)

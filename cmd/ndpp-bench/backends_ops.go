@@ -71,7 +71,7 @@ func init() {
 			setup: func(k int) func() {
 				m := ndpp.Random(50000, 50, 8, ndpp.RandomOptions{})
 				return func() {
-					if _, err := stream.OfflineGreedy(m, k, stream.GreedyOptions{}); err != nil {
+					if _, err := stream.OfflineGreedy(context.Background(), m, k, stream.GreedyOptions{}); err != nil {
 						panic("ndpp-bench: " + err.Error())
 					}
 				}

@@ -253,9 +253,9 @@ func (f *demoFlags) learn(train, val, test [][]int, n int, logf func(string, ...
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("evaluating the baselines: %w", err)
 	}
-	cooc, err := learn.CooccurrenceBaseline(context.Background(), train, test, n, learn.EvalOptions{Seed: f.seed})
+	cooc, err := learn.CooccurrenceBaseline(context.Background(), train, test, n, learn.EvalOptions{Seed: f.seed, MaxMemory: f.g.budget.Bytes})
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("evaluating the co-occurrence baseline: %w", err)
+		return nil, nil, nil, fmt.Errorf("evaluating the co-occurrence baseline: %w", f.g.budget.Rename(err))
 	}
 	for _, r := range []struct {
 		mode string
@@ -275,13 +275,13 @@ func (f *demoFlags) learn(train, val, test [][]int, n int, logf func(string, ...
 	return rows, nll, on.Model, nil
 }
 
-var demoAlgos = []string{stream.NameStreamPartition, stream.NameOnlineLSS, stream.NameOnline2Neighbor, stream.NameOnlineGreedy}
+var demoAlgos = stream.SolverNames()
 
 func (f *demoFlags) infer(m *ndpp.Model, logf func(string, ...any)) ([]demoInferRow, []trajRow, float64, error) {
 	if f.k > m.N() {
 		return nil, nil, 0, usagef("--k %d is more than the %d items", f.k, m.N())
 	}
-	greedy, err := stream.OfflineGreedy(m, f.k, stream.GreedyOptions{})
+	greedy, err := stream.OfflineGreedy(context.Background(), m, f.k, stream.GreedyOptions{})
 	if err != nil {
 		return nil, nil, 0, err
 	}

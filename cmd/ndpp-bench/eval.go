@@ -51,7 +51,7 @@ func runEval(e *env, args []string) error {
 	if err := checkFiles([]outfile.File{modelFile("--model", f.model), stdFile("--test", f.test), stdFile("--train", f.train)}, nil); err != nil {
 		return err
 	}
-	m, err := loadModel(f.model)
+	m, err := loadModel(f.model, f.g.budget)
 	if err != nil {
 		return err
 	}
@@ -76,12 +76,12 @@ func runEval(e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		opt := learn.EvalOptions{Seed: f.seed, Key: keys, Workers: f.g.threads}
+		opt := learn.EvalOptions{Seed: f.seed, Key: keys, Workers: f.g.threads, MaxMemory: f.g.budget.Bytes}
 		if base, err = learn.Baselines(context.Background(), train, baskets, m.N(), opt); err != nil {
 			return err
 		}
 		if cooc, err = learn.CooccurrenceBaseline(context.Background(), train, baskets, m.N(), opt); err != nil {
-			return err
+			return f.g.budget.Rename(err)
 		}
 	}
 	if !f.g.quiet && met.Skipped > 0 {

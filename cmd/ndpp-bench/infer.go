@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,7 +15,6 @@ import (
 
 	"github.com/ndpp-go/ndpp/blas"
 	"github.com/ndpp-go/ndpp/detcache"
-	"github.com/ndpp-go/ndpp/internal/memlimit"
 	"github.com/ndpp-go/ndpp/internal/outfile"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/stream"
@@ -27,11 +28,9 @@ func init() {
 	})
 }
 
-// inferAlgos lists the algorithms of --algos all, in output order.
-var inferAlgos = []string{
-	stream.NameStreamPartition, stream.NameOnlineLSS, stream.NameOnline2Neighbor,
-	stream.NameOnlineGreedy, stream.NameOfflineGreedy,
-}
+// inferAlgos lists the algorithms of --algos all, in output order: the
+// online solvers (stream.SolverNames) and the offline greedy.
+var inferAlgos = append(stream.SolverNames(), stream.NameOfflineGreedy)
 
 // inferExtraAlgos are the algorithms --algos accepts by name only: local
 // search from the offline greedy's solution.
@@ -160,12 +159,12 @@ func runInfer(e *env, args []string) error {
 		var res stream.Result
 		switch name {
 		case stream.NameOfflineGreedy:
-			res, err = stream.OfflineGreedy(m, f.k, stream.GreedyOptions{Workers: f.g.threads})
+			res, err = stream.OfflineGreedy(context.Background(), m, f.k, stream.GreedyOptions{Workers: f.g.threads})
 			if err != nil {
 				return usagef("%s: %v", name, err)
 			}
 		case stream.NameLocalSearch:
-			g, err := stream.OfflineGreedy(m, f.k, stream.GreedyOptions{Workers: f.g.threads})
+			g, err := stream.OfflineGreedy(context.Background(), m, f.k, stream.GreedyOptions{Workers: f.g.threads})
 			if err != nil {
 				return usagef("%s: %v", name, err)
 			}
@@ -321,16 +320,12 @@ func (f *inferFlags) check() ([]string, error) {
 
 func (f *inferFlags) loadModel() (*ndpp.Model, error) {
 	if f.synthetic {
-		n, d := int64(f.n), int64(f.d)
-		// The model's V, B and BC rows, per-item arrays (diagonal, stream
-		// order) and the oracles' 2d×2d matrices.
-		need := memlimit.Sum(memlimit.Bytes(n, d, 3*8), memlimit.Bytes(n, 4*8), memlimit.Bytes(2*d, 2*d, 8*8))
-		if err := memlimit.Check(fmt.Sprintf("a synthetic model of n = %d items and d = %d", f.n, f.d), need); err != nil {
+		if err := f.g.budget.Check(fmt.Sprintf("a synthetic model of n = %d items and d = %d", f.n, f.d), ndpp.RandomMemory(f.n, f.d)); err != nil {
 			return nil, err
 		}
 		return ndpp.Random(f.n, f.d, f.seed, ndpp.RandomOptions{Diag: f.diag}), nil
 	}
-	m, err := loadModel(f.model)
+	m, err := loadModel(f.model, f.g.budget)
 	if err != nil {
 		return nil, modelFileError(err)
 	}
@@ -353,17 +348,8 @@ func (f *inferFlags) newSolver(name string, m *ndpp.Model) (stream.Solver, error
 	// The naive oracle is for side-by-side timing of the oracles: every
 	// candidate value goes through it.
 	opt := stream.Options{Alpha: f.alpha, StashCap: f.stashCap, OracleOnly: f.oracle == "naive"}
-	var s stream.Solver
-	switch name {
-	case stream.NameStreamPartition:
-		s, err = stream.NewStreamPartition(o, f.k, m.N(), opt)
-	case stream.NameOnlineLSS:
-		s, err = stream.NewOnlineLSS(o, f.k, opt)
-	case stream.NameOnline2Neighbor:
-		s, err = stream.NewOnline2Neighbor(o, f.k, opt)
-	case stream.NameOnlineGreedy:
-		s, err = stream.NewOnlineGreedy(o, f.k, opt)
-	default:
+	s, err := stream.NewSolver(name, o, f.k, m.N(), opt)
+	if errors.Is(err, stream.ErrUnknownSolver) {
 		return nil, usagef("unknown algorithm %q", name)
 	}
 	if err != nil {

@@ -270,17 +270,7 @@ func (f *inferFlags) runItems(e *env, algos []string) error {
 			return usagef("%v", err)
 		}
 		opt := stream.Options{Alpha: f.alpha, StashCap: f.stashCap, OracleOnly: f.oracle == "naive"}
-		var s stream.Solver
-		switch a {
-		case stream.NameStreamPartition:
-			s, err = stream.NewStreamPartition(o, f.k, n, opt)
-		case stream.NameOnlineLSS:
-			s, err = stream.NewOnlineLSS(o, f.k, opt)
-		case stream.NameOnline2Neighbor:
-			s, err = stream.NewOnline2Neighbor(o, f.k, opt)
-		case stream.NameOnlineGreedy:
-			s, err = stream.NewOnlineGreedy(o, f.k, opt)
-		}
+		s, err := stream.NewSolver(a, o, f.k, n, opt)
 		if err != nil {
 			return usagef("%s: %v", a, err)
 		}

@@ -15,7 +15,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/ndpp-go/ndpp/internal/memlimit"
 	"github.com/ndpp-go/ndpp/internal/outfile"
 	"github.com/ndpp-go/ndpp/learn"
 	"github.com/ndpp-go/ndpp/ndpp"
@@ -493,8 +492,8 @@ func runLearn(e *env, args []string) error {
 		if base, err = learn.Baselines(context.Background(), train, test, n, evalOpt); err != nil {
 			return err
 		}
-		if coCounts, err = learn.CountCooccurrence(train, n, learn.DefaultCooccurPairs); err != nil {
-			return err
+		if coCounts, err = learn.CountCooccurrence(train, n, learn.DefaultCooccurPairs, f.g.budget.Bytes); err != nil {
+			return f.g.budget.Rename(err)
 		}
 	} else if base, err = learn.Evaluate(context.Background(), baseModel, test, evalOpt); err != nil {
 		// The online learner counted the training baskets as they went by.
@@ -543,59 +542,29 @@ func runLearn(e *env, args []string) error {
 	return writeMetrics(reportTo(e, f.out, f.trace), &f.g, r, extra)
 }
 
-// checkMemory refuses a learner whose estimated memory exceeds the budget
-// (memlimit): C's factor with its gradient and optimiser moments (d×d),
-// the normaliser's 2d×2d matrices, and for n items the vectors V and B with
-// their gradients, moments and model copies and each worker's gradient
-// sums.
+// checkMemory refuses a learner whose estimated memory for n items
+// (learn.OfflineMemory, learn.OnlineMemory with a worker per thread)
+// exceeds the budget.
 func (f *learnFlags) checkMemory(n int) error {
-	d, nn, w := int64(f.d), int64(n), int64(max(f.g.threads, 1))
-	need := memlimit.Sum(memlimit.Bytes(d, d, 8*6), memlimit.Bytes(2*d, 2*d, 8*6),
-		memlimit.Bytes(nn, d, 8*10), memlimit.Bytes(w, memlimit.Sum(memlimit.Bytes(nn, d, 2), memlimit.Bytes(d, d)), 8))
+	need := learn.OfflineMemory(learn.OfflineOptions{D: f.d, Workers: max(f.g.threads, 1)}, n)
+	if f.mode == "online" {
+		need = learn.OnlineMemory(learn.OnlineOptions{D: f.d}, n, f.g.threads)
+	}
 	what := fmt.Sprintf("learning with d = %d", f.d)
 	if n > 0 {
 		what = fmt.Sprintf("learning %d items with d = %d", n, f.d)
 	}
-	return memlimit.Check(what, need)
+	return f.g.budget.Check(what, need)
 }
 
-// divergedMargin is how far, in nats per basket beyond twice the
-// independent-items log-likelihood, a learned model may fall before learn
-// takes its training for diverged (see checkDiverged).
-const divergedMargin = 20
-
-// checkDiverged refuses a learned model whose kernel overflows
-// (ndpp.Model.CheckScale) or whose mean log-likelihood on the held-out
-// baskets within its rank is below 2·ℓ₀ − divergedMargin, ℓ₀ < 0 being the
-// independent-items model's on the same baskets: parameters blown up by a
-// learning rate or an initial scale far too large give log-likelihoods
-// tens of times ℓ₀, while a model that learned anything is near or above
-// ℓ₀. Baskets beyond the rank are left out: their probability is ε's.
+// checkDiverged refuses a learned model whose training diverged
+// (learn.CheckDiverged), with the flags that help.
 func checkDiverged(model, indep *ndpp.Model, held [][]int) error {
-	if err := model.CheckScale(); err != nil {
-		return fmt.Errorf("training diverged (lower --lr or --init-scale); no model saved: %w", err)
+	err := learn.CheckDiverged(model, indep, held)
+	if de, ok := errors.AsType[*learn.DivergedError](err); ok {
+		return fmt.Errorf("training diverged (lower --lr or --init-scale); no model saved: %w", de.Err)
 	}
-	var in [][]int
-	for _, b := range held {
-		if len(b) <= model.MaxRank() {
-			in = append(in, b)
-		}
-	}
-	if len(in) == 0 {
-		return nil
-	}
-	ll, err := learn.LogLikelihood(model, in, 0)
-	if err != nil {
-		return fmt.Errorf("training diverged (lower --lr or --init-scale); no model saved: %w", err)
-	}
-	l0, err := learn.LogLikelihood(indep, in, 0)
-	if err != nil {
-		return err
-	}
-	if !(ll >= 2*l0-divergedMargin) {
-		return fmt.Errorf("training diverged (lower --lr or --init-scale); no model saved: the learned model's mean log-likelihood on %d held-out baskets is %.4g, the independent-items model's %.4g", len(in), ll, l0)
-	}
-	return nil
+	return err
 }
 
 // rankNote says on stderr how many test baskets exceed the model's rank
@@ -685,8 +654,8 @@ func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, mode
 	if err != nil {
 		return nil, nil, nil, nil, nil, err
 	}
-	if cooc, err = learn.NewCooccurrence(learn.DefaultCooccurPairs); err != nil {
-		return nil, nil, nil, nil, nil, err
+	if cooc, err = learn.NewCooccurrence(learn.DefaultCooccurPairs, f.g.budget.Bytes); err != nil {
+		return nil, nil, nil, nil, nil, f.g.budget.Rename(err)
 	}
 	var o *learn.Online
 	// The training baskets are counted as the learner reads them (and as

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -45,7 +46,7 @@ func localSearch(kind string, m *ndpp.Model, k int, start []int, l lsFlags, name
 	if err != nil {
 		return stream.LocalSearchResult{}, usagef("%v", err)
 	}
-	res, err := stream.LocalSearch(o, k, start, stream.LocalSearchOptions{Eps: l.eps, Pool: l.pool, OracleOnly: kind == "naive"})
+	res, err := stream.LocalSearch(context.Background(), o, k, start, stream.LocalSearchOptions{Eps: l.eps, Pool: l.pool, OracleOnly: kind == "naive"})
 	if err != nil {
 		return stream.LocalSearchResult{}, fmt.Errorf("%s: %w", name, err)
 	}

@@ -1,12 +1,13 @@
 // Command ndpp-bench is the command-line front of ndpp: demo, learn, eval,
-// infer, score, sample, backends and figures.
+// infer, items, score, serve, sample, baskets, backends and figures.
 //
 // Usage:
 //
 //	ndpp-bench <command> [flags]
 //
 // Every command accepts the global flags --backend gonum|openblas|auto,
-// --threads N, --json and --quiet, and --help with an example. Usage errors
+// --threads N, --json, --quiet and --max-memory SIZE, and --help with an
+// example. Usage errors
 // print one line and exit with status 2; other failures exit with status 1.
 package main
 
@@ -63,6 +64,9 @@ type globals struct {
 	json    bool
 	quiet   bool
 	maxMem  string
+	// budget is the memory budget (--max-memory, else $NDPP_MAX_MEMORY,
+	// else the machine's), set by apply and passed to library calls.
+	budget memlimit.Budget
 }
 
 func (g *globals) register(fs *flag.FlagSet) {
@@ -90,17 +94,19 @@ func (g *globals) apply() error {
 		g.threads = runtime.NumCPU()
 	}
 	blas.SetThreads(1) // ndpp parallelises across goroutines itself
-	memlimit.Set(0)
 	if g.maxMem != "" {
 		b, err := memlimit.Parse(g.maxMem)
 		if err != nil {
 			return usagef("--max-memory: %v", err)
 		}
-		memlimit.Set(b)
+		g.budget = memlimit.Budget{Bytes: b, Source: "--max-memory"}
+		return nil
 	}
-	if _, _, err := memlimit.Limit(); err != nil {
+	b, err := memlimit.FromEnv("ndpp-bench")
+	if err != nil {
 		return usageError{err.Error()}
 	}
+	g.budget = b
 	return nil
 }
 

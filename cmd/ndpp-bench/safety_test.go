@@ -138,7 +138,6 @@ func TestLearnDivergedTrainingSavesNoModel(t *testing.T) {
 // code) naming the need and the budget, not a Go out-of-memory crash; the
 // budget comes from --max-memory or NDPP_MAX_MEMORY.
 func TestHugeSizesAreRefusedBeforeAllocating(t *testing.T) {
-	t.Cleanup(func() { memlimit.Set(0) })
 	data := smallApparel(t, 300)
 	for _, args := range [][]string{
 		{"infer", "--synthetic", "--n", "10000000000", "--k", "5"},
@@ -157,8 +156,18 @@ func TestHugeSizesAreRefusedBeforeAllocating(t *testing.T) {
 		require.Contains(t, errs, "of memory, more than the limit of", "%v", args)
 		require.Equal(t, 1, strings.Count(strings.TrimSpace(errs), "\n")+1, "%v: %s", args, errs)
 	}
+	// The model reader's refusal names the command's budget.
+	code, _, errs := runCmd(t, "", "score", "--model", smallModel, "--input", data, "--max-memory", "1K")
+	require.Equal(t, 1, code, errs)
+	require.Equal(t, "ndpp-bench score: npz: "+smallModel+": array V: decoding the model's arrays (up to V) needs about 7.5 KiB of memory, more than the limit of 1 KiB (from --max-memory)\n", errs)
+	code, _, errs = runCmd(t, "", "infer", "--synthetic", "--n", "10000000000", "--k", "5")
+	require.Equal(t, 1, code, errs)
+	require.Regexp(t, `^ndpp-bench infer: a synthetic model of n = 10000000000 items and d = \d+ needs about [0-9.]+ [TP]iB of memory, more than the limit of [0-9.]+ [KMGT]iB \(3/4 of the [^;]*; NDPP_MAX_MEMORY or ndpp-bench --max-memory raises it\)\n$`, errs)
 	t.Setenv(memlimit.EnvVar, "1K")
-	code, _, errs := runCmd(t, "", "learn", "--data", data, "--d", "3")
+	code, _, errs = runCmd(t, "", "sample", "--model", smallModel)
+	require.Equal(t, 1, code, errs)
+	require.Contains(t, errs, "more than the limit of 1 KiB (from "+memlimit.EnvVar+")")
+	code, _, errs = runCmd(t, "", "learn", "--data", data, "--d", "3")
 	require.Equal(t, 1, code, errs)
 	require.Contains(t, errs, "from "+memlimit.EnvVar)
 	// --max-memory raises the budget above the environment's.

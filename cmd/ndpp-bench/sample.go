@@ -65,7 +65,7 @@ func runSample(e *env, args []string) error {
 	if err := checkFiles([]outfile.File{modelFile("--model", f.model)}, []outfile.File{stdFile("--out", f.out)}); err != nil {
 		return err
 	}
-	m, err := loadModel(f.model)
+	m, err := loadModel(f.model, f.g.budget)
 	if err != nil {
 		return modelFileError(err)
 	}

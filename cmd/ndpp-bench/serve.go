@@ -27,8 +27,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ndpp-go/ndpp/blas"
+	"github.com/ndpp-go/ndpp/internal/memlimit"
 	"github.com/ndpp-go/ndpp/internal/outfile"
-	"github.com/ndpp-go/ndpp/internal/scorefmt"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/rerank"
 )
@@ -51,11 +51,27 @@ type serveLimits struct {
 	maxBaskets    int   // baskets per request
 	maxN          int   // /v1/recommend n
 	maxInflight   int   // requests computed at once (others wait)
+	// budget is the memory budget of loading the model file (a zero
+	// Budget: the machine's).
+	budget memlimit.Budget
+
+	// /v1/rerank's deadline and polish bounds.
+	rerankTimeout    time.Duration // deadline of a request without timeout_ms
+	maxRerankTimeout time.Duration // largest timeout_ms
+	maxPolishRatios  int64         // largest polish_max_ratios, and its default
+	maxPolishPool    int           // largest polish_pool
 }
 
 func defaultServeLimits() serveLimits {
 	return serveLimits{maxBody: 1 << 20, maxCandidates: 2000, maxK: 100, maxShown: 100,
-		maxItems: 100, maxBaskets: 256, maxN: 1000, maxInflight: 4 * runtime.GOMAXPROCS(0)}
+		maxItems: 100, maxBaskets: 256, maxN: 1000, maxInflight: 4 * runtime.GOMAXPROCS(0),
+		// 250 ms: a rerank sits in a page's render path; the greedy of the
+		// largest request the default limits allow (2000 candidates,
+		// k = 100, d = 30) takes 5–35 ms on a loaded 2-core machine, so
+		// the deadline leaves it a wide margin and gives the polish the
+		// rest.
+		rerankTimeout: 250 * time.Millisecond, maxRerankTimeout: 10 * time.Second,
+		maxPolishRatios: rerank.DefaultPolishMaxRatios, maxPolishPool: rerank.MaxPolishPool}
 }
 
 // serveSignals subscribes c to the signals serve acts on and returns the
@@ -81,12 +97,17 @@ func runServe(e *env, args []string) error {
 	fs.IntVar(&lim.maxBaskets, "max-baskets", lim.maxBaskets, "most baskets in a /v1/score or /v1/recommend request")
 	fs.IntVar(&lim.maxN, "max-n", lim.maxN, "largest n of /v1/recommend")
 	fs.IntVar(&lim.maxInflight, "max-inflight", lim.maxInflight, "requests computed at once; more wait for a slot")
+	fs.DurationVar(&lim.rerankTimeout, "rerank-timeout", lim.rerankTimeout, "deadline of a /v1/rerank request without timeout_ms; past it the answer is degraded (see the response's degraded)")
+	fs.DurationVar(&lim.maxRerankTimeout, "max-rerank-timeout", lim.maxRerankTimeout, "largest timeout_ms of a /v1/rerank request")
+	fs.Int64Var(&lim.maxPolishRatios, "max-polish-ratios", lim.maxPolishRatios, "largest polish_max_ratios of /v1/rerank (determinant ratios of the polish), and its default")
+	fs.IntVar(&lim.maxPolishPool, "max-polish-pool", lim.maxPolishPool, fmt.Sprintf("largest polish_pool of /v1/rerank (at most %d)", rerank.MaxPolishPool))
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if err := g.apply(); err != nil {
 		return err
 	}
+	lim.budget = g.budget
 	if *modelPath == "" {
 		return usagef("--model is required")
 	}
@@ -96,6 +117,10 @@ func runServe(e *env, args []string) error {
 	if lim.maxBody < 1 || lim.maxCandidates < 1 || lim.maxK < 1 || lim.maxShown < 0 || lim.maxItems < 1 ||
 		lim.maxBaskets < 1 || lim.maxN < 1 || lim.maxInflight < 1 {
 		return usagef("limits must be ≥ 1 (--max-shown ≥ 0)")
+	}
+	if lim.rerankTimeout <= 0 || lim.maxRerankTimeout < lim.rerankTimeout || lim.maxPolishRatios < 1 ||
+		lim.maxPolishPool < 1 || lim.maxPolishPool > rerank.MaxPolishPool {
+		return usagef("want 0 < --rerank-timeout ≤ --max-rerank-timeout, --max-polish-ratios ≥ 1 and 1 ≤ --max-polish-pool ≤ %d", rerank.MaxPolishPool)
 	}
 	if *shutdown <= 0 {
 		return usagef("--shutdown-timeout must be positive")
@@ -156,8 +181,8 @@ type servedModel struct {
 	gains   sync.Pool // *[][]float64, recBatch rows of n gains
 }
 
-func loadServed(path string) (*servedModel, error) {
-	m, err := loadModel(path)
+func loadServed(path string, budget memlimit.Budget) (*servedModel, error) {
+	m, err := loadModel(path, budget)
 	if err != nil {
 		return nil, err
 	}
@@ -210,6 +235,7 @@ type server struct {
 	inflight prometheus.Gauge
 	reloadsC *prometheus.CounterVec
 	items    prometheus.Gauge
+	degraded *prometheus.CounterVec // /v1/rerank answers by Degraded kind
 
 	// hook, when set (tests), runs in each API request after the model is
 	// taken and before it is used.
@@ -217,7 +243,7 @@ type server struct {
 }
 
 func newServer(path string, lim serveLimits, logger *log.Logger) (*server, error) {
-	sm, err := loadServed(path)
+	sm, err := loadServed(path, lim.budget)
 	if err != nil {
 		return nil, err
 	}
@@ -235,6 +261,11 @@ func newServer(path string, lim serveLimits, logger *log.Logger) (*server, error
 	s.items = prometheus.NewGauge(prometheus.GaugeOpts{Name: "ndpp_serve_model_items", Help: "Items in the model served."})
 	s.reg.MustRegister(s.requests, s.latency, s.inflight, s.reloadsC, s.items,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s.degraded = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ndpp_serve_rerank_degraded_total",
+		Help: "/v1/rerank answers degraded at their deadline, by kind: polish_deadline (the polish's best set so far) or greedy_deadline (relevance order)."}, []string{"kind"})
+	s.reg.MustRegister(s.degraded)
+	s.degraded.WithLabelValues(rerank.DegradedPolish)
+	s.degraded.WithLabelValues(rerank.DegradedGreedy)
 	s.reloadsC.WithLabelValues("ok")
 	s.reloadsC.WithLabelValues("error")
 	s.cur.Store(sm)
@@ -248,7 +279,7 @@ func (s *server) model() *servedModel { return s.cur.Load() }
 // reload reads the model file again and swaps it in; requests that have
 // taken the old model finish with it. On error the old model stays.
 func (s *server) reload() error {
-	sm, err := loadServed(s.path)
+	sm, err := loadServed(s.path, s.lim.budget)
 	if err != nil {
 		s.reloadsC.WithLabelValues("error").Inc()
 		return err
@@ -479,12 +510,7 @@ func (sm *servedModel) rows(field string, items []json.RawMessage, dst []int) ([
 		if !ok {
 			return nil, badField(f(), "%s is not an item (a JSON string or integer)", truncate(string(raw)))
 		}
-		row, known := -1, false
-		if sm.voc != nil {
-			row, known = sm.voc.Lookup(tok)
-		} else if r, err := strconv.Atoi(tok); err == nil && r >= 0 && r < sm.m.N() {
-			row, known = r, true
-		}
+		row, known := sm.tokenRow(tok)
 		if !known {
 			return nil, badField(f(), "unknown item %q", truncate(tok))
 		}
@@ -503,6 +529,17 @@ func (sm *servedModel) rows(field string, items []json.RawMessage, dst []int) ([
 		dst = append(dst, row)
 	}
 	return dst, nil
+}
+
+// tokenRow returns the model row of an item token.
+func (sm *servedModel) tokenRow(tok string) (int, bool) {
+	if sm.voc != nil {
+		return sm.voc.Lookup(tok)
+	}
+	if r, err := strconv.Atoi(tok); err == nil && r >= 0 && r < sm.m.N() {
+		return r, true
+	}
+	return -1, false
 }
 
 // itemText returns the token of a JSON string or integer.
@@ -605,8 +642,8 @@ type recommendBatch struct {
 }
 
 // recBatch is the number of baskets of a request whose gains are computed
-// together (ndpp.Model.ConditionalGainsBatch).
-const recBatch = 32
+// together (the rows of gains given to ndpp.Model.RecommendBatch).
+const recBatch = ndpp.RecommendBatchSize
 
 func (s *server) recommend(sm *servedModel, r *http.Request) (any, *apiError) {
 	var req recommendRequest
@@ -637,32 +674,28 @@ func (s *server) recommend(sm *servedModel, r *http.Request) (any, *apiError) {
 	}
 	gp := sm.gains.Get().(*[][]float64)
 	defer sm.gains.Put(gp)
-	errs := make([]error, recBatch)
-	out := make([]recommendation, len(bs))
-	for b0 := 0; b0 < len(bs); b0 += recBatch {
-		if err := r.Context().Err(); err != nil {
+	recs, errs, err := sm.m.RecommendBatch(r.Context(), bs, n, ndpp.RecommendOptions{Gains: *gp})
+	if err != nil {
+		if r.Context().Err() != nil {
 			return nil, &apiError{code: http.StatusServiceUnavailable, msg: "request cancelled"}
 		}
-		nb := min(recBatch, len(bs)-b0)
-		if err := sm.m.ConditionalGainsBatch(bs[b0:b0+nb], (*gp)[:nb], errs[:nb]); err != nil {
-			panic(err) // the outputs are sized by the server
-		}
-		for i := 0; i < nb; i++ {
-			rec := recommendation{Items: []json.RawMessage{}, Scores: []float64{}}
-			if err := errs[i]; err != nil {
-				if single && errors.Is(err, ndpp.ErrSingularCondition) {
-					return nil, &apiError{code: http.StatusUnprocessableEntity, field: "basket", msg: "det L_basket is zero under the numerical zero rule: no next-item gains"}
-				}
-				rec.Error = err.Error()
-			} else {
-				g := (*gp)[i]
-				for _, j := range scorefmt.TopItems(g, bs[b0+i], n) {
-					rec.Items = append(rec.Items, sm.tokJSON[j])
-					rec.Scores = append(rec.Scores, g[j])
-				}
+		panic(err) // n and the gains' rows are sized by the server
+	}
+	out := make([]recommendation, len(bs))
+	for i := range bs {
+		rec := recommendation{Items: []json.RawMessage{}, Scores: []float64{}}
+		if err := errs[i]; err != nil {
+			if single && errors.Is(err, ndpp.ErrSingularCondition) {
+				return nil, &apiError{code: http.StatusUnprocessableEntity, field: "basket", msg: "det L_basket is zero under the numerical zero rule: no next-item gains"}
 			}
-			out[b0+i] = rec
+			rec.Error = err.Error()
+		} else {
+			for _, rc := range recs[i] {
+				rec.Items = append(rec.Items, sm.tokJSON[rc.Item])
+				rec.Scores = append(rec.Scores, rc.Gain)
+			}
 		}
+		out[i] = rec
 	}
 	if single {
 		return out[0], nil
@@ -674,17 +707,47 @@ type rerankRequest struct {
 	Candidates []json.RawMessage `json:"candidates"`
 	K          *int              `json:"k"`
 	Quality    []json.RawMessage `json:"quality"`
-	Shown      []json.RawMessage `json:"shown"`
-	Window     int               `json:"window"`
-	Polish     bool              `json:"polish"`
-	PolishEps  float64           `json:"polish_eps"`
-	PolishPool int               `json:"polish_pool"`
+	Relevance  []float64         `json:"relevance"` // with theta: rerank.Request.Relevance
+	Theta      float64           `json:"theta"`
+	// Attributes and ShownAttributes: per name, one value (a string or
+	// an integer) per candidate / shown item; Constraints over them.
+	Attributes      map[string][]json.RawMessage `json:"attributes"`
+	ShownAttributes map[string][]json.RawMessage `json:"shown_attributes"`
+	Constraints     []rerank.Constraint          `json:"constraints"`
+	// NewItems are items outside the model that candidates may name.
+	NewItems        []rerankNewItem   `json:"new_items"`
+	Shown           []json.RawMessage `json:"shown"`
+	Window          int               `json:"window"`
+	Polish          bool              `json:"polish"`
+	PolishEps       float64           `json:"polish_eps"`
+	PolishPool      int               `json:"polish_pool"`
+	PolishMaxRatios int64             `json:"polish_max_ratios"` // 0: --max-polish-ratios
+	// TimeoutMs is the request's deadline in milliseconds (absent or 0:
+	// --rerank-timeout; at most --max-rerank-timeout).
+	TimeoutMs int64 `json:"timeout_ms"`
+	// Degrade (default true) answers at the deadline with the best result
+	// reached and "degraded" set; false answers 503 instead.
+	Degrade *bool `json:"degrade"`
+}
+
+// rerankNewItem is an item given by its vectors: an id like the model's
+// items (a string or an integer, not one of the model's), v, b (absent for
+// a model with B = V) and δ (absent or 0 without a diagonal).
+type rerankNewItem struct {
+	ID    json.RawMessage `json:"id"`
+	V     []float64       `json:"v"`
+	B     []float64       `json:"b"`
+	Delta float64         `json:"delta"`
 }
 
 type rerankResponse struct {
-	Items       []json.RawMessage `json:"items"`
-	Gains       []float64         `json:"gains"`
-	PolishSwaps int               `json:"polish_swaps,omitempty"`
+	Items        []json.RawMessage `json:"items"`
+	Gains        []float64         `json:"gains"`
+	LogValue     *float64          `json:"log_value,omitempty"` // absent without gains (theta 1, greedy_deadline)
+	ShortReason  string            `json:"short_reason,omitempty"`
+	PolishSwaps  int               `json:"polish_swaps,omitempty"`
+	PolishCapped bool              `json:"polish_capped,omitempty"`
+	Degraded     string            `json:"degraded,omitempty"`
 }
 
 func (s *server) rerank(sm *servedModel, r *http.Request) (any, *apiError) {
@@ -707,10 +770,66 @@ func (s *server) rerank(sm *servedModel, r *http.Request) (any, *apiError) {
 		return nil, badField("window", "%d; want ≥ 0 (0: no window)", req.Window)
 	case req.Quality != nil && len(req.Quality) != len(req.Candidates):
 		return nil, badField("quality", "%d scores for %d candidates", len(req.Quality), len(req.Candidates))
+	case req.TimeoutMs < 0 || time.Duration(req.TimeoutMs) > s.lim.maxRerankTimeout/time.Millisecond:
+		return nil, badField("timeout_ms", "%d; want 0 ≤ timeout_ms ≤ %d (0: %d, --rerank-timeout; at most --max-rerank-timeout)",
+			req.TimeoutMs, s.lim.maxRerankTimeout.Milliseconds(), s.lim.rerankTimeout.Milliseconds())
+	case req.PolishMaxRatios < 0 || req.PolishMaxRatios > s.lim.maxPolishRatios:
+		return nil, badField("polish_max_ratios", "%d; want 0 ≤ polish_max_ratios ≤ %d (0: the largest, --max-polish-ratios)", req.PolishMaxRatios, s.lim.maxPolishRatios)
+	case req.PolishPool > s.lim.maxPolishPool:
+		return nil, badField("polish_pool", "%d; want 0 ≤ polish_pool ≤ %d (--max-polish-pool)", req.PolishPool, s.lim.maxPolishPool)
 	}
-	rq := rerank.Request{K: *req.K, Window: req.Window, Polish: req.Polish, PolishEps: req.PolishEps, PolishPool: req.PolishPool}
+	rq := rerank.Request{K: *req.K, Window: req.Window, Polish: req.Polish, PolishEps: req.PolishEps, PolishPool: req.PolishPool,
+		PolishMaxRatios: req.PolishMaxRatios, Degrade: req.Degrade == nil || *req.Degrade, Relevance: req.Relevance, Theta: req.Theta}
+	if rq.PolishMaxRatios == 0 {
+		rq.PolishMaxRatios = s.lim.maxPolishRatios
+	}
 	var aerr *apiError
-	if rq.Candidates, aerr = sm.rows("candidates", req.Candidates, nil); aerr != nil {
+	if rq.Attributes, aerr = attributeValues("attributes", req.Attributes); aerr != nil {
+		return nil, aerr
+	}
+	if rq.ShownAttributes, aerr = attributeValues("shown_attributes", req.ShownAttributes); aerr != nil {
+		return nil, aerr
+	}
+	rq.Constraints = req.Constraints
+	timeout := s.lim.rerankTimeout
+	if req.TimeoutMs > 0 {
+		timeout = time.Duration(req.TimeoutMs) * time.Millisecond
+	}
+	var newTok map[string]int // new item token → its id in rq (n + index)
+	if len(req.NewItems) > 0 {
+		n := sm.m.N()
+		newTok = make(map[string]int, len(req.NewItems))
+		rq.NewItems = make([]ndpp.Item, len(req.NewItems))
+		for i, ni := range req.NewItems {
+			f := fmt.Sprintf("new_items[%d].id", i)
+			tok, ok := itemText(ni.ID)
+			if !ok {
+				return nil, badField(f, "%s is not an item id (a JSON string or integer)", truncate(string(ni.ID)))
+			}
+			if _, clash := sm.tokenRow(tok); clash {
+				return nil, badField(f, "%q is one of the model's items", truncate(tok))
+			}
+			if j, dup := newTok[tok]; dup {
+				return nil, badField(f, "%q repeats new_items[%d]", truncate(tok), j-n)
+			}
+			newTok[tok] = n + i
+			rq.NewItems[i] = ndpp.Item{ID: n + i, V: ni.V, B: ni.B, Delta: ni.Delta}
+		}
+		rq.Candidates = make([]int, len(req.Candidates))
+		for i, raw := range req.Candidates {
+			tok, ok := itemText(raw)
+			if !ok {
+				return nil, badField(fmt.Sprintf("candidates[%d]", i), "%s is not an item (a JSON string or integer)", truncate(string(raw)))
+			}
+			if id, isNew := newTok[tok]; isNew {
+				rq.Candidates[i] = id
+			} else if row, known := sm.tokenRow(tok); known {
+				rq.Candidates[i] = row
+			} else {
+				return nil, badField(fmt.Sprintf("candidates[%d]", i), "unknown item %q", truncate(tok))
+			}
+		}
+	} else if rq.Candidates, aerr = sm.rows("candidates", req.Candidates, nil); aerr != nil {
 		return nil, aerr
 	}
 	if rq.Shown, aerr = sm.rows("shown", req.Shown, nil); aerr != nil {
@@ -731,23 +850,71 @@ func (s *server) rerank(sm *servedModel, r *http.Request) (any, *apiError) {
 			rq.Quality[i] = q
 		}
 	}
+	// The client's context (a client that goes away stops the work) with
+	// the request's deadline.
+	ctx, cancel := context.WithTimeout(r.Context(), timeout)
+	defer cancel()
 	ws := s.ws.Get().(*rerank.Workspace)
 	defer s.ws.Put(ws)
-	res, err := ws.Rerank(sm.m, rq)
+	res, err := ws.Rerank(ctx, sm.m, rq)
 	if err != nil {
 		var re *rerank.RequestError
-		if errors.As(err, &re) {
+		switch {
+		case errors.As(err, &re):
 			f := re.Field
 			if re.Index >= 0 {
 				f = fmt.Sprintf("%s[%d]", re.Field, re.Index)
 			}
 			return nil, badField(f, "%s", re.Reason)
+		case errors.Is(err, context.DeadlineExceeded):
+			return nil, &apiError{code: http.StatusServiceUnavailable, field: "timeout_ms",
+				msg: fmt.Sprintf("not done within %v and degrade is false", timeout)}
+		case errors.Is(err, context.Canceled):
+			return nil, &apiError{code: http.StatusServiceUnavailable, msg: "request cancelled"}
 		}
 		return nil, &apiError{code: http.StatusInternalServerError, msg: err.Error()}
 	}
-	out := rerankResponse{Items: make([]json.RawMessage, len(res.Items)), Gains: append([]float64{}, res.Gains...), PolishSwaps: res.PolishSwaps}
+	if res.Degraded != "" {
+		s.degraded.WithLabelValues(res.Degraded).Inc()
+	}
+	out := rerankResponse{Items: make([]json.RawMessage, len(res.Items)), Gains: append([]float64{}, res.Gains...), PolishSwaps: res.PolishSwaps,
+		PolishCapped: res.PolishCapped, Degraded: res.Degraded, ShortReason: res.Short}
+	if len(res.Gains) > 0 {
+		out.LogValue = &res.LogValue
+	}
 	for i, it := range res.Items {
-		out.Items[i] = sm.tokJSON[it]
+		if it >= sm.m.N() {
+			out.Items[i] = req.NewItems[it-sm.m.N()].ID
+		} else {
+			out.Items[i] = sm.tokJSON[it]
+		}
+	}
+	return out, nil
+}
+
+// attributeValues turns JSON attribute values (strings or integers) into
+// the strings rerank compares: a string s as "s" + s, an integer as "i" +
+// its decimal digits (so that "3" and 3 differ).
+func attributeValues(field string, in map[string][]json.RawMessage) (map[string][]string, *apiError) {
+	if in == nil {
+		return nil, nil
+	}
+	out := make(map[string][]string, len(in))
+	for name, raws := range in {
+		vals := make([]string, len(raws))
+		for i, raw := range raws {
+			var str string
+			if json.Unmarshal(raw, &str) == nil {
+				vals[i] = "s" + str
+				continue
+			}
+			n, err := strconv.ParseInt(string(raw), 10, 64)
+			if err != nil {
+				return nil, badField(fmt.Sprintf("%s.%s[%d]", field, name, i), "%s; want a string or an integer", truncate(string(raw)))
+			}
+			vals[i] = "i" + strconv.FormatInt(n, 10)
+		}
+		out[name] = vals
 	}
 	return out, nil
 }

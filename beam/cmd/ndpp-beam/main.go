@@ -38,6 +38,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
 	"github.com/ndpp-go/ndpp/beam/pipelines"
+	"github.com/ndpp-go/ndpp/internal/memlimit"
 	"github.com/ndpp-go/ndpp/internal/outfile"
 	"github.com/ndpp-go/ndpp/learn"
 	"github.com/ndpp-go/ndpp/ndpp/npz"
@@ -143,6 +144,25 @@ func initBeam() {
 	beam.Init()
 }
 
+// maxMemoryFlag adds --max-memory, the budget of the command's large
+// allocations; budget resolves it.
+func maxMemoryFlag() *string {
+	return flag.String("max-memory", "", "memory budget that large allocations are checked against before they are made, e.g. 8G (default: $"+memlimit.EnvVar+", else 3/4 of the machine's or the process's memory limit, on the driver and on each worker)")
+}
+
+// budget returns the budget of --max-memory s, else of the environment
+// (memlimit.FromEnv).
+func budget(s string) (memlimit.Budget, error) {
+	if s == "" {
+		return memlimit.FromEnv("ndpp-beam")
+	}
+	b, err := memlimit.Parse(s)
+	if err != nil {
+		return memlimit.Budget{}, usageError("--max-memory: %v", err)
+	}
+	return memlimit.Budget{Bytes: b, Source: "--max-memory"}, nil
+}
+
 // Why the flags refuse "-" (outfile.File.Why).
 const (
 	whyGlob  = "the pipeline's workers read the files a glob matches; give a glob"
@@ -192,6 +212,7 @@ func runScore(stderr io.Writer) error {
 	flag.BoolVar(&opt.JSON, "json", false, "JSON lines, as ndpp-bench --json")
 	flag.IntVar(&opt.Shards, "shards", 1, "parts each file is read in, and output files")
 	flag.IntVar(&opt.ChunkSize, "chunk-size", pipelines.DefaultChunkSize, "baskets scored together")
+	maxMem := maxMemoryFlag()
 	format := formatFlags()
 	initBeam()
 	if opt.Model == "" || opt.Input == "" || opt.Output == "" {
@@ -200,6 +221,11 @@ func runScore(stderr io.Writer) error {
 	if opt.Shards < 1 || opt.ChunkSize < 1 || opt.Recommend < 0 {
 		return usageError("--shards and --chunk-size must be ≥ 1, --recommend ≥ 0")
 	}
+	b, err := budget(*maxMem)
+	if err != nil {
+		return err
+	}
+	opt.MaxMemory = b.Option()
 	opt.Format = *format
 	outputs := []outfile.File{{Flag: "--output", Path: opt.Output, Why: "the output is one file per shard, PREFIX-SSSSS-of-NNNNN"}}
 	if opt.Output != outfile.Std {
@@ -247,24 +273,25 @@ func runLearn(stdout, stderr io.Writer) error {
 	var out string
 	var diag, quiet bool
 	flag.StringVar(&opt.Data, "data", "", "glob of basket files, all training baskets (required)")
-	flag.IntVar(&l.D, "d", 30, "rank parameter d")
+	flag.IntVar(&l.D, "d", learn.DefaultD, "rank parameter d")
 	flag.IntVar(&opt.Steps, "steps", 0, "full-batch steps, one pipeline run each (required)")
 	flag.StringVar(&out, "out", "", "write the learned model to this .npz file, or - for standard output (required)")
 	flag.Uint64Var(&l.Seed, "seed", 1, "seed of the initialisation")
 	flag.BoolVar(&l.Shared, "shared", false, "B = V")
 	flag.BoolVar(&diag, "diag", true, "learn the kernel with a diagonal, L = D + VᵀV + BᵀCB (false: L = VᵀV + BᵀCB)")
-	flag.Float64Var(&l.LR, "lr", 0, "learning rate (default 0.05, learn.DefaultOfflineLR)")
+	flag.Float64Var(&l.LR, "lr", 0, fmt.Sprintf("learning rate (default %g)", learn.DefaultOfflineLR))
 	flag.Float64Var(&l.DiagLR, "diag-lr", 0, "with --diag: learning rate of the diagonal (default --lr)")
-	flag.Float64Var(&l.RateScale, "rate-scale", 0, "with --diag: scale item i's embedding steps by min(1, √(δᵢ/rate-scale)) (default 0.1; negative: off)")
+	flag.Float64Var(&l.RateScale, "rate-scale", 0, fmt.Sprintf("with --diag: scale item i's embedding steps by min(1, √(δᵢ/rate-scale)) (default %g; negative: off)", learn.DefaultRateScale))
 	flag.Float64Var(&l.Alpha, "alpha", 0, "regulariser weight α of Σ‖vᵢ‖²/μᵢ")
 	flag.Float64Var(&l.Beta, "beta", 0, "regulariser weight β of Σ‖bᵢ‖²/μᵢ")
 	flag.BoolVar(&l.FixC, "fix-c", false, "keep C at its initial value")
-	flag.Float64Var(&l.Init.Scale, "init-scale", 0, "standard deviation of the initial entries of V and B (default 0.25/√d; with --diag 0.01/√d)")
-	flag.Float64Var(&l.Init.Share, "init-share", 0, "with --diag: initial E‖vᵢ‖² as a share of the item's initial δᵢ (default 0.5; negative: --init-scale as drawn)")
+	flag.Float64Var(&l.Init.Scale, "init-scale", 0, fmt.Sprintf("standard deviation of the initial entries of V and B (default %g/√d; with --diag %g/√d)", learn.DefaultInitScaleLowRank, learn.DefaultInitScaleDiag))
+	flag.Float64Var(&l.Init.Share, "init-share", 0, fmt.Sprintf("with --diag: initial E‖vᵢ‖² as a share of the item's initial δᵢ (default %g; negative: --init-scale as drawn)", learn.DefaultOfflineInitShare))
 	flag.IntVar(&opt.Shards, "shards", 1, "parts each file is read in (the gradient is summed per shard, then in total)")
 	flag.IntVar(&opt.ChunkSize, "chunk-size", pipelines.DefaultChunkSize, "baskets per chunk")
 	flag.StringVar(&opt.WorkDir, "work-dir", "", "directory shared by the driver and the workers for the vocabulary, the parameters and the gradients of each step (default with the in-process Prism runner: a new local temporary directory; required with other runners)")
 	flag.BoolVar(&quiet, "quiet", false, "no progress lines")
+	maxMem := maxMemoryFlag()
 	format := formatFlags()
 	initBeam()
 	if opt.Data == "" || out == "" || opt.Steps < 1 {
@@ -281,6 +308,16 @@ func runLearn(stdout, stderr io.Writer) error {
 	}
 	if opt.WorkDir == outfile.Std {
 		return usageError("--work-dir cannot be standard input or output (-): it names a directory")
+	}
+	// The d-sized state is checked before the data is read, the items'
+	// once the vocabulary is built (LearnOptions.MaxMemory).
+	b, err := budget(*maxMem)
+	if err != nil {
+		return err
+	}
+	opt.MaxMemory = b.Bytes
+	if err := pipelines.CheckLearnMemory(opt.Learner, 0, b.Bytes); err != nil {
+		return b.Rename(err)
 	}
 	if opt.WorkDir == "" {
 		if r := *runners.Runner; r != "" && r != "prism" {
@@ -303,6 +340,14 @@ func runLearn(stdout, stderr io.Writer) error {
 	ctx := context.Background()
 	res, err := pipelines.Learn(ctx, beamx.Run, opt)
 	if err != nil {
+		return b.Rename(err)
+	}
+	// All baskets are training baskets: of learn.CheckDiverged's rule only
+	// the kernel's scale applies.
+	if err := learn.CheckDiverged(res.Model, nil, nil); err != nil {
+		if de, ok := errors.AsType[*learn.DivergedError](err); ok {
+			return fmt.Errorf("training diverged (lower --lr or --init-scale); no model saved: %w", de.Err)
+		}
 		return err
 	}
 	if out == outfile.Std {
@@ -328,9 +373,10 @@ func runMap(stdout, stderr io.Writer) error {
 	flag.IntVar(&opt.Shards, "shards", 1, "shards: item id mod shards (also the read tasks per file)")
 	flag.IntVar(&opt.Coreset, "coreset", 0, fmt.Sprintf("candidates k′ ≥ k kept per shard and by the merge (default %dk; beyond the kernel's rank bound picked in rounds of greedy on the items earlier rounds left)", stream.DefaultCoresetFactor))
 	polish := flag.String("polish", "final", "local search after greedy: final (the final solution, over the union of the shards' candidates), none, or all (also every core-set)")
-	flag.IntVar(&opt.Buffer, "buffer", 0, fmt.Sprintf("items an accumulator holds before it is reduced to k′ candidates (0: each shard's items held whole when a bound on their number is known, from NPY headers or uncompressed text sizes, and they fit the memory budget, NDPP_MAX_MEMORY; else %d)", pipelines.DefaultMapBuffer))
+	flag.IntVar(&opt.Buffer, "buffer", 0, fmt.Sprintf("items an accumulator holds before it is reduced to k′ candidates (0: each shard's items held whole when a bound on their number is known, from NPY headers or uncompressed text sizes, and they fit the memory budget, --max-memory; else %d)", pipelines.DefaultMapBuffer))
 	flag.IntVar(&opt.ChunkSize, "chunk-size", 8*pipelines.DefaultChunkSize, "items that travel together")
 	flag.StringVar(&opt.Out, "out", "", "write the JSON result to this file, or - for standard output (with the in-process runner) (required)")
+	maxMem := maxMemoryFlag()
 	initBeam()
 	if opt.Items == "" || opt.Kernel == "" || opt.Out == "" || opt.K < 1 {
 		return usageError("--items, --kernel, --out and --k ≥ 1 are required")
@@ -338,7 +384,11 @@ func runMap(stdout, stderr io.Writer) error {
 	if opt.Shards < 1 || opt.Buffer < 0 || opt.ChunkSize < 1 {
 		return usageError("--shards and --chunk-size must be ≥ 1, --buffer ≥ 0")
 	}
-	var err error
+	b, err := budget(*maxMem)
+	if err != nil {
+		return err
+	}
+	opt.MaxMemory = b.Option()
 	if opt.Polish, err = pipelines.ParsePolish(*polish); err != nil {
 		return usageError("%v", err)
 	}
