@@ -16,8 +16,9 @@ import (
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
-// TracePoint is one point of a learning curve: the negative mean
-// log-likelihood on the trace baskets after Seconds of training (time spent
+// TracePoint is one point of a learning curve: the negative of the
+// learners' objective, −(mean log det(L_S + εI) − log det(L + I)) (see
+// LogLikelihoodEps), on the trace baskets after Seconds of training (time spent
 // computing the trace itself excluded) and Baskets processed.
 type TracePoint struct {
 	Seconds float64 `json:"seconds"`
@@ -33,7 +34,7 @@ type Result struct {
 	Iterations int     // parameter updates
 	Passes     float64 // passes over the training baskets
 	Baskets    int     // baskets processed (with repetitions)
-	ValLL      float64 // validation log-likelihood of the returned model (NaN without validation)
+	ValLLEps   float64 // validation mean log det(L_S + εI) − log det(L + I) of the returned model, the learners' objective (ε = the options' Eps; NaN without validation)
 	Trace      []TracePoint
 }
 
@@ -240,7 +241,7 @@ func TrainOffline(ctx context.Context, train, val [][]int, n int, opt OfflineOpt
 			evalEvery = 1
 		}
 	}
-	res := &Result{ValLL: math.NaN()}
+	res := &Result{ValLLEps: math.NaN()}
 	var best *Params
 	bestLL, bad := math.Inf(-1), 0
 	var elapsed time.Duration
@@ -335,7 +336,7 @@ func TrainOffline(ctx context.Context, train, val [][]int, n int, opt OfflineOpt
 	res.Seconds = elapsed.Seconds()
 	res.Passes = float64(res.Baskets) / float64(len(train))
 	if len(val) > 0 {
-		res.ValLL = bestLL
+		res.ValLLEps = bestLL
 	}
 	res.Model, err = best.Model()
 	if err != nil {

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,33 +24,15 @@ import (
 	"github.com/ndpp-go/ndpp/stream"
 )
 
-// defaultDemoData is the bundled Amazon apparel registry file, looked up in
-// $NDPP_TESTDATA, then in testdata/ of the working directory and its parents.
-const defaultDemoData = "1_100_100_100_apparel_regs.csv"
+// bundledApparel is the Amazon apparel registry file (testdata/README.md),
+// built into the binary so that demo runs from any directory; the copy in
+// the repository's testdata/ is the same file (TestBundledDataIsTestdata).
+//
+//go:embed data/1_100_100_100_apparel_regs.csv
+var bundledApparel []byte
 
-func findTestdata(name string) (string, error) {
-	if dir := os.Getenv("NDPP_TESTDATA"); dir != "" {
-		p := filepath.Join(dir, name)
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		p := filepath.Join(dir, "testdata", name)
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("bundled data %s not found in $NDPP_TESTDATA or testdata/ (run from the repository, or pass --data)", name)
-		}
-		dir = parent
-	}
-}
+// bundledApparelName names the bundled data in messages.
+const bundledApparelName = "1_100_100_100_apparel_regs.csv (bundled)"
 
 type demoFlags struct {
 	g              globals
@@ -81,6 +65,7 @@ type demoInferRow struct {
 func init() {
 	register(&command{
 		name:    "demo",
+		globals: gBackend | gJSON | gQuiet | gMaxMem,
 		summary: "learn on the bundled Amazon apparel data, run every MAP algorithm, write the paper's figures",
 		run:     runDemo,
 	})
@@ -90,7 +75,7 @@ func runDemo(e *env, args []string) error {
 	var f demoFlags
 	fs := newFlagSet(e, "demo", "learn an NDPP online (and offline, for comparison) on basket data — by default the bundled Amazon apparel registries — then run Stream-Partition, Online-LSS, Online-2-neighbor, Online-Greedy and the offline greedy baseline on the learned model in id order and in random orders and local search from the greedy's solution, print the comparison and write the paper's figures (PNG, SVG) and their CSV data to --out",
 		"ndpp-bench demo --out ndpp-out", &f.g)
-	fs.StringVar(&f.data, "data", "", "basket file, one basket per line, or - for standard input (default: the bundled "+defaultDemoData+")")
+	fs.StringVar(&f.data, "data", "", "basket file, one basket per line, or - for standard input (default: the Amazon apparel registries built into the binary, testdata/1_100_100_100_apparel_regs.csv)")
 	fs.IntVar(&f.base, "base", 1, "first item id in --data (0 or 1)")
 	fs.StringVar(&f.out, "out", "ndpp-out", "output directory for figures and CSV files")
 	fs.IntVar(&f.k, "k", 8, "solution size")
@@ -124,13 +109,6 @@ func runDemo(e *env, args []string) error {
 	case f.offlineSeconds <= 0:
 		return usagef("--offline-seconds must be positive")
 	}
-	if f.data == "" {
-		p, err := findTestdata(defaultDemoData)
-		if err != nil {
-			return err
-		}
-		f.data = p
-	}
 	if err := refuseStd("--out", f.out); err != nil {
 		return err
 	}
@@ -141,7 +119,11 @@ func runDemo(e *env, args []string) error {
 	for _, name := range []string{trajectoryCSV, greedyCSV, nllCSV, "model.npz"} {
 		outPaths = append(outPaths, outfile.File{Flag: "--out", Path: filepath.Join(f.out, name)})
 	}
-	if err := checkFiles([]outfile.File{stdFile("--data", f.data)}, outPaths); err != nil {
+	var ins []outfile.File
+	if f.data != "" {
+		ins = append(ins, stdFile("--data", f.data))
+	}
+	if err := checkFiles(ins, outPaths); err != nil {
 		return err
 	}
 	start := time.Now()
@@ -154,9 +136,14 @@ func runDemo(e *env, args []string) error {
 	// Data.
 	var data [][]int
 	var err error
-	if f.data == outfile.Std {
+	dataName := filepath.Base(f.data)
+	switch f.data {
+	case "":
+		dataName = bundledApparelName
+		data, err = drain(baskets.NewLineReader(bytes.NewReader(bundledApparel), baskets.LineOptions{Base: f.base}))
+	case outfile.Std:
 		data, err = drain(baskets.NewLineReader(e.stdin, baskets.LineOptions{Base: f.base}))
-	} else {
+	default:
 		data, err = baskets.ReadFile(f.data, baskets.LineOptions{Base: f.base})
 	}
 	if err != nil {
@@ -176,7 +163,7 @@ func runDemo(e *env, args []string) error {
 		return usagef("%v", err)
 	}
 	logf("%s: %d baskets over %d items (train %d, validation %d, test %d); backend %s",
-		filepath.Base(f.data), len(data), n, len(train), len(val), len(test), blas.Backend())
+		dataName, len(data), n, len(train), len(val), len(test), blas.Backend())
 
 	// Learning: one online pass, and the offline baseline for comparison.
 	learnRows, nll, model, err := f.learn(train, val, test, n, logf)

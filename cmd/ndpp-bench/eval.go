@@ -13,6 +13,7 @@ import (
 func init() {
 	register(&command{
 		name:    "eval",
+		globals: gBackend | gThreads | gJSON | gQuiet | gMaxMem,
 		summary: "evaluate a model on test baskets: log-likelihood, MPR, AUC, Prec@k (paper and micro protocols)",
 		run:     runEval,
 	})

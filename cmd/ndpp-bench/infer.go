@@ -23,6 +23,7 @@ import (
 func init() {
 	register(&command{
 		name:    "infer",
+		globals: gBackend | gThreads | gJSON | gQuiet | gMaxMem,
 		summary: "streaming/online MAP inference (the paper's four algorithms) and offline greedy",
 		run:     runInfer,
 	})

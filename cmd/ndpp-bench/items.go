@@ -20,6 +20,7 @@ import (
 func init() {
 	register(&command{
 		name:    "items",
+		globals: gBackend | gQuiet,
 		summary: "write a synthetic stream of item vectors (the input of infer --items) without holding it",
 		run:     runItems,
 	})

@@ -5,10 +5,12 @@
 //
 //	ndpp-bench <command> [flags]
 //
-// Every command accepts the global flags --backend gonum|openblas|auto,
-// --threads N, --json, --quiet and --max-memory SIZE, and --help with an
-// example. Usage errors
-// print one line and exit with status 2; other failures exit with status 1.
+// The global flags --backend gonum|openblas|auto, --threads N, --json,
+// --quiet and --max-memory SIZE are accepted by the commands they apply to
+// (a command's --help lists its own; another one is a usage error), and
+// every command takes --help with an example. `ndpp-bench version` (or
+// --version) prints the build's version. Usage errors print one line and
+// exit with status 2; other failures exit with status 1.
 package main
 
 import (
@@ -25,11 +27,44 @@ import (
 	"github.com/ndpp-go/ndpp/internal/memlimit"
 )
 
-// command is one subcommand. run parses its own flags from args.
+// command is one subcommand. run parses its own flags from args; globals
+// are the global flags it honours (newFlagSet registers only those).
 type command struct {
 	name    string
 	summary string
+	globals globalFlags
 	run     func(e *env, args []string) error
+}
+
+// globalFlags is a set of global flags.
+type globalFlags uint8
+
+const (
+	gBackend globalFlags = 1 << iota // --backend: the command computes with BLAS
+	gThreads                         // --threads: it runs workers
+	gJSON                            // --json: it has JSON output
+	gQuiet                           // --quiet: it writes progress or summaries to stderr
+	gMaxMem                          // --max-memory: it checks allocations against the budget
+)
+
+// globalNames are the flag names of the global flags, in usage order.
+var globalNames = []struct {
+	flag globalFlags
+	name string
+}{{gBackend, "backend"}, {gThreads, "threads"}, {gJSON, "json"}, {gQuiet, "quiet"}, {gMaxMem, "max-memory"}}
+
+// names lists the flags of set as "--a, --b" ("none" when empty).
+func (set globalFlags) names() string {
+	var out []string
+	for _, g := range globalNames {
+		if set&g.flag != 0 {
+			out = append(out, "--"+g.name)
+		}
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, ", ")
 }
 
 var commands = map[string]*command{}
@@ -57,7 +92,8 @@ func (u usageError) Error() string { return u.msg }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
-// globals are the flags every command accepts.
+// globals are the values of the global flags (those a command does not
+// honour keep their zero values).
 type globals struct {
 	backend string
 	threads int
@@ -69,12 +105,23 @@ type globals struct {
 	budget memlimit.Budget
 }
 
-func (g *globals) register(fs *flag.FlagSet) {
-	fs.StringVar(&g.backend, "backend", "", "BLAS backend: gonum, openblas or auto (default: $NDPP_BLAS, else auto when OpenBLAS is compiled in)")
-	fs.IntVar(&g.threads, "threads", 0, "worker goroutines (default: number of CPUs); OpenBLAS itself runs one thread per call, since ndpp parallelises across goroutines")
-	fs.BoolVar(&g.json, "json", false, "print JSON instead of tables")
-	fs.BoolVar(&g.quiet, "quiet", false, "no progress or summary lines on stderr")
-	fs.StringVar(&g.maxMem, "max-memory", "", "memory budget that large allocations are checked against before they are made, e.g. 8G (default: $"+memlimit.EnvVar+", else 3/4 of the machine's or the process's memory limit)")
+// register adds the global flags of set to fs.
+func (g *globals) register(fs *flag.FlagSet, set globalFlags) {
+	if set&gBackend != 0 {
+		fs.StringVar(&g.backend, "backend", "", "BLAS backend: gonum, openblas or auto (default: $NDPP_BLAS, else auto when OpenBLAS is compiled in)")
+	}
+	if set&gThreads != 0 {
+		fs.IntVar(&g.threads, "threads", 0, "worker goroutines (default: number of CPUs); OpenBLAS itself runs one thread per call, since ndpp parallelises across goroutines")
+	}
+	if set&gJSON != 0 {
+		fs.BoolVar(&g.json, "json", false, "print JSON instead of tables")
+	}
+	if set&gQuiet != 0 {
+		fs.BoolVar(&g.quiet, "quiet", false, "no progress or summary lines on stderr")
+	}
+	if set&gMaxMem != 0 {
+		fs.StringVar(&g.maxMem, "max-memory", "", "memory budget that large allocations are checked against before they are made, e.g. 8G (default: $"+memlimit.EnvVar+", else 3/4 of the machine's or the process's memory limit)")
+	}
 }
 
 // apply selects the backend and thread count.
@@ -110,12 +157,17 @@ func (g *globals) apply() error {
 	return nil
 }
 
-// newFlagSet returns a FlagSet for a command with the global flags and a
-// usage text made of the summary, an example and the flag list.
+// newFlagSet returns a FlagSet for a command with the global flags it
+// honours (command.globals) and a usage text made of the summary, an
+// example and the flag list.
 func newFlagSet(e *env, name, summary, example string, g *globals) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
-	g.register(fs)
+	set := gBackend | gThreads | gJSON | gQuiet | gMaxMem
+	if c, ok := commands[name]; ok {
+		set = c.globals
+	}
+	g.register(fs, set)
 	fs.Usage = func() {
 		fmt.Fprintf(e.stderr, "ndpp-bench %s: %s\n\nExample:\n  %s\n\nFlags:\n", name, summary, example)
 		fs.PrintDefaults()
@@ -138,6 +190,15 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		return errHelp
 	}
 	if err != nil {
+		if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {
+			if c, known := commands[fs.Name()]; known {
+				for _, g := range globalNames {
+					if g.name == name {
+						return usagef("--%s does not apply to %s (the global flags it takes: %s)", name, fs.Name(), c.globals.names())
+					}
+				}
+			}
+		}
 		return usageError{err.Error()}
 	}
 	if fs.NArg() > 0 {
@@ -161,6 +222,9 @@ func run(e *env, args []string) int {
 			return 2
 		}
 		return 0
+	}
+	if args[0] == "--version" || args[0] == "-version" {
+		args = append([]string{"version"}, args[1:]...)
 	}
 	c, ok := commands[args[0]]
 	if !ok {
@@ -201,7 +265,7 @@ func commandNames() []string {
 
 func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "ndpp-bench: nonsymmetric DPP inference and learning")
-	fmt.Fprintln(w, "\nUsage: ndpp-bench <command> [flags]   (ndpp-bench <command> --help for details)")
+	fmt.Fprintln(w, "\nUsage: ndpp-bench <command> [flags]   (ndpp-bench <command> --help for details; ndpp-bench --version)")
 	fmt.Fprintln(w, "\nCommands:")
 	for _, n := range commandNames() {
 		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)

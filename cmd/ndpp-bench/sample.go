@@ -20,6 +20,7 @@ import (
 func init() {
 	register(&command{
 		name:    "sample",
+		globals: gBackend | gThreads | gJSON | gQuiet | gMaxMem,
 		summary: "exact samples of a model's NDPP (optionally given items), written as baskets",
 		run:     runSample,
 	})
