@@ -137,8 +137,8 @@ func TestDemoUsageErrors(t *testing.T) {
 }
 
 // TestBundledDataIsTestdata: the data built into the binary is the file in
-// the repository's testdata/ that the other tests, the README and the
-// Beam pipelines' tests read.
+// the repository's testdata/ (a link to it) that the other tests, the
+// README and the Beam pipelines' tests read.
 func TestBundledDataIsTestdata(t *testing.T) {
 	want, err := os.ReadFile(filepath.Join("..", "..", "testdata", "1_100_100_100_apparel_regs.csv"))
 	require.NoError(t, err)
