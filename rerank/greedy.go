@@ -190,11 +190,25 @@ func (w *Workspace) run(ctx context.Context, m *ndpp.Model, req *Request) error 
 	w.rebuild(m)
 	w.shownSkipped = w.nSkip
 
-	for t := 0; t < req.K; t++ {
+	return w.steps(ctx, m, req.K, req.Window, false)
+}
+
+// steps runs k steps of the greedy from the conditioning set built so
+// far (with a sliding window of the given size when positive), appending
+// to w's output. In order, step t takes candidate row t instead of the
+// best one (the gains of a given order); it stops at a zero gain. It
+// returns an error wrapping ctx.Err() when ctx is done before a step.
+func (w *Workspace) steps(ctx context.Context, m *ndpp.Model, k, window int, inOrder bool) error {
+	for t := 0; t < k; t++ {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("rerank: greedy: %w", err)
 		}
-		best := w.best()
+		best := t
+		if !inOrder {
+			best = w.best()
+		} else if !(w.S[t] > tol(len(w.cond))*w.Mu[t]) || math.IsInf(w.q2[t]*w.S[t], 1) {
+			best = -1
+		}
 		if best < 0 {
 			return nil
 		}
@@ -203,10 +217,10 @@ func (w *Workspace) run(ctx context.Context, m *ndpp.Model, req *Request) error 
 		}
 		w.outItems = append(w.outItems, w.item[best])
 		w.outGains = append(w.outGains, w.q2[best]*w.S[best])
-		if t == req.K-1 {
+		if t == k-1 {
 			return nil
 		}
-		if req.Window > 0 && len(w.seq) == req.Window {
+		if window > 0 && len(w.seq) == window {
 			w.slide(m)
 		}
 		w.seq = append(w.seq, best)

@@ -130,7 +130,19 @@ func (w *Workspace) polish(ctx context.Context, m *ndpp.Model, req *Request) err
 		return nil
 	}
 	w.polishSwaps = int(res.Swaps)
-	// Order the new set greedily given the fixed rows, with its gains.
+	// Order the new set greedily given the fixed rows, with its gains:
+	// the greedy's recurrence over those rows alone, O(K²·(K + d)) (a
+	// deadline has passed when the result degrades, so this must be cheap).
+	setItems := make([]int, len(res.Solution))
+	setRows := make([]int, len(res.Solution))
+	for i, r := range res.Solution {
+		setItems[i], setRows[i] = w.item[r-nf], r-nf
+	}
+	if w.reorder(m, setRows, fixedRows, len(w.cons) > 0) {
+		return nil
+	}
+	// A zero gain on the way (a kernel whose principal minors vanish):
+	// the oracle's values, with fresh determinants where they need them.
 	o.Reset()
 	cand := o.NewCand()
 	for _, f := range fixed {
@@ -165,9 +177,66 @@ func (w *Workspace) polish(ctx context.Context, m *ndpp.Model, req *Request) err
 				gain = math.Exp(bv.Log)
 			}
 		}
-		w.outItems = append(w.outItems, w.item[r-nf])
+		w.outItems = append(w.outItems, setItems[r-nf])
 		w.outGains = append(w.outGains, gain)
 		rest = append(rest[:bi], rest[bi+1:]...)
 	}
 	return nil
+}
+
+// reorder writes the candidate rows set in greedy order given the rows
+// fixed (the kept shown rows, conditioned on in order) into w's output,
+// with their gains, by the greedy's recurrence over those rows alone:
+// the rows are gathered to the front of the working rows (rows set, then
+// fixed) so that a step costs O((K + |fixed|)·(d + K)). With inOrder the
+// order of set is kept (its gains are those of that order). It reports
+// false when a fixed row or a step had a zero Schur complement under the
+// zero rule; w's output is then to be rewritten by the caller.
+func (w *Workspace) reorder(m *ndpp.Model, set, fixed []int, inOrder bool) bool {
+	k, nf, d := len(set), len(fixed), w.d
+	rows := append(append(make([]int, 0, k+nf), set...), fixed...)
+	np := len(rows)
+	item, pos := make([]int, np), make([]int, np)
+	q2, lxx := make([]float64, np), make([]float64, np)
+	vg := make([]float64, np*d)
+	var bg []float64
+	if !w.shared {
+		bg = make([]float64, np*d)
+	}
+	for i, x := range rows {
+		item[i], lxx[i] = w.item[x], w.lxx[x]
+		if x < w.nc {
+			pos[i], q2[i] = w.pos[x], w.q2[x]
+		}
+		copy(vg[i*d:(i+1)*d], w.vg[x*d:(x+1)*d])
+		if bg != nil {
+			copy(bg[i*d:(i+1)*d], w.bg[x*d:(x+1)*d])
+		}
+	}
+	copy(w.item, item)
+	copy(w.pos, pos)
+	w.q2 = append(w.q2[:0], q2[:k]...)
+	copy(w.lxx, lxx)
+	copy(w.vg, vg)
+	copy(w.bg, bg)
+	w.nc, w.p = k, np
+	for x := 0; x < np; x++ {
+		w.st[x] = stCand
+		if x >= k {
+			w.st[x] = stSkip
+		}
+	}
+	w.seq = w.seq[:0]
+	for x := k; x < np; x++ {
+		w.seq = append(w.seq, x)
+	}
+	w.rebuild(m)
+	if w.nSkip > 0 {
+		return false
+	}
+	w.resetConstraints()
+	w.outItems, w.outGains = w.outItems[:0], w.outGains[:0]
+	// Bounded work: no context (a passed deadline must not stop it).
+	_ = w.steps(context.Background(), m, k, 0, inOrder)
+	return len(w.outItems) == k
 }
