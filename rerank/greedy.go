@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	gblas "gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
-
+	"github.com/ndpp-go/ndpp/internal/f64"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/stream"
 )
@@ -52,9 +50,13 @@ type Workspace struct {
 	// μ and the p×w coefficient families (row x = working row x, stride
 	// w).
 	stream.Schur
-	col, row []float64 // L_{x,y} and L_{y,x} of the current pivot y
-	vg, bg   []float64 // gathered vₓ and bₓ (p×d)
-	shared   bool
+	// The gathered rows g (p rows of stride gs): vₓ, or vₓ then bₓ when
+	// the model does not share B = V; cr holds L_{x,y}, L_{y,x} of the
+	// current pivot y for every row x (p×2), xy the 2×gs right-hand side
+	// of the product giving them.
+	g, cr, xy []float64
+	gs        int
+	shared    bool
 
 	cond  []int // working rows of the conditioning set, in order
 	seq   []int // working rows of the window (kept or skipped), in order
@@ -142,13 +144,14 @@ func (w *Workspace) run(ctx context.Context, m *ndpp.Model, req *Request) error 
 	w.A = grow(w.A, p*w.w)
 	w.B = grow(w.B, p*w.w)
 	w.Stride = w.w
-	w.col = grow(w.col, p)
-	w.row = grow(w.row, p)
-	w.vg = grow(w.vg, p*d)
+	w.cr = grow(w.cr, 2*p)
 	w.shared = m.Shared()
+	w.gs = d
 	if !w.shared {
-		w.bg = grow(w.bg, p*d)
+		w.gs = 2 * d
 	}
+	w.g = grow(w.g, p*w.gs)
+	w.xy = grow(w.xy, 2*w.gs)
 	for x, it := range w.item {
 		var v, b []float64
 		var delta float64
@@ -158,9 +161,9 @@ func (w *Workspace) run(ctx context.Context, m *ndpp.Model, req *Request) error 
 		} else {
 			v, b, delta = m.ItemV(it), m.ItemB(it), m.ItemDiag(it)
 		}
-		copy(w.vg[x*d:(x+1)*d], v)
+		copy(w.g[x*w.gs:x*w.gs+d], v)
 		if !w.shared {
-			copy(w.bg[x*d:(x+1)*d], b)
+			copy(w.g[x*w.gs+d:(x+1)*w.gs], b)
 		}
 		var vv float64
 		for _, f := range v {
@@ -271,24 +274,16 @@ func (w *Workspace) tryAdd(m *ndpp.Model, y int) {
 
 // add appends row y to the conditioning set: for every live row x
 // (candidates and skipped window rows), stream.Schur.Update with the
-// residuals R(x, y) and R(y, x) (matrix–vector products through the BLAS
-// backend):
+// residuals R(x, y) and R(y, x) (one matrix product and two matrix–vector
+// products through the BLAS backend):
 //
 //	a_r(x) = R(x, y) / s_y,  b_r(x) = R(y, x),  s_x ← s_x − a_r(x)·b_r(x),
 //
 // with r = |cond| and R(x, z) = L_xz − Σ_{q<r} a_q(x)·b_q(z) the residual
 // kernel.
 func (w *Workspace) add(m *ndpp.Model, y int) {
-	r, W, d := len(w.cond), w.w, w.d
+	r, W, d, gs := len(w.cond), w.Stride, w.d, w.gs
 	it := w.item[y]
-	impl := blas64.Implementation()
-	// col = vₓ·v_y, row = bₓ·(b_yᵀC); L_{x,y} = col − row, L_{y,x} = col + row.
-	// v_y is y's gathered row (a copy of the model's or the new item's).
-	impl.Dgemv(gblas.NoTrans, w.p, d, 1, w.vg, d, w.vg[y*d:(y+1)*d], 1, 0, w.col, 1)
-	bg := w.vg
-	if !w.shared {
-		bg = w.bg
-	}
 	var bc []float64
 	if it >= w.nModel {
 		i := w.newPos[it]
@@ -296,18 +291,48 @@ func (w *Workspace) add(m *ndpp.Model, y int) {
 	} else {
 		bc = m.ItemBC(it)
 	}
-	impl.Dgemv(gblas.NoTrans, w.p, d, 1, bg, d, bc, 1, 0, w.row, 1)
-	for x, al := range w.col {
-		ga := w.row[x]
-		w.col[x], w.row[x] = al-ga, al+ga
+	// The residuals, cr (p×2) = R(x, y), R(y, x) for every row x, with
+	// L_{x,y} = vₓ·v_y − bₓ·(b_yᵀC), L_{y,x} = vₓ·v_y + bₓ·(b_yᵀC) and
+	// the products of the families (p×r, row stride W) with y's own,
+	// Σ_q a_q(x)·b_q(y) and Σ_q a_q(y)·b_q(x): four matrix–vector
+	// products over the rows, four rows at a time in the kernel the
+	// oracle's products use (internal/f64, on both backends).
+	p, g, cr := w.p, w.g, w.cr
+	vy := g[y*gs : y*gs+d]
+	ay, by := w.A[y*W:y*W+r], w.B[y*W:y*W+r]
+	off := 0 // bₓ within a gathered row
+	if !w.shared {
+		off = d
 	}
-	if r > 0 {
-		// col = R(x, y) = L_{x,y} − Σ_q a_q(x)·b_q(y) and
-		// row = R(y, x) = L_{y,x} − Σ_q a_q(y)·b_q(x): products of the
-		// families (p×r, row stride W) with y's own.
-		ay, by := w.A[y*W:y*W+r], w.B[y*W:y*W+r]
-		impl.Dgemv(gblas.NoTrans, w.p, r, -1, w.A, W, by, 1, 1, w.col, 1)
-		impl.Dgemv(gblas.NoTrans, w.p, r, -1, w.B, W, ay, 1, 1, w.row, 1)
+	var vv, bb, fa, fb [4]float64
+	x := 0
+	for ; x+4 <= p; x += 4 {
+		f64.GemvN4(g[x*gs:], gs, vy, &vv)
+		f64.GemvN4(g[x*gs+off:], gs, bc, &bb)
+		if r > 0 {
+			f64.GemvN4(w.A[x*W:], W, by, &fa)
+			f64.GemvN4(w.B[x*W:], W, ay, &fb)
+		}
+		c := cr[2*x : 2*x+8]
+		c[0], c[1] = vv[0]-bb[0]-fa[0], vv[0]+bb[0]-fb[0]
+		c[2], c[3] = vv[1]-bb[1]-fa[1], vv[1]+bb[1]-fb[1]
+		c[4], c[5] = vv[2]-bb[2]-fa[2], vv[2]+bb[2]-fb[2]
+		c[6], c[7] = vv[3]-bb[3]-fa[3], vv[3]+bb[3]-fb[3]
+	}
+	for ; x < p; x++ {
+		vx, bx := g[x*gs:x*gs+d], g[x*gs+off:x*gs+off+d]
+		var a, b float64
+		for j, f := range vy {
+			a += vx[j] * f
+			b += bx[j] * bc[j]
+		}
+		xa, xb := w.A[x*W:x*W+r], w.B[x*W:x*W+r]
+		var sa, sb float64
+		for q := range r {
+			sa += xa[q] * by[q]
+			sb += xb[q] * ay[q]
+		}
+		cr[2*x], cr[2*x+1] = a-b-sa, a+b-sb
 	}
 	sy := w.S[y]
 	for x := 0; x < w.p; x++ {
@@ -322,7 +347,7 @@ func (w *Workspace) add(m *ndpp.Model, y int) {
 		if x == y {
 			continue
 		}
-		w.Update(x, r, w.col[x], w.row[x], sy)
+		w.Update(x, r, w.cr[2*x], w.cr[2*x+1], sy)
 	}
 	w.A[y*W+r], w.B[y*W+r] = 1, sy
 	w.S[y] = 0

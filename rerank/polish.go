@@ -53,9 +53,9 @@ func (w *Workspace) polish(ctx context.Context, m *ndpp.Model, req *Request) err
 			q = math.Sqrt(w.q2[x])
 		}
 		for j := 0; j < d; j++ {
-			v[r*d+j] = q * w.vg[x*d+j]
+			v[r*d+j] = q * w.g[x*w.gs+j]
 			if b != nil {
-				b[r*d+j] = q * w.bg[x*d+j]
+				b[r*d+j] = q * w.g[x*w.gs+d+j]
 			}
 		}
 		if diag {
@@ -193,32 +193,24 @@ func (w *Workspace) polish(ctx context.Context, m *ndpp.Model, req *Request) err
 // false when a fixed row or a step had a zero Schur complement under the
 // zero rule; w's output is then to be rewritten by the caller.
 func (w *Workspace) reorder(m *ndpp.Model, set, fixed []int, inOrder bool) bool {
-	k, nf, d := len(set), len(fixed), w.d
+	k, nf, gs := len(set), len(fixed), w.gs
 	rows := append(append(make([]int, 0, k+nf), set...), fixed...)
 	np := len(rows)
 	item, pos := make([]int, np), make([]int, np)
 	q2, lxx := make([]float64, np), make([]float64, np)
-	vg := make([]float64, np*d)
-	var bg []float64
-	if !w.shared {
-		bg = make([]float64, np*d)
-	}
+	g := make([]float64, np*gs)
 	for i, x := range rows {
 		item[i], lxx[i] = w.item[x], w.lxx[x]
 		if x < w.nc {
 			pos[i], q2[i] = w.pos[x], w.q2[x]
 		}
-		copy(vg[i*d:(i+1)*d], w.vg[x*d:(x+1)*d])
-		if bg != nil {
-			copy(bg[i*d:(i+1)*d], w.bg[x*d:(x+1)*d])
-		}
+		copy(g[i*gs:(i+1)*gs], w.g[x*gs:(x+1)*gs])
 	}
 	copy(w.item, item)
 	copy(w.pos, pos)
 	w.q2 = append(w.q2[:0], q2[:k]...)
 	copy(w.lxx, lxx)
-	copy(w.vg, vg)
-	copy(w.bg, bg)
+	copy(w.g, g)
 	w.nc, w.p = k, np
 	for x := 0; x < np; x++ {
 		w.st[x] = stCand
