@@ -50,13 +50,18 @@ type Workspace struct {
 	// μ and the p×w coefficient families (row x = working row x, stride
 	// w).
 	stream.Schur
-	// The gathered rows g (p rows of stride gs): vₓ, or vₓ then bₓ when
-	// the model does not share B = V; cr holds L_{x,y}, L_{y,x} of the
-	// current pivot y for every row x (p×2), xy the 2×gs right-hand side
-	// of the product giving them.
-	g, cr, xy []float64
-	gs        int
-	shared    bool
+	// The gathered vectors, transposed: gt is gs×p, column x holding vₓ
+	// (rows 0…d−1) and, when the model does not share B = V, bₓ (rows
+	// d…2d−1), so that the kernel entries of all rows against a pivot y
+	// are vector–matrix products streaming along the rows; kv and kb hold
+	// vₓ·v_y and bₓ·(b_yᵀC) for the current pivot, vy its v_y.
+	gt, kv, kb, vy []float64
+	// The families transposed (row q of at holds a_q(x) of every row x,
+	// row stride p; bt likewise), for the products with a pivot's own,
+	// and those products for the current pivot.
+	at, bt, fa, fb []float64
+	gs             int
+	shared         bool
 
 	cond  []int // working rows of the conditioning set, in order
 	seq   []int // working rows of the window (kept or skipped), in order
@@ -82,6 +87,10 @@ type Workspace struct {
 	polishCapped bool
 	degraded     string
 	rebuilds     int // slides that rebuilt the conditioning set (tests)
+	// The best candidate row after the last add (−1: none found there),
+	// valid while nothing else changed the rows (see best).
+	next      int
+	nextValid bool
 }
 
 // grow returns s resized to n, reallocating only when its capacity is
@@ -144,33 +153,45 @@ func (w *Workspace) run(ctx context.Context, m *ndpp.Model, req *Request) error 
 	w.A = grow(w.A, p*w.w)
 	w.B = grow(w.B, p*w.w)
 	w.Stride = w.w
-	w.cr = grow(w.cr, 2*p)
+	w.kv = grow(w.kv, p)
+	w.kb = grow(w.kb, p)
+	w.vy = grow(w.vy, d)
+	w.at = grow(w.at, w.w*p)
+	w.bt = grow(w.bt, w.w*p)
+	w.fa = grow(w.fa, p)
+	w.fb = grow(w.fb, p)
 	w.shared = m.Shared()
 	w.gs = d
 	if !w.shared {
 		w.gs = 2 * d
 	}
-	w.g = grow(w.g, p*w.gs)
-	w.xy = grow(w.xy, 2*w.gs)
-	for x, it := range w.item {
-		var v, b []float64
-		var delta float64
-		if it >= w.nModel {
-			ni := &req.NewItems[w.newPos[it]]
-			v, b, delta = ni.V, ni.B, ni.Delta
-		} else {
-			v, b, delta = m.ItemV(it), m.ItemB(it), m.ItemDiag(it)
+	w.gt = grow(w.gt, w.gs*p)
+	// Gather four items at a time, so that each row of gt is written four
+	// entries at a time.
+	var vs, bs [4][]float64
+	for x0 := 0; x0 < p; x0 += 4 {
+		nb := min(4, p-x0)
+		for i := range nb {
+			x := x0 + i
+			it := w.item[x]
+			var delta float64
+			if it >= w.nModel {
+				ni := &req.NewItems[w.newPos[it]]
+				vs[i], bs[i], delta = ni.V, ni.B, ni.Delta
+			} else {
+				vs[i], bs[i], delta = m.ItemV(it), m.ItemB(it), m.ItemDiag(it)
+			}
+			var vv float64
+			for _, f := range vs[i] {
+				vv += f * f
+			}
+			w.lxx[x] = vv + delta // bₓᵀCbₓ = 0
+			w.st[x] = stCand
 		}
-		copy(w.g[x*w.gs:x*w.gs+d], v)
+		gatherT(w.gt, p, x0, vs[:nb])
 		if !w.shared {
-			copy(w.g[x*w.gs+d:(x+1)*w.gs], b)
+			gatherT(w.gt[d*p:], p, x0, bs[:nb])
 		}
-		var vv float64
-		for _, f := range v {
-			vv += f * f
-		}
-		w.lxx[x] = vv + delta // bₓᵀCbₓ = 0
-		w.st[x] = stCand
 	}
 	for x := w.nc; x < p; x++ {
 		w.st[x] = stSkip // live until conditioned on
@@ -208,7 +229,13 @@ func (w *Workspace) steps(ctx context.Context, m *ndpp.Model, k, window int, inO
 		}
 		best := t
 		if !inOrder {
-			best = w.best()
+			best = -1
+			if w.nextValid {
+				best = w.next
+			}
+			if best < 0 {
+				best = w.best()
+			}
 		} else if !(w.S[t] > tol(len(w.cond))*w.Mu[t]) || math.IsInf(w.q2[t]*w.S[t], 1) {
 			best = -1
 		}
@@ -230,6 +257,25 @@ func (w *Workspace) steps(ctx context.Context, m *ndpp.Model, k, window int, inO
 		w.tryAdd(m, best)
 	}
 	return nil
+}
+
+// gatherT writes the vectors rows (of one length) as the columns x0, x0+1,
+// … of the row-major matrix at dst (row stride p).
+func gatherT(dst []float64, p, x0 int, rows [][]float64) {
+	if len(rows) == 4 {
+		r0, r1, r2, r3 := rows[0], rows[1], rows[2], rows[3]
+		r1, r2, r3 = r1[:len(r0)], r2[:len(r0)], r3[:len(r0)]
+		for j, f := range r0 {
+			c := dst[j*p+x0 : j*p+x0+4]
+			c[0], c[1], c[2], c[3] = f, r1[j], r2[j], r3[j]
+		}
+		return
+	}
+	for i, r := range rows {
+		for j, f := range r {
+			dst[j*p+x0+i] = f
+		}
+	}
 }
 
 // best returns the candidate row with the largest positive, finite gain
@@ -264,6 +310,7 @@ func (w *Workspace) best() int {
 // complement is positive under the zero rule, and marks it skipped
 // otherwise.
 func (w *Workspace) tryAdd(m *ndpp.Model, y int) {
+	w.nextValid = false
 	if w.S[y] > tol(len(w.cond))*w.Mu[y] {
 		w.add(m, y)
 		return
@@ -274,15 +321,17 @@ func (w *Workspace) tryAdd(m *ndpp.Model, y int) {
 
 // add appends row y to the conditioning set: for every live row x
 // (candidates and skipped window rows), stream.Schur.Update with the
-// residuals R(x, y) and R(y, x) (one matrix product and two matrix–vector
-// products through the BLAS backend):
+// residuals R(x, y) and R(y, x):
 //
 //	a_r(x) = R(x, y) / s_y,  b_r(x) = R(y, x),  s_x ← s_x − a_r(x)·b_r(x),
 //
 // with r = |cond| and R(x, z) = L_xz − Σ_{q<r} a_q(x)·b_q(z) the residual
-// kernel.
+// kernel. The kernel entries L_{x,y} = vₓ·v_y − bₓ·(b_yᵀC) and L_{y,x} =
+// vₓ·v_y + bₓ·(b_yᵀC) of all rows are two vector–matrix products over the
+// transposed gathered vectors (the streaming kernel of internal/f64 that
+// the oracle's products use, on both backends).
 func (w *Workspace) add(m *ndpp.Model, y int) {
-	r, W, d, gs := len(w.cond), w.Stride, w.d, w.gs
+	r, W, d, p := len(w.cond), w.Stride, w.d, w.p
 	it := w.item[y]
 	var bc []float64
 	if it >= w.nModel {
@@ -291,55 +340,32 @@ func (w *Workspace) add(m *ndpp.Model, y int) {
 	} else {
 		bc = m.ItemBC(it)
 	}
-	// The residuals, cr (p×2) = R(x, y), R(y, x) for every row x, with
-	// L_{x,y} = vₓ·v_y − bₓ·(b_yᵀC), L_{y,x} = vₓ·v_y + bₓ·(b_yᵀC) and
-	// the products of the families (p×r, row stride W) with y's own,
-	// Σ_q a_q(x)·b_q(y) and Σ_q a_q(y)·b_q(x): four matrix–vector
-	// products over the rows, four rows at a time in the kernel the
-	// oracle's products use (internal/f64, on both backends).
-	p, g, cr := w.p, w.g, w.cr
-	vy := g[y*gs : y*gs+d]
-	ay, by := w.A[y*W:y*W+r], w.B[y*W:y*W+r]
-	off := 0 // bₓ within a gathered row
+	vy := w.vy[:d]
+	for j := range vy {
+		vy[j] = w.gt[j*p+y]
+	}
+	off := 0 // bₓ's rows in gt
 	if !w.shared {
-		off = d
+		off = d * p
 	}
-	var vv, bb, fa, fb [4]float64
-	x := 0
-	for ; x+4 <= p; x += 4 {
-		f64.GemvN4(g[x*gs:], gs, vy, &vv)
-		f64.GemvN4(g[x*gs+off:], gs, bc, &bb)
-		if r > 0 {
-			f64.GemvN4(w.A[x*W:], W, by, &fa)
-			f64.GemvN4(w.B[x*W:], W, ay, &fb)
-		}
-		c := cr[2*x : 2*x+8]
-		c[0], c[1] = vv[0]-bb[0]-fa[0], vv[0]+bb[0]-fb[0]
-		c[2], c[3] = vv[1]-bb[1]-fa[1], vv[1]+bb[1]-fb[1]
-		c[4], c[5] = vv[2]-bb[2]-fa[2], vv[2]+bb[2]-fb[2]
-		c[6], c[7] = vv[3]-bb[3]-fa[3], vv[3]+bb[3]-fb[3]
-	}
-	for ; x < p; x++ {
-		vx, bx := g[x*gs:x*gs+d], g[x*gs+off:x*gs+off+d]
-		var a, b float64
-		for j, f := range vy {
-			a += vx[j] * f
-			b += bx[j] * bc[j]
-		}
-		xa, xb := w.A[x*W:x*W+r], w.B[x*W:x*W+r]
-		var sa, sb float64
-		for q := range r {
-			sa += xa[q] * by[q]
-			sb += xb[q] * ay[q]
-		}
-		cr[2*x], cr[2*x+1] = a-b-sa, a+b-sb
-	}
+	f64.GemvT(w.gt, p, vy, w.kv[:p])
+	f64.GemvT(w.gt[off:], p, bc, w.kb[:p])
+	// The families' terms Σ_q a_q(x)·b_q(y) and Σ_q a_q(y)·b_q(x).
+	ay, by := w.A[y*W:y*W+r], w.B[y*W:y*W+r]
+	fa, fb := w.fa[:p], w.fb[:p]
+	f64.GemvT(w.at, p, by, fa)
+	f64.GemvT(w.bt, p, ay, fb)
+	at, bt := w.at[r*p:(r+1)*p], w.bt[r*p:(r+1)*p]
 	sy := w.S[y]
-	for x := 0; x < w.p; x++ {
+	// The next step's best candidate, as best finds it, in the same pass.
+	t := tol(r + 1)
+	bx, bg := -1, 0.0
+	for x := 0; x < p; x++ {
 		switch w.st[x] {
 		case stCand, stSkip:
 		case stCond:
 			w.A[x*W+r], w.B[x*W+r] = 0, 0
+			at[x], bt[x] = 0, 0
 			continue
 		default:
 			continue
@@ -347,8 +373,17 @@ func (w *Workspace) add(m *ndpp.Model, y int) {
 		if x == y {
 			continue
 		}
-		w.Update(x, r, w.cr[2*x], w.cr[2*x+1], sy)
+		kv, kb := w.kv[x], w.kb[x]
+		w.Update(x, r, kv-kb-fa[x], kv+kb-fb[x], sy)
+		at[x], bt[x] = w.A[x*W+r], w.B[x*W+r]
+		if x < w.nc && w.st[x] == stCand && w.S[x] > t*w.Mu[x] {
+			if g := w.q2[x] * w.S[x]; g > bg && !math.IsInf(g, 1) && (len(w.cons) == 0 || w.feasible(w.pos[x])) {
+				bx, bg = x, g
+			}
+		}
 	}
+	w.next, w.nextValid = bx, true
+	at[y], bt[y] = 1, sy
 	w.A[y*W+r], w.B[y*W+r] = 1, sy
 	w.S[y] = 0
 	w.st[y] = stCond
@@ -376,6 +411,7 @@ func (w *Workspace) slide(m *ndpp.Model) {
 // rebuild conditions from scratch on the rows of the window, in order,
 // skipping those with a zero pivot.
 func (w *Workspace) rebuild(m *ndpp.Model) {
+	w.nextValid = false
 	for x := 0; x < w.p; x++ {
 		if w.st[x] == stCond {
 			w.st[x] = stSkip
@@ -474,5 +510,13 @@ func (w *Workspace) downdate() bool {
 	}
 	copy(w.cond, w.cond[1:])
 	w.cond = w.cond[:r-1]
+	// The transposed families follow.
+	p := w.p
+	for q := 0; q < r-1; q++ {
+		at, bt := w.at[q*p:(q+1)*p], w.bt[q*p:(q+1)*p]
+		for x := range at {
+			at[x], bt[x] = w.A[x*W+q], w.B[x*W+q]
+		}
+	}
 	return true
 }
