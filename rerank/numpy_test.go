@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -124,11 +123,7 @@ func TestNumpyGreedy(t *testing.T) {
 			cpu = append(cpu, float64(c1-c0)/1e3)
 		}
 	}
-	pct := func(x []float64) [2]float64 {
-		slices.Sort(x)
-		return [2]float64{x[len(x)/2], x[len(x)*99/100]}
-	}
-	gw, gc := pct(wall), pct(cpu)
+	gw, gc := pcts(wall), pcts(cpu)
 	t.Logf("NumPy %s (threadpool %s)", np.Version, np.Threadpool)
 	t.Logf("N=%d k=%d d=%d, %d requests × %d, p50/p99 µs:", nc, k, d, nreq, reps)
 	t.Logf("  wall: NumPy %.1f / %.1f, Go %.1f / %.1f: ratio of p50s %.2f (Go p99/p50 %.2f)", np.Wall[0], np.Wall[1], gw[0], gw[1], np.Wall[0]/gw[0], gw[1]/gw[0])

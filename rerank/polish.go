@@ -53,9 +53,9 @@ func (w *Workspace) polish(ctx context.Context, m *ndpp.Model, req *Request) err
 			q = math.Sqrt(w.q2[x])
 		}
 		for j := 0; j < d; j++ {
-			v[r*d+j] = q * w.g[x*w.gs+j]
+			v[r*d+j] = q * w.gt[j*w.p+x]
 			if b != nil {
-				b[r*d+j] = q * w.g[x*w.gs+d+j]
+				b[r*d+j] = q * w.gt[(d+j)*w.p+x]
 			}
 		}
 		if diag {
@@ -193,7 +193,7 @@ func (w *Workspace) polish(ctx context.Context, m *ndpp.Model, req *Request) err
 // false when a fixed row or a step had a zero Schur complement under the
 // zero rule; w's output is then to be rewritten by the caller.
 func (w *Workspace) reorder(m *ndpp.Model, set, fixed []int, inOrder bool) bool {
-	k, nf, gs := len(set), len(fixed), w.gs
+	k, nf, gs, p := len(set), len(fixed), w.gs, w.p
 	rows := append(append(make([]int, 0, k+nf), set...), fixed...)
 	np := len(rows)
 	item, pos := make([]int, np), make([]int, np)
@@ -204,13 +204,15 @@ func (w *Workspace) reorder(m *ndpp.Model, set, fixed []int, inOrder bool) bool 
 		if x < w.nc {
 			pos[i], q2[i] = w.pos[x], w.q2[x]
 		}
-		copy(g[i*gs:(i+1)*gs], w.g[x*gs:(x+1)*gs])
+		for j := range gs {
+			g[j*np+i] = w.gt[j*p+x]
+		}
 	}
 	copy(w.item, item)
 	copy(w.pos, pos)
 	w.q2 = append(w.q2[:0], q2[:k]...)
 	copy(w.lxx, lxx)
-	copy(w.g, g)
+	copy(w.gt, g)
 	w.nc, w.p = k, np
 	for x := 0; x < np; x++ {
 		w.st[x] = stCand
