@@ -77,8 +77,8 @@ func TestRerankNumbers(t *testing.T) {
 			ctl := make([]Request, nreq)
 			for i := range plain {
 				plain[i] = benchRequest(rng, n, nc, k)
-				c := plain[i]
-				c.Quality, c.Relevance, c.Theta = nil, plain[i].Quality, 0.7
+				c := benchRequest(rng, n, nc, k) // other candidates: none cache-warm
+				c.Quality, c.Relevance, c.Theta = nil, c.Quality, 0.7
 				genre := make([]string, nc)
 				for j := range genre {
 					genre[j] = fmt.Sprintf("g%d", rng.IntN(20))

@@ -2,8 +2,10 @@ package rerank
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/ndpp-go/ndpp/detcache"
 	"github.com/ndpp-go/ndpp/ndpp"
@@ -20,8 +22,9 @@ import (
 // diagonal by qᵢ²) and a fast oracle over it, so it allocates. When ctx's
 // deadline passes and the request may degrade, it keeps the best set the
 // search reached and sets w.degraded; when ctx is otherwise done it
-// returns an error wrapping ctx.Err().
-func (w *Workspace) polish(ctx context.Context, m *ndpp.Model, req *Request) error {
+// returns an error wrapping ctx.Err(). greedyTime is how long the greedy
+// took (for the time the ordering will take).
+func (w *Workspace) polish(ctx context.Context, m *ndpp.Model, req *Request, greedyTime time.Duration) error {
 	w.polishSwaps = 0
 	if len(w.outItems) < req.K {
 		return nil // greedy found no K-set with a non-zero determinant
@@ -116,9 +119,23 @@ func (w *Workspace) polish(ctx context.Context, m *ndpp.Model, req *Request) err
 			return true
 		}
 	}
-	res, err := stream.LocalSearch(ctx, o, req.K, start, lsOpt)
+	// A deadline the result may degrade at stops the search early by what
+	// the answer still needs once it stops: the ordering of the set (the
+	// greedy's measured time scaled to the set's rows) and the overrun of
+	// the fresh LU the search may be in (O(k²(k + d)) for k = |F| + K,
+	// reckoned at a conservative nanosecond per operation).
+	sctx := ctx
+	if dl, ok := ctx.Deadline(); ok && req.Degrade {
+		k := nf + req.K
+		reserve := time.Duration(float64(greedyTime)*float64(k)/float64(w.p)) + time.Duration(k*k*(k+d))
+		var cancel context.CancelFunc
+		sctx, cancel = context.WithDeadline(ctx, dl.Add(-reserve))
+		defer cancel()
+	}
+	res, err := stream.LocalSearch(sctx, o, req.K, start, lsOpt)
 	if err != nil {
-		if ctx.Err() == nil || !mayDegrade(ctx, req) {
+		early := ctx.Err() == nil && req.Degrade && errors.Is(sctx.Err(), context.DeadlineExceeded)
+		if !early && (ctx.Err() == nil || !mayDegrade(ctx, req)) {
 			return fmt.Errorf("rerank: polish: %w", err)
 		}
 		// The deadline passed: keep what the search reached (nothing
