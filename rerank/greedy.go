@@ -71,14 +71,15 @@ type Workspace struct {
 	al, be, sNew, muNew               []float64
 	stepA, stepB, stepS, stepP, stepC []float64
 
-	relQ2        []float64   // squared quality from Relevance (per candidate)
-	newPos       map[int]int // new item id → index in Request.NewItems
-	newUsed      []int32     // per new item: its candidate position (−1: none)
-	newBC        []float64   // bᵀC of each new item (row-major)
-	nModel       int         // the model's n (rows ≥ it are new items)
-	order        []int       // relevance order (candidate positions)
-	cons         []cons      // the request's constraints
-	pos          []int       // candidate position of each candidate row
+	relQ2        []float64        // squared quality from Relevance (per candidate)
+	newPos       map[int]int      // new item id → index in Request.NewItems
+	newUsed      []int32          // per new item: its candidate position (−1: none)
+	newBC        []float64        // bᵀC of each new item (row-major)
+	nModel       int              // the model's n (rows ≥ it are new items)
+	order        []int            // relevance order (candidate positions)
+	cons         []cons           // the request's constraints
+	codes        map[string]int32 // attribute value → code (scratch of setupConstraints)
+	pos          []int            // candidate position of each candidate row
 	short        string
 	outItems     []int
 	outGains     []float64
