@@ -410,7 +410,7 @@ func (sc *cooccurScorer) weight(c, cj, cy float64) float64 {
 // denominator, and Prec@k counts the candidates strictly above t in that
 // order. Only the ranking metrics are set (MPR, MPRMicro, their standard
 // errors, Prec@k, Predicted, Baskets): a co-occurrence count is not a
-// probability of a basket, so TestLL, the AUCs and their standard errors
+// probability of a basket, so TestLL, TestLLEps, the AUCs and their standard errors
 // are NaN.
 func (c *Cooccurrence) Evaluate(ctx context.Context, test [][]int, n int, norm CooccurNorm, opt EvalOptions) (*Metrics, error) {
 	if n <= 0 {
@@ -425,8 +425,8 @@ func (c *Cooccurrence) Evaluate(ctx context.Context, test [][]int, n int, norm C
 		return nil, err
 	}
 	nan := math.NaN()
-	met := &Metrics{Baskets: len(baskets), TestLL: nan, AUC: nan, AUCMicro: nan, AUCPaired: nan,
-		TestLLSE: nan, AUCPairedSE: nan, Eps: nan}
+	met := &Metrics{Baskets: len(baskets), TestLL: nan, TestLLEps: nan, AUC: nan, AUCMicro: nan, AUCPaired: nan,
+		TestLLSE: nan, TestLLEpsSE: nan, AUCPairedSE: nan, Eps: nan}
 	if err := rankMetrics(ctx, met, sc, baskets, opt.Workers); err != nil {
 		return nil, err
 	}

@@ -38,7 +38,7 @@ func TestCooccurrenceByHand(t *testing.T) {
 	require.InDelta(t, m.MPR, m.MPRMicro, 1e-12)
 	require.Equal(t, 100.0, m.Prec5)
 	require.Equal(t, 100.0, m.Prec10)
-	require.True(t, math.IsNaN(m.TestLL) && math.IsNaN(m.AUC) && math.IsNaN(m.AUCPaired))
+	require.True(t, math.IsNaN(m.TestLLEps) && math.IsNaN(m.AUC) && math.IsNaN(m.AUCPaired))
 
 	// Sorting by other ids holds out another item: keys 3, 2, 1, 0 hold
 	// out 0 of {0, 1} (Y = {1}: 0 scores 2, 2 scores 1, 3 scores 0: PR =

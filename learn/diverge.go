@@ -54,16 +54,16 @@ func CheckDiverged(model, indep *ndpp.Model, held [][]int) error {
 	if indep == nil {
 		return errors.New("learn: CheckDiverged with held-out baskets needs the independent-items model")
 	}
-	ll, err := LogLikelihood(model, in, 0)
+	ll, err := LogLikelihoodEps(model, in, 0)
 	if err != nil {
 		return &DivergedError{err}
 	}
-	l0, err := LogLikelihood(indep, in, 0)
+	l0, err := LogLikelihoodEps(indep, in, 0)
 	if err != nil {
 		return err
 	}
 	if !(ll >= 2*l0-DivergedMargin) {
-		return &DivergedError{fmt.Errorf("the learned model's mean log-likelihood on %d held-out baskets is %.4g, the independent-items model's %.4g", len(in), ll, l0)}
+		return &DivergedError{fmt.Errorf("the learned model's mean log-likelihood (ε = %g, LogLikelihoodEps) on %d held-out baskets is %.4g, the independent-items model's %.4g", DefaultEps, len(in), ll, l0)}
 	}
 	return nil
 }

@@ -40,9 +40,9 @@ func TestCheckDivergedFollowsTheRule(t *testing.T) {
 		}
 		require.NotEmpty(t, in)
 		require.Less(t, len(in), len(held))
-		ll, err := LogLikelihood(m, in, 0)
+		ll, err := LogLikelihoodEps(m, in, 0)
 		require.NoError(t, err)
-		l0, err := LogLikelihood(indep, in, 0)
+		l0, err := LogLikelihoodEps(indep, in, 0)
 		require.NoError(t, err)
 		err = CheckDiverged(m, indep, held)
 		if !(ll >= 2*l0-DivergedMargin) { // NaN too

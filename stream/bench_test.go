@@ -46,7 +46,7 @@ func benchStream(b *testing.B, name string, k, d int) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					res, err := Run(s, order, RunOptions{})
+					res, err := Run(context.Background(), s, order, RunOptions{})
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -133,7 +133,7 @@ func runVectors(b *testing.B, name string, m *ndpp.Model, k int, src func() LenS
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := RunItems(s, src(), RunOptions{}); err != nil {
+		if _, err := RunItems(context.Background(), s, src(), RunOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -38,9 +39,9 @@ func TestNewSolverByName(t *testing.T) {
 		require.NoError(t, err)
 		want, err := direct[name](o2)
 		require.NoError(t, err)
-		got, err := Run(s, RandomOrder(n, 3), RunOptions{})
+		got, err := Run(context.Background(), s, RandomOrder(n, 3), RunOptions{})
 		require.NoError(t, err)
-		exp, err := Run(want, RandomOrder(n, 3), RunOptions{})
+		exp, err := Run(context.Background(), want, RandomOrder(n, 3), RunOptions{})
 		require.NoError(t, err)
 		require.Equal(t, exp.Solution, got.Solution, name)
 		require.Equal(t, exp.Value, got.Value, name)

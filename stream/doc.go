@@ -27,7 +27,11 @@
 // candidate products are prepared again on demand). Run feeds a stream and
 // samples trajectories every m items; RandomOrder gives seeded random-order
 // streams. Solvers take a detcache.Oracle, so the fast and the naive oracle
-// are interchangeable.
+// are interchangeable. Run, RunItems and RunItemsAll stop between two items
+// once their context is done (checked before every item that goes through
+// Observe and every block of skipped ones) and return an error wrapping
+// ctx.Err(); the solver has then observed a prefix of the stream and stays
+// usable: fed the rest, it ends as an uninterrupted run.
 //
 // # Items that arrive from outside
 //

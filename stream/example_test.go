@@ -20,7 +20,7 @@ func ExampleNewOnlineLSS() {
 	if err != nil {
 		panic(err)
 	}
-	res, err := stream.Run(s, stream.RandomOrder(m.N(), 7), stream.RunOptions{})
+	res, err := stream.Run(context.Background(), s, stream.RandomOrder(m.N(), 7), stream.RunOptions{})
 	if err != nil {
 		panic(err)
 	}
@@ -61,7 +61,7 @@ func ExampleOfflineGreedy() {
 	if err != nil {
 		panic(err)
 	}
-	opt, err := stream.ExactMAP(m, 3, nil)
+	opt, err := stream.ExactMAP(context.Background(), m, 3, nil)
 	if err != nil {
 		panic(err)
 	}

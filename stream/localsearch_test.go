@@ -358,7 +358,7 @@ func TestLocalSearchExact(t *testing.T) {
 					n := 10 + rng.IntN(7)
 					m := ndpp.Random(n, d, seed, ndpp.RandomOptions{Diag: diag, Shared: seed%5 == 0, BlockDiagonal: seed%2 == 0})
 					k := 2 + rng.IntN(min(m.MaxRank(), 2*d, 5)-1)
-					opt, err := ExactMAP(m, k, nil)
+					opt, err := ExactMAP(context.Background(), m, k, nil)
 					require.NoError(t, err)
 					require.False(t, opt.Value.Zero, "seed %d: zero optimum", seed)
 					g := refGreedy(m, k, nil)
@@ -446,7 +446,7 @@ func TestLocalSearchNeedsPairs(t *testing.T) {
 	m, err := ndpp.NewFromRows(4, 2, v, b, c)
 	require.NoError(t, err)
 	const k = 2
-	opt, err := ExactMAP(m, k, nil)
+	opt, err := ExactMAP(context.Background(), m, k, nil)
 	require.NoError(t, err)
 	require.Equal(t, []int{0, 1}, opt.Solution)
 	g, err := OfflineGreedy(context.Background(), m, k, GreedyOptions{})

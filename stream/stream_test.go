@@ -149,7 +149,7 @@ func algosOpt(alpha float64, stashCap int, oracleOnly bool) []algo {
 
 func runSolver(t *testing.T, s Solver, order []int) Result {
 	t.Helper()
-	res, err := Run(s, order, RunOptions{})
+	res, err := Run(context.Background(), s, order, RunOptions{})
 	require.NoError(t, err)
 	return res
 }
@@ -226,7 +226,7 @@ func TestHardInstance(t *testing.T) {
 		m, err := ndpp.NewFromRows(n, dd, v, b, c)
 		require.NoError(t, err)
 		const k = 2
-		opt, err := ExactMAP(m, k, nil)
+		opt, err := ExactMAP(context.Background(), m, k, nil)
 		require.NoError(t, err)
 		require.False(t, opt.Value.Zero, "d=%d: exact MAP value zero", dd)
 		require.InDelta(t, 2*math.Log(x), opt.Value.Log, logTol, "d=%d: exact MAP value, want log x²", dd)
@@ -257,7 +257,7 @@ func TestHardInstance(t *testing.T) {
 		md, err := ndpp.NewFromRows(n, dd, v, b, c, ndpp.WithDiag(delta))
 		require.NoError(t, err)
 		for _, kd := range []int{2, min(n, dd+1)} {
-			opt, err := ExactMAP(md, kd, nil)
+			opt, err := ExactMAP(context.Background(), md, kd, nil)
 			require.NoError(t, err)
 			require.False(t, opt.Value.Zero)
 			for _, a := range algos(DefaultAlpha, 0) {
@@ -303,7 +303,7 @@ func approximationRatios(t *testing.T, withD bool) {
 			m = withDiag(m, seed)
 			k = 2 + rng.IntN(2*d+1) // up to 2d + 2
 		}
-		opt, err := ExactMAP(m, k, nil)
+		opt, err := ExactMAP(context.Background(), m, k, nil)
 		require.NoError(t, err)
 		require.False(t, opt.Value.Zero, "seed %d: generic model with zero optimum", seed)
 		require.InDelta(t, direct(m, opt.Solution).Log, opt.Value.Log, logTol, "seed %d: exact value", seed)
@@ -494,11 +494,14 @@ func TestValidation(t *testing.T) {
 			_, err := OfflineGreedy(context.Background(), m, 1, GreedyOptions{Items: []int{1, 1}})
 			return err
 		}},
-		{"exact too big", func() error { _, err := ExactMAP(ndpp.Random(200, 4, 1, ndpp.RandomOptions{}), 8, nil); return err }},
-		{"exact k>n", func() error { _, err := ExactMAP(m, 3, []int{0, 1}); return err }},
+		{"exact too big", func() error {
+			_, err := ExactMAP(context.Background(), ndpp.Random(200, 4, 1, ndpp.RandomOptions{}), 8, nil)
+			return err
+		}},
+		{"exact k>n", func() error { _, err := ExactMAP(context.Background(), m, 3, []int{0, 1}); return err }},
 		{"trajectory every<0", func() error {
 			s, _ := NewOnlineLSS(o, 2, Options{})
-			_, err := Run(s, []int{1}, RunOptions{Every: -1})
+			_, err := Run(context.Background(), s, []int{1}, RunOptions{Every: -1})
 			return err
 		}},
 	}
@@ -509,7 +512,7 @@ func TestValidation(t *testing.T) {
 	shared := ndpp.Random(10, 2, 1, ndpp.RandomOptions{Shared: true})
 	_, err := OfflineGreedy(context.Background(), shared, 3, GreedyOptions{})
 	require.ErrorContains(t, err, "exceeds d = 2")
-	_, err = ExactMAP(shared, 3, nil)
+	_, err = ExactMAP(context.Background(), shared, 3, nil)
 	require.ErrorContains(t, err, "exceeds d = 2")
 	_, err = OfflineGreedy(context.Background(), m, 5, GreedyOptions{})
 	require.ErrorContains(t, err, "exceeds 2d = 4")
@@ -619,7 +622,7 @@ func TestTrajectory(t *testing.T) {
 	o, _ := detcache.NewNaive(m, 4)
 	s, _ := NewOnlineLSS(o, 4, Options{})
 	var pts []Point
-	res, err := Run(s, IDOrder(103), RunOptions{Every: 10, Trajectory: func(p Point) { pts = append(pts, p) }})
+	res, err := Run(context.Background(), s, IDOrder(103), RunOptions{Every: 10, Trajectory: func(p Point) { pts = append(pts, p) }})
 	require.NoError(t, err)
 	require.Len(t, pts, 11)
 	for i, p := range pts[:10] {
@@ -675,7 +678,7 @@ func TestExactMAPBruteForce(t *testing.T) {
 			items = RandomOrder(n, seed)[:n-1-rng.IntN(3)]
 		}
 		k := 1 + rng.IntN(min(m.MaxRank(), len(items)))
-		res, err := ExactMAP(m, k, items)
+		res, err := ExactMAP(context.Background(), m, k, items)
 		require.NoError(t, err)
 		// Brute force: every subset of positions of size k, lexicographic.
 		best, bestSet := ndpp.ZeroValue, []int(nil)

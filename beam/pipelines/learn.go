@@ -168,7 +168,11 @@ type LearnOptions struct {
 type LearnResult struct {
 	Params *learn.Params
 	Vocab  *ndpp.Vocab
-	Model  *ndpp.Model // Params over Vocab
+	// Model is Params over Vocab: with the vocabulary's integer ids
+	// (ndpp.WithIDs) when every token is an integer id written canonically
+	// (ndpp.Vocab.IDs), as ndpp-bench learn records them, else with the
+	// vocabulary of string tokens.
+	Model *ndpp.Model
 	// Baskets is the number of training baskets.
 	Baskets int
 	// Value is (1/m)·Σ log det(L_S + εI) at the parameters of the last
@@ -263,7 +267,11 @@ func Learn(ctx context.Context, run Runner, opt LearnOptions) (*LearnResult, err
 		}
 	}
 	res.Params = fb.Params()
-	if res.Model, err = res.Params.Model(ndpp.WithVocab(voc)); err != nil {
+	names := ndpp.WithVocab(voc)
+	if ids, ok := voc.IDs(); ok {
+		names = ndpp.WithIDs(ids)
+	}
+	if res.Model, err = res.Params.Model(names); err != nil {
 		return nil, err
 	}
 	return res, nil

@@ -121,9 +121,9 @@ func singleMachineCandidates(t *testing.T, m *ndpp.Model, k int) stream.Result {
 	for i := range all {
 		all[i], _ = ndpp.ModelItem(m, i).CopyTo(nil)
 	}
-	c, err := stream.Coreset(kern, all, k, stream.CoresetOptions{})
+	c, err := stream.Coreset(context.Background(), kern, all, k, stream.CoresetOptions{})
 	require.NoError(t, err)
-	res, err := stream.SolveCandidates(kern, c, k, stream.CoresetOptions{Polish: true})
+	res, err := stream.SolveCandidates(context.Background(), kern, c, k, stream.CoresetOptions{Polish: true})
 	require.NoError(t, err)
 	return res
 }

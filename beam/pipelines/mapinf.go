@@ -456,12 +456,13 @@ func (f *coresetFn) maybeReduce(a coreAcc) (coreAcc, error) {
 
 func (f *coresetFn) reduce(a coreAcc) (shardSet, error) {
 	// A CombineFn's methods get no context: the kernel's filesystem is
-	// opened with a background one.
-	kern, err := kernelCache.get(context.Background(), f.KernelPath, LoadItemKernel)
+	// opened, and the core-set solved, with a background one.
+	ctx := context.Background()
+	kern, err := kernelCache.get(ctx, f.KernelPath, LoadItemKernel)
 	if err != nil {
 		return shardSet{}, err
 	}
-	c, err := stream.Coreset(kern, rowItems(a.IDs, a.Vals, kern), f.K, f.opts())
+	c, err := stream.Coreset(ctx, kern, rowItems(a.IDs, a.Vals, kern), f.K, f.opts())
 	if err != nil {
 		return shardSet{}, fmt.Errorf("pipelines: core-set: %w", err)
 	}
@@ -550,7 +551,7 @@ func (f *solveFn) ProcessElement(ctx context.Context, a mergeAcc) (string, error
 	if len(sets) == 0 {
 		return "", errors.New("pipelines: map: no items")
 	}
-	m, err := stream.MergeCoresets(kern, sets, f.K, opt)
+	m, err := stream.MergeCoresets(ctx, kern, sets, f.K, opt)
 	if err != nil {
 		return "", fmt.Errorf("pipelines: merge: %w", err)
 	}
@@ -564,7 +565,7 @@ func (f *solveFn) ProcessElement(ctx context.Context, a mergeAcc) (string, error
 		union.Items = append(union.Items, c.Items...)
 	}
 	opt.Polish = polish != PolishNone
-	sol, err := stream.SolveCandidates(kern, union, f.K, opt)
+	sol, err := stream.SolveCandidates(ctx, kern, union, f.K, opt)
 	if err != nil {
 		return "", fmt.Errorf("pipelines: final solve: %w", err)
 	}

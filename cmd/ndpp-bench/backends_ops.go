@@ -59,7 +59,7 @@ func init() {
 					if err != nil {
 						panic("ndpp-bench: " + err.Error())
 					}
-					if _, err := stream.Run(s, order, stream.RunOptions{}); err != nil {
+					if _, err := stream.Run(context.Background(), s, order, stream.RunOptions{}); err != nil {
 						panic("ndpp-bench: " + err.Error())
 					}
 				}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -23,8 +22,11 @@ import (
 func init() {
 	register(&command{
 		name:    "infer",
+		globals: gBackend | gThreads | gJSON | gQuiet | gMaxMem,
 		summary: "streaming/online MAP inference (the paper's four algorithms) and offline greedy",
 		run:     runInfer,
+
+		interruptible: true,
 	})
 }
 
@@ -159,16 +161,16 @@ func runInfer(e *env, args []string) error {
 		var res stream.Result
 		switch name {
 		case stream.NameOfflineGreedy:
-			res, err = stream.OfflineGreedy(context.Background(), m, f.k, stream.GreedyOptions{Workers: f.g.threads})
+			res, err = stream.OfflineGreedy(e.context(), m, f.k, stream.GreedyOptions{Workers: f.g.threads})
 			if err != nil {
-				return usagef("%s: %v", name, err)
+				return greedyError(e, name, err)
 			}
 		case stream.NameLocalSearch:
-			g, err := stream.OfflineGreedy(context.Background(), m, f.k, stream.GreedyOptions{Workers: f.g.threads})
+			g, err := stream.OfflineGreedy(e.context(), m, f.k, stream.GreedyOptions{Workers: f.g.threads})
 			if err != nil {
-				return usagef("%s: %v", name, err)
+				return greedyError(e, name, err)
 			}
-			ls, err := localSearch(f.oracle, m, f.k, g.Solution, f.ls, name)
+			ls, err := localSearch(e.context(), f.oracle, m, f.k, g.Solution, f.ls, name)
 			if err != nil {
 				return err
 			}
@@ -199,13 +201,13 @@ func runInfer(e *env, args []string) error {
 					seen = p.Items
 				}
 			}
-			if res, err = stream.Run(s, order, opt); err != nil {
+			if res, err = stream.Run(e.context(), s, order, opt); err != nil {
 				return err
 			}
 		}
 		results = append(results, res)
 		if f.ls.polish && name != stream.NameOfflineGreedy && name != stream.NameLocalSearch {
-			ls, err := localSearch(f.oracle, m, f.k, res.Solution, f.ls, name+polishSuffix)
+			ls, err := localSearch(e.context(), f.oracle, m, f.k, res.Solution, f.ls, name+polishSuffix)
 			if err != nil {
 				return err
 			}
@@ -241,6 +243,16 @@ func (f *inferFlags) writeInferResults(e *env, results []stream.Result, traj [][
 }
 
 // check validates the flags and returns the algorithms to run.
+// greedyError is the error of the offline greedy of algorithm name: the
+// command's context's error when it stopped the greedy, else a usage error
+// (the greedy refuses only its arguments).
+func greedyError(e *env, name string, err error) error {
+	if ctxErr := e.context().Err(); ctxErr != nil && errors.Is(err, ctxErr) {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return usagef("%s: %v", name, err)
+}
+
 func (f *inferFlags) check() ([]string, error) {
 	sources := 0
 	for _, on := range []bool{f.synthetic, f.model != "", f.items != ""} {

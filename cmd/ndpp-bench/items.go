@@ -20,6 +20,7 @@ import (
 func init() {
 	register(&command{
 		name:    "items",
+		globals: gBackend | gQuiet,
 		summary: "write a synthetic stream of item vectors (the input of infer --items) without holding it",
 		run:     runItems,
 	})
@@ -307,7 +308,7 @@ func (f *inferFlags) runItems(e *env, algos []string) error {
 		opt.SolverTrajectory = func(i int, p stream.Point) { traj = append(traj, trajectoryRow(solvers[i].Name(), p)) }
 	}
 	start := time.Now()
-	results, read, err := stream.RunItemsAll(solvers, prog, opt)
+	results, read, err := stream.RunItemsAll(e.context(), solvers, prog, opt)
 	if err != nil {
 		return fmt.Errorf("--items %s: %w", name, err)
 	}

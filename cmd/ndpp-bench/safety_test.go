@@ -202,26 +202,26 @@ func TestEvalReadsTokensThroughTheModelsVocabulary(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	m, err := npz.Load(model)
 	require.NoError(t, err)
-	require.NotNil(t, m.Vocab(), "learn saves the vocabulary it trained on")
+	require.NotNil(t, m.IDs(), "learn saves the item ids it trained on")
 
 	code, stdout, errs := runCmd(t, "", "eval", "--model", model, "--test", subset, "--json", "--quiet")
 	require.Equal(t, 0, code, errs)
 	var got metricsJSON
 	require.NoError(t, json.Unmarshal([]byte(stdout), &got))
 
-	voc := m.Vocab()
+	voc := m.TokenVocab()
 	right, err := baskets.ReadFile(subset, baskets.LineOptions{Vocab: voc})
 	require.NoError(t, err)
 	want, err := learn.Evaluate(context.Background(), m, right, learn.EvalOptions{Seed: 1, Key: sortKeys(voc)})
 	require.NoError(t, err)
-	require.Equal(t, want.TestLL, *got.TestLL)
+	require.Equal(t, want.TestLLEps, *got.TestLLEps)
 	require.Equal(t, want.AUC, *got.AUC)
 
 	wrongRows, err := baskets.ReadFile(subset, baskets.LineOptions{N: m.N()})
 	require.NoError(t, err)
 	wrong, err := learn.Evaluate(context.Background(), m, wrongRows, learn.EvalOptions{Seed: 1, Key: sortKeys(voc)})
 	require.NoError(t, err)
-	t.Logf("tokens through the vocabulary: LL %.3f, AUC %.3f; tokens as rows: LL %.3f, AUC %.3f", want.TestLL, want.AUC, wrong.TestLL, wrong.AUC)
-	require.Greater(t, want.TestLL, wrong.TestLL+1)
+	t.Logf("tokens through the vocabulary: LL %.3f, AUC %.3f; tokens as rows: LL %.3f, AUC %.3f", want.TestLLEps, want.AUC, wrong.TestLLEps, wrong.AUC)
+	require.Greater(t, want.TestLLEps, wrong.TestLLEps+1)
 	require.Greater(t, want.AUC, wrong.AUC+0.1)
 }

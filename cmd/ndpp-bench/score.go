@@ -19,6 +19,7 @@ import (
 func init() {
 	register(&command{
 		name:    "score",
+		globals: gBackend | gThreads | gJSON | gQuiet | gMaxMem,
 		summary: "batch scoring: per-basket log-likelihoods or top-N next-item recommendations",
 		run:     runScore,
 	})

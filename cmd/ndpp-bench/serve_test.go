@@ -48,12 +48,16 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// testServer serves the model at path on a loopback httptest server.
-func testServer(t *testing.T, path string, lim serveLimits) (*server, string, *syncBuffer) {
+// testServer serves the model at path on a loopback httptest server,
+// after the setup functions have configured the server.
+func testServer(t *testing.T, path string, lim serveLimits, setup ...func(*server)) (*server, string, *syncBuffer) {
 	t.Helper()
 	var logs syncBuffer
 	s, err := newServer(path, lim, log.New(&logs, "", 0))
 	require.NoError(t, err)
+	for _, f := range setup {
+		f(s)
+	}
 	ts := httptest.NewServer(s.handler())
 	t.Cleanup(ts.Close)
 	return s, ts.URL, &logs
@@ -325,6 +329,16 @@ func TestServeBadRequests(t *testing.T) {
 		{"/v1/recommend", `{"basket": ["item-1"], "baskets": [["item-1"]]}`, 400, "baskets"},
 		{"/v1/recommend", `{"n": 3}`, 400, "basket"},
 		{"/v1/nothing", `{}`, 404, "path"},
+		// Field names are exact: no case folding, no repeats.
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "K": 1}`, 400, "K"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "k": 2}`, 400, "k"},
+		{"/v1/score", `{"baskets": [["item-1"]], "Baskets": [["item-2"]]}`, 400, "Baskets"},
+		{"/v1/recommend", `{"basket": ["item-1"], "N": 2}`, 400, "N"},
+		{"/v1/rerank", `{"candidates": ["item-1", "new-1"], "k": 1, "new_items": [{"id": "new-1", "v": [0, 0, 0, 0], "b": [0, 0, 0, 0], "Delta": 1}]}`, 400, "new_items[0].Delta"},
+		{"/v1/rerank", `{"candidates": ["item-1", "new-1"], "k": 1, "new_items": [{"id": "new-1", "id": "new-2", "v": [0, 0, 0, 0], "b": [0, 0, 0, 0]}]}`, 400, "new_items[0].id"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "attributes": {"a": [1, 2]}, "constraints": [{"attribute": "a", "Max_Run": 1}]}`, 400, "constraints[0].Max_Run"},
+		// A long value is not echoed whole.
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": ` + strings.Repeat("9", 1500) + `}`, 400, "k"},
 	}
 	for _, c := range cases {
 		var e errorBody
@@ -333,6 +347,7 @@ func TestServeBadRequests(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(raw), &e), raw)
 		require.Equal(t, c.field, e.Field, "%s %s: %s", c.path, truncate(c.body), raw)
 		require.True(t, strings.HasPrefix(e.Error, c.field+": "), raw)
+		require.Less(t, len(raw), 300, "the error echoes too much: %s", raw)
 	}
 	// Content type and method.
 	resp, err := http.Post(url+"/v1/rerank", "text/plain", strings.NewReader(`{"candidates": ["item-1"], "k": 1}`))
@@ -495,7 +510,7 @@ func TestServeCommandSignals(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "m.npz")
 	require.NoError(t, npz.Save(path, ndpp.Random(40, 4, 1, ndpp.RandomOptions{})))
-	url, sigs, stderr, exit := startServe(t, "--model", path)
+	url, sigs, stderr, exit := startServe(t, "--model", path, "--drain-delay", "0")
 	var info modelInfo
 	resp, err := http.Get(url + "/v1/model")
 	require.NoError(t, err)
@@ -531,7 +546,7 @@ func TestServeCommandSignals(t *testing.T) {
 	fmt.Fprint(pw, `{"candidates": [`+seqList(45)+`],`)
 	time.Sleep(100 * time.Millisecond) // the request has been accepted
 	sigs <- syscall.SIGTERM
-	waitFor(t, func() bool { return strings.Contains(stderr.String(), "finishing the requests in flight") })
+	waitFor(t, func() bool { return strings.Contains(stderr.String(), "closing the listener") })
 	fmt.Fprint(pw, ` "k": 5}`)
 	pw.Close()
 	require.Equal(t, http.StatusOK, <-reqDone)
@@ -564,6 +579,11 @@ func TestServeFlags(t *testing.T) {
 	code, _, errs = runCmd(t, "", "serve", "--model", smallModel, "--max-k", "0")
 	require.Equal(t, 2, code)
 	require.Contains(t, errs, "limits")
+	for _, bad := range [][]string{{"--drain-delay", "-1s"}, {"--saturation-threshold", "-1ms"}, {"--shutdown-timeout", "0"}, {"--shutdown-timeout", "2s", "--max-rerank-timeout", "2s"}} {
+		code, _, errs = runCmd(t, "", append([]string{"serve", "--model", smallModel}, bad...)...)
+		require.Equal(t, 2, code, bad)
+		require.Contains(t, errs, bad[0], bad)
+	}
 	code, _, errs = runCmd(t, "", "serve", "--model", filepath.Join(t.TempDir(), "none.npz"))
 	require.Equal(t, 1, code)
 	require.Contains(t, errs, "none.npz")

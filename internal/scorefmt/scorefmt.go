@@ -16,12 +16,14 @@ import (
 
 // LL is a JSON line of scoring.
 type LL struct {
+	File string   `json:"file,omitempty"` // the input file, when named (FileLines)
 	Line int      `json:"line"`
 	LL   *float64 `json:"log_likelihood"` // null when det L_S = 0
 }
 
 // Rec is a JSON line of recommendation.
 type Rec struct {
+	File  string    `json:"file,omitempty"` // the input file, when named (FileLines)
 	Line  int       `json:"line"`
 	Items []string  `json:"items"`
 	Gains []float64 `json:"gains"`
@@ -36,7 +38,22 @@ type Rec struct {
 // at a time). gains holds the caller's reusable rows of gains (allocated on
 // first use).
 func Lines(m *ndpp.Model, baskets [][]int, lines []int, topN int, asJSON bool, gains *[][]float64) ([]byte, error) {
+	return FileLines("", m, baskets, lines, topN, asJSON, gains)
+}
+
+// FileLines is Lines with every line naming the input file the baskets
+// come from, so that the lines of several files can be told apart: text
+// lines start with a column file<TAB> (file<TAB>line<TAB>value), JSON lines
+// have a "file" field first. With file == "" it is Lines. The caller
+// refuses names holding a tab or a line break (text lines could not be
+// split back).
+func FileLines(file string, m *ndpp.Model, baskets [][]int, lines []int, topN int, asJSON bool, gains *[][]float64) ([]byte, error) {
 	var out []byte
+	prefix := func() {
+		if file != "" {
+			out = append(append(out, file...), '\t')
+		}
+	}
 	if topN == 0 {
 		lds, err := m.LogDets(baskets, 1)
 		if err != nil {
@@ -49,7 +66,7 @@ func Lines(m *ndpp.Model, baskets [][]int, lines []int, topN int, asJSON bool, g
 		for i, ld := range lds {
 			ll := ld - norm
 			if asJSON {
-				r := LL{Line: lines[i]}
+				r := LL{File: file, Line: lines[i]}
 				if !math.IsInf(ll, -1) {
 					r.LL = &ll
 				}
@@ -60,6 +77,7 @@ func Lines(m *ndpp.Model, baskets [][]int, lines []int, topN int, asJSON bool, g
 				out = append(append(out, b...), '\n')
 				continue
 			}
+			prefix()
 			out = strconv.AppendInt(out, int64(lines[i]), 10)
 			out = append(out, '\t')
 			out = strconv.AppendFloat(out, ll, 'g', 10, 64)
@@ -78,7 +96,7 @@ func Lines(m *ndpp.Model, baskets [][]int, lines []int, topN int, asJSON bool, g
 		return nil, err
 	}
 	for i := range baskets {
-		r := Rec{Line: lines[i], Items: []string{}, Gains: []float64{}}
+		r := Rec{File: file, Line: lines[i], Items: []string{}, Gains: []float64{}}
 		switch err := errs[i]; {
 		case errors.Is(err, ndpp.ErrSingularCondition):
 			r.Error = "query set has a zero determinant"
@@ -98,6 +116,7 @@ func Lines(m *ndpp.Model, baskets [][]int, lines []int, topN int, asJSON bool, g
 			out = append(append(out, b...), '\n')
 			continue
 		}
+		prefix()
 		out = strconv.AppendInt(out, int64(r.Line), 10)
 		out = append(out, '\t')
 		if r.Error != "" {

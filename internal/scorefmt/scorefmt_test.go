@@ -45,3 +45,34 @@ func TestLines(t *testing.T) {
 		require.Equal(t, strconv.Itoa(lines[i])+"\t"+strings.Join(toks, " "), r)
 	}
 }
+
+// TestFileLines: every line of FileLines is the line of Lines with the file
+// named first — a text column, a first JSON field — for log-likelihoods and
+// recommendations; with no file it is Lines byte for byte.
+func TestFileLines(t *testing.T) {
+	m := ndpp.Random(12, 3, 2, ndpp.RandomOptions{Diag: 0.1})
+	bs := [][]int{{0, 1}, {2}, {3, 4, 5}, {6}}
+	lines := []int{1, 4, 5, 8}
+	var gains [][]float64
+	for _, topN := range []int{0, 3} {
+		for _, asJSON := range []bool{false, true} {
+			plain, err := Lines(m, bs, lines, topN, asJSON, &gains)
+			require.NoError(t, err)
+			same, err := FileLines("", m, bs, lines, topN, asJSON, &gains)
+			require.NoError(t, err)
+			require.Equal(t, plain, same)
+			named, err := FileLines("dir/a \"b\".txt", m, bs, lines, topN, asJSON, &gains)
+			require.NoError(t, err)
+			want := strings.Split(strings.TrimSuffix(string(plain), "\n"), "\n")
+			got := strings.Split(strings.TrimSuffix(string(named), "\n"), "\n")
+			require.Len(t, got, len(want))
+			for i := range want {
+				if asJSON {
+					require.Equal(t, `{"file":"dir/a \"b\".txt",`+want[i][1:], got[i])
+				} else {
+					require.Equal(t, "dir/a \"b\".txt\t"+want[i], got[i])
+				}
+			}
+		}
+	}
+}

@@ -1,6 +1,6 @@
 // Command ndpp-beam runs ndpp's batch work as Apache Beam pipelines:
 //
-//	ndpp-beam score --model M.npz --input GLOB --output PREFIX [--recommend N]
+//	ndpp-beam score --model M.npz --input GLOB --output PREFIX [--recommend N] [--summary S.json]
 //	ndpp-beam learn --data GLOB --d D --steps T --out M.npz
 //	ndpp-beam map --items GLOB --kernel M.npz --k K --shards S [--coreset K′] [--polish final|none|all] [--buffer B] --out F.json
 //
@@ -17,8 +17,8 @@
 // Beam's own flags select the runner: in process on Prism by default
 // (--runner=prism), or --runner=universal --endpoint=HOST:PORT for a
 // portable job server (Flink, Spark, an external Prism), --runner=dataflow
-// for Google Cloud Dataflow. See the README's "Scaling out" section and
-// package pipelines.
+// for Google Cloud Dataflow. beam/README.md says which of them were run.
+// Beam's and Prism's INFO logs are shown with --verbose only.
 package main
 
 import (
@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
@@ -51,15 +52,27 @@ commands:
   learn   the offline learner's full-batch mode, one pipeline run per step
   map     MAP inference over item files by composable core-sets: per-shard greedy, merge, final solve (JSON)
 
-Beam flags: --runner (prism, the default, in process; universal with --endpoint and
---environment_type; flink, spark, dataflow), --job_name, ... ('ndpp-beam <command> -h' lists them).
+'ndpp-beam <command> -h' lists the command's flags, then Beam's runner flags: --runner
+(prism, the default, in process; universal with --endpoint and --environment_type;
+flink, spark, dataflow), --job_name, ... See beam/README.md for what was run where.
 `
+
+// beamFlags are the flags registered on flag.CommandLine before the
+// command's own: the Beam SDK's and its runners'.
+var beamFlags map[string]bool
+
+// verbose shows the Beam SDK's and Prism's INFO logs.
+var verbose bool
 
 func main() {
 	os.Exit(run(os.Args, os.Stdout, os.Stderr))
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) >= 2 && (args[1] == "-h" || args[1] == "-help" || args[1] == "--help") {
+		fmt.Fprint(stderr, usage)
+		return 0
+	}
 	if len(args) < 2 || strings.HasPrefix(args[1], "-") {
 		// Started as a Beam worker (the runner passes only flags): Init
 		// runs the worker harness and does not return.
@@ -70,6 +83,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	cmd := args[1]
 	os.Args = append([]string{args[0] + " " + cmd}, args[2:]...)
+	beamFlags = map[string]bool{}
+	flag.VisitAll(func(f *flag.Flag) { beamFlags[f.Name] = true })
+	flag.CommandLine.SetOutput(stderr)
+	flag.Usage = func() { printUsage(stderr, os.Args[0]) }
+	flag.BoolVar(&verbose, "verbose", false, "show the INFO logs of Beam and of the in-process Prism runner (default: warnings and errors only)")
 	var err error
 	switch cmd {
 	case "score":
@@ -93,6 +111,37 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// printUsage lists the command's flags, then apart the Beam SDK's and its
+// runners' (registered on the same flag set).
+func printUsage(w io.Writer, name string) {
+	own := flag.NewFlagSet(name, flag.ContinueOnError)
+	runner := flag.NewFlagSet(name, flag.ContinueOnError)
+	flag.VisitAll(func(f *flag.Flag) {
+		fs := own
+		if beamFlags[f.Name] {
+			fs = runner
+		}
+		fs.Var(f.Value, f.Name, f.Usage)
+		fs.Lookup(f.Name).DefValue = f.DefValue
+	})
+	own.SetOutput(w)
+	runner.SetOutput(w)
+	fmt.Fprintf(w, "Usage of %s:\n", name)
+	own.PrintDefaults()
+	fmt.Fprintf(w, "\nBeam runner flags:\n")
+	runner.PrintDefaults()
+}
+
+// initBeam parses the flags and initialises Beam, its logs at level warn
+// unless --verbose.
+func initBeam() {
+	flag.Parse()
+	if !verbose {
+		beamlog.LogLevel = "warn"
+	}
+	beam.Init()
 }
 
 // maxMemoryFlag adds --max-memory, the budget of the command's large
@@ -156,15 +205,16 @@ func runScore(stderr io.Writer) error {
 	var opt pipelines.ScoreOptions
 	flag.StringVar(&opt.Model, "model", "", "model file (.npz) on a filesystem the workers read (required)")
 	flag.StringVar(&opt.Input, "input", "", "glob of basket files (required)")
-	flag.StringVar(&opt.Output, "output", "", "output prefix: files PREFIX-SSSSS-of-NNNNN (required)")
+	flag.StringVar(&opt.Output, "output", "", "output prefix: files PREFIX-SSSSS-of-NNNNN, one per shard, empty when the shard holds no basket (required)")
+	flag.BoolVar(&opt.FileColumn, "file-column", false, "name the input file on every line (file<TAB>line<TAB>…, or a JSON \"file\" field) also when --input matches one file (with several it is always named)")
+	flag.StringVar(&opt.Summary, "summary", "", "write a JSON summary here: the baskets read per input file, the lines written per shard, the totals and whether they agree (the run fails when they do not)")
 	flag.IntVar(&opt.Recommend, "recommend", 0, "emit the top N next-item recommendations instead of log-likelihoods")
 	flag.BoolVar(&opt.JSON, "json", false, "JSON lines, as ndpp-bench --json")
 	flag.IntVar(&opt.Shards, "shards", 1, "parts each file is read in, and output files")
 	flag.IntVar(&opt.ChunkSize, "chunk-size", pipelines.DefaultChunkSize, "baskets scored together")
 	maxMem := maxMemoryFlag()
 	format := formatFlags()
-	flag.Parse()
-	beam.Init()
+	initBeam()
 	if opt.Model == "" || opt.Input == "" || opt.Output == "" {
 		return usageError("--model, --input and --output are required")
 	}
@@ -184,6 +234,9 @@ func runScore(stderr io.Writer) error {
 			outputs = append(outputs, outfile.File{Flag: "--output", Path: pipelines.ShardName(opt.Output, i, opt.Shards)})
 		}
 	}
+	if opt.Summary != "" {
+		outputs = append(outputs, outfile.File{Flag: "--summary", Path: opt.Summary, Why: "the pipeline writes the summary by its path, and the command reads it back; give a file"})
+	}
 	inputs := []outfile.File{{Flag: "--model", Path: opt.Model, Why: whyModel}, {Flag: "--input", Path: opt.Input, Glob: true, Why: whyGlob}}
 	if err := outfile.Check(inputs, outputs); err != nil {
 		return err
@@ -197,7 +250,20 @@ func runScore(stderr io.Writer) error {
 	if err := beamx.Run(ctx, p); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "ndpp-beam score: done in %.2fs, output %s\n", time.Since(start).Seconds(), pipelines.ShardName(opt.Output, 0, opt.Shards))
+	el := time.Since(start).Seconds()
+	if opt.Summary == "" {
+		fmt.Fprintf(stderr, "ndpp-beam score: done in %.2fs, output %s … %s\n", el, pipelines.ShardName(opt.Output, 0, opt.Shards), pipelines.ShardName(opt.Output, opt.Shards-1, opt.Shards))
+		return nil
+	}
+	sum, err := pipelines.ReadScoreSummary(ctx, opt.Summary)
+	if err != nil {
+		return err
+	}
+	if !sum.Complete {
+		return fmt.Errorf("incomplete output: %d baskets read, %d lines written in %d of %d shard files (summary %s)", sum.Baskets, sum.Lines, len(sum.Shards), opt.Shards, opt.Summary)
+	}
+	fmt.Fprintf(stderr, "ndpp-beam score: %d baskets from %d files, %d lines in %d shard files %s … %s in %.2fs; summary %s\n",
+		sum.Baskets, len(sum.Files), sum.Lines, len(sum.Shards), pipelines.ShardName(opt.Output, 0, opt.Shards), pipelines.ShardName(opt.Output, opt.Shards-1, opt.Shards), el, opt.Summary)
 	return nil
 }
 
@@ -227,8 +293,7 @@ func runLearn(stdout, stderr io.Writer) error {
 	flag.BoolVar(&quiet, "quiet", false, "no progress lines")
 	maxMem := maxMemoryFlag()
 	format := formatFlags()
-	flag.Parse()
-	beam.Init()
+	initBeam()
 	if opt.Data == "" || out == "" || opt.Steps < 1 {
 		return usageError("--data, --out and --steps ≥ 1 are required")
 	}
@@ -312,8 +377,7 @@ func runMap(stdout, stderr io.Writer) error {
 	flag.IntVar(&opt.ChunkSize, "chunk-size", 8*pipelines.DefaultChunkSize, "items that travel together")
 	flag.StringVar(&opt.Out, "out", "", "write the JSON result to this file, or - for standard output (with the in-process runner) (required)")
 	maxMem := maxMemoryFlag()
-	flag.Parse()
-	beam.Init()
+	initBeam()
 	if opt.Items == "" || opt.Kernel == "" || opt.Out == "" || opt.K < 1 {
 		return usageError("--items, --kernel, --out and --k ≥ 1 are required")
 	}

@@ -64,6 +64,7 @@ func TestLearnThenScore(t *testing.T) {
 	stderr, code := ndppBeam(t, "learn", "--data", data, "--d", "3", "--steps", "2", "--shards", "2", "--out", model, "--runner=prism")
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, stderr, "step 2/2")
+	require.NotContains(t, stderr, "level=INFO", "Beam's and Prism's INFO logs need --verbose")
 	m, err := npz.Load(model)
 	require.NoError(t, err)
 	require.Equal(t, 100, m.N())
@@ -109,6 +110,33 @@ func TestUsage(t *testing.T) {
 	stderr, code := ndppBeam(t)
 	require.Equal(t, 2, code)
 	require.Contains(t, stderr, "usage: ndpp-beam")
+	stderr, code = ndppBeam(t, "-h")
+	require.Equal(t, 0, code)
+	require.Contains(t, stderr, "usage: ndpp-beam")
+}
+
+// TestHelp: a command's -h lists its own flags first, then Beam's runner
+// flags apart.
+func TestHelp(t *testing.T) {
+	for cmd, own := range map[string][]string{
+		"score": {"-model", "-input", "-output", "-summary", "-file-column", "-verbose"},
+		"learn": {"-data", "-steps", "-work-dir", "-verbose"},
+		"map":   {"-items", "-kernel", "-k", "-verbose"},
+	} {
+		stderr, _ := ndppBeam(t, cmd, "-h")
+		i := strings.Index(stderr, "\nBeam runner flags:\n")
+		require.Positive(t, i, "%s: %s", cmd, stderr)
+		head, tail := stderr[:i], stderr[i:]
+		lists := func(s, f string) bool {
+			return strings.Contains(s, "\n  "+f+" ") || strings.Contains(s, "\n  "+f+"\n")
+		}
+		for _, f := range own {
+			require.True(t, lists(head, f) && !lists(tail, f), "%s: %s", cmd, f)
+		}
+		for _, f := range []string{"-runner", "-endpoint", "-environment_type", "-job_name"} {
+			require.True(t, lists(tail, f) && !lists(head, f), "%s: %s", cmd, f)
+		}
+	}
 }
 
 // TestMap: ndpp-beam map over two NPY files writes the JSON result, equal
