@@ -101,6 +101,19 @@ type OfflineOptions struct {
 	// TraceSet, when non-nil, records the NLL on these baskets at every
 	// validation check into Result.Trace.
 	TraceSet [][]int
+	// CondWeight, when positive, adds to each training basket's term
+	// CondWeight times a next-item term: an item t of the basket S, drawn
+	// uniformly, is held out and scored against CondNegatives items drawn
+	// uniformly outside S by the conditional gain the paper protocol ranks
+	// by, g_j = det L_{Y+j}/det L_Y with Y = S − t, as the log of a softmax
+	// over those candidates (learn/cond.go; learn/RESULTS.md, "Ranking
+	// against co-occurrence"). Each basket then costs about 2(CondNegatives
+	// + 1) more determinants of |S| items. Default 0: off. Validation
+	// stays on the log-likelihood.
+	CondWeight float64
+	// CondNegatives is the number of sampled candidates of the next-item
+	// term (default DefaultCondNegatives).
+	CondNegatives int
 }
 
 func (o OfflineOptions) withDefaults() OfflineOptions {
@@ -150,6 +163,9 @@ func (o OfflineOptions) withDefaultsFor(n int) OfflineOptions {
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
 	}
+	if o.CondNegatives == 0 {
+		o.CondNegatives = DefaultCondNegatives
+	}
 	return o
 }
 
@@ -163,6 +179,12 @@ func (opt OfflineOptions) validate() error {
 	}
 	if !(opt.LRDecay > 0 && opt.LRDecay <= 1) {
 		return fmt.Errorf("learn: invalid lr decay %v; want 0 < decay ≤ 1", opt.LRDecay)
+	}
+	if !(opt.CondWeight >= 0) || math.IsInf(opt.CondWeight, 0) || opt.CondNegatives < 1 {
+		return fmt.Errorf("learn: invalid next-item weight %v or negatives %d; want weight ≥ 0, negatives ≥ 1", opt.CondWeight, opt.CondNegatives)
+	}
+	if opt.CondWeight > 0 && opt.FullBatch {
+		return errors.New("learn: the next-item term (CondWeight) applies to minibatch training, not FullBatch")
 	}
 	if math.IsNaN(opt.DiagLR) || opt.DiagLR < 0 || math.IsInf(opt.DiagLR, 0) || math.IsNaN(opt.RateScale) || math.IsInf(opt.RateScale, 0) {
 		return fmt.Errorf("learn: invalid diagonal lr %v or rate scale %v", opt.DiagLR, opt.RateScale)
@@ -364,9 +386,10 @@ type offlineTrainer struct {
 }
 
 type offlineWorker struct {
-	acc *accum
-	w   basketWork
-	bcS []float64
+	acc  *accum
+	w    basketWork
+	bcS  []float64
+	cond condWork
 }
 
 func newOfflineTrainer(p *Params, train [][]int, opt OfflineOptions) *offlineTrainer {
@@ -485,9 +508,9 @@ func (tr *offlineTrainer) gradient(batch [][]int) bool {
 			continue
 		}
 		wg.Add(1)
-		go func(wk *offlineWorker, part [][]int) {
+		go func(wk *offlineWorker, lo int, part [][]int) {
 			defer wg.Done()
-			for _, s := range part {
+			for q, s := range part {
 				k := len(s)
 				if cap(wk.bcS) < k*d {
 					wk.bcS = make([]float64, k*d)
@@ -499,8 +522,13 @@ func (tr *offlineTrainer) gradient(batch [][]int) bool {
 				// The step needs the gradient only (the objective's
 				// value is tracked on the validation set).
 				wk.w.basketTerm(p, bcS, s, tr.opt.Eps, false, false, wk.acc, scale)
+				if tr.opt.CondWeight > 0 && k >= 2 {
+					t, negs := condChoice(tr.opt.Seed, tr.t, lo+q, s, n, tr.opt.CondNegatives, wk.cond.negs)
+					wk.cond.negs = negs
+					wk.w.condTerm(&wk.cond, p, tr.bc, s, t, negs, tr.opt.Eps, wk.acc, scale*tr.opt.CondWeight)
+				}
 			}
-		}(wk, batch[lo:hi])
+		}(wk, lo, batch[lo:hi])
 	}
 	wg.Wait()
 	acc := tr.total
