@@ -1,6 +1,7 @@
 package learn
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"testing"
@@ -102,4 +103,29 @@ func TestCondChoice(t *testing.T) {
 	}
 	_, negs := condChoice(1, 0, 0, s, 5, 8, nil)
 	require.ElementsMatch(t, []int{0, 2}, negs)
+}
+
+// Without a weight the next-item options change nothing (the default path
+// is the plain likelihood, bit for bit); with one the learner runs, stays
+// finite and is deterministic.
+func TestOfflineCondOffByDefault(t *testing.T) {
+	data := plantedBaskets(20, 400, 8)
+	opt := OfflineOptions{D: 4, Seed: 3, Batch: 50, MaxEpochs: 3, Workers: 2}
+	a, err := TrainOffline(context.Background(), data, nil, 20, opt)
+	require.NoError(t, err)
+	opt.CondNegatives = 5
+	b, err := TrainOffline(context.Background(), data, nil, 20, opt)
+	require.NoError(t, err)
+	require.Equal(t, a.Params, b.Params)
+	opt.CondWeight = 1
+	c, err := TrainOffline(context.Background(), data, nil, 20, opt)
+	require.NoError(t, err)
+	require.NotEqual(t, a.Params.V, c.Params.V)
+	require.True(t, c.Params.finite())
+	opt.Workers = 1
+	e, err := TrainOffline(context.Background(), data, nil, 20, opt)
+	require.NoError(t, err)
+	for i := range c.Params.V {
+		require.InDelta(t, c.Params.V[i], e.Params.V[i], 1e-8)
+	}
 }
