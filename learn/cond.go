@@ -3,6 +3,8 @@ package learn
 import (
 	"math"
 	"math/rand/v2"
+
+	"github.com/ndpp-go/ndpp/ndpp"
 )
 
 // DefaultCondNegatives is the number of sampled candidates of the
@@ -111,4 +113,57 @@ func (w *basketWork) condTerm(cw *condWork, p *Params, bc []float64, s []int, t 
 	val := cw.vals[0] - lse
 	acc.value += scale * val
 	return val
+}
+
+// condValStep is the step condChoice draws the validation baskets' terms
+// with (training steps count from 0, far below it).
+const condValStep = math.MaxInt32
+
+// meanCondValue is the mean next-item term of condTerm over the baskets of
+// val with at least two items, under the model m, with draws fixed for
+// the run (condValStep); 0 when there is none.
+func meanCondValue(m *ndpp.Model, val [][]int, opt OfflineOptions) (float64, error) {
+	var sets [][]int
+	var nc []int
+	var negs []int
+	for q, s := range val {
+		if len(s) < 2 {
+			continue
+		}
+		t, ng := condChoice(opt.Seed, condValStep, q, s, m.N(), opt.CondNegatives, negs)
+		negs = ng
+		y := make([]int, 0, len(s)-1)
+		y = append(y, s[:t]...)
+		y = append(y, s[t+1:]...)
+		for c := -1; c < len(ng); c++ {
+			j := s[t]
+			if c >= 0 {
+				j = ng[c]
+			}
+			sets = append(sets, append(y[:len(y):len(y)], j))
+		}
+		nc = append(nc, 1+len(ng))
+	}
+	if len(nc) == 0 {
+		return 0, nil
+	}
+	lds, err := m.LogDetsEps(sets, opt.Workers, opt.Eps)
+	if err != nil {
+		return 0, err
+	}
+	sum, at := 0.0, 0
+	for _, k := range nc {
+		vals := lds[at : at+k]
+		at += k
+		mx := math.Inf(-1)
+		for _, v := range vals {
+			mx = math.Max(mx, v)
+		}
+		e := 0.0
+		for _, v := range vals {
+			e += math.Exp(v - mx)
+		}
+		sum += vals[0] - mx - math.Log(e)
+	}
+	return sum / float64(len(nc)), nil
 }

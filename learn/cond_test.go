@@ -129,3 +129,32 @@ func TestOfflineCondOffByDefault(t *testing.T) {
 		require.InDelta(t, c.Params.V[i], e.Params.V[i], 1e-8)
 	}
 }
+
+// The validation score's next-item term is the mean of the term written
+// out, with the validation draws.
+func TestMeanCondValue(t *testing.T) {
+	n := 12
+	val := plantedBaskets(n, 30, 4)
+	for _, diag := range []bool{false, true} {
+		p, err := newParams(n, 3, false, diag, 2, InitOptions{Scale: 0.5, CScale: 0.5, Share: -1})
+		require.NoError(t, err)
+		for i := range p.Theta {
+			p.Theta[i] = -1
+		}
+		m, err := p.Model()
+		require.NoError(t, err)
+		opt := OfflineOptions{Seed: 5, CondWeight: 1, CondNegatives: 3}.withDefaults()
+		got, err := meanCondValue(m, val, opt)
+		require.NoError(t, err)
+		want, k := 0.0, 0
+		for q, s := range val {
+			if len(s) < 2 {
+				continue
+			}
+			tt, negs := condChoice(opt.Seed, condValStep, q, s, n, 3, nil)
+			want += directCond(p, s, tt, negs, opt.Eps)
+			k++
+		}
+		require.InDelta(t, want/float64(k), got, 1e-9)
+	}
+}

@@ -109,7 +109,8 @@ type OfflineOptions struct {
 	// over those candidates (learn/cond.go; learn/RESULTS.md, "Ranking
 	// against co-occurrence"). Each basket then costs about 2(CondNegatives
 	// + 1) more determinants of |S| items. Default 0: off. Validation
-	// stays on the log-likelihood.
+	// then scores the log-likelihood plus CondWeight times the mean term
+	// on the validation baskets (with draws fixed for the run).
 	CondWeight float64
 	// CondNegatives is the number of sampled candidates of the next-item
 	// term (default DefaultCondNegatives).
@@ -264,7 +265,9 @@ func TrainOffline(ctx context.Context, train, val [][]int, n int, opt OfflineOpt
 	}
 	res := &Result{ValLL: math.NaN()}
 	var best *Params
-	bestLL, bad := math.Inf(-1), 0
+	// The best model is the one of the highest validation score: the
+	// log-likelihood, plus CondWeight times the next-item term.
+	bestLL, bestScore, bad := math.Inf(-1), math.Inf(-1), 0
 	var elapsed time.Duration
 	// Validation and the trace use the objective's convention: the basket
 	// term log det(L_S + εI), finite for every basket.
@@ -290,8 +293,16 @@ func TrainOffline(ctx context.Context, train, val [][]int, n int, opt OfflineOpt
 		if math.IsNaN(ll) {
 			return true, errors.New("learn: offline training diverged: validation log-likelihood is NaN (lower the learning rate)")
 		}
-		if best == nil || ll > bestLL {
-			bestLL, best, bad = ll, p.Clone(), 0
+		score := ll
+		if opt.CondWeight > 0 {
+			c, err := meanCondValue(m, val, opt)
+			if err != nil {
+				return true, err
+			}
+			score += opt.CondWeight * c
+		}
+		if best == nil || score > bestScore {
+			bestLL, bestScore, best, bad = ll, score, p.Clone(), 0
 			return false, nil
 		}
 		bad++
