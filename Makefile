@@ -3,7 +3,7 @@ GO ?= go
 PKGS := ./...
 HAVE_OPENBLAS := $(shell pkg-config --exists openblas lapacke 2>/dev/null && echo yes)
 
-.PHONY: build build-openblas test test-gonum test-openblas test-noasm test-race bench loadtest lint demo fuzz beam-build beam-test lint-beam
+.PHONY: build build-openblas test test-gonum test-openblas test-noasm test-race bench loadtest lint demo fuzz beam-build beam-test lint-beam beam-portable-test
 
 build:
 	$(GO) build -o bin/ndpp-bench ./cmd/ndpp-bench
@@ -91,6 +91,13 @@ beam-build:
 beam-test: lint-beam
 	cd beam && $(GO) build ./...
 	cd beam && $(GO) test -count=1 ./...
+
+# The three pipelines on a Prism job server started as a separate process
+# (portable job API, SDK workers in PROCESS environments: no Docker),
+# compared byte for byte with the in-process run (beam/scripts/portable-test;
+# about a minute and a half). beam/README.md says what was run where.
+beam-portable-test:
+	GO=$(GO) ./beam/scripts/portable-test
 
 lint-beam:
 	@cd beam && out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi

@@ -80,3 +80,8 @@ require (
 )
 
 replace github.com/ndpp-go/ndpp => ../
+
+tool (
+	github.com/apache/beam/sdks/v2/go/cmd/prism
+	github.com/apache/beam/sdks/v2/go/container
+)

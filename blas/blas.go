@@ -48,14 +48,16 @@ func init() {
 		name = def
 	}
 	if err := Use(name); err != nil {
-		envError = fmt.Errorf("blas: %s=%q: %w; using %s", EnvVar, name, err, def)
+		envError = fmt.Errorf("blas: %s=%q: %s", EnvVar, name, strings.TrimPrefix(err.Error(), "blas: "))
 		_ = Use(def)
 	}
 }
 
 // EnvError reports a bad NDPP_BLAS value found at start-up, or nil. The
-// package then fell back to its default backend; commands should report
-// the error to the user.
+// package then fell back to its default backend (gonum, or auto when
+// OpenBLAS is compiled in) so that a library keeps working; the error
+// names only the bad value, since a command may refuse to run instead (as
+// ndpp-bench does) and a library may log it and go on.
 func EnvError() error { return envError }
 
 // Available lists the backends compiled into this binary, in the order

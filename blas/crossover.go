@@ -5,7 +5,7 @@ package blas
 // decisions live. Measured on the project's 2-core machines with
 // `go test -tags openblas -bench . ./blas` (see BenchmarkDgemm,
 // BenchmarkDgemv, BenchmarkDdot, BenchmarkLU, BenchmarkCholesky) and
-// ../shared/docs/blas-notes.md; re-measure on new hardware.
+// docs/blas.md in the repository; re-measure on new hardware.
 const (
 	// GemmMinFlops: Dgemm/Dsyrk/Dtrsm/Dsymm with m·n·k (or n·n·k) at least
 	// this go native. Measured: OpenBLAS is 2x faster from n = 4, 5.6x at 8,

@@ -48,8 +48,8 @@ func independentModel(counts []float64, m float64) (*ndpp.Model, error) {
 
 // Baselines evaluates the independent-items model of train (Independent) on
 // test with Evaluate: its MPR, Prec@k and AUC are the popularity
-// baseline's, its TestLL the independent-items log-likelihood. ctx is as
-// for Evaluate.
+// baseline's, its TestLL and TestLLEps the independent-items
+// log-likelihoods. ctx is as for Evaluate.
 func Baselines(ctx context.Context, train, test [][]int, n int, opt EvalOptions) (*Metrics, error) {
 	m, err := Independent(train, n)
 	if err != nil {

@@ -43,7 +43,7 @@ func TestIndependentIsTheProductModel(t *testing.T) {
 		}
 	}
 	want /= float64(len(test))
-	require.InDelta(t, want, met.TestLL, 1e-9*math.Abs(want))
+	require.InDelta(t, want, met.TestLLEps, 1e-9*math.Abs(want))
 	require.Zero(t, met.ZeroProb)
 	require.Zero(t, met.BeyondRank)
 

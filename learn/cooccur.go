@@ -108,19 +108,29 @@ type Cooccurrence struct {
 	increments int64 // pair increments so far, N
 	evictions  int64
 	buf        []int
+	budget     memlimit.Budget // of the item counts (Add)
+}
+
+// CooccurrenceMemory bounds the memory of a Cooccurrence of at most
+// maxPairs pairs (maxPairs·CooccurBytesPerPair), or -1 when it overflows an
+// int64.
+func CooccurrenceMemory(maxPairs int) int64 {
+	return memlimit.Bytes(int64(maxPairs), CooccurBytesPerPair)
 }
 
 // NewCooccurrence returns an empty counter that holds at most maxPairs
-// distinct pairs (≥ 1), or an error when maxPairs·CooccurBytesPerPair
-// exceeds the memory limit (internal/memlimit).
-func NewCooccurrence(maxPairs int) (*Cooccurrence, error) {
+// distinct pairs (≥ 1), or an error when CooccurrenceMemory(maxPairs), or
+// later the item counts of Add, exceed the memory budget of maxBytes bytes
+// (0: three quarters of the machine's or the process's memory limit).
+func NewCooccurrence(maxPairs int, maxBytes int64) (*Cooccurrence, error) {
 	if maxPairs < 1 || maxPairs > math.MaxInt32 {
 		return nil, fmt.Errorf("learn: co-occurrence budget of %d pairs; need 1 ≤ pairs ≤ %d", maxPairs, math.MaxInt32)
 	}
-	if err := memlimit.Check(fmt.Sprintf("co-occurrence counts of %d pairs", maxPairs), memlimit.Bytes(int64(maxPairs), CooccurBytesPerPair)); err != nil {
+	budget := memlimit.Given(maxBytes, "the co-occurrence counts' maxBytes")
+	if err := budget.Check(fmt.Sprintf("co-occurrence counts of %d pairs", maxPairs), CooccurrenceMemory(maxPairs)); err != nil {
 		return nil, err
 	}
-	return &Cooccurrence{maxPairs: maxPairs, idx: make(map[uint64]int32)}, nil
+	return &Cooccurrence{maxPairs: maxPairs, idx: make(map[uint64]int32), budget: budget}, nil
 }
 
 // pairKey packs the pair {a, b}, a < b, into one key.
@@ -141,7 +151,7 @@ func (c *Cooccurrence) Add(basket []int) error {
 	c.buf = s
 	if len(s) > 0 && s[len(s)-1] >= len(c.items) {
 		top := s[len(s)-1]
-		if err := memlimit.Check(fmt.Sprintf("co-occurrence counts of %d items", top+1), memlimit.Bytes(int64(top)+1, 8)); err != nil {
+		if err := c.budget.Check(fmt.Sprintf("co-occurrence counts of %d items", top+1), memlimit.Bytes(int64(top)+1, 8)); err != nil {
 			return err
 		}
 		c.items = append(c.items, make([]int64, top+1-len(c.items))...)
@@ -400,7 +410,7 @@ func (sc *cooccurScorer) weight(c, cj, cy float64) float64 {
 // denominator, and Prec@k counts the candidates strictly above t in that
 // order. Only the ranking metrics are set (MPR, MPRMicro, their standard
 // errors, Prec@k, Predicted, Baskets): a co-occurrence count is not a
-// probability of a basket, so TestLL, the AUCs and their standard errors
+// probability of a basket, so TestLL, TestLLEps, the AUCs and their standard errors
 // are NaN.
 func (c *Cooccurrence) Evaluate(ctx context.Context, test [][]int, n int, norm CooccurNorm, opt EvalOptions) (*Metrics, error) {
 	if n <= 0 {
@@ -415,8 +425,8 @@ func (c *Cooccurrence) Evaluate(ctx context.Context, test [][]int, n int, norm C
 		return nil, err
 	}
 	nan := math.NaN()
-	met := &Metrics{Baskets: len(baskets), TestLL: nan, AUC: nan, AUCMicro: nan, AUCPaired: nan,
-		TestLLSE: nan, AUCPairedSE: nan, Eps: nan}
+	met := &Metrics{Baskets: len(baskets), TestLL: nan, TestLLEps: nan, AUC: nan, AUCMicro: nan, AUCPaired: nan,
+		TestLLSE: nan, TestLLEpsSE: nan, AUCPairedSE: nan, Eps: nan}
 	if err := rankMetrics(ctx, met, sc, baskets, opt.Workers); err != nil {
 		return nil, err
 	}
@@ -425,14 +435,14 @@ func (c *Cooccurrence) Evaluate(ctx context.Context, test [][]int, n int, norm C
 
 // CountCooccurrence counts training baskets over n items in a new
 // Cooccurrence of budget maxPairs.
-func CountCooccurrence(train [][]int, n, maxPairs int) (*Cooccurrence, error) {
+func CountCooccurrence(train [][]int, n, maxPairs int, maxBytes int64) (*Cooccurrence, error) {
 	if n <= 0 {
 		return nil, fmt.Errorf("learn: n = %d items; need n ≥ 1", n)
 	}
 	if err := checkBaskets("training", train, n); err != nil {
 		return nil, err
 	}
-	c, err := NewCooccurrence(maxPairs)
+	c, err := NewCooccurrence(maxPairs, maxBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -449,7 +459,7 @@ func CountCooccurrence(train [][]int, n, maxPairs int) (*Cooccurrence, error) {
 // on test with DefaultCooccurNorm (Cooccurrence.Evaluate): the
 // co-occurrence baseline's MPR and Prec@k.
 func CooccurrenceBaseline(ctx context.Context, train, test [][]int, n int, opt EvalOptions) (*Metrics, error) {
-	c, err := CountCooccurrence(train, n, DefaultCooccurPairs)
+	c, err := CountCooccurrence(train, n, DefaultCooccurPairs, opt.MaxMemory)
 	if err != nil {
 		return nil, err
 	}

@@ -15,7 +15,7 @@ import (
 // co-occurrence baseline on a split small enough to rank by hand.
 func TestCooccurrenceByHand(t *testing.T) {
 	train := [][]int{{0, 1}, {0, 1}, {1, 2}, {0, 3}, {3}}
-	c, err := NewCooccurrence(10)
+	c, err := NewCooccurrence(10, 0)
 	require.NoError(t, err)
 	for _, s := range train {
 		require.NoError(t, c.Add(s))
@@ -38,7 +38,7 @@ func TestCooccurrenceByHand(t *testing.T) {
 	require.InDelta(t, m.MPR, m.MPRMicro, 1e-12)
 	require.Equal(t, 100.0, m.Prec5)
 	require.Equal(t, 100.0, m.Prec10)
-	require.True(t, math.IsNaN(m.TestLL) && math.IsNaN(m.AUC) && math.IsNaN(m.AUCPaired))
+	require.True(t, math.IsNaN(m.TestLLEps) && math.IsNaN(m.AUC) && math.IsNaN(m.AUCPaired))
 
 	// Sorting by other ids holds out another item: keys 3, 2, 1, 0 hold
 	// out 0 of {0, 1} (Y = {1}: 0 scores 2, 2 scores 1, 3 scores 0: PR =
@@ -133,7 +133,7 @@ func TestCooccurrenceBruteForce(t *testing.T) {
 			}
 		}
 		for norm := CooccurCount; norm <= CooccurCosine; norm++ {
-			c, err := NewCooccurrence(1000)
+			c, err := NewCooccurrence(1000, 0)
 			require.NoError(t, err)
 			for _, s := range train {
 				require.NoError(t, c.Add(s))
@@ -192,7 +192,7 @@ func TestCooccurrenceBaselineMatchesCounter(t *testing.T) {
 	test := randBaskets(rng, 100, n, 5)
 	got, err := CooccurrenceBaseline(context.Background(), train, test, n, EvalOptions{})
 	require.NoError(t, err)
-	c, err := NewCooccurrence(DefaultCooccurPairs)
+	c, err := NewCooccurrence(DefaultCooccurPairs, 0)
 	require.NoError(t, err)
 	src := c.Counting(SliceSource(train))
 	for {
@@ -238,7 +238,7 @@ func TestCooccurrenceBudget(t *testing.T) {
 
 	// Below the budget (and exactly at it): exact.
 	for _, budget := range []int{len(exact), len(exact) + 100} {
-		c, err := NewCooccurrence(budget)
+		c, err := NewCooccurrence(budget, 0)
 		require.NoError(t, err)
 		for _, s := range train {
 			require.NoError(t, c.Add(s))
@@ -255,7 +255,7 @@ func TestCooccurrenceBudget(t *testing.T) {
 
 	// Beyond it.
 	for _, budget := range []int{1, 7, 40, len(exact) / 2, len(exact) - 1} {
-		c, err := NewCooccurrence(budget)
+		c, err := NewCooccurrence(budget, 0)
 		require.NoError(t, err)
 		for _, s := range train {
 			require.NoError(t, c.Add(s))
@@ -302,9 +302,9 @@ func exactItem(baskets [][]int, i int) int64 {
 }
 
 func TestCooccurrenceErrors(t *testing.T) {
-	_, err := NewCooccurrence(0)
+	_, err := NewCooccurrence(0, 0)
 	require.Error(t, err)
-	c, err := NewCooccurrence(4)
+	c, err := NewCooccurrence(4, 0)
 	require.NoError(t, err)
 	require.Error(t, c.Add([]int{1, -1}))
 	require.Zero(t, c.Baskets(), "a refused basket leaves the counter unchanged")

@@ -28,13 +28,19 @@
 //
 // # Objective and evaluation convention
 //
-// The basket term is log det(L_S + εI) with ε = 1e-5 (DefaultEps), as in
-// Gartrell et al.'s code: the symmetric part of L_S + εI is at least εI, so
-// the term is finite for every basket, also one larger than a low-rank
-// kernel's rank. Validation, traces and Evaluate's test log-likelihood and
-// AUC use the same term, so early stopping and the reported figures are
-// finite and comparable; Metrics.BeyondRank counts the test baskets whose
-// probability under a low-rank model is 0 and whose term is finite only
+// The log-likelihood of a basket is the model's own, log P(S) =
+// log det L_S − log det(L + I) (ndpp.Model.LogLikelihood; −Inf when
+// det L_S = 0): Metrics.TestLL, and every command's log_likelihood or
+// test_ll. The learners maximise a regularised term instead, always named
+// with "Eps": log det(L_S + εI) − log det(L + I) with ε = 1e-5
+// (DefaultEps), as in Gartrell et al.'s code (LogLikelihoodEps). The
+// symmetric part of L_S + εI is at least εI, so the term is finite for
+// every basket, also one larger than a low-rank kernel's rank; for other
+// baskets it differs from log P(S) by O(ε). Validation (Result.ValLLEps),
+// traces (TracePoint.NLL), Metrics.TestLLEps and the AUC's basket scores
+// use it, so early stopping and those figures are finite and comparable;
+// Metrics.BeyondRank counts the test baskets whose probability under a
+// low-rank model is 0 (TestLL −Inf) and whose ε term is finite only
 // through ε.
 //
 // # Gradients (L_S is not symmetric)
@@ -160,7 +166,7 @@
 //
 // # Evaluation (Evaluate)
 //
-// Test log-likelihood (mean log det(L_S + εI) − log det(L + I)), and MPR, AUC,
+// Test log-likelihood (mean log P(S), and the ε figure beside it), and MPR, AUC,
 // Prec@5 and Prec@10 under two protocols: "paper", the reference code's
 // (baskets deduplicated and sorted by item id, the highest-id item held out,
 // items scored by the conditional gain s_j = L_jj − L_{j,Y}L_Y⁻¹L_{Y,j},
@@ -171,7 +177,7 @@
 // random one, of other sizes too; since a basket's score falls by about
 // log δᵢ per item, it follows the spread of sizes within the buckets as
 // much as the model, and AUCPaired compares each basket with its own random
-// basket only. Standard errors over the test baskets come with TestLL, MPR
+// basket only. Standard errors over the test baskets come with TestLL, TestLLEps, MPR
 // and AUCPaired. Baselines evaluates the independent-items model of the training
 // baskets the same way: its conditional gains rank items by popularity.
 //
@@ -207,4 +213,6 @@
 //   - J. Gillenwater, A. Kulesza, E. Fox, B. Taskar. Expectation-Maximization
 //     for Learning Determinantal Point Processes. NIPS 2014 (the Amazon
 //     baby-registry data).
+//   - docs/math.md in the repository (the normaliser, the gradients of the
+//     basket term, the diagonal and the metrics).
 package learn

@@ -29,10 +29,14 @@ type EvalOptions struct {
 	Key []int64
 	// Workers scores baskets in parallel (≤ 0: GOMAXPROCS).
 	Workers int
-	// Eps is ε of the basket term log det(L_S + εI) of the test
-	// log-likelihood and the AUC: 0 means DefaultEps, negative means none
-	// (the model's own log-likelihood, −Inf for a basket of probability 0).
+	// Eps is ε of the basket term log det(L_S + εI) of Metrics.TestLLEps
+	// and the AUC: 0 means DefaultEps, negative means none (TestLLEps is
+	// then TestLL). TestLL never uses ε.
 	Eps float64
+	// MaxMemory is the memory budget in bytes of the co-occurrence counts
+	// of CooccurrenceBaseline (NewCooccurrence; 0: three quarters of the
+	// machine's or the process's memory limit).
+	MaxMemory int64
 }
 
 // DefaultEps is the ε of the regularised basket term log det(L_S + εI)
@@ -60,9 +64,16 @@ func resolveEps(e float64) float64 {
 // Micro fields are plain means over the test baskets. MPR and Prec@k are in
 // percent, AUC in [0, 1].
 type Metrics struct {
-	// TestLL is the mean of log det(L_S + εI) − log det(L + I) over the
-	// test baskets (ε = Eps).
-	TestLL                                      float64
+	// TestLL is the test log-likelihood: the mean over the test baskets of
+	// log P(S) = log det L_S − log det(L + I), the figure Model.LogLikelihood
+	// returns. It is −Inf when a test basket has probability 0 under the
+	// model (ZeroProb > 0, e.g. a basket beyond MaxRank).
+	TestLL float64
+	// TestLLEps is the learners' regularised figure: the mean of
+	// log det(L_S + εI) − log det(L + I) over the test baskets (ε = Eps),
+	// finite also for baskets beyond MaxRank; for other baskets it differs
+	// from TestLL by O(ε).
+	TestLLEps                                   float64
 	MPR                                         float64
 	AUC                                         float64
 	Prec5                                       float64
@@ -75,27 +86,30 @@ type Metrics struct {
 	// about log δ per item, so they depend on how the test baskets' sizes
 	// spread within (or across) the bins as much as on the model.
 	AUCPaired float64
-	// Standard errors of TestLL, MPR, MPRMicro and AUCPaired over the test
+	// Standard errors of TestLL, TestLLEps, MPR, MPRMicro and AUCPaired over the test
 	// baskets: the sample standard deviation of the per-basket values over
 	// √count; for MPR the bins' means are taken as independent, √(Σ_b se_b²)
 	// over the number of bins. NaN when a mean rests on fewer than two
 	// values or is not finite. Two models scored on the same test baskets
 	// err together, so their difference is usually known better than these
 	// suggest.
-	TestLLSE, MPRSE, MPRMicroSE, AUCPairedSE float64
+	TestLLSE, TestLLEpsSE, MPRSE, MPRMicroSE, AUCPairedSE float64
 
-	Eps       float64 // ε of TestLL and of the AUC's basket scores
+	Eps       float64 // ε of TestLLEps and of the AUC's basket scores
 	Baskets   int     // test baskets scored (LL, AUC)
 	Predicted int     // baskets with ≥ 2 items used for MPR and Prec@k
 	Skipped   int     // baskets whose conditioning set had a zero determinant
 	// BeyondRank counts the test baskets with more items than the model's
 	// MaxRank (2d for a kernel without a diagonal): their probability under
-	// the model is 0, and their term in TestLL is finite only through ε.
+	// the model is 0, and their term in TestLLEps is finite only through ε.
 	BeyondRank int
-	// ZeroProb counts the test baskets whose term det(L_S + εI) is zero
-	// (only possible with Eps < 0: linearly dependent items or more than
-	// MaxRank of them); any makes TestLL −Inf.
+	// ZeroProb counts the test baskets of probability 0 under the model,
+	// det L_S = 0 (linearly dependent items or more than MaxRank of them);
+	// any makes TestLL −Inf.
 	ZeroProb int
+	// ZeroProbEps counts the test baskets whose term det(L_S + εI) is zero
+	// (only possible with Eps < 0); any makes TestLLEps −Inf.
+	ZeroProbEps int
 }
 
 // Evaluate scores a model on test baskets under both protocols.
@@ -116,8 +130,9 @@ type Metrics struct {
 // scored (a basket skipped for a singular conditioning set does not move
 // them). Micro figures are the plain means over all baskets.
 //
-// The test log-likelihood and the AUC score a basket by log det(L_S + εI)
-// (opt.Eps: DefaultEps unless set), the convention of the learners.
+// TestLL is the model's own log-likelihood (Model.LogLikelihood's figure);
+// TestLLEps and the AUC score a basket by log det(L_S + εI) (opt.Eps:
+// DefaultEps unless set), the convention of the learners.
 // ctx is checked between chunks of the next-item ranking (its long part on
 // large catalogues): once it is done, Evaluate returns an error wrapping
 // ctx.Err().
@@ -134,18 +149,27 @@ func Evaluate(ctx context.Context, m *ndpp.Model, test [][]int, opt EvalOptions)
 	if err != nil {
 		return nil, err
 	}
+	exact := pos
+	if eps != 0 {
+		if exact, err = m.LogDets(baskets, opt.Workers); err != nil {
+			return nil, err
+		}
+	}
 	sizes := make([]int, len(baskets))
 	for i, s := range baskets {
 		sizes[i] = len(s)
 		if len(s) > m.MaxRank() {
 			met.BeyondRank++
 		}
-		if math.IsInf(pos[i], -1) {
+		if math.IsInf(exact[i], -1) {
 			met.ZeroProb++
 		}
+		if math.IsInf(pos[i], -1) {
+			met.ZeroProbEps++
+		}
 	}
-	met.TestLL = mean(pos) - m.LogNormalizer()
-	met.TestLLSE = stdErr(pos)
+	met.TestLL, met.TestLLSE = mean(exact)-m.LogNormalizer(), stdErr(exact)
+	met.TestLLEps, met.TestLLEpsSE = mean(pos)-m.LogNormalizer(), stdErr(pos)
 
 	// Next-item prediction.
 	if err := rankMetrics(ctx, met, modelScorer{m}, baskets, opt.Workers); err != nil {
@@ -254,10 +278,10 @@ func rankMetrics(ctx context.Context, met *Metrics, sc candidateScorer, baskets 
 	return nil
 }
 
-// LogLikelihood returns the mean over baskets of log det(L_S + εI) −
-// log det(I + L), the learners' objective and Evaluate's TestLL, with the
+// LogLikelihoodEps returns the mean over baskets of log det(L_S + εI) −
+// log det(I + L), the learners' objective and Evaluate's TestLLEps, with the
 // Eps convention of EvalOptions (0: DefaultEps, negative: none).
-func LogLikelihood(m *ndpp.Model, baskets [][]int, eps float64) (float64, error) {
+func LogLikelihoodEps(m *ndpp.Model, baskets [][]int, eps float64) (float64, error) {
 	return meanLogLikelihood(m, baskets, resolveEps(eps), 0)
 }
 

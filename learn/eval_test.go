@@ -98,8 +98,13 @@ func TestEvaluateMatchesBruteForce(t *testing.T) {
 			}
 			recs = append(recs, rec{len(y), 1 - float64(ge)/float64(nz), b2f(gt < 5), b2f(gt < 10)})
 		}
+		require.InDelta(t, ll/float64(len(test)), got.TestLLEps, 1e-8)
+		require.InDelta(t, llEps/float64(len(test)), withEps.TestLLEps, 1e-8)
+		// TestLL is log P(S) whatever ε.
 		require.InDelta(t, ll/float64(len(test)), got.TestLL, 1e-8)
-		require.InDelta(t, llEps/float64(len(test)), withEps.TestLL, 1e-8)
+		require.Equal(t, got.TestLL, withEps.TestLL)
+		require.Equal(t, got.TestLLEps, got.TestLL) // Eps < 0: no ε
+		require.Equal(t, got.TestLLEpsSE, got.TestLLSE)
 		require.Equal(t, 0.0, got.Eps)
 		require.Equal(t, 0.01, withEps.Eps)
 		require.Equal(t, got.MPR, withEps.MPR) // ε is not part of the conditional gains
@@ -124,7 +129,7 @@ func TestEvaluateMatchesBruteForce(t *testing.T) {
 				nbins++
 			}
 		}
-		require.InDelta(t, se(terms), got.TestLLSE, 1e-8)
+		require.InDelta(t, se(terms), got.TestLLEpsSE, 1e-8)
 		require.InDelta(t, 100*se(prs), got.MPRMicroSE, 1e-7)
 		require.InDelta(t, 100*math.Sqrt(binVar)/float64(nbins), got.MPRSE, 1e-7)
 		var bs, bc [3]float64
@@ -273,7 +278,7 @@ func TestEvaluateSortKeyAndErrors(t *testing.T) {
 	require.NoError(t, err)
 	b, err := Evaluate(context.Background(), m, test, EvalOptions{Key: key})
 	require.NoError(t, err)
-	require.Equal(t, a.TestLL, b.TestLL)
+	require.Equal(t, a.TestLLEps, b.TestLLEps)
 	require.Equal(t, 2, b.Predicted)
 	// With reversed keys, {1, 2, 3} holds out item 1 given {2, 3}.
 	one, err := Evaluate(context.Background(), m, [][]int{{3, 1, 2}}, EvalOptions{Key: key})
@@ -310,14 +315,16 @@ func TestEvaluateCountsZeroProbabilityBaskets(t *testing.T) {
 	met, err := Evaluate(context.Background(), m, test, EvalOptions{Seed: 1, Eps: -1})
 	require.NoError(t, err)
 	require.Equal(t, 4, met.ZeroProb)
-	require.Equal(t, 2, met.BeyondRank) // three items, rank 2d = 2
+	require.Equal(t, 4, met.ZeroProbEps) // no ε: the same baskets
+	require.Equal(t, 2, met.BeyondRank)  // three items, rank 2d = 2
+	require.True(t, math.IsInf(met.TestLLEps, -1))
 	require.True(t, math.IsInf(met.TestLL, -1))
-	require.True(t, math.IsNaN(met.TestLLSE)) // no spread of an infinite mean
+	require.True(t, math.IsNaN(met.TestLLEpsSE)) // no spread of an infinite mean
 	met, err = Evaluate(context.Background(), m, [][]int{{0}, {5}}, EvalOptions{Seed: 1, Eps: -1})
 	require.NoError(t, err)
 	require.Zero(t, met.ZeroProb)
-	require.False(t, math.IsInf(met.TestLL, 0))
-	require.False(t, math.IsNaN(met.TestLLSE))
+	require.False(t, math.IsInf(met.TestLLEps, 0))
+	require.False(t, math.IsNaN(met.TestLLEpsSE))
 }
 
 func TestStdErrNeedsTwoValues(t *testing.T) {
@@ -340,7 +347,9 @@ func TestEvaluateEpsKeepsLikelihoodFinite(t *testing.T) {
 	met, err := Evaluate(context.Background(), m, test, EvalOptions{Seed: 1})
 	require.NoError(t, err)
 	require.Equal(t, DefaultEps, met.Eps)
-	require.Zero(t, met.ZeroProb)
+	require.Zero(t, met.ZeroProbEps)
+	require.Equal(t, 4, met.ZeroProb) // probability 0 under the model itself
+	require.True(t, math.IsInf(met.TestLL, -1))
 	require.Equal(t, 2, met.BeyondRank)
 	all := []int{0, 1, 2, 3, 4, 5, 6, 7}
 	want := 0.0
@@ -348,7 +357,7 @@ func TestEvaluateEpsKeepsLikelihoodFinite(t *testing.T) {
 		want += directLogDet(directKernel(p, s, DefaultEps))
 	}
 	want = want/float64(len(test)) - directLogDet(directKernel(p, all, 1))
-	require.InDelta(t, want, met.TestLL, 1e-6*math.Abs(want))
+	require.InDelta(t, want, met.TestLLEps, 1e-6*math.Abs(want))
 }
 
 // TestEvaluateBinsIgnoreSkippedBaskets: the paper protocol's size bins are

@@ -59,7 +59,7 @@ func ExampleTrainOffline() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Printf("MPR above popularity: %v; LL above independent items: %v\n", m.MPRMicro > base.MPRMicro, m.TestLL > base.TestLL)
+	fmt.Printf("MPR above popularity: %v; LL above independent items: %v\n", m.MPRMicro > base.MPRMicro, m.TestLLEps > base.TestLLEps)
 	// Output: MPR above popularity: true; LL above independent items: true
 }
 

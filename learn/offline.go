@@ -16,8 +16,9 @@ import (
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
-// TracePoint is one point of a learning curve: the negative mean
-// log-likelihood on the trace baskets after Seconds of training (time spent
+// TracePoint is one point of a learning curve: the negative of the
+// learners' objective, −(mean log det(L_S + εI) − log det(L + I)) (see
+// LogLikelihoodEps), on the trace baskets after Seconds of training (time spent
 // computing the trace itself excluded) and Baskets processed.
 type TracePoint struct {
 	Seconds float64 `json:"seconds"`
@@ -33,7 +34,7 @@ type Result struct {
 	Iterations int     // parameter updates
 	Passes     float64 // passes over the training baskets
 	Baskets    int     // baskets processed (with repetitions)
-	ValLL      float64 // validation log-likelihood of the returned model (NaN without validation)
+	ValLLEps   float64 // validation mean log det(L_S + εI) − log det(L + I) of the returned model, the learners' objective (ε = the options' Eps; NaN without validation)
 	Trace      []TracePoint
 }
 
@@ -136,7 +137,7 @@ const DefaultOfflineLR = 0.05
 // DefaultOfflineLR.
 func (o OfflineOptions) withDefaultsFor(n int) OfflineOptions {
 	if o.D == 0 {
-		o.D = 30
+		o.D = DefaultD
 	}
 	if o.Batch == 0 {
 		o.Batch = max(800, n/4)
@@ -154,7 +155,7 @@ func (o OfflineOptions) withDefaultsFor(n int) OfflineOptions {
 		o.LRDecay = 0.5
 	}
 	if o.RateScale == 0 {
-		o.RateScale = 0.1
+		o.RateScale = DefaultRateScale
 	}
 	if o.Eps == 0 {
 		o.Eps = 1e-5
@@ -263,7 +264,7 @@ func TrainOffline(ctx context.Context, train, val [][]int, n int, opt OfflineOpt
 			evalEvery = 1
 		}
 	}
-	res := &Result{ValLL: math.NaN()}
+	res := &Result{ValLLEps: math.NaN()}
 	var best *Params
 	// The best model is the one of the highest validation score: the
 	// log-likelihood, plus CondWeight times the next-item term.
@@ -368,7 +369,7 @@ func TrainOffline(ctx context.Context, train, val [][]int, n int, opt OfflineOpt
 	res.Seconds = elapsed.Seconds()
 	res.Passes = float64(res.Baskets) / float64(len(train))
 	if len(val) > 0 {
-		res.ValLL = bestLL
+		res.ValLLEps = bestLL
 	}
 	res.Model, err = best.Model()
 	if err != nil {

@@ -68,7 +68,7 @@ func TestOfflineLearnsAndStops(t *testing.T) {
 		require.Greater(t, ll1, ll0+minGain, "shared=%v", shared)
 		vl, err := meanLogLikelihood(res.Model, val, DefaultEps, 0) // the objective's convention
 		require.NoError(t, err)
-		require.InDelta(t, vl, res.ValLL, 1e-12)
+		require.InDelta(t, vl, res.ValLLEps, 1e-12)
 		require.Equal(t, shared, res.Model.Shared())
 		require.Greater(t, res.Iterations, 0)
 		require.InDelta(t, float64(res.Iterations*100)/2400, res.Passes, 1e-12)
@@ -97,7 +97,7 @@ func TestOfflineDeterministicAndFixC(t *testing.T) {
 	b, err := TrainOffline(context.Background(), data, nil, 20, opt)
 	require.NoError(t, err)
 	require.Equal(t, a.Params.V, b.Params.V)
-	require.True(t, math.IsNaN(a.ValLL))
+	require.True(t, math.IsNaN(a.ValLLEps))
 	// Parallel workers sum in another order: equal up to rounding.
 	opt.Workers = 3
 	c, err := TrainOffline(context.Background(), data, nil, 20, opt)

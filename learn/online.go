@@ -163,7 +163,7 @@ const DefaultOnlineDiagLR = 0.03
 
 func (o OnlineOptions) withDefaults() OnlineOptions {
 	if o.D == 0 {
-		o.D = 30
+		o.D = DefaultD
 	}
 	if o.LR == 0 {
 		o.LR = 0.002
@@ -178,7 +178,7 @@ func (o OnlineOptions) withDefaults() OnlineOptions {
 		o.DiagLR = DefaultOnlineDiagLR
 	}
 	if o.RateScale == 0 {
-		o.RateScale = 0.1
+		o.RateScale = DefaultRateScale
 	}
 	if o.Init.Share == 0 && !o.LowRank {
 		// An item's first δᵢ is a rate from one occurrence, 2/t (large for

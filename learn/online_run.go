@@ -78,7 +78,7 @@ func (o *Online) Run(ctx context.Context, src BasketSource, run OnlineRun) (*Res
 	}
 	feed := newBasketFeed(o, src, run.MaxBaskets == 0 && run.TraceSource == nil)
 	defer feed.stop()
-	r := &onlineRunner{o: o, run: run, res: &Result{ValLL: math.NaN()}, begin: time.Now()}
+	r := &onlineRunner{o: o, run: run, res: &Result{ValLLEps: math.NaN()}, begin: time.Now()}
 	res, done := r.res, ctx.Done()
 	for run.MaxBaskets == 0 || int64(res.Baskets) < run.MaxBaskets {
 		select {

@@ -56,13 +56,13 @@ type InitOptions struct {
 // a diagonal.
 func (o InitOptions) withDefaultsFor(d int, diag bool) InitOptions {
 	if o.Scale == 0 {
-		o.Scale = 0.25 / math.Sqrt(float64(d))
+		o.Scale = DefaultInitScaleLowRank / math.Sqrt(float64(d))
 		if diag {
-			o.Scale = 0.01 / math.Sqrt(float64(d))
+			o.Scale = DefaultInitScaleDiag / math.Sqrt(float64(d))
 		}
 	}
 	if o.Share == 0 && diag {
-		o.Share = 0.5
+		o.Share = DefaultOfflineInitShare
 	}
 	if o.CScale == 0 {
 		o.CScale = 0.1 / math.Sqrt(float64(d))

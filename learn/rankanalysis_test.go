@@ -95,7 +95,7 @@ func TestRankAnalysis(t *testing.T) {
 	}
 	ctx := context.Background()
 	opt := EvalOptions{Seed: seed, Key: keys}
-	co, err := CountCooccurrence(train, n, DefaultCooccurPairs)
+	co, err := CountCooccurrence(train, n, DefaultCooccurPairs, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

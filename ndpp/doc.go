@@ -18,6 +18,15 @@
 // The identities, with their derivations, are in docs/math.md in the
 // repository ("Model", "Normaliser (Sylvester)", "A diagonal term").
 //
+// The log-likelihood of a set is the model's own, log P(S) =
+// log det L_S − log det(L + I) (LogLikelihood; −Inf when det L_S = 0), and
+// every command reports that figure under that name (score, serve's
+// /v1/score, eval's and learn's test_ll). LogDetEps gives log det(L_S + εI),
+// the regularised term that the learners maximise (ε = 1e-5, Gartrell et
+// al.'s): finite for every set, also beyond MaxRank, and O(ε) from
+// log det L_S otherwise; figures built on it carry "eps" in their name
+// (learn.LogLikelihoodEps, test_ll_eps).
+//
 // A Model is immutable and may be shared by many goroutines; LogDets
 // scores baskets in parallel. Things that change parameters (learners) own
 // their own arrays and build new models.
@@ -30,4 +39,6 @@
 //   - A. Reddy, T. Rohatgi et al. Online MAP Inference and Learning for
 //     Nonsymmetric Determinantal Point Processes; One-Pass Algorithms for MAP
 //     Inference of Nonsymmetric Determinantal Point Processes, ICML 2022.
+//   - docs/math.md in the repository (the model, the normaliser, the
+//     diagonal, conditional gains and the evaluation metrics).
 package ndpp

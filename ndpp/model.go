@@ -30,6 +30,7 @@ type Model struct {
 	shared bool
 	diag   []float64 // δᵢ ≥ 0 of L = D + VᵀV + BᵀCB, or nil (D = 0)
 	ids    []int64
+	idRow  map[int64]int // id → row, with ids
 	vocab  *Vocab
 
 	normOnce sync.Once
@@ -54,6 +55,7 @@ func WithIDs(ids []int64) Option {
 			seen[id] = i
 		}
 		m.ids = append([]int64(nil), ids...)
+		m.idRow = seen
 		return nil
 	}
 }

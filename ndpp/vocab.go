@@ -1,6 +1,9 @@
 package ndpp
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+)
 
 // Vocab maps item tokens (as they appear in data files) to dense row indices
 // 0..Len()-1, in order of first appearance.
@@ -59,4 +62,21 @@ func (v *Vocab) Tokens() []string { return append([]string(nil), v.tokens...) }
 func (v *Vocab) Clone() *Vocab {
 	c, _ := NewVocab(v.tokens)
 	return c
+}
+
+// IDs returns the tokens as integer ids when every token is the canonical
+// decimal text of an int64 (as strconv.FormatInt writes it: no '+', no
+// leading zeros), so that a model over these tokens can record ids
+// (WithIDs) and map the same tokens to the same rows (Model.Row); else
+// nil, false.
+func (v *Vocab) IDs() ([]int64, bool) {
+	ids := make([]int64, len(v.tokens))
+	for i, t := range v.tokens {
+		id, err := strconv.ParseInt(t, 10, 64)
+		if err != nil || strconv.FormatInt(id, 10) != t {
+			return nil, false
+		}
+		ids[i] = id
+	}
+	return ids, true
 }

@@ -1,6 +1,7 @@
 package rerank
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -48,12 +49,12 @@ func benchRequest(rng *rand.Rand, n, nc, k int) Request {
 
 func benchRequestLoop(b *testing.B, m *ndpp.Model, req Request) {
 	var ws Workspace
-	if _, err := ws.Rerank(m, req); err != nil {
+	if _, err := ws.Rerank(context.Background(), m, req); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := ws.Rerank(m, req); err != nil {
+		if _, err := ws.Rerank(context.Background(), m, req); err != nil {
 			b.Fatal(err)
 		}
 	}

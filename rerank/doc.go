@@ -20,8 +20,8 @@
 // rule (ZeroFactor), as the offline greedy does, so a result may hold
 // fewer than k items. With all of the catalogue as candidates, no quality,
 // nothing shown and no window it is the offline greedy MAP of Gartrell et
-// al. (Alg. 1) on L, the same recurrences and zero rule as
-// stream.OfflineGreedy.
+// al. (Alg. 1) on L, the same recurrence (stream.Schur, one
+// implementation for both) and zero rule as stream.OfflineGreedy.
 //
 // # Conditioning set, shown items and the window
 //
@@ -55,8 +55,8 @@
 //	a_m(x) = R_m(x, y_m) / s_{y_m},  b_m(x) = R_m(y_m, x),  s_x = L_xx − Σ_m a_m(x)·b_m(x),
 //
 // R_m being the kernel less the first m−1 terms — the NDPP form of the
-// incremental Cholesky of the offline greedy (stream.OfflineGreedy;
-// ndpp-math.md, "Offline greedy"). Adding an item costs one kernel row and
+// incremental Cholesky of the offline greedy, stream.Schur's Update, which
+// both use (ndpp-math.md, "Offline greedy"). Adding an item costs one kernel row and
 // column over the working rows (two matrix–vector products with the
 // gathered vectors, through the BLAS backend) and O(r) per row. Sliding
 // the window removes y₁ by the LU form of a rank-one update (Bennett 1965)
@@ -79,6 +79,31 @@
 // qᵢ², and the fast oracle's Jacobi-identity swap values; the final set is
 // ordered greedily given F and its gains reported as above. When no swap
 // applies, the result is the greedy's, unchanged.
+//
+// # Controls
+//
+// Besides Quality, a request may give Relevance scores with Chen et al.'s
+// knob Theta (qᵢ = exp(α(rᵢ − r_max)), α = θ/(2(1 − θ)); θ = 0 pure
+// diversity, θ = 1 relevance order), attribute Constraints (at most c
+// items of a value per window of w positions, runs of at most m; each
+// step takes the best feasible candidate, the polish only feasible swaps;
+// Result.Short says why a list is short) and NewItems, candidates given by
+// their vectors and scored as model rows. Result.LogValue is the log
+// determinant of the chosen set given the shown items. See Request and
+// Result for the exact rules.
+//
+// # Cost, deadlines and degraded answers
+//
+// The greedy costs O(P·(K + s)·(d + w)) and is short; the polish is
+// bounded by a budget of determinant ratios (Request.PolishMaxRatios,
+// default DefaultPolishMaxRatios): a single-swap sweep is about K·N ratios
+// for N candidates, a pair round about P²·K²/4 for a pool of P ≤
+// MaxPolishPool, and a ratio that needs a fresh LU counts K². Rerank takes
+// a context and stops within about a millisecond of its end. With
+// Request.Degrade a passed deadline gives an answer with Result.Degraded
+// set — "polish_deadline", the polish's best set so far, or
+// "greedy_deadline", relevance order — and a cancelled context an error
+// wrapping ctx.Err(): see Workspace.Rerank.
 //
 // # Concurrency and allocation
 //

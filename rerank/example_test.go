@@ -28,7 +28,8 @@ func Example_handler() {
 		}
 		ws := pool.Get().(*rerank.Workspace)
 		defer pool.Put(ws)
-		res, err := ws.Rerank(m, req) // res aliases ws: encode it before Put
+		// The client's context: a client that goes away stops the work.
+		res, err := ws.Rerank(r.Context(), m, req) // res aliases ws: encode it before Put
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusUnprocessableEntity)
 			return

@@ -1,12 +1,15 @@
 package rerank
 
 import (
+	"context"
+	"fmt"
 	"math"
 
 	gblas "gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 
 	"github.com/ndpp-go/ndpp/ndpp"
+	"github.com/ndpp-go/ndpp/stream"
 )
 
 // ZeroFactor sets the numerical zero rule of the greedy, as in
@@ -14,11 +17,9 @@ import (
 // with r the size of the conditioning set, ε = 2⁻⁵² and μ_x = L_xx + Σ_m
 // |a_m(x)·b_m(x)| the magnitude of the terms that cancel in s_x, is zero
 // (det L_{S+x} = 0). So is a NaN.
-const ZeroFactor = ndpp.ZeroRcondFactor
+const ZeroFactor = stream.GreedyZeroFactor
 
-const eps = 0x1p-52
-
-func tol(r int) float64 { return ZeroFactor * float64(r+1) * eps }
+func tol(r int) float64 { return stream.GreedyTol(r) }
 
 // Row states.
 const (
@@ -46,11 +47,14 @@ type Workspace struct {
 	item        []int
 	q2          []float64 // squared quality (candidate rows)
 	st          []uint8
-	lxx, s, mu  []float64 // L_xx, Schur complement, magnitude
-	a, b        []float64 // p×w coefficient families (row x = working row x)
-	col, row    []float64 // L_{x,y} and L_{y,x} of the current pivot y
-	vg, bg      []float64 // gathered vₓ and bₓ (p×d)
-	shared      bool
+	lxx         []float64 // L_xx
+	// The recurrence (stream.Schur, shared with the offline greedy): s,
+	// μ and the p×w coefficient families (row x = working row x, stride
+	// w).
+	stream.Schur
+	col, row []float64 // L_{x,y} and L_{y,x} of the current pivot y
+	vg, bg   []float64 // gathered vₓ and bₓ (p×d)
+	shared   bool
 
 	cond  []int // working rows of the conditioning set, in order
 	seq   []int // working rows of the window (kept or skipped), in order
@@ -60,10 +64,21 @@ type Workspace struct {
 	al, be, sNew, muNew               []float64
 	stepA, stepB, stepS, stepP, stepC []float64
 
+	relQ2        []float64   // squared quality from Relevance (per candidate)
+	newPos       map[int]int // new item id → index in Request.NewItems
+	newUsed      []int32     // per new item: its candidate position (−1: none)
+	newBC        []float64   // bᵀC of each new item (row-major)
+	nModel       int         // the model's n (rows ≥ it are new items)
+	order        []int       // relevance order (candidate positions)
+	cons         []cons      // the request's constraints
+	pos          []int       // candidate position of each candidate row
+	short        string
 	outItems     []int
 	outGains     []float64
 	shownSkipped int
 	polishSwaps  int
+	polishCapped bool
+	degraded     string
 	rebuilds     int // slides that rebuilt the conditioning set (tests)
 }
 
@@ -76,8 +91,10 @@ func grow[T any](s []T, n int) []T {
 	return s[:n]
 }
 
-// run executes the greedy for a validated request.
-func (w *Workspace) run(m *ndpp.Model, req *Request) {
+// run executes the greedy for a validated request. It returns an error
+// wrapping ctx.Err() when ctx is done before a step; the candidate rows
+// (item, q2 for rows 0…nc−1) are then built.
+func (w *Workspace) run(ctx context.Context, m *ndpp.Model, req *Request) error {
 	d := m.D()
 	shown := req.Shown
 	if req.Window > 0 && len(shown) > req.Window {
@@ -86,19 +103,27 @@ func (w *Workspace) run(m *ndpp.Model, req *Request) {
 	maxP := len(req.Candidates) + len(shown)
 	w.item = grow(w.item, maxP)[:0]
 	w.q2 = grow(w.q2, maxP)[:0]
+	w.pos = grow(w.pos, maxP)[:0]
+	if req.Relevance != nil {
+		w.relevanceQ2(req)
+	}
 	for pos, it := range req.Candidates {
-		if w.shownStamp[it] == w.gen {
+		if w.shown(it, w.nModel) {
 			continue
 		}
 		q2 := 1.0
-		if req.Quality != nil {
+		switch {
+		case req.Quality != nil:
 			q2 = req.Quality[pos] * req.Quality[pos]
-			if q2 == 0 {
-				continue
-			}
+		case req.Relevance != nil:
+			q2 = w.relQ2[pos]
+		}
+		if q2 == 0 {
+			continue
 		}
 		w.item = append(w.item, it)
 		w.q2 = append(w.q2, q2)
+		w.pos = append(w.pos, pos)
 	}
 	w.nc = len(w.item)
 	w.item = append(w.item, shown...)
@@ -112,10 +137,11 @@ func (w *Workspace) run(m *ndpp.Model, req *Request) {
 	}
 	w.st = grow(w.st, p)
 	w.lxx = grow(w.lxx, p)
-	w.s = grow(w.s, p)
-	w.mu = grow(w.mu, p)
-	w.a = grow(w.a, p*w.w)
-	w.b = grow(w.b, p*w.w)
+	w.S = grow(w.S, p)
+	w.Mu = grow(w.Mu, p)
+	w.A = grow(w.A, p*w.w)
+	w.B = grow(w.B, p*w.w)
+	w.Stride = w.w
 	w.col = grow(w.col, p)
 	w.row = grow(w.row, p)
 	w.vg = grow(w.vg, p*d)
@@ -124,16 +150,23 @@ func (w *Workspace) run(m *ndpp.Model, req *Request) {
 		w.bg = grow(w.bg, p*d)
 	}
 	for x, it := range w.item {
-		v := m.ItemV(it)
+		var v, b []float64
+		var delta float64
+		if it >= w.nModel {
+			ni := &req.NewItems[w.newPos[it]]
+			v, b, delta = ni.V, ni.B, ni.Delta
+		} else {
+			v, b, delta = m.ItemV(it), m.ItemB(it), m.ItemDiag(it)
+		}
 		copy(w.vg[x*d:(x+1)*d], v)
 		if !w.shared {
-			copy(w.bg[x*d:(x+1)*d], m.ItemB(it))
+			copy(w.bg[x*d:(x+1)*d], b)
 		}
 		var vv float64
 		for _, f := range v {
 			vv += f * f
 		}
-		w.lxx[x] = vv + m.ItemDiag(it) // bₓᵀCbₓ = 0
+		w.lxx[x] = vv + delta // bₓᵀCbₓ = 0
 		w.st[x] = stCand
 	}
 	for x := w.nc; x < p; x++ {
@@ -151,18 +184,27 @@ func (w *Workspace) run(m *ndpp.Model, req *Request) {
 	for x := w.nc; x < p; x++ {
 		w.seq = append(w.seq, x)
 	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("rerank: greedy: %w", err)
+	}
 	w.rebuild(m)
 	w.shownSkipped = w.nSkip
 
 	for t := 0; t < req.K; t++ {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("rerank: greedy: %w", err)
+		}
 		best := w.best()
 		if best < 0 {
-			return
+			return nil
+		}
+		if len(w.cons) > 0 {
+			w.place(w.pos[best])
 		}
 		w.outItems = append(w.outItems, w.item[best])
-		w.outGains = append(w.outGains, w.q2[best]*w.s[best])
+		w.outGains = append(w.outGains, w.q2[best]*w.S[best])
 		if t == req.K-1 {
-			return
+			return nil
 		}
 		if req.Window > 0 && len(w.seq) == req.Window {
 			w.slide(m)
@@ -170,19 +212,32 @@ func (w *Workspace) run(m *ndpp.Model, req *Request) {
 		w.seq = append(w.seq, best)
 		w.tryAdd(m, best)
 	}
+	return nil
 }
 
 // best returns the candidate row with the largest positive, finite gain
-// q²·s (the first on ties), or −1.
+// q²·s (the first on ties) among those the constraints allow next, or −1
+// (setting w.short).
 func (w *Workspace) best() int {
 	t := tol(len(w.cond))
 	bx, bg := -1, 0.0
+	blocked := false
 	for x := 0; x < w.nc; x++ {
-		if w.st[x] != stCand || !(w.s[x] > t*w.mu[x]) {
+		if w.st[x] != stCand || !(w.S[x] > t*w.Mu[x]) {
 			continue
 		}
-		if g := w.q2[x] * w.s[x]; g > bg && !math.IsInf(g, 1) {
+		if g := w.q2[x] * w.S[x]; g > bg && !math.IsInf(g, 1) {
+			if len(w.cons) > 0 && !w.feasible(w.pos[x]) {
+				blocked = true
+				continue
+			}
 			bx, bg = x, g
+		}
+	}
+	if bx < 0 {
+		w.short = ShortZeroGain
+		if blocked {
+			w.short = ShortConstraints
 		}
 	}
 	return bx
@@ -192,7 +247,7 @@ func (w *Workspace) best() int {
 // complement is positive under the zero rule, and marks it skipped
 // otherwise.
 func (w *Workspace) tryAdd(m *ndpp.Model, y int) {
-	if w.s[y] > tol(len(w.cond))*w.mu[y] {
+	if w.S[y] > tol(len(w.cond))*w.Mu[y] {
 		w.add(m, y)
 		return
 	}
@@ -200,23 +255,34 @@ func (w *Workspace) tryAdd(m *ndpp.Model, y int) {
 	w.nSkip++
 }
 
-// add appends row y to the conditioning set: with r = |cond| and
-// R(x, z) = L_xz − Σ_{q<r} a_q(x)·b_q(z) the residual kernel,
+// add appends row y to the conditioning set: for every live row x
+// (candidates and skipped window rows), stream.Schur.Update with the
+// residuals R(x, y) and R(y, x) (matrix–vector products through the BLAS
+// backend):
 //
-//	a_r(x) = R(x, y) / s_y,  b_r(x) = R(y, x),  s_x ← s_x − a_r(x)·b_r(x)
+//	a_r(x) = R(x, y) / s_y,  b_r(x) = R(y, x),  s_x ← s_x − a_r(x)·b_r(x),
 //
-// for every live row x (candidates and skipped window rows).
+// with r = |cond| and R(x, z) = L_xz − Σ_{q<r} a_q(x)·b_q(z) the residual
+// kernel.
 func (w *Workspace) add(m *ndpp.Model, y int) {
 	r, W, d := len(w.cond), w.w, w.d
 	it := w.item[y]
 	impl := blas64.Implementation()
 	// col = vₓ·v_y, row = bₓ·(b_yᵀC); L_{x,y} = col − row, L_{y,x} = col + row.
-	impl.Dgemv(gblas.NoTrans, w.p, d, 1, w.vg, d, m.ItemV(it), 1, 0, w.col, 1)
+	// v_y is y's gathered row (a copy of the model's or the new item's).
+	impl.Dgemv(gblas.NoTrans, w.p, d, 1, w.vg, d, w.vg[y*d:(y+1)*d], 1, 0, w.col, 1)
 	bg := w.vg
 	if !w.shared {
 		bg = w.bg
 	}
-	impl.Dgemv(gblas.NoTrans, w.p, d, 1, bg, d, m.ItemBC(it), 1, 0, w.row, 1)
+	var bc []float64
+	if it >= w.nModel {
+		i := w.newPos[it]
+		bc = w.newBC[i*d : (i+1)*d]
+	} else {
+		bc = m.ItemBC(it)
+	}
+	impl.Dgemv(gblas.NoTrans, w.p, d, 1, bg, d, bc, 1, 0, w.row, 1)
 	for x, al := range w.col {
 		ga := w.row[x]
 		w.col[x], w.row[x] = al-ga, al+ga
@@ -225,16 +291,16 @@ func (w *Workspace) add(m *ndpp.Model, y int) {
 		// col = R(x, y) = L_{x,y} − Σ_q a_q(x)·b_q(y) and
 		// row = R(y, x) = L_{y,x} − Σ_q a_q(y)·b_q(x): products of the
 		// families (p×r, row stride W) with y's own.
-		ay, by := w.a[y*W:y*W+r], w.b[y*W:y*W+r]
-		impl.Dgemv(gblas.NoTrans, w.p, r, -1, w.a, W, by, 1, 1, w.col, 1)
-		impl.Dgemv(gblas.NoTrans, w.p, r, -1, w.b, W, ay, 1, 1, w.row, 1)
+		ay, by := w.A[y*W:y*W+r], w.B[y*W:y*W+r]
+		impl.Dgemv(gblas.NoTrans, w.p, r, -1, w.A, W, by, 1, 1, w.col, 1)
+		impl.Dgemv(gblas.NoTrans, w.p, r, -1, w.B, W, ay, 1, 1, w.row, 1)
 	}
-	sy := w.s[y]
+	sy := w.S[y]
 	for x := 0; x < w.p; x++ {
 		switch w.st[x] {
 		case stCand, stSkip:
 		case stCond:
-			w.a[x*W+r], w.b[x*W+r] = 0, 0
+			w.A[x*W+r], w.B[x*W+r] = 0, 0
 			continue
 		default:
 			continue
@@ -242,15 +308,10 @@ func (w *Workspace) add(m *ndpp.Model, y int) {
 		if x == y {
 			continue
 		}
-		rc, rr := w.col[x], w.row[x]
-		am := rc / sy
-		w.a[x*W+r], w.b[x*W+r] = am, rr
-		pr := am * rr
-		w.s[x] -= pr
-		w.mu[x] += math.Abs(pr)
+		w.Update(x, r, w.col[x], w.row[x], sy)
 	}
-	w.a[y*W+r], w.b[y*W+r] = 1, sy
-	w.s[y] = 0
+	w.A[y*W+r], w.B[y*W+r] = 1, sy
+	w.S[y] = 0
 	w.st[y] = stCond
 	w.cond = append(w.cond, y)
 }
@@ -281,7 +342,7 @@ func (w *Workspace) rebuild(m *ndpp.Model) {
 			w.st[x] = stSkip
 		}
 		if w.st[x] == stCand || w.st[x] == stSkip {
-			w.s[x], w.mu[x] = w.lxx[x], w.lxx[x]
+			w.S[x], w.Mu[x] = w.lxx[x], w.lxx[x]
 		}
 	}
 	w.cond = w.cond[:0]
@@ -314,13 +375,13 @@ func (w *Workspace) downdate() bool {
 	// Phase 1: the conditioning rows give the step scalars.
 	for i := 1; i < r; i++ {
 		x := cond[i]
-		w.al[i], w.be[i] = w.a[x*W], w.b[x*W]
+		w.al[i], w.be[i] = w.A[x*W], w.B[x*W]
 		w.sNew[i], w.muNew[i] = w.lxx[x], w.lxx[x]
 	}
 	c := 1.0
 	for m := 1; m < r; m++ {
 		ym := cond[m]
-		am, bm, sm := w.al[m], w.be[m], w.b[ym*W+m]
+		am, bm, sm := w.al[m], w.be[m], w.B[ym*W+m]
 		// The new pivot p = s_m + c·α_m·β_m, taken as L_yy − Σ a′b′ over
 		// the new terms before it, the value and magnitude a rebuild
 		// would test.
@@ -331,23 +392,23 @@ func (w *Workspace) downdate() bool {
 		w.stepA[m], w.stepB[m], w.stepS[m], w.stepP[m], w.stepC[m] = am, bm, sm, p, c
 		for i := m + 1; i < r; i++ {
 			x := cond[i]
-			xa, xb := w.a[x*W+m], w.b[x*W+m]
+			xa, xb := w.A[x*W+m], w.B[x*W+m]
 			na := (c*bm*w.al[i] + sm*xa) / p
 			nb := xb + c*am*w.be[i]
 			w.al[i] -= am * xa
 			w.be[i] -= bm / sm * xb
-			w.a[x*W+m-1], w.b[x*W+m-1] = na, nb
+			w.A[x*W+m-1], w.B[x*W+m-1] = na, nb
 			w.sNew[i] -= na * nb
 			w.muNew[i] += math.Abs(na * nb)
 		}
 		// The pivot's own row: a′ = 1, b′ = p, nothing after it.
-		w.a[ym*W+m-1], w.b[ym*W+m-1] = 1, p
+		w.A[ym*W+m-1], w.B[ym*W+m-1] = 1, p
 		c = c * sm / p
 	}
 	for i := 1; i < r; i++ {
 		x := cond[i]
 		for q := i; q < r; q++ {
-			w.a[x*W+q], w.b[x*W+q] = 0, 0
+			w.A[x*W+q], w.B[x*W+q] = 0, 0
 		}
 	}
 	// Phase 2: every other live row.
@@ -355,7 +416,7 @@ func (w *Workspace) downdate() bool {
 		if st := w.st[x]; st != stCand && st != stSkip {
 			continue
 		}
-		fa, fb := w.a[x*W:x*W+r], w.b[x*W:x*W+r]
+		fa, fb := w.A[x*W:x*W+r], w.B[x*W:x*W+r]
 		al, be := fa[0], fb[0]
 		s, mu := w.lxx[x], w.lxx[x]
 		for m := 1; m < r; m++ {
@@ -370,7 +431,7 @@ func (w *Workspace) downdate() bool {
 			s -= pr
 			mu += math.Abs(pr)
 		}
-		w.s[x], w.mu[x] = s, mu
+		w.S[x], w.Mu[x] = s, mu
 	}
 	copy(w.cond, w.cond[1:])
 	w.cond = w.cond[:r-1]

@@ -1,6 +1,7 @@
 package rerank
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -13,10 +14,14 @@ import (
 // over single and pair swaps (stream.LocalSearch) on the request's kernel
 // L′ = diag(q)·L·diag(q) conditioned on the shown items the greedy kept,
 // and rewrites w's output when the search moved: the new set, ordered
-// greedily given the shown items, with its gains. It builds a model of the
+// greedily given the shown items (with constraints: in the list's order,
+// swaps replacing items in place), with its gains. It builds a model of the
 // kept shown items and the choosable candidates (vectors scaled by qᵢ,
-// diagonal by qᵢ²) and a fast oracle over it, so it allocates.
-func (w *Workspace) polish(m *ndpp.Model, req *Request) error {
+// diagonal by qᵢ²) and a fast oracle over it, so it allocates. When ctx's
+// deadline passes and the request may degrade, it keeps the best set the
+// search reached and sets w.degraded; when ctx is otherwise done it
+// returns an error wrapping ctx.Err().
+func (w *Workspace) polish(ctx context.Context, m *ndpp.Model, req *Request) error {
 	w.polishSwaps = 0
 	if len(w.outItems) < req.K {
 		return nil // greedy found no K-set with a non-zero determinant
@@ -54,7 +59,7 @@ func (w *Workspace) polish(m *ndpp.Model, req *Request) error {
 			}
 		}
 		if diag {
-			delta[r] = q * q * m.ItemDiag(w.item[x])
+			delta[r] = q * q * w.diagOf(m, req, w.item[x])
 		}
 	}
 	_, _, _, c := m.Rows()
@@ -91,10 +96,36 @@ func (w *Workspace) polish(m *ndpp.Model, req *Request) error {
 	if pool == 0 {
 		pool = DefaultPolishPool
 	}
-	res, err := stream.LocalSearch(o, req.K, start, stream.LocalSearchOptions{Eps: req.PolishEps, Pool: pool, Fixed: fixed, Items: cands})
-	if err != nil {
-		return fmt.Errorf("rerank: polish: %w", err)
+	budget := req.PolishMaxRatios
+	if budget == 0 {
+		budget = DefaultPolishMaxRatios
 	}
+	lsOpt := stream.LocalSearchOptions{Eps: req.PolishEps, Pool: pool, Fixed: fixed, Items: cands, MaxEvals: budget}
+	if len(w.cons) > 0 {
+		// Swaps keep positions: the solution in position order is the
+		// list, which must keep the constraints after the shown items.
+		lsOpt.Feasible = func(sol []int) bool {
+			w.resetConstraints()
+			for _, r := range sol {
+				p := w.pos[r-nf]
+				if !w.feasible(p) {
+					return false
+				}
+				w.place(p)
+			}
+			return true
+		}
+	}
+	res, err := stream.LocalSearch(ctx, o, req.K, start, lsOpt)
+	if err != nil {
+		if ctx.Err() == nil || !mayDegrade(ctx, req) {
+			return fmt.Errorf("rerank: polish: %w", err)
+		}
+		// The deadline passed: keep what the search reached (nothing
+		// when it had not started: the greedy's set).
+		w.degraded = DegradedPolish
+	}
+	w.polishCapped = res.Budget
 	if res.Swaps == 0 {
 		return nil
 	}
@@ -117,6 +148,9 @@ func (w *Workspace) polish(m *ndpp.Model, req *Request) error {
 			o.Prepare(cand, r)
 			if v := o.AddValue(cand); bi < 0 || v.Greater(bv) {
 				bi, bv = i, v
+			}
+			if len(w.cons) > 0 { // the list's order, which keeps the constraints
+				break
 			}
 		}
 		r := rest[bi]

@@ -1,6 +1,7 @@
 package rerank
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -55,9 +56,9 @@ func TestRerankPolishIsLocalOptimum(t *testing.T) {
 		req.PolishPool = []int{0, 0, 1, 3, 50}[seed%5]
 		greq := req
 		greq.Polish = false
-		g, err := wg.Rerank(m, greq)
+		g, err := wg.Rerank(context.Background(), m, greq)
 		require.NoError(t, err)
-		res, err := ws.Rerank(m, req)
+		res, err := ws.Rerank(context.Background(), m, req)
 		require.NoError(t, err)
 		label := fmt.Sprintf("seed %d (n = %d, k = %d, shown %d)", seed, n, req.K, len(req.Shown))
 		if res.PolishSwaps == 0 {
@@ -122,13 +123,13 @@ func TestRerankPolishIsLocalSearch(t *testing.T) {
 		for i := range all {
 			all[i] = i
 		}
-		res, err := ws.Rerank(m, Request{Candidates: all, K: k, Polish: true})
+		res, err := ws.Rerank(context.Background(), m, Request{Candidates: all, K: k, Polish: true})
 		require.NoError(t, err)
-		g, err := stream.OfflineGreedy(m, k, stream.GreedyOptions{})
+		g, err := stream.OfflineGreedy(context.Background(), m, k, stream.GreedyOptions{})
 		require.NoError(t, err)
 		o, err := detcache.NewFast(m, k)
 		require.NoError(t, err)
-		ls, err := stream.LocalSearch(o, k, g.Solution, stream.LocalSearchOptions{Pool: DefaultPolishPool})
+		ls, err := stream.LocalSearch(context.Background(), o, k, g.Solution, stream.LocalSearchOptions{Pool: DefaultPolishPool})
 		require.NoError(t, err)
 		want, got := slices.Sorted(slices.Values(ls.Solution)), slices.Sorted(slices.Values(res.Items))
 		if diff := cmp.Diff(want, got); diff != "" {
@@ -149,8 +150,10 @@ func TestRerankPolishErrors(t *testing.T) {
 		{Request{Candidates: []int{1, 2, 3}, K: 2, Polish: true, PolishEps: -1}, "polish_eps"},
 		{Request{Candidates: []int{1, 2, 3}, K: 2, Polish: true, PolishEps: math.NaN()}, "polish_eps"},
 		{Request{Candidates: []int{1, 2, 3}, K: 2, Polish: true, PolishPool: -1}, "polish_pool"},
+		{Request{Candidates: []int{1, 2, 3}, K: 2, Polish: true, PolishPool: MaxPolishPool + 1}, "polish_pool"},
+		{Request{Candidates: []int{1, 2, 3}, K: 2, Polish: true, PolishMaxRatios: -1}, "polish_max_ratios"},
 	} {
-		_, err := ws.Rerank(m, c.req)
+		_, err := ws.Rerank(context.Background(), m, c.req)
 		var re *RequestError
 		require.ErrorAs(t, err, &re, "%+v", c.req)
 		require.Equal(t, c.field, re.Field)

@@ -1,6 +1,7 @@
 package rerank
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -102,7 +103,7 @@ func bruteStepAt(t *testing.T, m *ndpp.Model, req Request, chosen []int) (bruteS
 // dense-determinant greedy. It returns the number of near ties followed.
 func checkAgainstBrute(t *testing.T, ws *Workspace, m *ndpp.Model, req Request, name string) int {
 	t.Helper()
-	res, err := ws.Rerank(m, req)
+	res, err := ws.Rerank(context.Background(), m, req)
 	require.NoError(t, err, name)
 	require.Equal(t, len(res.Items), len(res.Gains), name)
 	pos := map[int]int{}
@@ -274,9 +275,9 @@ func TestRerankFullCatalogueIsOfflineGreedy(t *testing.T) {
 		for i := range all {
 			all[i] = i
 		}
-		res, err := ws.Rerank(m, Request{Candidates: all, K: k})
+		res, err := ws.Rerank(context.Background(), m, Request{Candidates: all, K: k})
 		require.NoError(t, err)
-		want, err := stream.OfflineGreedy(m, k, stream.GreedyOptions{})
+		want, err := stream.OfflineGreedy(context.Background(), m, k, stream.GreedyOptions{})
 		require.NoError(t, err)
 		if diff := cmp.Diff(want.Solution, res.Items); diff != "" {
 			t.Fatalf("seed %d: reranker vs offline greedy (-want +got):\n%s", seed, diff)
@@ -315,7 +316,7 @@ func TestRerankRequestErrors(t *testing.T) {
 		{Request{Candidates: []int{4, 5}, K: 1, Window: -1}, "window", -1, "window = -1"},
 	}
 	for _, c := range cases {
-		_, err := ws.Rerank(m, c.req)
+		_, err := ws.Rerank(context.Background(), m, c.req)
 		var re *RequestError
 		require.ErrorAs(t, err, &re, "%+v", c.req)
 		require.Equal(t, c.field, re.Field, "%+v", c.req)
@@ -323,15 +324,15 @@ func TestRerankRequestErrors(t *testing.T) {
 		require.Contains(t, re.Reason, c.reasonSubstr)
 		require.Contains(t, err.Error(), "rerank: "+c.field)
 	}
-	_, err := ws.Rerank(nil, Request{Candidates: []int{1}, K: 1})
+	_, err := ws.Rerank(context.Background(), nil, Request{Candidates: []int{1}, K: 1})
 	require.Error(t, err)
 	// A huge window costs no more than none.
-	res, err := ws.Rerank(m, Request{Candidates: []int{4, 5, 6}, K: 2, Window: math.MaxInt})
+	res, err := ws.Rerank(context.Background(), m, Request{Candidates: []int{4, 5, 6}, K: 2, Window: math.MaxInt})
 	require.NoError(t, err)
 	require.Len(t, res.Items, 2)
-	require.LessOrEqual(t, cap(ws.a), 100)
+	require.LessOrEqual(t, cap(ws.A), 100)
 	// After errors the workspace still serves requests.
-	res, err = ws.Rerank(m, Request{Candidates: []int{4, 5, 6}, K: 2})
+	res, err = ws.Rerank(context.Background(), m, Request{Candidates: []int{4, 5, 6}, K: 2})
 	require.NoError(t, err)
 	require.Len(t, res.Items, 2)
 }
@@ -341,10 +342,10 @@ func TestRerankRequestErrors(t *testing.T) {
 func TestRerankStopsAndExclusions(t *testing.T) {
 	m := ndpp.Random(20, 2, 3, ndpp.RandomOptions{Shared: true}) // rank 2
 	var ws Workspace
-	res, err := ws.Rerank(m, Request{Candidates: []int{0, 1, 2, 3, 4, 5}, K: 5})
+	res, err := ws.Rerank(context.Background(), m, Request{Candidates: []int{0, 1, 2, 3, 4, 5}, K: 5})
 	require.NoError(t, err)
 	require.Len(t, res.Items, 2)
-	res, err = ws.Rerank(m, Request{Candidates: []int{0, 1, 2, 3, 4, 5}, K: 5, Shown: []int{0, 1}, Quality: []float64{1, 1, 0, 1, 1, 1}})
+	res, err = ws.Rerank(context.Background(), m, Request{Candidates: []int{0, 1, 2, 3, 4, 5}, K: 5, Shown: []int{0, 1}, Quality: []float64{1, 1, 0, 1, 1, 1}})
 	require.NoError(t, err)
 	for _, x := range res.Items {
 		require.NotContains(t, []int{0, 1, 2}, x)
@@ -352,7 +353,7 @@ func TestRerankStopsAndExclusions(t *testing.T) {
 	// Two shown items span the rank: no candidate has a positive gain.
 	require.Empty(t, res.Items)
 	// A window of one frees all but the last shown item.
-	res, err = ws.Rerank(m, Request{Candidates: []int{0, 1, 2, 3, 4, 5}, K: 4, Shown: []int{0, 1}, Window: 1})
+	res, err = ws.Rerank(context.Background(), m, Request{Candidates: []int{0, 1, 2, 3, 4, 5}, K: 4, Shown: []int{0, 1}, Window: 1})
 	require.NoError(t, err)
 	require.Len(t, res.Items, 4)
 }
@@ -373,12 +374,12 @@ func TestRerankZeroAllocs(t *testing.T) {
 	}
 	var ws Workspace
 	for _, req := range reqs {
-		_, err := ws.Rerank(m, req)
+		_, err := ws.Rerank(context.Background(), m, req)
 		require.NoError(t, err)
 	}
 	for i, req := range reqs {
 		allocs := testing.AllocsPerRun(20, func() {
-			if _, err := ws.Rerank(m, req); err != nil {
+			if _, err := ws.Rerank(context.Background(), m, req); err != nil {
 				panic(err)
 			}
 		})
@@ -396,9 +397,9 @@ func TestRerankConcurrent(t *testing.T) {
 	var ws Workspace
 	for i := range reqs {
 		reqs[i] = randomRequest(rng, 300)
-		res, err := ws.Rerank(m, reqs[i])
+		res, err := ws.Rerank(context.Background(), m, reqs[i])
 		require.NoError(t, err)
-		want[i] = Result{Items: slices.Clone(res.Items), Gains: slices.Clone(res.Gains), ShownSkipped: res.ShownSkipped}
+		want[i] = Result{Items: slices.Clone(res.Items), Gains: slices.Clone(res.Gains), LogValue: res.LogValue, ShownSkipped: res.ShownSkipped}
 	}
 	var wg sync.WaitGroup
 	errs := make(chan string, 8)
@@ -410,7 +411,7 @@ func TestRerankConcurrent(t *testing.T) {
 			for r := 0; r < 2; r++ {
 				for i := range reqs {
 					i := (i + g*5) % len(reqs)
-					res, err := ws.Rerank(m, reqs[i])
+					res, err := ws.Rerank(context.Background(), m, reqs[i])
 					if err != nil {
 						errs <- err.Error()
 						return

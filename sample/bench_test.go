@@ -1,6 +1,7 @@
 package sample
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -54,7 +55,8 @@ func BenchmarkSample(b *testing.B) {
 		m := ndpp.Random(n, d, 1, ndpp.RandomOptions{Diag: 1e-3})
 		for _, block := range benchBlocks(b) {
 			b.Run(fmt.Sprintf("n=%d/d=%d/block=%d", n, d, block), func(b *testing.B) {
-				s, err := New(m, Options{Block: block})
+				ctx := context.Background()
+				s, err := New(ctx, m, Options{Block: block})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -63,7 +65,9 @@ func BenchmarkSample(b *testing.B) {
 				size := 0
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
-					buf = s.SampleInto(rng, buf)
+					if buf, err = s.SampleInto(ctx, rng, buf); err != nil {
+						b.Fatal(err)
+					}
 					size += len(buf)
 				}
 				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "samples/s")
@@ -79,7 +83,7 @@ func BenchmarkNew(b *testing.B) {
 		m := ndpp.Random(sz[0], sz[1], 1, ndpp.RandomOptions{Diag: 1e-3})
 		b.Run(fmt.Sprintf("n=%d/d=%d", sz[0], sz[1]), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				if _, err := New(m, Options{}); err != nil {
+				if _, err := New(context.Background(), m, Options{}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -81,5 +81,5 @@
 //     processes. Philosophical Transactions of the Royal Society A 378
 //     (2020), arXiv:1905.00165 (sampling as an LU factorisation with
 //     decisions at the pivots, for non-Hermitian kernels too).
-//   - The project's shared/docs/ndpp-math.md (the model and its diagonal).
+//   - docs/math.md in the repository (the model and its diagonal).
 package sample

@@ -1,6 +1,7 @@
 package sample_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 
@@ -12,19 +13,25 @@ import (
 // and 7 are in Y.
 func ExampleSampler() {
 	m := ndpp.Random(1000, 5, 1, ndpp.RandomOptions{Diag: 0.001})
-	s, err := sample.New(m, sample.Options{})
+	ctx := context.Background()
+	s, err := sample.New(ctx, m, sample.Options{})
 	if err != nil {
 		panic(err)
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	y := s.Sample(rng) // sorted item indices
+	y, err := s.Sample(ctx, rng) // sorted item indices
+	if err != nil {
+		panic(err)
+	}
 	fmt.Println(len(y) > 0, s.ExpectedSize() > 0)
 
 	g, err := s.Given([]int{3, 7})
 	if err != nil {
 		panic(err)
 	}
-	y = g.Sample(rng)
+	if y, err = g.Sample(ctx, rng); err != nil {
+		panic(err)
+	}
 	fmt.Println(g.GivenItems(), len(y) >= 2)
 	// Output:
 	// true true

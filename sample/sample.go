@@ -1,6 +1,7 @@
 package sample
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -67,8 +68,9 @@ type Sampler struct {
 
 // New returns a sampler of the NDPP with kernel m: O(n·r²) to form the
 // Gram matrices and O(r³) after. It returns an error for a nil model and
-// for Block < 0.
-func New(m *ndpp.Model, opt Options) (*Sampler, error) {
+// for Block < 0, and one wrapping ctx.Err() once ctx is done (checked
+// between chunks of items of the Gram products).
+func New(ctx context.Context, m *ndpp.Model, opt Options) (*Sampler, error) {
 	if m == nil {
 		return nil, errors.New("sample: nil model")
 	}
@@ -85,7 +87,10 @@ func New(m *ndpp.Model, opt Options) (*Sampler, error) {
 		s.r = s.d
 	}
 	s.alloc()
-	g1, g2 := s.grams()
+	g1, g2, err := s.grams(ctx)
+	if err != nil {
+		return nil, err
+	}
 	x0, err := s.initialX(g1)
 	if err != nil {
 		return nil, err
@@ -162,8 +167,9 @@ func (s *Sampler) zhat(i int, dst []float64) {
 }
 
 // grams returns G₁ = Σᵢ zᵢzᵢᵀ/(1 + δᵢ) and G₂ = Σᵢ ẑᵢẑᵢᵀ (r×r), in chunks
-// of gramChunk items (rows) through blas.Gemm.
-func (s *Sampler) grams() (g1, g2 []float64) {
+// of gramChunk items (rows) through blas.Gemm, checking ctx before each
+// chunk.
+func (s *Sampler) grams(ctx context.Context) (g1, g2 []float64, err error) {
 	r := s.r
 	g1 = make([]float64, r*r)
 	hasDiag := s.m.HasDiag()
@@ -176,6 +182,9 @@ func (s *Sampler) grams() (g1, g2 []float64) {
 		z2 = make([]float64, gramChunk*r)
 	}
 	for lo := 0; lo < s.n; lo += gramChunk {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, fmt.Errorf("sample: new sampler: %w", err)
+		}
 		hi := min(lo+gramChunk, s.n)
 		for i := lo; i < hi; i++ {
 			row := z1[(i-lo)*r : (i-lo+1)*r]
@@ -197,7 +206,7 @@ func (s *Sampler) grams() (g1, g2 []float64) {
 	if !hasDiag {
 		g2 = g1
 	}
-	return g1, g2
+	return g1, g2, nil
 }
 
 // gramChunk is the number of items per Gram product in New.
@@ -304,12 +313,17 @@ func (s *Sampler) update(x []float64, pi float64) {
 
 // Sample draws one sample, Y sorted ascending, using one rng.Float64() per
 // item not given, in item order.
-func (s *Sampler) Sample(rng *rand.Rand) []int {
-	return s.SampleInto(rng, nil)
+//
+// Once ctx is done it stops (ctx is checked before each block of items)
+// and returns no items and an error wrapping ctx.Err(); rng has then
+// advanced by the items decided so far, and the sampler stays usable (each
+// sample starts afresh from the precomputed state).
+func (s *Sampler) Sample(ctx context.Context, rng *rand.Rand) ([]int, error) {
+	return s.SampleInto(ctx, rng, nil)
 }
 
 // SampleInto is Sample appending to dst[:0].
-func (s *Sampler) SampleInto(rng *rand.Rand, dst []int) []int {
+func (s *Sampler) SampleInto(ctx context.Context, rng *rand.Rand, dst []int) ([]int, error) {
 	out := dst[:0]
 	copy(s.x, s.x0)
 	gi := 0 // next given item
@@ -321,11 +335,17 @@ func (s *Sampler) SampleInto(rng *rand.Rand, dst []int) []int {
 		}
 		items = append(items, i)
 		if len(items) == s.block {
+			if err := ctx.Err(); err != nil {
+				return out[:0], fmt.Errorf("sample: stopped at item %d: %w", items[0], err)
+			}
 			out = s.decide(items, rng, out)
 			items = items[:0]
 		}
 	}
 	if len(items) > 0 {
+		if err := ctx.Err(); err != nil {
+			return out[:0], fmt.Errorf("sample: stopped at item %d: %w", items[0], err)
+		}
 		out = s.decide(items, rng, out)
 	}
 	s.items = items
@@ -333,7 +353,7 @@ func (s *Sampler) SampleInto(rng *rand.Rand, dst []int) []int {
 		out = append(out, s.given...)
 		slices.Sort(out)
 	}
-	return out
+	return out, nil
 }
 
 // decide decides the items of one block (ascending), appending the

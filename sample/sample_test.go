@@ -1,6 +1,7 @@
 package sample
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -82,7 +83,7 @@ func testModels(n int, seed uint64) []testModel {
 func TestMarginalKernel(t *testing.T) {
 	for _, tm := range testModels(40, 3) {
 		m := tm.m
-		s, err := New(m, Options{})
+		s, err := New(context.Background(), m, Options{})
 		require.NoError(t, err)
 		k := denseK(m)
 		zi, zj := make([]float64, s.r), make([]float64, s.r)
@@ -169,7 +170,7 @@ func TestAgainstDenseSampler(t *testing.T) {
 		m := tm.m
 		k := denseK(m)
 		for _, given := range [][]int{nil, {3}, {140, 17, 64}} {
-			ref, err := New(m, Options{Block: 1})
+			ref, err := New(context.Background(), m, Options{Block: 1})
 			require.NoError(t, err)
 			if given != nil {
 				ref, err = ref.Given(given)
@@ -184,14 +185,14 @@ func TestAgainstDenseSampler(t *testing.T) {
 				want = append(want, w)
 			}
 			for _, block := range []int{1, 2, 7, 32, 200} {
-				s, err := New(m, Options{Block: block})
+				s, err := New(context.Background(), m, Options{Block: block})
 				require.NoError(t, err)
 				if given != nil {
 					s, err = s.Given(given)
 					require.NoError(t, err)
 				}
 				for i := uint64(0); i < samples; i++ {
-					got := s.Sample(rand.New(rand.NewPCG(i, 1)))
+					got := draw(t, s, rand.New(rand.NewPCG(i, 1)))
 					require.Equal(t, want[i], got, "%s block %d given %v sample %d", tm.name, block, given, i)
 				}
 			}
@@ -205,7 +206,7 @@ func TestAgainstDenseSampler(t *testing.T) {
 func TestPivots(t *testing.T) {
 	for _, tm := range testModels(150, 11) {
 		m := tm.m
-		s, err := New(m, Options{Block: 1})
+		s, err := New(context.Background(), m, Options{Block: 1})
 		require.NoError(t, err)
 		_, want := denseSample(denseK(m), nil, rand.New(rand.NewPCG(5, 5)))
 		rng := rand.New(rand.NewPCG(5, 5))
@@ -307,7 +308,7 @@ func TestChiSquare(t *testing.T) {
 		m := tm.m
 		dets, _ := subsetDets(t, m)
 		for _, given := range [][]int{nil, {2}, {7, 4}} {
-			s, err := New(m, Options{})
+			s, err := New(context.Background(), m, Options{})
 			require.NoError(t, err)
 			if given != nil {
 				s, err = s.Given(given)
@@ -343,7 +344,7 @@ func TestChiSquare(t *testing.T) {
 			var buf []int
 			sizeSum := 0
 			for i := 0; i < samples; i++ {
-				buf = s.SampleInto(rng, buf)
+				buf = drawInto(t, s, rng, buf)
 				mask := 0
 				for _, it := range buf {
 					mask |= 1 << it
@@ -384,14 +385,14 @@ func TestExpectedSizeLarge(t *testing.T) {
 	}
 	for _, diag := range []float64{0, 0.05} {
 		m := ndpp.Random(1200, 5, 8, ndpp.RandomOptions{Diag: diag, Scale: 0.15})
-		s, err := New(m, Options{})
+		s, err := New(context.Background(), m, Options{})
 		require.NoError(t, err)
 		require.InDelta(t, mat.Trace(denseK(m)), s.ExpectedSize(), 1e-8, "diag %g: ExpectedSize", diag)
 		rng := rand.New(rand.NewPCG(8, 8))
 		const samples = 300
 		var sum, sumSq float64
 		for i := 0; i < samples; i++ {
-			c := float64(len(s.Sample(rng)))
+			c := float64(len(draw(t, s, rng)))
 			sum += c
 			sumSq += c * c
 		}
@@ -408,14 +409,14 @@ func TestBlocksAgree(t *testing.T) {
 	m := ndpp.Random(5000, 10, 4, ndpp.RandomOptions{Diag: 0.01, Scale: 0.2})
 	var ss []*Sampler
 	for _, b := range []int{1, 16, 64} {
-		s, err := New(m, Options{Block: b})
+		s, err := New(context.Background(), m, Options{Block: b})
 		require.NoError(t, err)
 		ss = append(ss, s)
 	}
 	for i := uint64(0); i < 10; i++ {
-		want := ss[0].Sample(rand.New(rand.NewPCG(i, 9)))
+		want := draw(t, ss[0], rand.New(rand.NewPCG(i, 9)))
 		for _, s := range ss[1:] {
-			require.Equal(t, want, s.Sample(rand.New(rand.NewPCG(i, 9))), "block %d, sample %d", s.block, i)
+			require.Equal(t, want, draw(t, s, rand.New(rand.NewPCG(i, 9))), "block %d, sample %d", s.block, i)
 		}
 	}
 }
@@ -423,7 +424,7 @@ func TestBlocksAgree(t *testing.T) {
 // TestGivenErrors: invalid or impossible conditioning sets are errors.
 func TestGivenErrors(t *testing.T) {
 	m := ndpp.Random(12, 2, 1, ndpp.RandomOptions{})
-	s, err := New(m, Options{})
+	s, err := New(context.Background(), m, Options{})
 	require.NoError(t, err)
 	_, err = s.Given([]int{12})
 	require.ErrorContains(t, err, "out of range")
@@ -438,27 +439,27 @@ func TestGivenErrors(t *testing.T) {
 	require.ErrorIs(t, err, ErrZeroProb)
 	// With a diagonal they can be.
 	md := ndpp.Random(12, 2, 1, ndpp.RandomOptions{Diag: 0.1})
-	sd, err := New(md, Options{})
+	sd, err := New(context.Background(), md, Options{})
 	require.NoError(t, err)
 	g5, err := sd.Given([]int{0, 1, 2, 3, 4})
 	require.NoError(t, err)
 	for i := uint64(0); i < 20; i++ {
-		y := g5.Sample(rand.New(rand.NewPCG(i, 0)))
+		y := draw(t, g5, rand.New(rand.NewPCG(i, 0)))
 		for _, it := range []int{0, 1, 2, 3, 4} {
 			require.Contains(t, y, it)
 		}
 	}
 	require.Equal(t, []int{0, 1, 2, 3, 4}, g5.GivenItems())
-	_, err = New(nil, Options{})
+	_, err = New(context.Background(), nil, Options{})
 	require.Error(t, err)
-	_, err = New(m, Options{Block: -1})
+	_, err = New(context.Background(), m, Options{Block: -1})
 	require.ErrorContains(t, err, "block size")
 }
 
 // TestGivenComposes: conditioning on A then on B is conditioning on A ∪ B.
 func TestGivenComposes(t *testing.T) {
 	m := ndpp.Random(60, 4, 2, ndpp.RandomOptions{Diag: 0.2})
-	s, err := New(m, Options{})
+	s, err := New(context.Background(), m, Options{})
 	require.NoError(t, err)
 	ab, err := s.Given([]int{5, 40, 9})
 	require.NoError(t, err)
@@ -469,7 +470,7 @@ func TestGivenComposes(t *testing.T) {
 	require.InDelta(t, ab.GivenLogProb(), a2.GivenLogProb(), 1e-10)
 	require.InDelta(t, ab.ExpectedSize(), a2.ExpectedSize(), 1e-10)
 	for i := uint64(0); i < 10; i++ {
-		require.Equal(t, ab.Sample(rand.New(rand.NewPCG(i, 3))), a2.Sample(rand.New(rand.NewPCG(i, 3))), fmt.Sprint("sample ", i))
+		require.Equal(t, draw(t, ab, rand.New(rand.NewPCG(i, 3))), draw(t, a2, rand.New(rand.NewPCG(i, 3))), fmt.Sprint("sample ", i))
 	}
 }
 
@@ -477,11 +478,26 @@ func TestGivenComposes(t *testing.T) {
 func TestSampleAllocs(t *testing.T) {
 	m := ndpp.Random(500, 4, 2, ndpp.RandomOptions{Diag: 0.2})
 	for _, b := range []int{1, 32} {
-		s, err := New(m, Options{Block: b})
+		s, err := New(context.Background(), m, Options{Block: b})
 		require.NoError(t, err)
 		rng := rand.New(rand.NewPCG(1, 1))
 		buf := make([]int, 0, m.N())
-		allocs := testing.AllocsPerRun(20, func() { buf = s.SampleInto(rng, buf) })
+		ctx := context.Background()
+		allocs := testing.AllocsPerRun(20, func() { buf, _ = s.SampleInto(ctx, rng, buf) })
 		require.Zero(t, allocs, "block %d", b)
 	}
+}
+
+// draw is Sampler.Sample without a deadline, failing t on an error.
+func draw(t testing.TB, s *Sampler, rng *rand.Rand) []int {
+	t.Helper()
+	return drawInto(t, s, rng, nil)
+}
+
+// drawInto is Sampler.SampleInto without a deadline, failing t on an error.
+func drawInto(t testing.TB, s *Sampler, rng *rand.Rand, dst []int) []int {
+	t.Helper()
+	y, err := s.SampleInto(context.Background(), rng, dst)
+	require.NoError(t, err)
+	return y
 }

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -45,7 +46,7 @@ func benchStream(b *testing.B, name string, k, d int) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					res, err := Run(s, order, RunOptions{})
+					res, err := Run(context.Background(), s, order, RunOptions{})
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -84,7 +85,7 @@ func BenchmarkOfflineGreedy(b *testing.B) {
 			b.Run(name, func(b *testing.B) {
 				b.ReportAllocs()
 				for i := 0; i < b.N; i++ {
-					if _, err := OfflineGreedy(m, c.k, GreedyOptions{Workers: workers}); err != nil {
+					if _, err := OfflineGreedy(context.Background(), m, c.k, GreedyOptions{Workers: workers}); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -132,7 +133,7 @@ func runVectors(b *testing.B, name string, m *ndpp.Model, k int, src func() LenS
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := RunItems(s, src(), RunOptions{}); err != nil {
+		if _, err := RunItems(context.Background(), s, src(), RunOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}

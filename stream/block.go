@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/ndpp-go/ndpp/ndpp"
@@ -26,18 +27,22 @@ const blockSize = 256
 // ObserveBatch processes items in order with the same results as calling
 // Observe on each, scoring blocks of arriving items with the oracle's block
 // scoring (see the package documentation). On an error (a *BatchError),
-// the items before the failing one have been processed.
-func (l *local) ObserveBatch(items []int) error {
+// the items before the failing one have been processed. Once ctx is done
+// it stops between two items with a *BatchError wrapping ctx.Err(); the
+// solver stays usable.
+func (l *local) ObserveBatch(ctx context.Context, items []int) error {
 	if l.m == nil && len(items) > 0 {
 		return &BatchError{Index: 0, Err: errVectors}
 	}
-	return l.observeBatch(items, nil)
+	return l.observeBatch(ctx, items, nil)
 }
 
 // ObserveItems is ObserveBatch for items given by their vectors (blocks are
 // filled from items as they come): the same results as calling
 // ObserveItem on each.
-func (l *local) ObserveItems(items []ndpp.Item) error { return l.observeBatch(nil, items) }
+func (l *local) ObserveItems(ctx context.Context, items []ndpp.Item) error {
+	return l.observeBatch(ctx, nil, items)
+}
 
 // one observes item i of a batch: ids[i] by index (model-backed) or
 // items[i].
@@ -49,11 +54,16 @@ func (l *local) one(ids []int, items []ndpp.Item, i int) error {
 }
 
 // observeBatch is ObserveBatch (ids, for a model-backed solver) and
-// ObserveItems (items): one of them is nil.
-func (l *local) observeBatch(ids []int, items []ndpp.Item) error {
+// ObserveItems (items): one of them is nil. ctx is checked before every
+// item that goes through Observe and before every block (an item the block
+// scoring skips costs far less than one Observe).
+func (l *local) observeBatch(ctx context.Context, ids []int, items []ndpp.Item) error {
 	n := max(len(ids), len(items))
 	if l.direct {
 		for i := 0; i < n; i++ {
+			if err := ctx.Err(); err != nil {
+				return &BatchError{Index: i, Err: err}
+			}
 			if err := l.one(ids, items, i); err != nil {
 				return &BatchError{Index: i, Err: err}
 			}
@@ -66,6 +76,9 @@ func (l *local) observeBatch(ids []int, items []ndpp.Item) error {
 	k := l.k
 	npairs := int64(k * (k - 1) / 2)
 	for start := 0; start < n; {
+		if err := ctx.Err(); err != nil {
+			return &BatchError{Index: start, Err: err}
+		}
 		fv := l.o.Value()
 		if l.o.Len() < k || fv.Zero {
 			if err := l.one(ids, items, start); err != nil {
@@ -133,6 +146,11 @@ func (l *local) observeBatch(ids []int, items []ndpp.Item) error {
 				ok = l.blk.SwapsBelow(col, bar) && (!pair || l.blk.PairsBelow(col-1, col, bar))
 			}
 			if !ok {
+				if c > 0 {
+					if err := ctx.Err(); err != nil {
+						return &BatchError{Index: start + c, Err: err}
+					}
+				}
 				if err := l.one(ids, items, start+c); err != nil {
 					return &BatchError{Index: start + c, Err: err}
 				}

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -131,7 +132,7 @@ func TestBatchIdentical(t *testing.T) {
 					s, err := a.mk(o, k, len(order))
 					require.NoError(t, err)
 					checked := checkSkips(t, s, m, label)
-					res[p], err = Run(s, order, RunOptions{OneAtATime: one, Every: every, Trajectory: func(pt Point) { traj[p] = append(traj[p], pt) }})
+					res[p], err = Run(context.Background(), s, order, RunOptions{OneAtATime: one, Every: every, Trajectory: func(pt Point) { traj[p] = append(traj[p], pt) }})
 					require.NoError(t, err)
 					checkedTotal += *checked
 					if ls, ok := s.(interface{ skippedItems() int64 }); ok {
@@ -167,16 +168,16 @@ func TestBatchErrors(t *testing.T) {
 			s, _ := NewOnlineLSS(o, 3, Options{})
 			order := IDOrder(500)
 			order[400] = bad
-			_, err := Run(s, order, RunOptions{})
+			_, err := Run(context.Background(), s, order, RunOptions{})
 			require.Error(t, err, "%s: bad item %d accepted", kind.name, bad)
 			require.Equal(t, int64(400), s.Stats().Items, "%s: items processed before the bad one (%v)", kind.name, err)
 		}
 		// An item of the solution repeated later in the batch.
 		o, _ := kind.new(m, 3)
 		s, _ := NewOnlineLSS(o, 3, Options{})
-		require.NoError(t, s.ObserveBatch(IDOrder(300)))
+		require.NoError(t, s.ObserveBatch(context.Background(), IDOrder(300)))
 		sol := s.Solution()
-		err := s.ObserveBatch([]int{300, 301, sol[1], 302})
+		err := s.ObserveBatch(context.Background(), []int{300, 301, sol[1], 302})
 		var be *BatchError
 		require.True(t, errors.As(err, &be), "%s: error %v, want a BatchError", kind.name, err)
 		require.Equal(t, 2, be.Index, "%s: %v", kind.name, err)
@@ -231,7 +232,7 @@ func TestBatchNearTies(t *testing.T) {
 						s, err := a.mk(o, k, n)
 						require.NoError(t, err)
 						checkSkips(t, s, m, label)
-						res[p], err = Run(s, IDOrder(n), RunOptions{OneAtATime: one})
+						res[p], err = Run(context.Background(), s, IDOrder(n), RunOptions{OneAtATime: one})
 						require.NoError(t, err)
 					}
 					require.Empty(t, cmp.Diff(res[0], res[1], ignoreTime), "%s: result (-one at a time +batched)", label)

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -80,8 +81,12 @@ func (c Candidates) IDs() []int {
 // polished by local search with opt.Polish. A shard of at most k′ items is
 // kept whole. It returns an error for invalid items, repeated
 // ids with different vectors, or k < 1.
-func Coreset(kern ndpp.Kernel, items []ndpp.Item, k int, opt CoresetOptions) (Candidates, error) {
-	c, err := solveUnion(kern, [][]ndpp.Item{items}, k, opt)
+//
+// Coreset, MergeCoresets and SolveCandidates stop once ctx is done, with an
+// error wrapping ctx.Err() (ctx is checked between the greedy rounds and
+// passed to each).
+func Coreset(ctx context.Context, kern ndpp.Kernel, items []ndpp.Item, k int, opt CoresetOptions) (Candidates, error) {
+	c, err := solveUnion(ctx, kern, [][]ndpp.Item{items}, k, opt)
 	if err != nil {
 		return Candidates{}, err
 	}
@@ -92,7 +97,7 @@ func Coreset(kern ndpp.Kernel, items []ndpp.Item, k int, opt CoresetOptions) (Ca
 // MergeCoresets merges candidate sets by solving again on their union, as
 // Coreset does: the result depends on the union only (see the guarantee
 // above).
-func MergeCoresets(kern ndpp.Kernel, sets []Candidates, k int, opt CoresetOptions) (Candidates, error) {
+func MergeCoresets(ctx context.Context, kern ndpp.Kernel, sets []Candidates, k int, opt CoresetOptions) (Candidates, error) {
 	if len(sets) == 0 {
 		return Candidates{}, errors.New("stream: MergeCoresets without candidate sets")
 	}
@@ -103,7 +108,7 @@ func MergeCoresets(kern ndpp.Kernel, sets []Candidates, k int, opt CoresetOption
 		shards += s.Shards
 		seen += s.Seen
 	}
-	c, err := solveUnion(kern, parts, k, opt)
+	c, err := solveUnion(ctx, kern, parts, k, opt)
 	if err != nil {
 		return Candidates{}, err
 	}
@@ -114,9 +119,9 @@ func MergeCoresets(kern ndpp.Kernel, sets []Candidates, k int, opt CoresetOption
 // SolveCandidates returns the final solution of k items from a candidate
 // set: offline greedy (and local search with opt.Polish) on its items; the
 // Result's Solution holds ids.
-func SolveCandidates(kern ndpp.Kernel, c Candidates, k int, opt CoresetOptions) (Result, error) {
+func SolveCandidates(ctx context.Context, kern ndpp.Kernel, c Candidates, k int, opt CoresetOptions) (Result, error) {
 	opt.Size = k
-	out, err := solveUnion(kern, [][]ndpp.Item{c.Items}, k, opt)
+	out, err := solveUnion(ctx, kern, [][]ndpp.Item{c.Items}, k, opt)
 	if err != nil {
 		return Result{}, err
 	}
@@ -129,7 +134,10 @@ func SolveCandidates(kern ndpp.Kernel, c Candidates, k int, opt CoresetOptions) 
 
 // solveUnion validates and deduplicates the union of parts, sorts it by id
 // and solves it into at most k′ items.
-func solveUnion(kern ndpp.Kernel, parts [][]ndpp.Item, k int, opt CoresetOptions) (Candidates, error) {
+func solveUnion(ctx context.Context, kern ndpp.Kernel, parts [][]ndpp.Item, k int, opt CoresetOptions) (Candidates, error) {
+	if err := ctx.Err(); err != nil {
+		return Candidates{}, fmt.Errorf("stream: core-set: %w", err)
+	}
 	if err := kern.Check(); err != nil {
 		return Candidates{}, fmt.Errorf("stream: %w", err)
 	}
@@ -188,7 +196,7 @@ func solveUnion(kern ndpp.Kernel, parts [][]ndpp.Item, k int, opt CoresetOptions
 	if err != nil {
 		return Candidates{}, fmt.Errorf("stream: %w", err)
 	}
-	sol, first, err := coresetRounds(m, size, k, opt)
+	sol, first, err := coresetRounds(ctx, m, size, k, opt)
 	if err != nil {
 		return Candidates{}, err
 	}
@@ -208,7 +216,7 @@ func solveUnion(kern ndpp.Kernel, parts [][]ndpp.Item, k int, opt CoresetOptions
 // the items earlier rounds left. A round that finds no item of nonzero
 // gain ends the rounds. It returns the picks and the first round's (the
 // greedy's k items on all of m, also when m is kept whole).
-func coresetRounds(m *ndpp.Model, size, k int, opt CoresetOptions) (sol, first []int, err error) {
+func coresetRounds(ctx context.Context, m *ndpp.Model, size, k int, opt CoresetOptions) (sol, first []int, err error) {
 	n := m.N()
 	k = min(k, m.MaxRank())
 	if n <= size {
@@ -216,7 +224,7 @@ func coresetRounds(m *ndpp.Model, size, k int, opt CoresetOptions) (sol, first [
 		if n <= k {
 			return sol, sol, nil
 		}
-		g, err := OfflineGreedy(m, k, GreedyOptions{Workers: opt.Workers})
+		g, err := OfflineGreedy(ctx, m, k, GreedyOptions{Workers: opt.Workers})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -225,9 +233,12 @@ func coresetRounds(m *ndpp.Model, size, k int, opt CoresetOptions) (sol, first [
 	var rest []int // items no round has picked (nil: all)
 	taken := make([]bool, n)
 	for len(sol) < size {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, fmt.Errorf("stream: core-set: %w", err)
+		}
 		avail := n - len(sol)
 		r := min(size-len(sol), k, avail)
-		g, err := OfflineGreedy(m, r, GreedyOptions{Workers: opt.Workers, Items: rest})
+		g, err := OfflineGreedy(ctx, m, r, GreedyOptions{Workers: opt.Workers, Items: rest})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -237,7 +248,7 @@ func coresetRounds(m *ndpp.Model, size, k int, opt CoresetOptions) (sol, first [
 			if err != nil {
 				return nil, nil, err
 			}
-			ls, err := LocalSearch(o, r, pick, LocalSearchOptions{Items: rest})
+			ls, err := LocalSearch(ctx, o, r, pick, LocalSearchOptions{Items: rest})
 			if err != nil {
 				return nil, nil, err
 			}

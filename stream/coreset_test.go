@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"context"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -38,18 +39,18 @@ func TestCoresetOneShardIsGreedy(t *testing.T) {
 		}
 		k := 2 + int(seed)%5
 		kern := ndpp.KernelOf(m)
-		g, err := OfflineGreedy(m, k, GreedyOptions{})
+		g, err := OfflineGreedy(context.Background(), m, k, GreedyOptions{})
 		require.NoError(t, err)
-		c, err := Coreset(kern, vecItems(m), k, CoresetOptions{Size: k})
+		c, err := Coreset(context.Background(), kern, vecItems(m), k, CoresetOptions{Size: k})
 		require.NoError(t, err)
 		want := slices.Clone(g.Solution)
 		slices.Sort(want)
 		require.Equal(t, want, c.IDs(), "seed %d", seed)
 		require.InDelta(t, g.Value.Log, c.Value.Log, 1e-9)
-		res, err := SolveCandidates(kern, c, k, CoresetOptions{})
+		res, err := SolveCandidates(context.Background(), kern, c, k, CoresetOptions{})
 		require.NoError(t, err)
 		require.Equal(t, want, sortedCopy(res.Solution))
-		p, err := SolveCandidates(kern, Candidates{Items: vecItems(m)}, k, CoresetOptions{Polish: true})
+		p, err := SolveCandidates(context.Background(), kern, Candidates{Items: vecItems(m)}, k, CoresetOptions{Polish: true})
 		require.NoError(t, err)
 		require.GreaterOrEqual(t, p.Value.Log, g.Value.Log-1e-9, "seed %d: local search below greedy", seed)
 	}
@@ -74,12 +75,12 @@ func TestCoresetMergeOrder(t *testing.T) {
 	}
 	var sets []Candidates
 	for _, sh := range shards {
-		c, err := Coreset(kern, sh, k, CoresetOptions{})
+		c, err := Coreset(context.Background(), kern, sh, k, CoresetOptions{})
 		require.NoError(t, err)
 		require.Len(t, c.Items, DefaultCoresetFactor*k)
 		sets = append(sets, c)
 	}
-	want, err := MergeCoresets(kern, sets, k, CoresetOptions{})
+	want, err := MergeCoresets(context.Background(), kern, sets, k, CoresetOptions{})
 	require.NoError(t, err)
 	require.Equal(t, 8, want.Shards)
 	require.Equal(t, int64(len(all)), want.Seen)
@@ -92,14 +93,14 @@ func TestCoresetMergeOrder(t *testing.T) {
 			perm[i].Items = its
 		}
 		perm = append(perm, perm[0]) // a set given twice
-		got, err := MergeCoresets(kern, perm, k, CoresetOptions{})
+		got, err := MergeCoresets(context.Background(), kern, perm, k, CoresetOptions{})
 		require.NoError(t, err)
 		require.Empty(t, cmp.Diff(want.IDs(), got.IDs()))
 		require.Equal(t, want.Value, got.Value)
 	}
-	final, err := SolveCandidates(kern, want, k, CoresetOptions{Polish: true})
+	final, err := SolveCandidates(context.Background(), kern, want, k, CoresetOptions{Polish: true})
 	require.NoError(t, err)
-	g, err := OfflineGreedy(m, k, GreedyOptions{})
+	g, err := OfflineGreedy(context.Background(), m, k, GreedyOptions{})
 	require.NoError(t, err)
 	t.Logf("8 shards, k′ = %d: log det %.4f, single-machine greedy %.4f", DefaultCoresetFactor*k, final.Value.Log, g.Value.Log)
 
@@ -107,9 +108,9 @@ func TestCoresetMergeOrder(t *testing.T) {
 	bad := sets[0].Items[0]
 	bad.V = slices.Clone(bad.V)
 	bad.V[0] += 1
-	_, err = MergeCoresets(kern, []Candidates{sets[0], {Items: []ndpp.Item{bad}}}, k, CoresetOptions{})
+	_, err = MergeCoresets(context.Background(), kern, []Candidates{sets[0], {Items: []ndpp.Item{bad}}}, k, CoresetOptions{})
 	require.ErrorContains(t, err, "appears with different vectors")
-	_, err = Coreset(kern, all[:10], k, CoresetOptions{Size: k - 1})
+	_, err = Coreset(context.Background(), kern, all[:10], k, CoresetOptions{Size: k - 1})
 	require.ErrorContains(t, err, "below k")
 }
 
@@ -130,7 +131,7 @@ func TestCoresetRounds(t *testing.T) {
 		size := k*3 + int(seed)%k // beyond the rank bound for most seeds
 		polish := seed%2 == 0
 		kern := ndpp.KernelOf(m)
-		c, err := Coreset(kern, vecItems(m), k, CoresetOptions{Size: size, Polish: polish})
+		c, err := Coreset(context.Background(), kern, vecItems(m), k, CoresetOptions{Size: size, Polish: polish})
 		require.NoError(t, err)
 
 		var want []int
@@ -139,13 +140,13 @@ func TestCoresetRounds(t *testing.T) {
 		for len(want) < size {
 			sub := subModel(t, m, rest)
 			r := min(k, size-len(want))
-			g, err := OfflineGreedy(sub, r, GreedyOptions{})
+			g, err := OfflineGreedy(context.Background(), sub, r, GreedyOptions{})
 			require.NoError(t, err)
 			pick := g.Solution
 			if polish {
 				o, err := detcache.NewFast(sub, r)
 				require.NoError(t, err)
-				ls, err := LocalSearch(o, r, pick, LocalSearchOptions{})
+				ls, err := LocalSearch(context.Background(), o, r, pick, LocalSearchOptions{})
 				require.NoError(t, err)
 				pick = ls.Solution
 			}

@@ -27,7 +27,11 @@
 // candidate products are prepared again on demand). Run feeds a stream and
 // samples trajectories every m items; RandomOrder gives seeded random-order
 // streams. Solvers take a detcache.Oracle, so the fast and the naive oracle
-// are interchangeable.
+// are interchangeable. Run, RunItems and RunItemsAll stop between two items
+// once their context is done (checked before every item that goes through
+// Observe and every block of skipped ones) and return an error wrapping
+// ctx.Err(); the solver has then observed a prefix of the stream and stays
+// usable: fed the rest, it ends as an uninterrupted run.
 //
 // # Items that arrive from outside
 //
@@ -96,7 +100,7 @@
 // b_r(x) = R_r(j_r, x), s_x ← s_x − a_r(x)b_r(x), using L_xx = δ_x + ‖v_x‖²
 // and L_{x,j} = v_x·v_j − b_x·(b_jᵀC), L_{j,x} = v_x·v_j + b_x·(b_jᵀC) for a
 // skew C (x ≠ j: the diagonal enters only L_xx): O(n·k·(k + d)) in all. See
-// ../shared/docs/ndpp-math.md.
+// docs/math.md in the repository.
 //
 // # Block scoring
 //

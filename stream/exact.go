@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -10,14 +11,19 @@ import (
 // MaxExactSubsets bounds the number of k-subsets ExactMAP enumerates.
 const MaxExactSubsets = 5_000_000
 
+// exactCheck is the number of subsets ExactMAP evaluates between two
+// checks of its context (each costs a fresh determinant, O(k²d + k³)).
+const exactCheck = 64
+
 // ExactMAP returns a maximiser of det L_S over the k-subsets of items (nil =
 // all n items) by enumeration, each determinant computed afresh by
 // ndpp.Model.LogDet. Subsets are visited in lexicographic order of candidate
 // positions and the first maximiser is kept. When every k-subset has
 // determinant zero the solution is nil and the Value zero. It is for tests
 // and approximation ratios on small n: more than MaxExactSubsets subsets is
-// an error.
-func ExactMAP(m *ndpp.Model, k int, items []int) (Result, error) {
+// an error. Once ctx is done it stops (ctx is checked every exactCheck
+// subsets) and returns an error wrapping ctx.Err().
+func ExactMAP(ctx context.Context, m *ndpp.Model, k int, items []int) (Result, error) {
 	if m == nil {
 		return Result{}, fmt.Errorf("stream: nil model")
 	}
@@ -40,6 +46,9 @@ func ExactMAP(m *ndpp.Model, k int, items []int) (Result, error) {
 	if total > MaxExactSubsets {
 		return Result{}, fmt.Errorf("stream: exact MAP over C(%d, %d) ≈ %.3g subsets exceeds %d", n, k, total, MaxExactSubsets)
 	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, fmt.Errorf("stream: exact MAP: %w", err)
+	}
 	start := time.Now()
 	idx := make([]int, k)
 	for i := range idx {
@@ -50,6 +59,11 @@ func ExactMAP(m *ndpp.Model, k int, items []int) (Result, error) {
 	var sol []int
 	var evals int64
 	for {
+		if evals%exactCheck == exactCheck-1 {
+			if err := ctx.Err(); err != nil {
+				return Result{}, fmt.Errorf("stream: exact MAP: stopped after %d subsets: %w", evals, err)
+			}
+		}
 		for i, p := range idx {
 			set[i] = items[p]
 		}

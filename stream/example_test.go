@@ -1,6 +1,7 @@
 package stream_test
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/ndpp-go/ndpp/detcache"
@@ -19,7 +20,7 @@ func ExampleNewOnlineLSS() {
 	if err != nil {
 		panic(err)
 	}
-	res, err := stream.Run(s, stream.RandomOrder(m.N(), 7), stream.RunOptions{})
+	res, err := stream.Run(context.Background(), s, stream.RandomOrder(m.N(), 7), stream.RunOptions{})
 	if err != nil {
 		panic(err)
 	}
@@ -56,11 +57,11 @@ func ExampleOnline2Neighbor_MarshalBinary() {
 // The offline greedy baseline and exact MAP on a small model.
 func ExampleOfflineGreedy() {
 	m := ndpp.Random(12, 3, 3, ndpp.RandomOptions{})
-	g, err := stream.OfflineGreedy(m, 3, stream.GreedyOptions{})
+	g, err := stream.OfflineGreedy(context.Background(), m, 3, stream.GreedyOptions{})
 	if err != nil {
 		panic(err)
 	}
-	opt, err := stream.ExactMAP(m, 3, nil)
+	opt, err := stream.ExactMAP(context.Background(), m, 3, nil)
 	if err != nil {
 		panic(err)
 	}

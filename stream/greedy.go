@@ -1,8 +1,8 @@
 package stream
 
 import (
+	"context"
 	"fmt"
-	"math"
 	"sync"
 	"time"
 
@@ -55,7 +55,11 @@ const eps = 0x1p-52
 //
 // The reported Value is log det L_S of the solution recomputed by
 // ndpp.Model.LogDet; Evals counts the candidate gains computed.
-func OfflineGreedy(m *ndpp.Model, k int, opt GreedyOptions) (Result, error) {
+//
+// ctx is looked at before each round (one pass over the items, O(n·(k +
+// d))); once it is done the run stops and returns an error wrapping
+// ctx.Err() and no result.
+func OfflineGreedy(ctx context.Context, m *ndpp.Model, k int, opt GreedyOptions) (Result, error) {
 	if m == nil {
 		return Result{}, fmt.Errorf("stream: nil model")
 	}
@@ -77,7 +81,10 @@ func OfflineGreedy(m *ndpp.Model, k int, opt GreedyOptions) (Result, error) {
 	}
 	start := time.Now()
 	g := newGreedy(m, cands, N, k, max(1, opt.Workers))
-	sol := g.run()
+	sol, err := g.run(ctx)
+	if err != nil {
+		return Result{}, err
+	}
 	res := Result{Algo: NameOfflineGreedy, K: k, Solution: sol, Evals: g.evals, Adds: int64(len(sol)), Items: int64(N)}
 	res.Value = logDetValue(m, sol)
 	res.Seconds = time.Since(start).Seconds()
@@ -102,8 +109,7 @@ type greedy struct {
 	n, k, d int
 	workers int
 
-	s, mu  []float64 // Schur complements and their magnitudes
-	a, b   []float64 // n×k coefficient families (row x = item x)
+	Schur  // the recurrence: n rows, families of stride k
 	chosen []bool
 	col    []float64 // L_{x,j} then R(x,j) (n)
 	row    []float64 // L_{j,x} then R(j,x) (n)
@@ -113,9 +119,9 @@ type greedy struct {
 func newGreedy(m *ndpp.Model, cands []int, n, k, workers int) *greedy {
 	return &greedy{
 		m: m, cands: cands, n: n, k: k, d: m.D(), workers: min(workers, max(1, n/4096)),
-		s: make([]float64, n), mu: make([]float64, n),
-		a: make([]float64, n*k), b: make([]float64, n*k), chosen: make([]bool, n),
-		col: make([]float64, n), row: make([]float64, n),
+		Schur:  Schur{S: make([]float64, n), Mu: make([]float64, n), A: make([]float64, n*k), B: make([]float64, n*k), Stride: k},
+		chosen: make([]bool, n),
+		col:    make([]float64, n), row: make([]float64, n),
 	}
 }
 
@@ -158,10 +164,13 @@ func (g *greedy) parallel(f func(lo, hi int) (int, float64)) int {
 	return best
 }
 
-func (g *greedy) run() []int {
+func (g *greedy) run(ctx context.Context) ([]int, error) {
 	var sol []int
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("stream: greedy: %w", err)
+	}
 	r := 0
-	tol := func() float64 { return GreedyZeroFactor * float64(r+1) * eps }
+	tol := func() float64 { return GreedyTol(r) }
 	// Round 0: s_x = L_xx = δ_x + ‖v_x‖², since b_xᵀCb_x = 0 for a skew C.
 	diag := g.m.HasDiag()
 	best := g.parallel(func(lo, hi int) (int, float64) {
@@ -173,7 +182,7 @@ func (g *greedy) run() []int {
 			if diag {
 				vv += g.m.ItemDiag(it)
 			}
-			g.s[x], g.mu[x] = vv, vv
+			g.S[x], g.Mu[x] = vv, vv
 			if vv > t*vv && (bx < 0 || vv > bs) {
 				bx, bs = x, vv
 			}
@@ -183,19 +192,22 @@ func (g *greedy) run() []int {
 	g.evals += int64(g.n)
 	for {
 		if best < 0 {
-			return sol
+			return sol, nil
 		}
 		j := best
 		g.chosen[j] = true
 		sol = append(sol, g.item(j))
 		r++
 		if r == g.k {
-			return sol
+			return sol, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("stream: greedy: %w", err)
 		}
 		g.kernelColRow(g.item(j))
-		sj := g.s[j]
-		aj := append([]float64(nil), g.a[j*g.k:j*g.k+r-1]...)
-		bj := append([]float64(nil), g.b[j*g.k:j*g.k+r-1]...)
+		sj := g.S[j]
+		aj := append([]float64(nil), g.A[j*g.k:j*g.k+r-1]...)
+		bj := append([]float64(nil), g.B[j*g.k:j*g.k+r-1]...)
 		m := r - 1 // index of the new coefficient
 		k := g.k
 		t := tol()
@@ -205,19 +217,15 @@ func (g *greedy) run() []int {
 				if g.chosen[x] {
 					continue
 				}
-				ax, bxr := g.a[x*k:x*k+m], g.b[x*k:x*k+m]
+				ax, bxr := g.A[x*k:x*k+m], g.B[x*k:x*k+m]
 				rc, rr := g.col[x], g.row[x]
 				for q := 0; q < m; q++ {
 					rc -= ax[q] * bj[q]
 					rr -= aj[q] * bxr[q]
 				}
-				am := rc / sj
-				g.a[x*k+m], g.b[x*k+m] = am, rr
-				p := am * rr
-				g.s[x] -= p
-				g.mu[x] += math.Abs(p)
-				if g.s[x] > t*g.mu[x] && (bx < 0 || g.s[x] > bs) {
-					bx, bs = x, g.s[x]
+				g.Update(x, m, rc, rr, sj)
+				if g.S[x] > t*g.Mu[x] && (bx < 0 || g.S[x] > bs) {
+					bx, bs = x, g.S[x]
 				}
 			}
 			return bx, bs

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -78,6 +79,27 @@ type LocalSearchOptions struct {
 	// no block scoring. Results are identical either way (for timing and
 	// tests).
 	OracleOnly bool
+	// MaxEvals, when positive, bounds the work of the search in
+	// determinant ratios: the values evaluated (as Result.Evals counts
+	// them) plus |S|² for each value the oracle had to recompute with a
+	// fresh LU (detcache.Stats.Fallbacks, O(|S|²·(|S| + d)) each). The search stops
+	// once the work reaches MaxEvals, with LocalSearchResult.Budget set
+	// and the set reached so far, which is never worse than the start. It
+	// is checked after each candidate of a sweep and each position of a
+	// pool pair, so a search may pass it by one visit's |S| values. A
+	// sweep evaluates about |S|·N values for N candidates and a pair round
+	// about P²·|S|²/4 for a pool of P: see LocalSearch.
+	MaxEvals int64
+	// Feasible, when not nil, restricts the moves to those that keep the
+	// solution feasible: it is called with a solution in the oracle's
+	// position order (without the fixed items; swaps replace items in
+	// place, so positions are a list's order) and must not keep it. Only
+	// single and pair swaps whose result it accepts are applied and count
+	// as moves: the result is then a (1 + ε)-local optimum among feasible
+	// swaps. The start set must be feasible (it is not checked) and must
+	// have k items. A swap it rejects is still evaluated (its value counts
+	// in Evals), except pair swaps, which are checked first.
+	Feasible func(sol []int) bool
 	// Fixed are items that stay in the set and are never swapped out
 	// (validated: in range, distinct, not in the start set): the search
 	// maximises det L_{F ∪ S} over sets S of k candidates outside F, i.e.
@@ -108,6 +130,7 @@ type LocalSearchResult struct {
 	// scoring ruled out without the oracle.
 	SkippedPairs int64
 	Capped       bool // stopped at MaxPasses before reaching a local optimum
+	Budget       bool // stopped at MaxEvals before reaching a local optimum
 }
 
 // LocalSearch improves a start set of at most k items (the offline greedy's
@@ -148,14 +171,38 @@ type LocalSearchResult struct {
 // every candidate and pair. A sweep costs O(n(kd + k²)) with the fast
 // oracle, a pair round O(P(kd + k²) + P²(d + k + k²)) for a pool of P
 // items.
-func LocalSearch(o detcache.Oracle, k int, start []int, opt LocalSearchOptions) (LocalSearchResult, error) {
+//
+// # Cost and cancellation
+//
+// The work is counted in determinant ratios (Result.Evals): a sweep over N
+// candidates evaluates k·N of them (k swap values per candidate), a pair
+// round P·k for the pool's ranking plus P(P−1)/2 · k(k−1)/2 ≈ P²k²/4 pair
+// swap values, and each applied swap starts another sweep. A value costs
+// O(1) to O(k + d) from the oracle's identities, but O(k²(k + d)) when it
+// must be recomputed with a fresh LU (near-singular sets,
+// detcache.Stats.Fallbacks; frequent when k nears the kernel's rank),
+// which MaxEvals counts as k² ratios. The number of rounds is not bounded
+// by a small polynomial (each applied swap gains a factor 1 + ε only), so
+// a caller with a latency budget sets LocalSearchOptions.MaxEvals and a
+// deadline. The search looks at ctx every few thousand units of that work
+// (a few milliseconds at most): once ctx is done it stops and returns the
+// set reached so far (a valid solution, never worse than the start;
+// Solution, Value and the counters as for a finished search) together with
+// an error wrapping ctx.Err(). When ctx is done while a short start set is
+// being filled, it returns no result, only the error.
+func LocalSearch(ctx context.Context, o detcache.Oracle, k int, start []int, opt LocalSearchOptions) (LocalSearchResult, error) {
 	t0 := time.Now()
 	ls, err := newLocalSearch(o, k, start, opt)
 	if err != nil {
 		return LocalSearchResult{}, err
 	}
-	if err := ls.run(start); err != nil {
-		return LocalSearchResult{}, err
+	ls.ctx = ctx
+	if err := ctx.Err(); err != nil {
+		return LocalSearchResult{}, fmt.Errorf("stream: local search: %w", err)
+	}
+	runErr := ls.run(start)
+	if runErr != nil && ls.ctxErr == nil {
+		return LocalSearchResult{}, runErr
 	}
 	res := ls.res
 	res.Algo, res.K = NameLocalSearch, k
@@ -165,8 +212,12 @@ func LocalSearch(o detcache.Oracle, k int, start []int, opt LocalSearchOptions) 
 	res.Swaps = res.SingleSwaps + res.PairSwaps
 	res.Items = int64(len(ls.cands))
 	res.Seconds = time.Since(t0).Seconds()
-	return res, nil
+	return res, runErr
 }
+
+// checkEvals is the number of determinant ratios between two looks at the
+// context of a local search.
+const checkEvals = 1 << 12
 
 // lsearch is the state of one LocalSearch.
 type lsearch struct {
@@ -196,6 +247,45 @@ type lsearch struct {
 	evalBase     int64
 	skippedEvals int64
 	res          LocalSearchResult
+
+	feasible  func([]int) bool
+	trial     []int // scratch solution for feasible
+	ctx       context.Context
+	ctxErr    error // the wrapped ctx error once the search saw ctx done
+	maxEvals  int64 // 0: unbounded
+	nextCheck int64 // work at which ctx is looked at next
+	fallBase  int64 // the oracle's fallbacks at the start
+}
+
+// evals returns the determinant ratios evaluated so far (Result.Evals).
+func (ls *lsearch) evals() int64 { return ls.o.Evals() - ls.evalBase + ls.skippedEvals }
+
+// work returns the work so far in ratios: evals plus |S|² per fresh-LU
+// fallback of the oracle (see LocalSearchOptions.MaxEvals).
+func (ls *lsearch) work() int64 {
+	s := int64(ls.o.Len())
+	return ls.evals() + s*s*(ls.o.Stats().Fallbacks-ls.fallBase)
+}
+
+// stop reports whether the search must stop: the budget is spent
+// (res.Budget) or the context is done (ctxErr, also returned). The context
+// is looked at every checkEvals units of work (a fresh LU counting |S|²,
+// so that at most a few milliseconds pass between looks).
+func (ls *lsearch) stop() (bool, error) {
+	e := ls.work()
+	if ls.maxEvals > 0 && e >= ls.maxEvals {
+		ls.res.Budget = true
+		return true, nil
+	}
+	if e < ls.nextCheck {
+		return false, nil
+	}
+	ls.nextCheck = e + checkEvals
+	if err := ls.ctx.Err(); err != nil {
+		ls.ctxErr = fmt.Errorf("stream: local search: %w", err)
+		return true, ls.ctxErr
+	}
+	return false, nil
 }
 
 func newLocalSearch(o detcache.Oracle, k int, start []int, opt LocalSearchOptions) (*lsearch, error) {
@@ -227,6 +317,9 @@ func newLocalSearch(o detcache.Oracle, k int, start []int, opt LocalSearchOption
 	if opt.PoolBy != PoolBySwap && opt.PoolBy != PoolByGain {
 		return nil, fmt.Errorf("stream: local search pool ranking %v unknown", opt.PoolBy)
 	}
+	if opt.MaxEvals < 0 {
+		return nil, fmt.Errorf("stream: local search MaxEvals = %d; need ≥ 0 (0: unbounded)", opt.MaxEvals)
+	}
 	if opt.MaxPasses < 0 {
 		return nil, fmt.Errorf("stream: local search MaxPasses = %d; need ≥ 0", opt.MaxPasses)
 	}
@@ -241,6 +334,9 @@ func newLocalSearch(o detcache.Oracle, k int, start []int, opt LocalSearchOption
 	}
 	if len(start) > k {
 		return nil, fmt.Errorf("stream: start set of %d items for k = %d", len(start), k)
+	}
+	if opt.Feasible != nil && len(start) != k {
+		return nil, fmt.Errorf("stream: local search with Feasible needs a start set of k = %d items, not %d", k, len(start))
 	}
 	if len(start) > 0 {
 		if err := m.CheckItems(start); err != nil {
@@ -289,6 +385,7 @@ func newLocalSearch(o detcache.Oracle, k int, start []int, opt LocalSearchOption
 		o: o, m: m, k: k, nf: len(opt.Fixed), fixed: opt.Fixed, cands: cands, inS: make([]bool, m.N()), logEps: math.Log1p(eps),
 		pool: pool, poolBy: opt.PoolBy, maxP: maxP, direct: opt.OracleOnly,
 		cur: o.NewCand(), vals: make([]ndpp.Value, k+len(opt.Fixed)), evalBase: o.Evals(),
+		maxEvals: opt.MaxEvals, fallBase: o.Stats().Fallbacks, feasible: opt.Feasible,
 	}
 	ls.heap.cap = pool
 	return ls, nil
@@ -323,8 +420,8 @@ func (ls *lsearch) run(start []int) error {
 			return nil
 		}
 		ls.res.Passes++
-		changed, err := ls.sweep()
-		if err != nil {
+		changed, stopped, err := ls.sweep()
+		if err != nil || stopped {
 			return err
 		}
 		if changed {
@@ -334,7 +431,7 @@ func (ls *lsearch) run(start []int) error {
 			return nil
 		}
 		ls.res.PairRounds++
-		if changed, err = ls.pairRound(); err != nil || !changed {
+		if changed, stopped, err = ls.pairRound(); err != nil || stopped || !changed {
 			return err
 		}
 	}
@@ -354,6 +451,13 @@ func (ls *lsearch) fill() error {
 				best, bv = t, v
 			}
 		}
+		if ls.nextCheck <= ls.evals() {
+			ls.nextCheck = ls.evals() + checkEvals
+			if err := ls.ctx.Err(); err != nil {
+				// Not a solution yet: LocalSearch returns no result.
+				return fmt.Errorf("stream: local search: filling the start set: %w", err)
+			}
+		}
 		o.Prepare(ls.cur, best)
 		if err := o.Add(ls.cur); err != nil {
 			return fmt.Errorf("stream: local search: adding item %d: %w", best, err)
@@ -370,8 +474,9 @@ func (ls *lsearch) ranking(changed bool) bool { return ls.pool > 0 && !changed }
 
 // sweep visits every candidate outside S once, applying each improving
 // single swap at once, and reports whether S changed. While S is unchanged
-// it ranks the candidates for the pool.
-func (ls *lsearch) sweep() (changed bool, err error) {
+// it ranks the candidates for the pool. It stops early (stopped) when the
+// budget is spent or the context is done (err).
+func (ls *lsearch) sweep() (changed, stopped bool, err error) {
 	o := ls.o
 	ls.heap.reset()
 	if !ls.direct && ls.blk == nil {
@@ -395,11 +500,17 @@ func (ls *lsearch) sweep() (changed bool, err error) {
 				if ls.ranking(changed) && ls.poolBy == PoolByGain {
 					ls.skippedEvals++
 				}
+				if stopped, err = ls.stop(); stopped {
+					return changed, true, err
+				}
 				continue
 			}
 			moved, err := ls.visit(t, c, fv, ls.ranking(changed))
 			if err != nil {
-				return changed, err
+				return changed, false, err
+			}
+			if stopped, err = ls.stop(); stopped {
+				return changed || moved, true, err
 			}
 			if moved {
 				changed = true
@@ -409,7 +520,7 @@ func (ls *lsearch) sweep() (changed bool, err error) {
 		}
 		start = c
 	}
-	return changed, nil
+	return changed, false, nil
 }
 
 // provedIdle reports whether block scoring proves that the candidate in
@@ -445,6 +556,20 @@ func (ls *lsearch) visit(t, c int, fv ndpp.Value, ranking bool) (bool, error) {
 			bj = j
 		}
 	}
+	if ls.feasible != nil {
+		bj = -1
+		for j := ls.nf; j < k; j++ {
+			if (bj < 0 || ls.vals[j].Greater(ls.vals[bj])) && ls.allowed(j, -1, t, -1) {
+				bj = j
+			}
+		}
+		if bj < 0 {
+			if ranking {
+				ls.heap.offer(poolEntry{v: ndpp.ZeroValue, c: c, item: t})
+			}
+			return false, nil
+		}
+	}
 	bv := ls.vals[bj]
 	if ranking {
 		score := bv
@@ -465,6 +590,17 @@ func (ls *lsearch) visit(t, c int, fv ndpp.Value, ranking bool) (bool, error) {
 	return true, nil
 }
 
+// allowed reports whether the solution with S[a] replaced by x (and S[b]
+// by y when b ≥ 0) is feasible.
+func (ls *lsearch) allowed(a, b, x, y int) bool {
+	ls.trial = append(ls.trial[:0], ls.o.Items()[ls.nf:]...)
+	ls.trial[a-ls.nf] = x
+	if b >= 0 {
+		ls.trial[b-ls.nf] = y
+	}
+	return ls.feasible(ls.trial)
+}
+
 // maxPairBlock is the largest pool whose pairs are block scored (a Block
 // holds O(size·k) numbers).
 const maxPairBlock = 4096
@@ -474,8 +610,9 @@ const maxPairBlock = 4096
 // (1 + ε)·f(S). With block scoring, a pair of pool items whose values are
 // proved not to exceed max((1 + ε)·f(S), the best value so far) is
 // skipped (it can neither be applied nor be the first best), its
-// evaluations counted.
-func (ls *lsearch) pairRound() (bool, error) {
+// evaluations counted. It stops without a swap (stopped) when the budget
+// is spent or the context is done (err).
+func (ls *lsearch) pairRound() (changed, stopped bool, err error) {
 	o := ls.o
 	pool := ls.heap.sorted()
 	for len(ls.pc) < len(pool) {
@@ -518,31 +655,42 @@ func (ls *lsearch) pairRound() (bool, error) {
 				if ls.pblk.PairsBelow(x, y, L) {
 					ls.res.SkippedPairs++
 					ls.skippedEvals += npairs
+					if stopped, err = ls.stop(); stopped {
+						return false, true, err
+					}
 					continue
 				}
 			}
 			cx, cy := prep(x), prep(y)
 			for a := ls.nf; a < k; a++ {
 				for b := a + 1; b < k; b++ {
+					if ls.feasible != nil && !ls.allowed(a, b, pool[x].item, pool[y].item) {
+						continue
+					}
 					if v := o.PairSwapValue(cx, cy, a, b); v.Greater(bv) {
 						bv, bx, by, ba, bb = v, x, y, a, b
 					}
+				}
+				// Values the identity cannot give reliably cost a
+				// fresh LU each: look at the budget and ctx per row.
+				if stopped, err = ls.stop(); stopped {
+					return false, true, err
 				}
 			}
 		}
 	}
 	if bx < 0 || !beats(bv, fv, ls.logEps) {
-		return false, nil
+		return false, false, nil
 	}
 	items := o.Items()
 	outA, outB := items[ba], items[bb]
 	if err := o.PairSwap(ba, bb, prep(bx), prep(by)); err != nil {
-		return false, fmt.Errorf("stream: local search: swapping items %d, %d in: %w", pool[bx].item, pool[by].item, err)
+		return false, false, fmt.Errorf("stream: local search: swapping items %d, %d in: %w", pool[bx].item, pool[by].item, err)
 	}
 	ls.inS[outA], ls.inS[outB] = false, false
 	ls.inS[pool[bx].item], ls.inS[pool[by].item] = true, true
 	ls.res.PairSwaps++
-	return true, nil
+	return true, false, nil
 }
 
 // poolEntry is a candidate's pool score: its value v, its position c in the

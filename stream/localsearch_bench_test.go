@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -31,7 +32,7 @@ func reportLS(b *testing.B, res LocalSearchResult, n int) {
 func BenchmarkLocalSearch(b *testing.B) {
 	for _, c := range []struct{ n, d, k int }{{1e4, 10, 8}, {1e5, 10, 8}, {1e6, 10, 8}, {1e5, 30, 20}} {
 		m := ndpp.Random(c.n, c.d, 1, ndpp.RandomOptions{})
-		g, err := OfflineGreedy(m, c.k, GreedyOptions{})
+		g, err := OfflineGreedy(context.Background(), m, c.k, GreedyOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -42,7 +43,7 @@ func BenchmarkLocalSearch(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if res, err = LocalSearch(o, c.k, g.Solution, LocalSearchOptions{}); err != nil {
+				if res, err = LocalSearch(context.Background(), o, c.k, g.Solution, LocalSearchOptions{}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -78,7 +79,7 @@ func BenchmarkLocalSearchModels(b *testing.B) {
 				var greedySec float64
 				for i := 0; i < b.N; i++ {
 					t0 := time.Now()
-					g, err := OfflineGreedy(m, k, GreedyOptions{})
+					g, err := OfflineGreedy(context.Background(), m, k, GreedyOptions{})
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -89,7 +90,7 @@ func BenchmarkLocalSearchModels(b *testing.B) {
 						b.Fatal(err)
 					}
 					greedySec = time.Since(t0).Seconds()
-					if res, err = LocalSearch(o, k, from, LocalSearchOptions{}); err != nil {
+					if res, err = LocalSearch(context.Background(), o, k, from, LocalSearchOptions{}); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -1,6 +1,7 @@
 package stream_test
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/ndpp-go/ndpp/detcache"
@@ -13,7 +14,7 @@ import (
 func ExampleLocalSearch() {
 	m := ndpp.Random(2000, 8, 1, ndpp.RandomOptions{})
 	const k = 6
-	g, err := stream.OfflineGreedy(m, k, stream.GreedyOptions{})
+	g, err := stream.OfflineGreedy(context.Background(), m, k, stream.GreedyOptions{})
 	if err != nil {
 		panic(err)
 	}
@@ -21,7 +22,7 @@ func ExampleLocalSearch() {
 	if err != nil {
 		panic(err)
 	}
-	res, err := stream.LocalSearch(o, k, g.Solution, stream.LocalSearchOptions{Pool: 16})
+	res, err := stream.LocalSearch(context.Background(), o, k, g.Solution, stream.LocalSearchOptions{Pool: 16})
 	if err != nil {
 		panic(err)
 	}

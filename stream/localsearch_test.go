@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -176,7 +177,7 @@ func randomLSCase(m *ndpp.Model, seed uint64) lsCase {
 	var start []int
 	switch rng.IntN(4) {
 	case 0:
-		g, err := OfflineGreedy(m, k, GreedyOptions{Items: cands})
+		g, err := OfflineGreedy(context.Background(), m, k, GreedyOptions{Items: cands})
 		if err != nil {
 			panic(err)
 		}
@@ -244,7 +245,7 @@ func checkAgainstRef(t *testing.T, m *ndpp.Model, ok oracleKind, c lsCase, label
 	want := refLocalSearch(m, c.k, c.opt.Fixed, c.start, all, eps, resolvePool(c.opt, c.k, free), c.opt.PoolBy, DefaultMaxPasses)
 	o, err := ok.new(m, c.k+len(c.opt.Fixed))
 	require.NoError(t, err, label)
-	res, err := LocalSearch(o, c.k, c.start, c.opt)
+	res, err := LocalSearch(context.Background(), o, c.k, c.start, c.opt)
 	require.NoError(t, err, label)
 	require.Equal(t, want.sol, res.Solution, "%s: solution (direct, oracle)", label)
 	got := [6]int64{res.Evals, res.Adds, res.SingleSwaps, res.PairSwaps, int64(res.Passes), int64(res.PairRounds)}
@@ -357,7 +358,7 @@ func TestLocalSearchExact(t *testing.T) {
 					n := 10 + rng.IntN(7)
 					m := ndpp.Random(n, d, seed, ndpp.RandomOptions{Diag: diag, Shared: seed%5 == 0, BlockDiagonal: seed%2 == 0})
 					k := 2 + rng.IntN(min(m.MaxRank(), 2*d, 5)-1)
-					opt, err := ExactMAP(m, k, nil)
+					opt, err := ExactMAP(context.Background(), m, k, nil)
 					require.NoError(t, err)
 					require.False(t, opt.Value.Zero, "seed %d: zero optimum", seed)
 					g := refGreedy(m, k, nil)
@@ -369,7 +370,7 @@ func TestLocalSearchExact(t *testing.T) {
 					o, err := ok.new(m, k)
 					require.NoError(t, err)
 					const eps = 1e-6
-					res, err := LocalSearch(o, k, g, LocalSearchOptions{Eps: eps, Pool: -1})
+					res, err := LocalSearch(context.Background(), o, k, g, LocalSearchOptions{Eps: eps, Pool: -1})
 					require.NoError(t, err)
 					require.Len(t, res.Solution, k)
 					require.False(t, res.Value.Zero, "seed %d: zero local search value", seed)
@@ -383,7 +384,7 @@ func TestLocalSearchExact(t *testing.T) {
 						st  *ratioStats
 						opt LocalSearchOptions
 					}{{&def, LocalSearchOptions{}}, {&singles, LocalSearchOptions{SinglesOnly: true}}} {
-						r, err := LocalSearch(o, k, g, c.opt)
+						r, err := LocalSearch(context.Background(), o, k, g, c.opt)
 						require.NoError(t, err)
 						require.LessOrEqual(t, r.Value.Log, opt.Value.Log+logTol, "seed %d: beats the optimum", seed)
 						c.st.add(r.Value, opt.Value)
@@ -445,20 +446,20 @@ func TestLocalSearchNeedsPairs(t *testing.T) {
 	m, err := ndpp.NewFromRows(4, 2, v, b, c)
 	require.NoError(t, err)
 	const k = 2
-	opt, err := ExactMAP(m, k, nil)
+	opt, err := ExactMAP(context.Background(), m, k, nil)
 	require.NoError(t, err)
 	require.Equal(t, []int{0, 1}, opt.Solution)
-	g, err := OfflineGreedy(m, k, GreedyOptions{})
+	g, err := OfflineGreedy(context.Background(), m, k, GreedyOptions{})
 	require.NoError(t, err)
 	require.ElementsMatch(t, []int{2, 3}, g.Solution)
 	for _, ok := range oracleKinds() {
 		o, err := ok.new(m, k)
 		require.NoError(t, err)
-		single, err := LocalSearch(o, k, g.Solution, LocalSearchOptions{SinglesOnly: true})
+		single, err := LocalSearch(context.Background(), o, k, g.Solution, LocalSearchOptions{SinglesOnly: true})
 		require.NoError(t, err)
 		require.ElementsMatch(t, []int{2, 3}, single.Solution, "%s: single swaps", ok.name)
 		require.Zero(t, single.Swaps, ok.name)
-		both, err := LocalSearch(o, k, g.Solution, LocalSearchOptions{})
+		both, err := LocalSearch(context.Background(), o, k, g.Solution, LocalSearchOptions{})
 		require.NoError(t, err)
 		require.ElementsMatch(t, []int{0, 1}, both.Solution, "%s: single and pair swaps", ok.name)
 		require.Equal(t, int64(1), both.PairSwaps, ok.name)
@@ -478,7 +479,7 @@ func TestLocalSearchBlockIdentical(t *testing.T) {
 			seed := uint64(i + 1)
 			m := ndpp.Random(n, 6, seed, ndpp.RandomOptions{})
 			k := 8
-			g, err := OfflineGreedy(m, k, GreedyOptions{})
+			g, err := OfflineGreedy(context.Background(), m, k, GreedyOptions{})
 			require.NoError(t, err)
 			var out [2]LocalSearchResult
 			for j, oracleOnly := range []bool{false, true} {
@@ -493,7 +494,7 @@ func TestLocalSearchBlockIdentical(t *testing.T) {
 				if pool != 24 {
 					start = RandomOrder(n, seed)[:k]
 				}
-				out[j], err = LocalSearch(o, k, start, opt)
+				out[j], err = LocalSearch(context.Background(), o, k, start, opt)
 				require.NoError(t, err)
 			}
 			blk, one := out[0], out[1]
@@ -553,7 +554,7 @@ func TestLocalSearchValidation(t *testing.T) {
 		{"too few free candidates", o, 2, nil, LocalSearchOptions{Items: []int{1, 3, 4}, Fixed: []int{3, 4}}, "outside the fixed items"},
 		{"singular fixed", oz, 1, nil, LocalSearchOptions{Fixed: []int{0}}, "fixed items' determinant is zero"},
 	} {
-		_, err := LocalSearch(c.o, c.k, c.start, c.opt)
+		_, err := LocalSearch(context.Background(), c.o, c.k, c.start, c.opt)
 		require.ErrorContains(t, err, c.want, c.name)
 	}
 }
@@ -563,7 +564,7 @@ func TestLocalSearchMaxPasses(t *testing.T) {
 	m := ndpp.Random(200, 4, 3, ndpp.RandomOptions{})
 	o, err := detcache.NewFast(m, 6)
 	require.NoError(t, err)
-	res, err := LocalSearch(o, 6, RandomOrder(200, 3)[:6], LocalSearchOptions{MaxPasses: 1})
+	res, err := LocalSearch(context.Background(), o, 6, RandomOrder(200, 3)[:6], LocalSearchOptions{MaxPasses: 1})
 	require.NoError(t, err)
 	require.Equal(t, 1, res.Passes)
 	require.True(t, res.Capped, "one pass from a random start should not reach a local optimum")

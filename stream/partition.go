@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -188,26 +189,33 @@ func (s *StreamPartition) last(p int64) bool {
 // cannot become the candidate and is skipped with its evaluation counted.
 // The first and last item of each partition and any item that might win go
 // through Observe. On an error (a *BatchError) the items before the failing
-// one have been processed.
-func (s *StreamPartition) ObserveBatch(items []int) error {
+// one have been processed. Once ctx is done it stops between two items with
+// a *BatchError wrapping ctx.Err(); the solver stays usable.
+func (s *StreamPartition) ObserveBatch(ctx context.Context, items []int) error {
 	if s.m == nil && len(items) > 0 {
 		return &BatchError{Index: 0, Err: errVectors}
 	}
-	return s.observeBatch(items, nil)
+	return s.observeBatch(ctx, items, nil)
 }
 
 // ObserveItems is ObserveBatch for items given by their vectors: the same
 // results as calling ObserveItem on each.
-func (s *StreamPartition) ObserveItems(items []ndpp.Item) error {
-	return s.observeBatch(nil, items)
+func (s *StreamPartition) ObserveItems(ctx context.Context, items []ndpp.Item) error {
+	return s.observeBatch(ctx, nil, items)
 }
 
-func (s *StreamPartition) observeBatch(ids []int, items []ndpp.Item) error {
+// observeBatch is ObserveBatch (ids) and ObserveItems (items): one of them
+// is nil. ctx is checked before every block and every item that goes
+// through Observe.
+func (s *StreamPartition) observeBatch(ctx context.Context, ids []int, items []ndpp.Item) error {
 	if s.blk == nil && !s.direct {
 		s.blk = s.o.NewBlock(blockSize + 1)
 	}
 	n := max(len(ids), len(items))
 	for start := 0; start < n; {
+		if err := ctx.Err(); err != nil {
+			return &BatchError{Index: start, Err: err}
+		}
 		p := s.items + 1 // position of the item at start
 		if s.direct || !s.have || s.bestV.Zero || p > int64(s.n) || s.last(p) {
 			if err := s.one(ids, items, start); err != nil {
@@ -267,6 +275,11 @@ func (s *StreamPartition) observeBatch(ids []int, items []ndpp.Item) error {
 			}
 			if t == s.bestItem {
 				return &BatchError{Index: start + c, Err: fmt.Errorf("stream: item %d is already the partition's candidate", t)}
+			}
+			if c > 0 {
+				if err := ctx.Err(); err != nil {
+					return &BatchError{Index: start + c, Err: err}
+				}
 			}
 			if err := s.one(ids, items, start+c); err != nil {
 				return err

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -164,20 +165,32 @@ type RunOptions struct {
 
 // BatchObserver is implemented by solvers that can observe a run of items
 // faster than one Observe (ObserveItem) call per item, with identical
-// results.
+// results. Both methods stop between two items once ctx is done (checked
+// at least once per block of items) and return a *BatchError wrapping
+// ctx.Err() whose Index is the first item not observed; the items before it
+// have been observed and the solver stays usable.
 type BatchObserver interface {
-	ObserveBatch(items []int) error
-	ObserveItems(items []ndpp.Item) error
+	ObserveBatch(ctx context.Context, items []int) error
+	ObserveItems(ctx context.Context, items []ndpp.Item) error
 }
 
 // Run feeds the items of order to s in turn and returns the result. The wall
 // time covers the Observe calls only.
-func Run(s Solver, order []int, opt RunOptions) (Result, error) {
+//
+// Run stops between two items once ctx is done and returns an error
+// wrapping ctx.Err(). The solver has then observed a prefix of order, of
+// s.Stats().Items items less those it had observed before the call, and
+// stays usable: feeding it the rest of the stream gives the result of an
+// uninterrupted run.
+func Run(ctx context.Context, s Solver, order []int, opt RunOptions) (Result, error) {
 	if s == nil {
 		return Result{}, errNilSolver
 	}
 	if opt.Every < 0 {
 		return Result{}, fmt.Errorf("stream: trajectory interval %d must be ≥ 1", opt.Every)
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, streamError(s, 0, &BatchError{Index: 0, Err: err})
 	}
 	every := int64(opt.Every)
 	if every == 0 {
@@ -197,12 +210,8 @@ func Run(s Solver, order []int, opt RunOptions) (Result, error) {
 				seen := s.Stats().Items
 				end = min(end, i+int(every-seen%every))
 			}
-			if err := bo.ObserveBatch(order[i:end]); err != nil {
-				var be *BatchError
-				if errors.As(err, &be) {
-					return Result{}, fmt.Errorf("stream: %s: item %d of the stream: %w", s.Name(), i+be.Index, be.Err)
-				}
-				return Result{}, fmt.Errorf("stream: %s: %w", s.Name(), err)
+			if err := bo.ObserveBatch(ctx, order[i:end]); err != nil {
+				return Result{}, streamError(s, int64(i), err)
 			}
 			i = end
 			if opt.Trajectory != nil {
@@ -213,6 +222,9 @@ func Run(s Solver, order []int, opt RunOptions) (Result, error) {
 		return resultOf(s, elapsed), nil
 	}
 	for i, it := range order {
+		if err := ctx.Err(); err != nil {
+			return Result{}, streamError(s, int64(i), &BatchError{Index: 0, Err: err})
+		}
 		if err := s.Observe(it); err != nil {
 			return Result{}, fmt.Errorf("stream: %s: item %d of the stream: %w", s.Name(), i, err)
 		}
@@ -256,6 +268,21 @@ func SourceLen(src ItemSource) (int, bool) {
 // runChunk is the number of items RunItems asks a source for at once.
 const runChunk = 4096
 
+// streamError wraps an error of observing a batch of items that starts at
+// item off of the stream: the stream position of a *BatchError's item, or
+// the number of items observed when the run was stopped by its context.
+func streamError(s Solver, off int64, err error) error {
+	var be *BatchError
+	if !errors.As(err, &be) {
+		return fmt.Errorf("stream: %s: %w", s.Name(), err)
+	}
+	at := off + int64(be.Index)
+	if errors.Is(be.Err, context.Canceled) || errors.Is(be.Err, context.DeadlineExceeded) {
+		return fmt.Errorf("stream: %s: stopped after %d items of the stream: %w", s.Name(), at, be.Err)
+	}
+	return fmt.Errorf("stream: %s: item %d of the stream: %w", s.Name(), at, be.Err)
+}
+
 // RunItems feeds the items of src to s in turn, until src ends (io.EOF),
 // and returns the result; s must be a solver of vector items (an oracle of
 // a vector kernel), or a model-backed solver given ndpp.ModelItem
@@ -263,12 +290,16 @@ const runChunk = 4096
 // observes in batches (BatchObserver.ObserveItems). The result's wall time
 // covers the solver's observation of the items, not the reading of the
 // source (RunItemsAll reports that).
-func RunItems(s Solver, src ItemSource, opt RunOptions) (Result, error) {
+//
+// As Run, it stops between two items once ctx is done, with an error
+// wrapping ctx.Err(), leaving s usable; ctx is checked before each read of
+// the source but a read that blocks (a pipe) is not interrupted.
+func RunItems(ctx context.Context, s Solver, src ItemSource, opt RunOptions) (Result, error) {
 	if opt.Trajectory != nil {
 		tr := opt.Trajectory
 		opt.SolverTrajectory = func(_ int, p Point) { tr(p) }
 	}
-	res, _, err := RunItemsAll([]Solver{s}, src, opt)
+	res, _, err := RunItemsAll(ctx, []Solver{s}, src, opt)
 	if err != nil {
 		return Result{}, err
 	}
@@ -282,7 +313,12 @@ func RunItems(s Solver, src ItemSource, opt RunOptions) (Result, error) {
 // spent reading the source. Trajectory samples go to
 // opt.SolverTrajectory with the solver's index (opt.Trajectory is not
 // used).
-func RunItemsAll(solvers []Solver, src ItemSource, opt RunOptions) (res []Result, read time.Duration, err error) {
+//
+// It stops between two items once ctx is done, with an error wrapping
+// ctx.Err(); each solver has then observed a prefix of the stream (its
+// Stats().Items; the solvers after the stopped one have not seen the last
+// chunk read) and stays usable.
+func RunItemsAll(ctx context.Context, solvers []Solver, src ItemSource, opt RunOptions) (res []Result, read time.Duration, err error) {
 	if opt.Every < 0 {
 		return nil, 0, fmt.Errorf("stream: trajectory interval %d must be ≥ 1", opt.Every)
 	}
@@ -308,6 +344,9 @@ func RunItemsAll(solvers []Solver, src ItemSource, opt RunOptions) (res []Result
 		opt.SolverTrajectory(i, pointOf(solvers[i], st))
 	}
 	for {
+		if err := ctx.Err(); err != nil {
+			return nil, read, fmt.Errorf("stream: stopped after %d items of the stream: %w", seen, err)
+		}
 		want := runChunk
 		if opt.SolverTrajectory != nil {
 			want = int(min(int64(want), every-seen%every))
@@ -323,14 +362,10 @@ func RunItemsAll(solvers []Solver, src ItemSource, opt RunOptions) (res []Result
 		}
 		for i, s := range solvers {
 			t := time.Now()
-			err := observeItems(s, items, opt.OneAtATime)
+			err := observeItems(ctx, s, items, opt.OneAtATime)
 			elapsed[i] += time.Since(t)
 			if err != nil {
-				var be *BatchError
-				if errors.As(err, &be) {
-					return nil, read, fmt.Errorf("stream: %s: item %d of the stream: %w", s.Name(), seen+int64(be.Index), be.Err)
-				}
-				return nil, read, fmt.Errorf("stream: %s: %w", s.Name(), err)
+				return nil, read, streamError(s, seen, err)
 			}
 		}
 		seen += int64(len(items))
@@ -352,12 +387,16 @@ func RunItemsAll(solvers []Solver, src ItemSource, opt RunOptions) (res []Result
 }
 
 // observeItems feeds items to s: in a batch unless oneAtATime (or s has no
-// batch method), with the failing item's index in a *BatchError.
-func observeItems(s Solver, items []ndpp.Item, oneAtATime bool) error {
+// batch method), with the failing item's index in a *BatchError (ctx.Err()
+// when ctx is done before it).
+func observeItems(ctx context.Context, s Solver, items []ndpp.Item, oneAtATime bool) error {
 	if bo, ok := s.(BatchObserver); ok && !oneAtATime {
-		return bo.ObserveItems(items)
+		return bo.ObserveItems(ctx, items)
 	}
 	for i, it := range items {
+		if err := ctx.Err(); err != nil {
+			return &BatchError{Index: i, Err: err}
+		}
 		if err := s.ObserveItem(it); err != nil {
 			return &BatchError{Index: i, Err: err}
 		}

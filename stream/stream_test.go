@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -148,7 +149,7 @@ func algosOpt(alpha float64, stashCap int, oracleOnly bool) []algo {
 
 func runSolver(t *testing.T, s Solver, order []int) Result {
 	t.Helper()
-	res, err := Run(s, order, RunOptions{})
+	res, err := Run(context.Background(), s, order, RunOptions{})
 	require.NoError(t, err)
 	return res
 }
@@ -225,7 +226,7 @@ func TestHardInstance(t *testing.T) {
 		m, err := ndpp.NewFromRows(n, dd, v, b, c)
 		require.NoError(t, err)
 		const k = 2
-		opt, err := ExactMAP(m, k, nil)
+		opt, err := ExactMAP(context.Background(), m, k, nil)
 		require.NoError(t, err)
 		require.False(t, opt.Value.Zero, "d=%d: exact MAP value zero", dd)
 		require.InDelta(t, 2*math.Log(x), opt.Value.Log, logTol, "d=%d: exact MAP value, want log x²", dd)
@@ -242,7 +243,7 @@ func TestHardInstance(t *testing.T) {
 			}
 		}
 		// Offline greedy: no singleton has a positive gain either.
-		g, err := OfflineGreedy(m, k, GreedyOptions{})
+		g, err := OfflineGreedy(context.Background(), m, k, GreedyOptions{})
 		require.NoError(t, err)
 		require.Empty(t, g.Solution, "d=%d offline greedy: want ∅", dd)
 		require.True(t, g.Objective().Zero, "d=%d offline greedy: want f = 0", dd)
@@ -256,7 +257,7 @@ func TestHardInstance(t *testing.T) {
 		md, err := ndpp.NewFromRows(n, dd, v, b, c, ndpp.WithDiag(delta))
 		require.NoError(t, err)
 		for _, kd := range []int{2, min(n, dd+1)} {
-			opt, err := ExactMAP(md, kd, nil)
+			opt, err := ExactMAP(context.Background(), md, kd, nil)
 			require.NoError(t, err)
 			require.False(t, opt.Value.Zero)
 			for _, a := range algos(DefaultAlpha, 0) {
@@ -271,7 +272,7 @@ func TestHardInstance(t *testing.T) {
 					require.LessOrEqual(t, res.Value.Log, opt.Value.Log+logTol)
 				}
 			}
-			g, err := OfflineGreedy(md, kd, GreedyOptions{})
+			g, err := OfflineGreedy(context.Background(), md, kd, GreedyOptions{})
 			require.NoError(t, err)
 			require.Len(t, g.Solution, kd)
 		}
@@ -302,7 +303,7 @@ func approximationRatios(t *testing.T, withD bool) {
 			m = withDiag(m, seed)
 			k = 2 + rng.IntN(2*d+1) // up to 2d + 2
 		}
-		opt, err := ExactMAP(m, k, nil)
+		opt, err := ExactMAP(context.Background(), m, k, nil)
 		require.NoError(t, err)
 		require.False(t, opt.Value.Zero, "seed %d: generic model with zero optimum", seed)
 		require.InDelta(t, direct(m, opt.Solution).Log, opt.Value.Log, logTol, "seed %d: exact value", seed)
@@ -325,7 +326,7 @@ func approximationRatios(t *testing.T, withD bool) {
 			require.NoError(t, err)
 			record(a.name, runSolver(t, s, RandomOrder(n, seed)))
 		}
-		g, err := OfflineGreedy(m, k, GreedyOptions{})
+		g, err := OfflineGreedy(context.Background(), m, k, GreedyOptions{})
 		require.NoError(t, err)
 		record(NameOfflineGreedy, g)
 	}
@@ -479,16 +480,28 @@ func TestValidation(t *testing.T) {
 			return err
 		}},
 		{"partition n=0", func() error { _, err := NewStreamPartition(o, 1, 0, Options{}); return err }},
-		{"greedy k>n", func() error { _, err := OfflineGreedy(m, 3, GreedyOptions{Items: []int{1, 2}}); return err }},
-		{"greedy k>2d", func() error { _, err := OfflineGreedy(m, 5, GreedyOptions{}); return err }},
-		{"greedy k=0", func() error { _, err := OfflineGreedy(m, 0, GreedyOptions{}); return err }},
-		{"greedy bad item", func() error { _, err := OfflineGreedy(m, 1, GreedyOptions{Items: []int{10}}); return err }},
-		{"greedy dup item", func() error { _, err := OfflineGreedy(m, 1, GreedyOptions{Items: []int{1, 1}}); return err }},
-		{"exact too big", func() error { _, err := ExactMAP(ndpp.Random(200, 4, 1, ndpp.RandomOptions{}), 8, nil); return err }},
-		{"exact k>n", func() error { _, err := ExactMAP(m, 3, []int{0, 1}); return err }},
+		{"greedy k>n", func() error {
+			_, err := OfflineGreedy(context.Background(), m, 3, GreedyOptions{Items: []int{1, 2}})
+			return err
+		}},
+		{"greedy k>2d", func() error { _, err := OfflineGreedy(context.Background(), m, 5, GreedyOptions{}); return err }},
+		{"greedy k=0", func() error { _, err := OfflineGreedy(context.Background(), m, 0, GreedyOptions{}); return err }},
+		{"greedy bad item", func() error {
+			_, err := OfflineGreedy(context.Background(), m, 1, GreedyOptions{Items: []int{10}})
+			return err
+		}},
+		{"greedy dup item", func() error {
+			_, err := OfflineGreedy(context.Background(), m, 1, GreedyOptions{Items: []int{1, 1}})
+			return err
+		}},
+		{"exact too big", func() error {
+			_, err := ExactMAP(context.Background(), ndpp.Random(200, 4, 1, ndpp.RandomOptions{}), 8, nil)
+			return err
+		}},
+		{"exact k>n", func() error { _, err := ExactMAP(context.Background(), m, 3, []int{0, 1}); return err }},
 		{"trajectory every<0", func() error {
 			s, _ := NewOnlineLSS(o, 2, Options{})
-			_, err := Run(s, []int{1}, RunOptions{Every: -1})
+			_, err := Run(context.Background(), s, []int{1}, RunOptions{Every: -1})
 			return err
 		}},
 	}
@@ -497,20 +510,20 @@ func TestValidation(t *testing.T) {
 	}
 	// B = V: the rank is d; with a diagonal k may exceed 2d (up to n).
 	shared := ndpp.Random(10, 2, 1, ndpp.RandomOptions{Shared: true})
-	_, err := OfflineGreedy(shared, 3, GreedyOptions{})
+	_, err := OfflineGreedy(context.Background(), shared, 3, GreedyOptions{})
 	require.ErrorContains(t, err, "exceeds d = 2")
-	_, err = ExactMAP(shared, 3, nil)
+	_, err = ExactMAP(context.Background(), shared, 3, nil)
 	require.ErrorContains(t, err, "exceeds d = 2")
-	_, err = OfflineGreedy(m, 5, GreedyOptions{})
+	_, err = OfflineGreedy(context.Background(), m, 5, GreedyOptions{})
 	require.ErrorContains(t, err, "exceeds 2d = 4")
 	md := ndpp.Random(10, 2, 1, ndpp.RandomOptions{Diag: 0.5})
 	od, _ := detcache.NewNaive(md, 7)
 	_, err = NewOnlineLSS(od, 7, Options{})
 	require.NoError(t, err)
-	g, err := OfflineGreedy(md, 7, GreedyOptions{})
+	g, err := OfflineGreedy(context.Background(), md, 7, GreedyOptions{})
 	require.NoError(t, err)
 	require.Len(t, g.Solution, 7)
-	_, err = OfflineGreedy(md, 11, GreedyOptions{})
+	_, err = OfflineGreedy(context.Background(), md, 11, GreedyOptions{})
 	require.ErrorContains(t, err, "exceeds the number of items n = 10")
 	for _, a := range algos(1.1, 0) {
 		o, _ := detcache.NewNaive(m, 2)
@@ -574,21 +587,21 @@ func TestOfflineGreedy(t *testing.T) {
 		if seed%3 == 0 {
 			cands = RandomOrder(m.N(), seed)[:k+rng.IntN(m.N()-k+1)]
 		}
-		res, err := OfflineGreedy(m, k, GreedyOptions{Items: cands})
+		res, err := OfflineGreedy(context.Background(), m, k, GreedyOptions{Items: cands})
 		require.NoError(t, err)
 		want := refGreedy(m, k, cands)
 		require.Equal(t, want, res.Solution, "seed %d k=%d %s: solution (direct, greedy); values %v, %v", seed, k, diagLabel(m), direct(m, want), res.Value)
 	}
 	// A diagonal, k > 2d, several workers: the brute-force greedy's solution.
 	md := ndpp.Random(3000, 4, 5, ndpp.RandomOptions{Diag: 0.05})
-	res, err := OfflineGreedy(md, 14, GreedyOptions{Workers: 3})
+	res, err := OfflineGreedy(context.Background(), md, 14, GreedyOptions{Workers: 3})
 	require.NoError(t, err)
 	require.Equal(t, refGreedy(md, 14, nil), res.Solution)
 	require.InDelta(t, direct(md, res.Solution).Log, res.Value.Log, logTol)
 	// Parallel passes give the same result.
 	m := ndpp.Random(20000, 6, 4, ndpp.RandomOptions{})
-	one, _ := OfflineGreedy(m, 8, GreedyOptions{Workers: 1})
-	two, _ := OfflineGreedy(m, 8, GreedyOptions{Workers: 3})
+	one, _ := OfflineGreedy(context.Background(), m, 8, GreedyOptions{Workers: 1})
+	two, _ := OfflineGreedy(context.Background(), m, 8, GreedyOptions{Workers: 3})
 	require.Len(t, one.Solution, 8)
 	require.Equal(t, one.Solution, two.Solution, "workers 1 and 3")
 	require.Equal(t, int64(20000*8-28), one.Evals, "evals, want Σ(n−r)")
@@ -609,7 +622,7 @@ func TestTrajectory(t *testing.T) {
 	o, _ := detcache.NewNaive(m, 4)
 	s, _ := NewOnlineLSS(o, 4, Options{})
 	var pts []Point
-	res, err := Run(s, IDOrder(103), RunOptions{Every: 10, Trajectory: func(p Point) { pts = append(pts, p) }})
+	res, err := Run(context.Background(), s, IDOrder(103), RunOptions{Every: 10, Trajectory: func(p Point) { pts = append(pts, p) }})
 	require.NoError(t, err)
 	require.Len(t, pts, 11)
 	for i, p := range pts[:10] {
@@ -638,7 +651,7 @@ func TestGreedyNaNProof(t *testing.T) {
 	}
 	m, err := ndpp.NewFromRows(30, 3, v, b, c)
 	require.NoError(t, err)
-	res, err := OfflineGreedy(m, 4, GreedyOptions{})
+	res, err := OfflineGreedy(context.Background(), m, 4, GreedyOptions{})
 	require.NoError(t, err)
 	require.NotContains(t, res.Solution, 0, "overflowing item chosen")
 	require.NotContains(t, res.Solution, 7, "overflowing item chosen")
@@ -665,7 +678,7 @@ func TestExactMAPBruteForce(t *testing.T) {
 			items = RandomOrder(n, seed)[:n-1-rng.IntN(3)]
 		}
 		k := 1 + rng.IntN(min(m.MaxRank(), len(items)))
-		res, err := ExactMAP(m, k, items)
+		res, err := ExactMAP(context.Background(), m, k, items)
 		require.NoError(t, err)
 		// Brute force: every subset of positions of size k, lexicographic.
 		best, bestSet := ndpp.ZeroValue, []int(nil)

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
@@ -84,13 +85,13 @@ func TestVectorStreamsMatchModel(t *testing.T) {
 						sm, err := a.mk(om, k, len(order))
 						require.NoError(t, err)
 						var tm, tv []Point
-						want, err := Run(sm, order, RunOptions{OneAtATime: one, Every: every, Trajectory: func(p Point) { tm = append(tm, p) }})
+						want, err := Run(context.Background(), sm, order, RunOptions{OneAtATime: one, Every: every, Trajectory: func(p Point) { tm = append(tm, p) }})
 						require.NoError(t, err)
 
 						sv, err := a.mk(vectorOracle(t, ok.name, m, k), k, len(order))
 						require.NoError(t, err)
 						src := &chunky{src: ModelSource(m, order), rng: rand.New(rand.NewPCG(seed, 3))}
-						got, err := RunItems(sv, src, RunOptions{OneAtATime: one, Every: every, Trajectory: func(p Point) { tv = append(tv, p) }})
+						got, err := RunItems(context.Background(), sv, src, RunOptions{OneAtATime: one, Every: every, Trajectory: func(p Point) { tv = append(tv, p) }})
 						require.NoError(t, err)
 						require.Empty(t, cmp.Diff(want, got, ignoreTime), "%s: result (-model +vectors)", label)
 						require.Empty(t, cmp.Diff(tm, tv), "%s: trajectory (-model +vectors)", label)
@@ -128,19 +129,19 @@ func TestVectorSnapshotContinues(t *testing.T) {
 			for _, ok := range oracleKinds() {
 				full, err := a.mk(vectorOracle(t, ok.name, m, k), k, len(order))
 				require.NoError(t, err)
-				want, err := RunItems(full, ModelSource(m, order), RunOptions{})
+				want, err := RunItems(context.Background(), full, ModelSource(m, order), RunOptions{})
 				require.NoError(t, err)
 
 				first, _ := a.mk(vectorOracle(t, ok.name, m, k), k, len(order))
-				_, err = RunItems(first, ModelSource(m, order[:cut]), RunOptions{})
+				_, err = RunItems(context.Background(), first, ModelSource(m, order[:cut]), RunOptions{})
 				require.NoError(t, err)
 				snap, err := first.MarshalBinary()
 				require.NoError(t, err)
 				second, _ := a.mk(vectorOracle(t, ok.name, m, k), k, len(order))
-				_, err = RunItems(second, ModelSource(m, RandomOrder(m.N(), seed+99)[:len(order)/2]), RunOptions{})
+				_, err = RunItems(context.Background(), second, ModelSource(m, RandomOrder(m.N(), seed+99)[:len(order)/2]), RunOptions{})
 				require.NoError(t, err)
 				require.NoError(t, second.UnmarshalBinary(snap), "seed %d %s/%s: restore", seed, a.name, ok.name)
-				got, err := RunItems(second, ModelSource(m, order[cut:]), RunOptions{})
+				got, err := RunItems(context.Background(), second, ModelSource(m, order[cut:]), RunOptions{})
 				require.NoError(t, err)
 				require.Empty(t, cmp.Diff(want, got, ignoreTime), "seed %d %s/%s cut %d: run (-uninterrupted +restored)", seed, a.name, ok.name, cut)
 
@@ -170,7 +171,7 @@ func TestVectorItemErrors(t *testing.T) {
 		{ID: 1, V: []float64{0, 1, 0}, B: []float64{1, 0, 0}},
 		{ID: 1, V: []float64{0, 0, 1}, B: []float64{1, 0, 0}},
 	}
-	_, err = RunItems(s, SliceSource(items), RunOptions{})
+	_, err = RunItems(context.Background(), s, SliceSource(items), RunOptions{})
 	require.ErrorContains(t, err, "item 2 of the stream")
 	require.ErrorContains(t, err, "item 1 is already in the solution")
 
@@ -196,7 +197,7 @@ func TestVectorItemErrors(t *testing.T) {
 				}
 				s, err := a.mk(vectorOracle(t, "fast", m, 3), 3, len(huge))
 				require.NoError(t, err)
-				_, err = RunItems(s, SliceSource(huge), RunOptions{})
+				_, err = RunItems(context.Background(), s, SliceSource(huge), RunOptions{})
 				if !math.IsNaN(bad) && !math.IsInf(bad, 0) {
 					require.ErrorIs(t, err, ndpp.ErrOverflow, a.name)
 					require.ErrorContains(t, err, "item 201 of the stream: stream: item 201: ndpp: the kernel's values overflow float64: its scale", a.name)
@@ -239,12 +240,12 @@ func TestRunItemsAll(t *testing.T) {
 		solvers = append(solvers, s)
 		s2, _ := a.mk(vectorOracle(t, "fast", m, 6), 6, len(order))
 		var tr []Point
-		r, err := RunItems(s2, ModelSource(m, order), RunOptions{Every: 37, Trajectory: func(p Point) { tr = append(tr, p) }})
+		r, err := RunItems(context.Background(), s2, ModelSource(m, order), RunOptions{Every: 37, Trajectory: func(p Point) { tr = append(tr, p) }})
 		require.NoError(t, err)
 		want, wantTraj = append(want, r), append(wantTraj, tr)
 	}
 	got := make([][]Point, len(solvers))
-	res, read, err := RunItemsAll(solvers, ModelSource(m, order), RunOptions{Every: 37, SolverTrajectory: func(i int, p Point) { got[i] = append(got[i], p) }})
+	res, read, err := RunItemsAll(context.Background(), solvers, ModelSource(m, order), RunOptions{Every: 37, SolverTrajectory: func(i int, p Point) { got[i] = append(got[i], p) }})
 	require.NoError(t, err)
 	require.Positive(t, read)
 	require.Empty(t, cmp.Diff(want, res, ignoreTime))
@@ -260,7 +261,7 @@ func TestSnapshotVersion2(t *testing.T) {
 		o1, _ := detcache.NewFast(m, 3)
 		s1, err := a.mk(o1, 3, len(order))
 		require.NoError(t, err)
-		_, err = Run(s1, order[:len(order)/2], RunOptions{})
+		_, err = Run(context.Background(), s1, order[:len(order)/2], RunOptions{})
 		require.NoError(t, err)
 		v3, err := s1.MarshalBinary()
 		require.NoError(t, err)
@@ -274,7 +275,7 @@ func TestSnapshotVersion2(t *testing.T) {
 			o, _ := detcache.NewFast(m, 3)
 			s, _ := a.mk(o, 3, len(order))
 			require.NoError(t, s.UnmarshalBinary(snap), a.name)
-			res[i], err = Run(s, order[len(order)/2:], RunOptions{})
+			res[i], err = Run(context.Background(), s, order[len(order)/2:], RunOptions{})
 			require.NoError(t, err)
 		}
 		require.Empty(t, cmp.Diff(res[0], res[1], ignoreTime), a.name)

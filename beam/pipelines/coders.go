@@ -257,19 +257,20 @@ func decodeVocabulary(data []byte) (*Vocabulary, error) {
 }
 
 func encodeScored(s Scored) ([]byte, error) {
-	e := binfmt.NewEncoder(scoredMagic, 1)
+	e := binfmt.NewEncoder(scoredMagic, 2)
 	e.Int(s.File)
 	e.Int(s.Line)
+	e.Int(s.Baskets)
 	e.String(s.Text)
 	return e.Finish()
 }
 
 func decodeScored(data []byte) (Scored, error) {
-	d, err := binfmt.NewDecoder(data, "pipelines: scored chunk", scoredMagic, 1, 1)
+	d, err := binfmt.NewDecoder(data, "pipelines: scored chunk", scoredMagic, 2, 2)
 	if err != nil {
 		return Scored{}, err
 	}
-	s := Scored{File: d.Int("file", 0, math.MaxInt32), Line: d.Int("line", 0, math.MaxInt)}
+	s := Scored{File: d.Int("file", 0, math.MaxInt32), Line: d.Int("line", 0, math.MaxInt), Baskets: d.Int("baskets", 0, math.MaxInt)}
 	s.Text = d.String("text")
 	return s, d.Done()
 }

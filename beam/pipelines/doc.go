@@ -2,10 +2,12 @@
 // files with a model (Score), the offline learner's full-batch mode with
 // its per-basket gradient terms summed by a CombineFn (Learn), and MAP
 // inference over item files by composable core-sets (Map). The
-// pipelines run wherever the Beam Go SDK runs — in process on Prism, or
-// submitted to Flink, Spark or Dataflow through their portable runners —
-// and compute what the core computes on one machine: Score writes the
-// lines of `ndpp-bench score`, Learn the parameters of learn.TrainOffline
+// pipelines are written for any Beam runner; they were run in process on
+// Prism and on a Prism job server with workers in separate processes
+// (beam/README.md: Flink, Spark and Dataflow never were). They compute
+// what the core computes on one machine: Score writes the lines of
+// `ndpp-bench score` (naming each line's file when there are several),
+// Learn the parameters of learn.TrainOffline
 // with OfflineOptions.FullBatch (to the rounding of its sums' order).
 //
 // # Input
@@ -25,7 +27,8 @@
 // (so line numbers stay those of the file); a part of a CSV file is every
 // Shards-th block of ChunkSize baskets, its task parsing the whole file. A
 // task's baskets travel in chunks of at most ChunkSize baskets keyed by
-// the part, which is the shard: Score writes one output file per shard,
+// the part, which is the shard: Score writes one output file per shard
+// (empty when the shard holds no basket),
 // Learn's CombineFn sums one GradSum per shard and then the shards' sums.
 // The tasks pass through a Reshuffle, so that a runner spreads them over
 // its workers. Baskets are never grouped (GroupByKey holds its input in

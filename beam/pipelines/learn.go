@@ -10,6 +10,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
+	"github.com/ndpp-go/ndpp/internal/memlimit"
 	"github.com/ndpp-go/ndpp/learn"
 	"github.com/ndpp-go/ndpp/ndpp"
 )
@@ -156,13 +157,22 @@ type LearnOptions struct {
 	WorkDir string
 	// Progress, when non-nil, is called after every step.
 	Progress func(step int, sum *learn.GradSum)
+	// MaxMemory is the driver's memory budget in bytes: once the
+	// vocabulary is built, a learner whose estimate (learn.OfflineMemory
+	// with one gradient sum) exceeds it is refused (0: three quarters of
+	// the driver's machine or process memory limit).
+	MaxMemory int64
 }
 
 // LearnResult is what Learn returns.
 type LearnResult struct {
 	Params *learn.Params
 	Vocab  *ndpp.Vocab
-	Model  *ndpp.Model // Params over Vocab
+	// Model is Params over Vocab: with the vocabulary's integer ids
+	// (ndpp.WithIDs) when every token is an integer id written canonically
+	// (ndpp.Vocab.IDs), as ndpp-bench learn records them, else with the
+	// vocabulary of string tokens.
+	Model *ndpp.Model
 	// Baskets is the number of training baskets.
 	Baskets int
 	// Value is (1/m)·Σ log det(L_S + εI) at the parameters of the last
@@ -212,6 +222,9 @@ func Learn(ctx context.Context, run Runner, opt LearnOptions) (*LearnResult, err
 	if err != nil {
 		return nil, err
 	}
+	if err := CheckLearnMemory(opt.Learner, len(v.Tokens), opt.MaxMemory); err != nil {
+		return nil, err
+	}
 	counts := make([]float64, len(v.Counts))
 	for i, c := range v.Counts {
 		counts[i] = float64(c)
@@ -254,10 +267,33 @@ func Learn(ctx context.Context, run Runner, opt LearnOptions) (*LearnResult, err
 		}
 	}
 	res.Params = fb.Params()
-	if res.Model, err = res.Params.Model(ndpp.WithVocab(voc)); err != nil {
+	names := ndpp.WithVocab(voc)
+	if ids, ok := voc.IDs(); ok {
+		names = ndpp.WithIDs(ids)
+	}
+	if res.Model, err = res.Params.Model(names); err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// CheckLearnMemory refuses Learn's driver for n items (n = 0: the part that
+// does not grow with the catalogue, known before the data is read) when its
+// estimate, learn.OfflineMemory with one gradient sum (the step's total),
+// exceeds maxMemory bytes (LearnOptions.MaxMemory; 0: three quarters of the
+// machine or process memory limit). The error names the need and the
+// budget.
+func CheckLearnMemory(opt learn.OfflineOptions, n int, maxMemory int64) error {
+	opt.Workers = 1
+	d := opt.D
+	if d <= 0 {
+		d = learn.DefaultD
+	}
+	what := fmt.Sprintf("learning with d = %d", d)
+	if n > 0 {
+		what = fmt.Sprintf("learning %d items with d = %d", n, d)
+	}
+	return memlimit.Given(maxMemory, "LearnOptions.MaxMemory").Check(what, learn.OfflineMemory(opt, n))
 }
 
 func readGradient(ctx context.Context, path string) (*learn.GradSum, error) {

@@ -99,14 +99,14 @@ func runMap(t *testing.T, opt MapOptions) *MapResult {
 // local search from its solution with polish.
 func singleMachine(t *testing.T, m *ndpp.Model, k int, polish bool) stream.Result {
 	t.Helper()
-	g, err := stream.OfflineGreedy(m, k, stream.GreedyOptions{})
+	g, err := stream.OfflineGreedy(context.Background(), m, k, stream.GreedyOptions{})
 	require.NoError(t, err)
 	if !polish {
 		return g
 	}
 	o, err := detcache.NewFast(m, k)
 	require.NoError(t, err)
-	ls, err := stream.LocalSearch(o, k, g.Solution, stream.LocalSearchOptions{})
+	ls, err := stream.LocalSearch(context.Background(), o, k, g.Solution, stream.LocalSearchOptions{})
 	require.NoError(t, err)
 	return ls.Result
 }
@@ -121,9 +121,9 @@ func singleMachineCandidates(t *testing.T, m *ndpp.Model, k int) stream.Result {
 	for i := range all {
 		all[i], _ = ndpp.ModelItem(m, i).CopyTo(nil)
 	}
-	c, err := stream.Coreset(kern, all, k, stream.CoresetOptions{})
+	c, err := stream.Coreset(context.Background(), kern, all, k, stream.CoresetOptions{})
 	require.NoError(t, err)
-	res, err := stream.SolveCandidates(kern, c, k, stream.CoresetOptions{Polish: true})
+	res, err := stream.SolveCandidates(context.Background(), kern, c, k, stream.CoresetOptions{Polish: true})
 	require.NoError(t, err)
 	return res
 }
@@ -354,29 +354,38 @@ func TestMapItemFilesBound(t *testing.T) {
 // not.
 func TestMapAutoBuffer(t *testing.T) {
 	kern := ndpp.KernelOf(ndpp.Random(10, 4, 1, ndpp.RandomOptions{}))
-	b, rep, err := autoBuffer(100000, 40, kern)
-	require.NoError(t, err)
+	b, rep := autoBuffer(100000, 40, kern, 0)
 	require.Equal(t, 100000, b)
 	require.Equal(t, 0, rep)
-	b, rep, err = autoBuffer(10, 40, kern)
-	require.NoError(t, err)
+	b, rep = autoBuffer(10, 40, kern, 0)
 	require.Equal(t, 41, b, "more than k′")
 	require.Equal(t, 0, rep)
-	b, rep, err = autoBuffer(-1, 40, kern)
-	require.NoError(t, err)
+	b, rep = autoBuffer(-1, 40, kern, 0)
 	require.Equal(t, DefaultMapBuffer, b, "text: unknown count")
 	require.Equal(t, DefaultMapBuffer, rep)
 	// 10⁵ items of 9 values (with the id) take 16·7.2 MB held whole.
-	t.Setenv("NDPP_MAX_MEMORY", "100M")
-	b, rep, err = autoBuffer(100000, 40, kern)
-	require.NoError(t, err)
+	require.Equal(t, int64(16*8*9*100000), MapBufferMemory(100000, items.Width(kern)))
+	b, rep = autoBuffer(100000, 40, kern, 100<<20)
 	require.Equal(t, DefaultMapBuffer, b)
 	require.Equal(t, DefaultMapBuffer, rep)
-	t.Setenv("NDPP_MAX_MEMORY", "200M")
-	b, _, err = autoBuffer(100000, 40, kern)
-	require.NoError(t, err)
+	b, _ = autoBuffer(100000, 40, kern, 200<<20)
 	require.Equal(t, 100000, b)
-	t.Setenv("NDPP_MAX_MEMORY", "lots")
-	_, _, err = autoBuffer(100000, 40, kern)
-	require.ErrorContains(t, err, "NDPP_MAX_MEMORY")
+	// The environment is a command default only.
+	t.Setenv("NDPP_MAX_MEMORY", "100M")
+	b, _ = autoBuffer(100000, 40, kern, 200<<20)
+	require.Equal(t, 100000, b)
+}
+
+// TestMapBufferMemory: the estimate grows with the items and their width
+// and overflows to -1.
+func TestMapBufferMemory(t *testing.T) {
+	prev := int64(-1)
+	for _, n := range []int{0, 1, 1000, 1e9} {
+		m := MapBufferMemory(n, 8)
+		require.Greater(t, m, prev)
+		prev = m
+	}
+	require.Less(t, MapBufferMemory(1000, 8), MapBufferMemory(1000, 9))
+	require.Equal(t, int64(-1), MapBufferMemory(1<<60, 8))
+	require.Equal(t, int64(-1), MapBufferMemory(-1, 8))
 }

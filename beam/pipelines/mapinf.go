@@ -44,6 +44,15 @@ const DefaultMapBuffer = 1 << 13
 // peaked at 2.3–2.5 GB.
 const mapBytesFactor = 16
 
+// MapBufferMemory estimates the memory of a shard's accumulator holding
+// items whole, each of width float64 values (items.Width of the kernel)
+// and its id: mapBytesFactor (16) times their bytes, as measured on Prism
+// in process. It returns -1 when the estimate overflows an int64 or a size
+// is negative.
+func MapBufferMemory(items, width int) int64 {
+	return memlimit.Bytes(int64(items), int64(width)+1, 8*mapBytesFactor)
+}
+
 // Polish selects the greedy solves that local search (stream.LocalSearch)
 // improves.
 type Polish int
@@ -106,10 +115,13 @@ type MapOptions struct {
 	// them to k′ candidates (at least k′+1). Zero means: each shard's items
 	// held whole (no reduction) when a bound on their number is known (NPY
 	// headers; the sizes of uncompressed text files, at two bytes per
-	// field) and mapBytesFactor times their bytes fits the process's memory
-	// budget (NDPP_MAX_MEMORY, else 3/4 of the machine's memory), else
+	// field) and their MapBufferMemory fits MaxMemory, else
 	// DefaultMapBuffer.
 	Buffer int
+	// MaxMemory is the memory budget in bytes that a shard's items held
+	// whole must fit (see Buffer); 0 means three quarters of the driver's
+	// machine or process memory limit.
+	MaxMemory int64
 	// ChunkSize is the number of items that travel together
 	// (DefaultChunkSize·8 if 0).
 	ChunkSize int
@@ -444,12 +456,13 @@ func (f *coresetFn) maybeReduce(a coreAcc) (coreAcc, error) {
 
 func (f *coresetFn) reduce(a coreAcc) (shardSet, error) {
 	// A CombineFn's methods get no context: the kernel's filesystem is
-	// opened with a background one.
-	kern, err := kernelCache.get(context.Background(), f.KernelPath, LoadItemKernel)
+	// opened, and the core-set solved, with a background one.
+	ctx := context.Background()
+	kern, err := kernelCache.get(ctx, f.KernelPath, LoadItemKernel)
 	if err != nil {
 		return shardSet{}, err
 	}
-	c, err := stream.Coreset(kern, rowItems(a.IDs, a.Vals, kern), f.K, f.opts())
+	c, err := stream.Coreset(ctx, kern, rowItems(a.IDs, a.Vals, kern), f.K, f.opts())
 	if err != nil {
 		return shardSet{}, fmt.Errorf("pipelines: core-set: %w", err)
 	}
@@ -538,7 +551,7 @@ func (f *solveFn) ProcessElement(ctx context.Context, a mergeAcc) (string, error
 	if len(sets) == 0 {
 		return "", errors.New("pipelines: map: no items")
 	}
-	m, err := stream.MergeCoresets(kern, sets, f.K, opt)
+	m, err := stream.MergeCoresets(ctx, kern, sets, f.K, opt)
 	if err != nil {
 		return "", fmt.Errorf("pipelines: merge: %w", err)
 	}
@@ -552,7 +565,7 @@ func (f *solveFn) ProcessElement(ctx context.Context, a mergeAcc) (string, error
 		union.Items = append(union.Items, c.Items...)
 	}
 	opt.Polish = polish != PolishNone
-	sol, err := stream.SolveCandidates(kern, union, f.K, opt)
+	sol, err := stream.SolveCandidates(ctx, kern, union, f.K, opt)
 	if err != nil {
 		return "", fmt.Errorf("pipelines: final solve: %w", err)
 	}
@@ -657,7 +670,7 @@ func Map(ctx context.Context, s beam.Scope, opt MapOptions) (beam.PCollection, e
 	}
 	buffer, reported := opt.Buffer, opt.Buffer
 	if buffer == 0 {
-		buffer, reported, err = autoBuffer(bound, size, kern)
+		buffer, reported = autoBuffer(bound, size, kern, opt.MaxMemory)
 		if err != nil {
 			return beam.PCollection{}, err
 		}
@@ -678,21 +691,16 @@ func Map(ctx context.Context, s beam.Scope, opt MapOptions) (beam.PCollection, e
 // autoBuffer is the accumulators' buffer when none is given: each shard's
 // items held whole (a buffer no shard exceeds; reported as 0) when total
 // items (an upper bound on their number from the NPY headers or the text
-// files' sizes; negative: unknown) fit the memory budget, else
-// DefaultMapBuffer.
-func autoBuffer(total, size int, kern ndpp.Kernel) (buffer, reported int, err error) {
+// files' sizes; negative: unknown) fit the memory budget maxMemory
+// (MapOptions.MaxMemory), else DefaultMapBuffer.
+func autoBuffer(total, size int, kern ndpp.Kernel, maxMemory int64) (buffer, reported int) {
 	if total < 0 {
-		return DefaultMapBuffer, DefaultMapBuffer, nil
+		return DefaultMapBuffer, DefaultMapBuffer
 	}
-	limit, _, err := memlimit.Limit()
-	if err != nil {
-		return 0, 0, fmt.Errorf("pipelines: %w", err)
+	if need := MapBufferMemory(total, items.Width(kern)); need < 0 || need > memlimit.Given(maxMemory, "MapOptions.MaxMemory").Bytes {
+		return DefaultMapBuffer, DefaultMapBuffer
 	}
-	width := int64(items.Width(kern)) + 1 // the values and the id
-	if float64(total)*float64(width)*8*mapBytesFactor > float64(limit) {
-		return DefaultMapBuffer, DefaultMapBuffer, nil
-	}
-	return max(total, size+1), 0, nil
+	return max(total, size+1), 0
 }
 
 // ReadMapResult reads a result written by Map.

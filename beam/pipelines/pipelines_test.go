@@ -1,7 +1,9 @@
 package pipelines
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -98,8 +100,10 @@ func sortedLines(s string) []string {
 // TestScoreMatchesNdppBench: the score pipeline's output files hold the
 // lines `ndpp-bench score` writes for each input file — log-likelihoods,
 // recommendations, text and JSON — for models with and without a diagonal
-// and a vocabulary, whatever the shards and chunks; each file's lines are
-// in file and line order.
+// and a vocabulary, whatever the shards and chunks, each line naming its
+// file when several files are read; each file's lines are in file and line
+// order; every shard has its file, also when it holds no basket; the
+// summary counts each file's baskets and each shard's lines.
 func TestScoreMatchesNdppBench(t *testing.T) {
 	dir := t.TempDir()
 	n, d := 40, 4
@@ -122,29 +126,38 @@ func TestScoreMatchesNdppBench(t *testing.T) {
 		}
 		writeBaskets(t, filepath.Join(dir, name+"-a.txt"), n, 150, 6, 1, tok)
 		writeBaskets(t, filepath.Join(dir, name+"-b.txt"), n, 90, 6, 2, tok)
+		writeBaskets(t, filepath.Join(dir, name+"-c.txt"), n, 5, 6, 3, tok) // a part of one block: the other shards are empty
 	}
 	cases := []struct {
-		model            string
-		shards, chunk    int
-		recommend        int
-		json             bool
-		files            []string
-		oneFileForChecks bool
+		model         string
+		shards, chunk int
+		recommend     int
+		json          bool
+		files         string
+		fileColumn    bool
 	}{
-		{model: "vocab-diag", shards: 1, chunk: 0, files: []string{"a"}},
-		{model: "vocab-diag", shards: 3, chunk: 7, files: []string{"a", "b"}},
-		{model: "vocab-diag", shards: 2, chunk: 5, recommend: 4, files: []string{"a"}},
-		{model: "vocab-diag", shards: 2, chunk: 9, recommend: 3, json: true, files: []string{"a", "b"}},
-		{model: "rows", shards: 4, chunk: 6, json: true, files: []string{"a"}},
-		{model: "rows", shards: 3, chunk: 8, recommend: 5, files: []string{"a", "b"}},
+		{model: "vocab-diag", shards: 1, chunk: 0, files: "a"},
+		{model: "vocab-diag", shards: 3, chunk: 7, files: "ab"},
+		{model: "vocab-diag", shards: 2, chunk: 5, recommend: 4, files: "a"},
+		{model: "vocab-diag", shards: 2, chunk: 9, recommend: 3, json: true, files: "ab"},
+		{model: "vocab-diag", shards: 4, chunk: 30, files: "abc"},
+		{model: "vocab-diag", shards: 4, chunk: 2, json: true, files: "c"},
+		{model: "vocab-diag", shards: 5, chunk: 2, files: "c", fileColumn: true},
+		{model: "rows", shards: 4, chunk: 6, json: true, files: "a"},
+		{model: "rows", shards: 3, chunk: 8, recommend: 5, files: "ab"},
+		{model: "rows", shards: 4, chunk: 40, recommend: 2, json: true, files: "ac"},
 	}
 	for ci, c := range cases {
-		t.Run(fmt.Sprintf("%s/shards=%d/recommend=%d/json=%v/files=%d", c.model, c.shards, c.recommend, c.json, len(c.files)), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/shards=%d/recommend=%d/json=%v/files=%s", c.model, c.shards, c.recommend, c.json, c.files), func(t *testing.T) {
 			model := filepath.Join(dir, c.model+".npz")
-			// ndpp-bench score on each file.
+			named := len(c.files) > 1 || c.fileColumn
+			// ndpp-bench score on each file, the file named as the
+			// pipeline names it.
 			var want []string
+			perFile := map[string]int{}
 			for _, f := range c.files {
-				args := []string{"score", "--model", model, "--input", filepath.Join(dir, c.model+"-"+f+".txt"), "--quiet", "--threads", "2"}
+				path := filepath.Join(dir, c.model+"-"+string(f)+".txt")
+				args := []string{"score", "--model", model, "--input", path, "--quiet", "--threads", "2"}
 				if c.recommend > 0 {
 					args = append(args, "--recommend", fmt.Sprint(c.recommend))
 				}
@@ -153,17 +166,31 @@ func TestScoreMatchesNdppBench(t *testing.T) {
 				}
 				out, err := exec.Command(ndppBench, args...).Output()
 				require.NoError(t, err)
-				want = append(want, sortedLines(string(out))...)
+				lines := sortedLines(string(out))
+				perFile[path] = len(lines)
+				for _, l := range lines {
+					switch {
+					case !named:
+					case c.json:
+						q, err := json.Marshal(path)
+						require.NoError(t, err)
+						l = `{"file":` + string(q) + "," + l[1:]
+					default:
+						l = path + "\t" + l
+					}
+					want = append(want, l)
+				}
 			}
 			slices.Sort(want)
-			glob := filepath.Join(dir, c.model+"-[ab].txt")
+			glob := filepath.Join(dir, c.model+"-["+c.files+"].txt")
 			if len(c.files) == 1 {
-				glob = filepath.Join(dir, c.model+"-a.txt")
+				glob = filepath.Join(dir, c.model+"-"+c.files+".txt")
 			}
 			prefix := filepath.Join(dir, fmt.Sprintf("out%d", ci))
+			summary := filepath.Join(dir, fmt.Sprintf("summary%d.json", ci))
 			p, s := beam.NewPipelineWithRoot()
 			scored, err := Score(context.Background(), s, ScoreOptions{Model: model, Input: glob, Output: prefix,
-				Recommend: c.recommend, JSON: c.json, Shards: c.shards, ChunkSize: c.chunk})
+				Recommend: c.recommend, JSON: c.json, Shards: c.shards, ChunkSize: c.chunk, FileColumn: c.fileColumn, Summary: summary})
 			require.NoError(t, err)
 			wantAny := make([]any, len(want))
 			for i, l := range want {
@@ -174,14 +201,30 @@ func TestScoreMatchesNdppBench(t *testing.T) {
 
 			outs, err := filepath.Glob(prefix + "-*")
 			require.NoError(t, err)
-			require.LessOrEqual(t, len(outs), c.shards)
+			require.Len(t, outs, c.shards, "every shard has its file")
+			sum, err := ReadScoreSummary(context.Background(), summary)
+			require.NoError(t, err)
+			require.True(t, sum.Complete)
+			require.Len(t, sum.Files, len(c.files))
+			for _, fc := range sum.Files {
+				require.Equal(t, perFile[fc.File], fc.Baskets, fc.File)
+			}
+			require.Equal(t, len(want), sum.Baskets)
+			require.Equal(t, len(want), sum.Lines)
+			require.Len(t, sum.Shards, c.shards)
 			var got []string
-			for _, o := range outs {
-				require.Contains(t, o, fmt.Sprintf("-of-%05d", c.shards))
+			empty := 0
+			for i, o := range outs {
+				require.Equal(t, ShardName(prefix, i, c.shards), o)
 				data, err := os.ReadFile(o)
 				require.NoError(t, err)
+				require.Equal(t, ShardCount{File: o, Lines: bytes.Count(data, []byte{'\n'})}, sum.Shards[i])
+				if len(data) == 0 {
+					empty++
+					continue
+				}
 				lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
-				if len(c.files) == 1 && !c.json {
+				if !named && !c.json {
 					// One input file: a shard's lines are in line order.
 					var nums []int
 					for _, l := range lines {
@@ -193,6 +236,9 @@ func TestScoreMatchesNdppBench(t *testing.T) {
 					require.True(t, slices.IsSorted(nums), "%s not in line order", o)
 				}
 				got = append(got, lines...)
+			}
+			if c.files == "c" {
+				require.Positive(t, empty, "a shard without baskets")
 			}
 			slices.Sort(got)
 			require.Equal(t, want, got)
@@ -388,7 +434,26 @@ func TestLearnEqualsTrainOffline(t *testing.T) {
 			// The model is over the vocabulary.
 			require.Equal(t, voc.Len(), got.Model.N())
 			require.Equal(t, voc.Token(voc.Len()-1), got.Model.Token(voc.Len()-1))
+			require.False(t, got.Model.IntItems(), "string tokens stay strings")
 		})
+	}
+}
+
+// TestLearnIntegerIDs: a model learned from baskets of integer ids records
+// them as ids (ndpp.WithIDs), so that every tool names its items by the
+// same integers, as ndpp-bench learn does.
+func TestLearnIntegerIDs(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ids.txt")
+	writeBaskets(t, path, 20, 120, 5, 4, func(i int) string { return fmt.Sprint(1000 + 7*i) })
+	got, err := Learn(context.Background(), runner, LearnOptions{Data: path, Learner: learn.OfflineOptions{D: 3, Seed: 1}, Steps: 1,
+		Shards: 1, WorkDir: t.TempDir()})
+	require.NoError(t, err)
+	require.True(t, got.Model.IntItems())
+	for i := range got.Model.N() {
+		id, ok := got.Model.ID(i)
+		require.True(t, ok)
+		require.Equal(t, got.Vocab.Token(i), fmt.Sprint(id))
 	}
 }
 

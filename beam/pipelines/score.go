@@ -1,23 +1,31 @@
 package pipelines
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/ndpp-go/ndpp/internal/scorefmt"
 	"github.com/ndpp-go/ndpp/ndpp"
+	"github.com/ndpp-go/ndpp/ndpp/npz"
 )
 
 func init() {
 	register.DoFn3x1[context.Context, int64, func(int64, Scored), error](&scoreFn{})
 	register.Emitter2[int64, Scored]()
-	register.DoFn3x1[context.Context, int64, func(*Scored) bool, error](&writeShardFn{})
+	register.DoFn4x1[context.Context, int64, func(*Scored) bool, func(ShardReport), error](&writeShardFn{})
 	register.Iter1[Scored]()
+	register.Emitter1[ShardReport]()
+	register.DoFn2x0[int64, func(int64, Scored)](&shardMarkerFn{})
+	register.DoFn3x1[context.Context, int, func(*ShardReport) bool, error](&writeSummaryFn{})
+	register.Iter1[ShardReport]()
 }
 
 // ScoreOptions configures Score.
@@ -28,8 +36,17 @@ type ScoreOptions struct {
 	Input  string
 	Format BasketFormat
 	// Output is the prefix of the output files:
-	// PREFIX-SSSSS-of-NNNNN, one per shard that holds baskets.
+	// PREFIX-SSSSS-of-NNNNN, one per shard, written (empty when the shard
+	// holds no basket) for every shard.
 	Output string
+	// FileColumn names the input file on every output line (a first
+	// column file<TAB>, or a "file" field of the JSON lines;
+	// scorefmt.FileLines) even when Input matches one file; with several
+	// files it is always named.
+	FileColumn bool
+	// Summary, if set, is the path of a JSON summary of the run
+	// (ScoreSummary) written by the pipeline once every shard is written.
+	Summary string
 	// Recommend, if > 0, writes the top Recommend next-item
 	// recommendations of each basket instead of its log-likelihood.
 	Recommend int
@@ -41,13 +58,19 @@ type ScoreOptions struct {
 	// ChunkSize is the number of baskets scored together
 	// (DefaultChunkSize if 0).
 	ChunkSize int
+	// MaxMemory is the memory budget in bytes of loading the model on each
+	// worker (npz.LoadOptions.MaxBytes; 0: three quarters of the worker's
+	// machine or process memory limit).
+	MaxMemory int64
 }
 
 // Scored is a chunk's output: the lines of `ndpp-bench score` for the
-// chunk's baskets, and where the chunk starts (for the order of the output
-// file).
+// chunk's baskets, where the chunk starts (for the order of the output
+// file) and its number of baskets. The zero Scored (no basket, no text) is
+// the element that makes every shard's output file be written.
 type Scored struct {
 	File, Line int
+	Baskets    int
 	Text       string
 }
 
@@ -58,8 +81,8 @@ type scoringModel struct {
 	voc *ndpp.Vocab
 }
 
-func loadScoringModel(ctx context.Context, path string) (*scoringModel, error) {
-	m, err := LoadModel(ctx, path)
+func loadScoringModel(ctx context.Context, path string, maxMemory int64) (*scoringModel, error) {
+	m, err := LoadModel(ctx, path, npz.LoadOptions{MaxBytes: maxMemory})
 	if err != nil {
 		return nil, err
 	}
@@ -79,11 +102,16 @@ type scoreFn struct {
 	ModelPath string
 	Recommend int
 	JSON      bool
+	MaxMemory int64
+	// FileColumn names the input file on every line.
+	FileColumn bool
 }
 
 func (f *scoreFn) ProcessElement(ctx context.Context, key int64, emit func(int64, Scored)) error {
 	t := keyTask(key, f.Reader.Parts)
-	sm, err := scoringCache.get(ctx, f.ModelPath, loadScoringModel)
+	sm, err := scoringCache.get(ctx, f.ModelPath, func(ctx context.Context, path string) (*scoringModel, error) {
+		return loadScoringModel(ctx, path, f.MaxMemory)
+	})
 	if err != nil {
 		return err
 	}
@@ -97,8 +125,12 @@ func (f *scoreFn) ProcessElement(ctx context.Context, key int64, emit func(int64
 			return
 		}
 		var out []byte
-		if out, serr = scorefmt.Lines(sm.m, c.Baskets, c.Lines, f.Recommend, f.JSON, &gains); serr == nil {
-			emit(int64(t.Part), Scored{File: c.File, Line: c.Lines[0], Text: string(out)})
+		file := ""
+		if f.FileColumn {
+			file = f.Reader.Files[c.File]
+		}
+		if out, serr = scorefmt.FileLines(file, sm.m, c.Baskets, c.Lines, f.Recommend, f.JSON, &gains); serr == nil {
+			emit(int64(t.Part), Scored{File: c.File, Line: c.Lines[0], Baskets: len(c.Baskets), Text: string(out)})
 		}
 	})
 	if err == nil {
@@ -107,17 +139,41 @@ func (f *scoreFn) ProcessElement(ctx context.Context, key int64, emit func(int64
 	return err
 }
 
+// shardMarkerFn emits an empty element for a shard, so that the shard's
+// group exists, and its file is written, when it holds no basket.
+type shardMarkerFn struct{}
+
+func (shardMarkerFn) ProcessElement(shard int64, emit func(int64, Scored)) {
+	emit(shard, Scored{})
+}
+
+// ShardReport is what a shard's writer wrote: its file, its lines and the
+// baskets of each input file (by index in the sorted list of matches) it
+// holds.
+type ShardReport struct {
+	Shard   int
+	Name    string
+	Lines   int
+	Baskets []int
+}
+
 // writeShardFn writes one shard's output, its chunks in file and line
-// order, to Prefix-SSSSS-of-NNNNN.
+// order, to Prefix-SSSSS-of-NNNNN, and reports what it wrote.
 type writeShardFn struct {
 	Prefix string
 	Shards int
+	Files  int
 }
 
-func (f *writeShardFn) ProcessElement(ctx context.Context, shard int64, iter func(*Scored) bool) error {
+func (f *writeShardFn) ProcessElement(ctx context.Context, shard int64, iter func(*Scored) bool, report func(ShardReport)) error {
 	var all []Scored
 	var s Scored
+	rep := ShardReport{Shard: int(shard), Name: ShardName(f.Prefix, int(shard), f.Shards), Baskets: make([]int, f.Files)}
 	for iter(&s) {
+		if s.File >= f.Files {
+			return fmt.Errorf("pipelines: scored chunk of file %d of %d", s.File, f.Files)
+		}
+		rep.Baskets[s.File] += s.Baskets
 		all = append(all, s)
 	}
 	slices.SortFunc(all, func(a, b Scored) int {
@@ -134,7 +190,83 @@ func (f *writeShardFn) ProcessElement(ctx context.Context, shard int64, iter fun
 	for _, s := range all {
 		out = append(out, s.Text...)
 	}
-	return writeFile(ctx, ShardName(f.Prefix, int(shard), f.Shards), out)
+	rep.Lines = bytes.Count(out, []byte{'\n'})
+	if err := writeFile(ctx, rep.Name, out); err != nil {
+		return err
+	}
+	report(rep)
+	return nil
+}
+
+// ScoreSummary is the JSON summary of a score run (ScoreOptions.Summary):
+// the baskets read from each input file, the lines written to each shard's
+// file, and their totals. A complete run has Complete set: one report per
+// shard, and as many lines written as baskets read.
+type ScoreSummary struct {
+	Files    []FileCount  `json:"files"`
+	Shards   []ShardCount `json:"shards"`
+	Baskets  int          `json:"baskets"`
+	Lines    int          `json:"lines"`
+	Complete bool         `json:"complete"`
+}
+
+// FileCount is the number of baskets scored from an input file.
+type FileCount struct {
+	File    string `json:"file"`
+	Baskets int    `json:"baskets"`
+}
+
+// ShardCount is the number of lines written to a shard's output file.
+type ShardCount struct {
+	File  string `json:"file"`
+	Lines int    `json:"lines"`
+}
+
+// writeSummaryFn gathers the shards' reports into the run's summary.
+type writeSummaryFn struct {
+	Path   string
+	Files  []string
+	Shards int
+}
+
+func (f *writeSummaryFn) ProcessElement(ctx context.Context, _ int, iter func(*ShardReport) bool) error {
+	sum := ScoreSummary{Files: make([]FileCount, len(f.Files)), Shards: make([]ShardCount, f.Shards)}
+	for i, name := range f.Files {
+		sum.Files[i].File = name
+	}
+	seen := make([]bool, f.Shards)
+	var r ShardReport
+	for iter(&r) {
+		if r.Shard < 0 || r.Shard >= f.Shards || seen[r.Shard] || len(r.Baskets) != len(f.Files) {
+			return fmt.Errorf("pipelines: unexpected report of shard %d of %d", r.Shard, f.Shards)
+		}
+		seen[r.Shard] = true
+		sum.Shards[r.Shard] = ShardCount{File: r.Name, Lines: r.Lines}
+		sum.Lines += r.Lines
+		for i, b := range r.Baskets {
+			sum.Files[i].Baskets += b
+			sum.Baskets += b
+		}
+	}
+	sum.Complete = !slices.Contains(seen, false) && sum.Lines == sum.Baskets
+	data, err := json.MarshalIndent(sum, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFile(ctx, f.Path, append(data, '\n'))
+}
+
+// ReadScoreSummary reads the summary a score run wrote to path.
+func ReadScoreSummary(ctx context.Context, path string) (*ScoreSummary, error) {
+	data, err := readFile(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	var sum ScoreSummary
+	if err := json.Unmarshal(data, &sum); err != nil {
+		return nil, fmt.Errorf("pipelines: %s: %w", path, err)
+	}
+	return &sum, nil
 }
 
 // ShardName is the name of shard i of n of an output prefix.
@@ -145,9 +277,12 @@ func ShardName(prefix string, i, n int) string {
 // Score adds the scoring pipeline to s: the basket files of opt.Input
 // scored by the model (loaded once per worker from its path), written as
 // the lines of `ndpp-bench score` on each file — `line<TAB>value`, or the
-// recommended items, or JSON lines — one output file per shard, in file
-// and line order within it. It returns the scored chunks (a PCollection of
-// Scored) for inspection.
+// recommended items, or JSON lines — each line naming its input file
+// (file<TAB>line<TAB>…, or a "file" field) when Input matches several
+// files or opt.FileColumn is set. Every shard gets its output file, empty
+// when the shard holds no basket; within a file the lines are in file and
+// line order. With opt.Summary the pipeline also writes a ScoreSummary. It
+// returns the scored chunks (a PCollection of Scored) for inspection.
 func Score(ctx context.Context, s beam.Scope, opt ScoreOptions) (beam.PCollection, error) {
 	if err := opt.Format.Check(); err != nil {
 		return beam.PCollection{}, err
@@ -162,10 +297,26 @@ func Score(ctx context.Context, s beam.Scope, opt ScoreOptions) (beam.PCollectio
 	if err != nil {
 		return beam.PCollection{}, err
 	}
+	fileColumn := opt.FileColumn || len(files) > 1
+	if fileColumn {
+		for _, f := range files {
+			if strings.ContainsAny(f, "\t\n\r") {
+				return beam.PCollection{}, fmt.Errorf("pipelines: input file name %q holds a tab or a line break: it cannot name the output lines", f)
+			}
+		}
+	}
 	shards := max(opt.Shards, 1)
 	r := reader{Files: files, Format: opt.Format, Parts: shards, ChunkSize: opt.ChunkSize}
 	s = s.Scope("score")
-	scored := beam.ParDo(s, &scoreFn{Reader: r, ModelPath: opt.Model, Recommend: opt.Recommend, JSON: opt.JSON}, readTasks(s, r))
-	beam.ParDo0(s, &writeShardFn{Prefix: opt.Output, Shards: shards}, beam.GroupByKey(s, scored))
+	scored := beam.ParDo(s, &scoreFn{Reader: r, ModelPath: opt.Model, Recommend: opt.Recommend, JSON: opt.JSON, MaxMemory: opt.MaxMemory, FileColumn: fileColumn}, readTasks(s, r))
+	keys := make([]int64, shards)
+	for i := range keys {
+		keys[i] = int64(i)
+	}
+	markers := beam.ParDo(s, &shardMarkerFn{}, beam.CreateList(s, keys))
+	reports := beam.ParDo(s, &writeShardFn{Prefix: opt.Output, Shards: shards, Files: len(files)}, beam.GroupByKey(s, beam.Flatten(s, scored, markers)))
+	if opt.Summary != "" {
+		beam.ParDo0(s, &writeSummaryFn{Path: opt.Summary, Files: files, Shards: shards}, beam.GroupByKey(s, beam.AddFixedKey(s, reports)))
+	}
 	return beam.DropKey(s, scored), nil
 }

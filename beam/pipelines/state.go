@@ -87,13 +87,14 @@ func SaveModel(ctx context.Context, path string, m *ndpp.Model) error {
 	return writeFile(ctx, path, buf.Bytes())
 }
 
-// LoadModel reads an .npz model from any Beam filesystem.
-func LoadModel(ctx context.Context, path string) (*ndpp.Model, error) {
+// LoadModel reads an .npz model from any Beam filesystem, with the memory
+// budget of opt.
+func LoadModel(ctx context.Context, path string, opt npz.LoadOptions) (*ndpp.Model, error) {
 	data, err := readFile(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	m, err := npz.Read(bytes.NewReader(data), int64(len(data)))
+	m, err := opt.Read(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		return nil, fmt.Errorf("pipelines: %s: %w", path, err)
 	}

@@ -137,6 +137,7 @@ type backendRow struct {
 func init() {
 	register(&command{
 		name:    "backends",
+		globals: gBackend | gJSON | gQuiet,
 		summary: "native (OpenBLAS) vs pure-Go timings of every BLAS-routed operation",
 		run:     runBackends,
 	})

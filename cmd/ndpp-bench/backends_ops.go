@@ -59,7 +59,7 @@ func init() {
 					if err != nil {
 						panic("ndpp-bench: " + err.Error())
 					}
-					if _, err := stream.Run(s, order, stream.RunOptions{}); err != nil {
+					if _, err := stream.Run(context.Background(), s, order, stream.RunOptions{}); err != nil {
 						panic("ndpp-bench: " + err.Error())
 					}
 				}
@@ -71,7 +71,7 @@ func init() {
 			setup: func(k int) func() {
 				m := ndpp.Random(50000, 50, 8, ndpp.RandomOptions{})
 				return func() {
-					if _, err := stream.OfflineGreedy(m, k, stream.GreedyOptions{}); err != nil {
+					if _, err := stream.OfflineGreedy(context.Background(), m, k, stream.GreedyOptions{}); err != nil {
 						panic("ndpp-bench: " + err.Error())
 					}
 				}

@@ -13,6 +13,7 @@ import (
 func init() {
 	register(&command{
 		name:    "baskets",
+		globals: 0,
 		summary: "write a synthetic basket file (power-law popularity, co-purchases within item groups) for benchmarks at any scale",
 		run:     runBaskets,
 	})

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,33 +24,15 @@ import (
 	"github.com/ndpp-go/ndpp/stream"
 )
 
-// defaultDemoData is the bundled Amazon apparel registry file, looked up in
-// $NDPP_TESTDATA, then in testdata/ of the working directory and its parents.
-const defaultDemoData = "1_100_100_100_apparel_regs.csv"
+// bundledApparel is the Amazon apparel registry file (testdata/README.md),
+// built into the binary so that demo runs from any directory; the copy in
+// the repository's testdata/ is the same file (TestBundledDataIsTestdata).
+//
+//go:embed data/1_100_100_100_apparel_regs.csv
+var bundledApparel []byte
 
-func findTestdata(name string) (string, error) {
-	if dir := os.Getenv("NDPP_TESTDATA"); dir != "" {
-		p := filepath.Join(dir, name)
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		p := filepath.Join(dir, "testdata", name)
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("bundled data %s not found in $NDPP_TESTDATA or testdata/ (run from the repository, or pass --data)", name)
-		}
-		dir = parent
-	}
-}
+// bundledApparelName names the bundled data in messages.
+const bundledApparelName = "1_100_100_100_apparel_regs.csv (bundled)"
 
 type demoFlags struct {
 	g              globals
@@ -81,8 +65,11 @@ type demoInferRow struct {
 func init() {
 	register(&command{
 		name:    "demo",
+		globals: gBackend | gJSON | gQuiet | gMaxMem,
 		summary: "learn on the bundled Amazon apparel data, run every MAP algorithm, write the paper's figures",
 		run:     runDemo,
+
+		interruptible: true,
 	})
 }
 
@@ -90,7 +77,7 @@ func runDemo(e *env, args []string) error {
 	var f demoFlags
 	fs := newFlagSet(e, "demo", "learn an NDPP online (and offline, for comparison) on basket data — by default the bundled Amazon apparel registries — then run Stream-Partition, Online-LSS, Online-2-neighbor, Online-Greedy and the offline greedy baseline on the learned model in id order and in random orders and local search from the greedy's solution, print the comparison and write the paper's figures (PNG, SVG) and their CSV data to --out",
 		"ndpp-bench demo --out ndpp-out", &f.g)
-	fs.StringVar(&f.data, "data", "", "basket file, one basket per line, or - for standard input (default: the bundled "+defaultDemoData+")")
+	fs.StringVar(&f.data, "data", "", "basket file, one basket per line, or - for standard input (default: the Amazon apparel registries built into the binary, testdata/1_100_100_100_apparel_regs.csv)")
 	fs.IntVar(&f.base, "base", 1, "first item id in --data (0 or 1)")
 	fs.StringVar(&f.out, "out", "ndpp-out", "output directory for figures and CSV files")
 	fs.IntVar(&f.k, "k", 8, "solution size")
@@ -124,13 +111,6 @@ func runDemo(e *env, args []string) error {
 	case f.offlineSeconds <= 0:
 		return usagef("--offline-seconds must be positive")
 	}
-	if f.data == "" {
-		p, err := findTestdata(defaultDemoData)
-		if err != nil {
-			return err
-		}
-		f.data = p
-	}
 	if err := refuseStd("--out", f.out); err != nil {
 		return err
 	}
@@ -141,7 +121,11 @@ func runDemo(e *env, args []string) error {
 	for _, name := range []string{trajectoryCSV, greedyCSV, nllCSV, "model.npz"} {
 		outPaths = append(outPaths, outfile.File{Flag: "--out", Path: filepath.Join(f.out, name)})
 	}
-	if err := checkFiles([]outfile.File{stdFile("--data", f.data)}, outPaths); err != nil {
+	var ins []outfile.File
+	if f.data != "" {
+		ins = append(ins, stdFile("--data", f.data))
+	}
+	if err := checkFiles(ins, outPaths); err != nil {
 		return err
 	}
 	start := time.Now()
@@ -154,9 +138,14 @@ func runDemo(e *env, args []string) error {
 	// Data.
 	var data [][]int
 	var err error
-	if f.data == outfile.Std {
+	dataName := filepath.Base(f.data)
+	switch f.data {
+	case "":
+		dataName = bundledApparelName
+		data, err = drain(baskets.NewLineReader(bytes.NewReader(bundledApparel), baskets.LineOptions{Base: f.base}))
+	case outfile.Std:
 		data, err = drain(baskets.NewLineReader(e.stdin, baskets.LineOptions{Base: f.base}))
-	} else {
+	default:
 		data, err = baskets.ReadFile(f.data, baskets.LineOptions{Base: f.base})
 	}
 	if err != nil {
@@ -176,16 +165,16 @@ func runDemo(e *env, args []string) error {
 		return usagef("%v", err)
 	}
 	logf("%s: %d baskets over %d items (train %d, validation %d, test %d); backend %s",
-		filepath.Base(f.data), len(data), n, len(train), len(val), len(test), blas.Backend())
+		dataName, len(data), n, len(train), len(val), len(test), blas.Backend())
 
 	// Learning: one online pass, and the offline baseline for comparison.
-	learnRows, nll, model, err := f.learn(train, val, test, n, logf)
+	learnRows, nll, model, err := f.learn(e.context(), train, val, test, n, logf)
 	if err != nil {
 		return err
 	}
 
 	// Inference on the online-learned model.
-	inferRows, traj, greedyLog, err := f.infer(model, logf)
+	inferRows, traj, greedyLog, err := f.infer(e.context(), model, logf)
 	if err != nil {
 		return err
 	}
@@ -234,34 +223,34 @@ func runDemo(e *env, args []string) error {
 	return nil
 }
 
-func (f *demoFlags) learn(train, val, test [][]int, n int, logf func(string, ...any)) ([]metricsJSON, []nllRow, *ndpp.Model, error) {
+func (f *demoFlags) learn(ctx context.Context, train, val, test [][]int, n int, logf func(string, ...any)) ([]metricsJSON, []nllRow, *ndpp.Model, error) {
 	var rows []metricsJSON
 	var nll []nllRow
-	on, err := learn.TrainOnline(context.Background(), learn.SliceSource(train), learn.OnlineOptions{D: f.d, Seed: f.seed, N: n},
+	on, err := learn.TrainOnline(ctx, learn.SliceSource(train), learn.OnlineOptions{D: f.d, Seed: f.seed, N: n},
 		learn.OnlineRun{TraceSet: val, TraceEvery: max(1, len(train)/40)})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("online learning: %w", err)
 	}
 	logf("online learning: one pass over %d baskets in %.2fs", len(train), on.Seconds)
-	off, err := learn.TrainOffline(context.Background(), train, val, n, learn.OfflineOptions{D: f.d, Seed: f.seed, TraceSet: val,
+	off, err := learn.TrainOffline(ctx, train, val, n, learn.OfflineOptions{D: f.d, Seed: f.seed, TraceSet: val,
 		TimeLimit: time.Duration(f.offlineSeconds * float64(time.Second))})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("offline learning: %w", err)
 	}
 	logf("offline learning: %.1f passes in %.2fs", off.Passes, off.Seconds)
-	base, err := learn.Baselines(context.Background(), train, test, n, learn.EvalOptions{Seed: f.seed})
+	base, err := learn.Baselines(ctx, train, test, n, learn.EvalOptions{Seed: f.seed})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("evaluating the baselines: %w", err)
 	}
-	cooc, err := learn.CooccurrenceBaseline(context.Background(), train, test, n, learn.EvalOptions{Seed: f.seed})
+	cooc, err := learn.CooccurrenceBaseline(ctx, train, test, n, learn.EvalOptions{Seed: f.seed, MaxMemory: f.g.budget.Bytes})
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("evaluating the co-occurrence baseline: %w", err)
+		return nil, nil, nil, fmt.Errorf("evaluating the co-occurrence baseline: %w", f.g.budget.Rename(err))
 	}
 	for _, r := range []struct {
 		mode string
 		res  *learn.Result
 	}{{"online", on}, {"offline", off}} {
-		met, err := learn.Evaluate(context.Background(), r.res.Model, test, learn.EvalOptions{Seed: f.seed})
+		met, err := learn.Evaluate(ctx, r.res.Model, test, learn.EvalOptions{Seed: f.seed})
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("evaluating the %s model: %w", r.mode, err)
 		}
@@ -275,13 +264,13 @@ func (f *demoFlags) learn(train, val, test [][]int, n int, logf func(string, ...
 	return rows, nll, on.Model, nil
 }
 
-var demoAlgos = []string{stream.NameStreamPartition, stream.NameOnlineLSS, stream.NameOnline2Neighbor, stream.NameOnlineGreedy}
+var demoAlgos = stream.SolverNames()
 
-func (f *demoFlags) infer(m *ndpp.Model, logf func(string, ...any)) ([]demoInferRow, []trajRow, float64, error) {
+func (f *demoFlags) infer(ctx context.Context, m *ndpp.Model, logf func(string, ...any)) ([]demoInferRow, []trajRow, float64, error) {
 	if f.k > m.N() {
 		return nil, nil, 0, usagef("--k %d is more than the %d items", f.k, m.N())
 	}
-	greedy, err := stream.OfflineGreedy(m, f.k, stream.GreedyOptions{})
+	greedy, err := stream.OfflineGreedy(ctx, m, f.k, stream.GreedyOptions{})
 	if err != nil {
 		return nil, nil, 0, err
 	}
@@ -303,7 +292,7 @@ func (f *demoFlags) infer(m *ndpp.Model, logf func(string, ...any)) ([]demoInfer
 		if err != nil {
 			return nil, nil, 0, err
 		}
-		res, err := stream.Run(s, stream.IDOrder(m.N()), stream.RunOptions{Every: 1, Trajectory: func(p stream.Point) {
+		res, err := stream.Run(ctx, s, stream.IDOrder(m.N()), stream.RunOptions{Every: 1, Trajectory: func(p stream.Point) {
 			lv := p.Value.Log
 			if p.Value.Zero || p.Size < f.k {
 				lv = math.Inf(-1)
@@ -326,7 +315,7 @@ func (f *demoFlags) infer(m *ndpp.Model, logf func(string, ...any)) ([]demoInfer
 			if err != nil {
 				return nil, nil, 0, err
 			}
-			r, err := stream.Run(s, stream.RandomOrder(m.N(), f.seed+uint64(o)+1), stream.RunOptions{})
+			r, err := stream.Run(ctx, s, stream.RandomOrder(m.N(), f.seed+uint64(o)+1), stream.RunOptions{})
 			if err != nil {
 				return nil, nil, 0, err
 			}
@@ -352,7 +341,7 @@ func (f *demoFlags) infer(m *ndpp.Model, logf func(string, ...any)) ([]demoInfer
 		DetEvals: greedy.Evals, ItemsPerS: greedy.ItemsPerSec()})
 	// Local search from the greedy's solution (order-independent, like
 	// the greedy: its ratio fills the random-order columns).
-	ls, err := localSearch("fast", m, f.k, greedy.Solution, lsFlags{eps: stream.DefaultLocalSearchEps}, stream.NameLocalSearch)
+	ls, err := localSearch(ctx, "fast", m, f.k, greedy.Solution, lsFlags{eps: stream.DefaultLocalSearchEps}, stream.NameLocalSearch)
 	if err != nil {
 		return nil, nil, 0, err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -17,9 +18,11 @@ import (
 )
 
 // TestDemoSmall runs the demo on a subset of the bundled apparel data and
-// checks its tables and that every figure is a valid image.
+// checks its tables and that every figure is a valid image. It runs in an
+// empty working directory: the data is built into the binary.
 func TestDemoSmall(t *testing.T) {
 	out := t.TempDir()
+	t.Chdir(t.TempDir())
 	code, stdout, stderr := runCmd(t, "", "demo", "--out", out, "--baskets", "5000", "--val", "200", "--test", "1000",
 		"--d", "10", "--orders", "3", "--offline-seconds", "2", "--json", "--quiet")
 	require.Equal(t, 0, code, stderr)
@@ -74,9 +77,7 @@ func checkDemoModelMapsTokens(t *testing.T, path string) {
 		require.Equal(t, int64(i+1), id)
 	}
 	// Lines 5001–6500 of the file: baskets the demo (--baskets 5000) never saw.
-	all, err := os.ReadFile(filepath.Join("..", "..", "testdata", "1_100_100_100_apparel_regs.csv"))
-	require.NoError(t, err)
-	lines := strings.SplitAfter(string(all), "\n")
+	lines := strings.SplitAfter(string(bundledApparel), "\n")
 	subset := filepath.Join(t.TempDir(), "subset.txt")
 	require.NoError(t, os.WriteFile(subset, []byte(strings.Join(lines[5000:6500], "")), 0o644))
 
@@ -89,13 +90,13 @@ func checkDemoModelMapsTokens(t *testing.T, path string) {
 	require.NoError(t, err)
 	want, err := learn.Evaluate(context.Background(), m, rows, learn.EvalOptions{Seed: 1, Key: sortKeys(m.TokenVocab())})
 	require.NoError(t, err)
-	require.Equal(t, want.TestLL, *got.TestLL)
+	require.Equal(t, want.TestLLEps, *got.TestLLEps)
 	require.Equal(t, want.AUC, *got.AUC)
 	require.Equal(t, len(rows), got.Baskets)
 	// A model that learned something ranks held-out baskets far above
 	// random ones (the 1-based ids read as rows gave an AUC near 0.5).
 	require.Greater(t, *got.AUC, 0.6)
-	t.Logf("eval on lines 5001-6500: LL %.3f, AUC %.3f", *got.TestLL, *got.AUC)
+	t.Logf("eval on lines 5001-6500: LL %.3f, AUC %.3f", *got.TestLLEps, *got.AUC)
 
 	// score --recommend names items by their ids: never row 0's "0".
 	code, stdout, stderr = runCmd(t, "1 2\n", "score", "--model", path, "--recommend", "100")
@@ -133,4 +134,13 @@ func TestDemoUsageErrors(t *testing.T) {
 	code, _, stderr := runCmd(t, "", "demo", "--data", filepath.Join(t.TempDir(), "none.txt"), "--out", t.TempDir())
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, "none.txt")
+}
+
+// TestBundledDataIsTestdata: the data built into the binary is the file in
+// the repository's testdata/ (a link to it) that the other tests, the
+// README and the Beam pipelines' tests read.
+func TestBundledDataIsTestdata(t *testing.T) {
+	want, err := os.ReadFile(filepath.Join("..", "..", "testdata", "1_100_100_100_apparel_regs.csv"))
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(want, bundledApparel), "cmd/ndpp-bench/data/1_100_100_100_apparel_regs.csv differs from testdata/1_100_100_100_apparel_regs.csv")
 }

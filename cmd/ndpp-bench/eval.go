@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"time"
@@ -13,8 +12,11 @@ import (
 func init() {
 	register(&command{
 		name:    "eval",
+		globals: gBackend | gThreads | gJSON | gQuiet | gMaxMem,
 		summary: "evaluate a model on test baskets: log-likelihood, MPR, AUC, Prec@k (paper and micro protocols)",
 		run:     runEval,
+
+		interruptible: true,
 	})
 }
 
@@ -51,7 +53,7 @@ func runEval(e *env, args []string) error {
 	if err := checkFiles([]outfile.File{modelFile("--model", f.model), stdFile("--test", f.test), stdFile("--train", f.train)}, nil); err != nil {
 		return err
 	}
-	m, err := loadModel(f.model)
+	m, err := loadModel(f.model, f.g.budget)
 	if err != nil {
 		return err
 	}
@@ -65,7 +67,7 @@ func runEval(e *env, args []string) error {
 	}
 	start := time.Now()
 	keys := sortKeys(voc)
-	met, err := learn.Evaluate(context.Background(), m, baskets, learn.EvalOptions{Seed: f.seed, Key: keys, Workers: f.g.threads})
+	met, err := learn.Evaluate(e.context(), m, baskets, learn.EvalOptions{Seed: f.seed, Key: keys, Workers: f.g.threads})
 	if err != nil {
 		return err
 	}
@@ -76,12 +78,12 @@ func runEval(e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		opt := learn.EvalOptions{Seed: f.seed, Key: keys, Workers: f.g.threads}
-		if base, err = learn.Baselines(context.Background(), train, baskets, m.N(), opt); err != nil {
+		opt := learn.EvalOptions{Seed: f.seed, Key: keys, Workers: f.g.threads, MaxMemory: f.g.budget.Bytes}
+		if base, err = learn.Baselines(e.context(), train, baskets, m.N(), opt); err != nil {
 			return err
 		}
-		if cooc, err = learn.CooccurrenceBaseline(context.Background(), train, baskets, m.N(), opt); err != nil {
-			return err
+		if cooc, err = learn.CooccurrenceBaseline(e.context(), train, baskets, m.N(), opt); err != nil {
+			return f.g.budget.Rename(err)
 		}
 	}
 	if !f.g.quiet && met.Skipped > 0 {

@@ -19,7 +19,7 @@ import (
 const (
 	trajectoryCSV = "trajectories.csv" // algo,items,log_value,zero,size,evals,swaps,stash
 	greedyCSV     = "offline_greedy.csv"
-	nllCSV        = "nll_time.csv" // mode,seconds,baskets,nll (as learn --trace writes)
+	nllCSV        = "nll_time.csv" // mode,seconds,baskets,nll_eps (as learn --trace writes)
 )
 
 // trajectoryHeader is the header of trajectory CSV files (demo's
@@ -46,8 +46,15 @@ type nllRow struct {
 }
 
 // nllHeader is the header of learning-curve CSV files (the demo's
-// nll_time.csv and learn --trace).
-var nllHeader = []string{"mode", "seconds", "baskets", "nll"}
+// nll_time.csv and learn --trace). nll_eps is the negative of the
+// learners' objective, −(mean log det(L_S + εI) − log det(L + I)), ε = 1e-5
+// (learn.TracePoint): not the negative log-likelihood log P(S), which is
+// −Inf for a basket beyond a low-rank model's rank.
+var nllHeader = []string{"mode", "seconds", "baskets", "nll_eps"}
+
+// nllHeaderOld is the header files written before the column was named
+// nll_eps had (the same figure); figures still reads them.
+var nllHeaderOld = []string{"mode", "seconds", "baskets", "nll"}
 
 // csvContent returns the writer of a CSV file's content.
 func csvContent(header []string, rows [][]string) func(io.Writer) error {
@@ -193,6 +200,11 @@ func drawFigures(dir string) ([]string, error) {
 	}
 	nll, err := readCSV(filepath.Join(dir, nllCSV), nllHeader)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		if old, oerr := readCSV(filepath.Join(dir, nllCSV), nllHeaderOld); oerr == nil {
+			nll, err = old, nil
+		}
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
 	if err == nil {
@@ -214,8 +226,8 @@ func drawFigures(dir string) ([]string, error) {
 			}
 			s.x, s.y = append(s.x, math.Max(nums[0], 1e-3)), append(s.y, nums[1])
 		}
-		f := figure{base: "nll_vs_time", title: "Validation negative log-likelihood vs training time",
-			xlabel: "seconds (log scale)", ylabel: "negative log-likelihood", logX: true, legendTop: true, width: 6 * vg.Inch, height: 4 * vg.Inch}
+		f := figure{base: "nll_vs_time", title: "Validation negative log-likelihood with ε = 1e-5 vs training time",
+			xlabel: "seconds (log scale)", ylabel: "negative log-likelihood, ε = 1e-5", logX: true, legendTop: true, width: 6 * vg.Inch, height: 4 * vg.Inch}
 		sort.Strings(modes)
 		for _, m := range modes {
 			f.series = append(f.series, *byMode[m])
@@ -245,6 +257,7 @@ func positive(s series) series {
 func init() {
 	register(&command{
 		name:    "figures",
+		globals: gQuiet,
 		summary: "redraw the demo's figures (PNG and SVG) from its CSV files",
 		run: func(e *env, args []string) error {
 			var g globals

@@ -61,6 +61,16 @@ func TestDrawFiguresFromCSV(t *testing.T) {
 	require.Equal(t, 0, code, errb.String())
 	require.Equal(t, 8, strings.Count(out.String(), "\n"))
 
+	// A learning curve written with the column's former name "nll" (the
+	// same figure) is still drawn.
+	csv, err := os.ReadFile(filepath.Join(dir, nllCSV))
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(string(csv), "mode,seconds,baskets,nll_eps\n"))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, nllCSV), []byte(strings.Replace(string(csv), "nll_eps", "nll", 1)), 0o644))
+	paths2, err := drawFigures(dir)
+	require.NoError(t, err)
+	require.Equal(t, paths, paths2)
+
 	// No CSV files: a clear error, exit 1.
 	errb.Reset()
 	code = run(&env{stdout: &out, stderr: &errb}, []string{"figures", "--in", t.TempDir()})

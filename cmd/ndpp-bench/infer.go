@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,7 +14,6 @@ import (
 
 	"github.com/ndpp-go/ndpp/blas"
 	"github.com/ndpp-go/ndpp/detcache"
-	"github.com/ndpp-go/ndpp/internal/memlimit"
 	"github.com/ndpp-go/ndpp/internal/outfile"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/stream"
@@ -22,16 +22,17 @@ import (
 func init() {
 	register(&command{
 		name:    "infer",
+		globals: gBackend | gThreads | gJSON | gQuiet | gMaxMem,
 		summary: "streaming/online MAP inference (the paper's four algorithms) and offline greedy",
 		run:     runInfer,
+
+		interruptible: true,
 	})
 }
 
-// inferAlgos lists the algorithms of --algos all, in output order.
-var inferAlgos = []string{
-	stream.NameStreamPartition, stream.NameOnlineLSS, stream.NameOnline2Neighbor,
-	stream.NameOnlineGreedy, stream.NameOfflineGreedy,
-}
+// inferAlgos lists the algorithms of --algos all, in output order: the
+// online solvers (stream.SolverNames) and the offline greedy.
+var inferAlgos = append(stream.SolverNames(), stream.NameOfflineGreedy)
 
 // inferExtraAlgos are the algorithms --algos accepts by name only: local
 // search from the offline greedy's solution.
@@ -160,16 +161,16 @@ func runInfer(e *env, args []string) error {
 		var res stream.Result
 		switch name {
 		case stream.NameOfflineGreedy:
-			res, err = stream.OfflineGreedy(m, f.k, stream.GreedyOptions{Workers: f.g.threads})
+			res, err = stream.OfflineGreedy(e.context(), m, f.k, stream.GreedyOptions{Workers: f.g.threads})
 			if err != nil {
-				return usagef("%s: %v", name, err)
+				return greedyError(e, name, err)
 			}
 		case stream.NameLocalSearch:
-			g, err := stream.OfflineGreedy(m, f.k, stream.GreedyOptions{Workers: f.g.threads})
+			g, err := stream.OfflineGreedy(e.context(), m, f.k, stream.GreedyOptions{Workers: f.g.threads})
 			if err != nil {
-				return usagef("%s: %v", name, err)
+				return greedyError(e, name, err)
 			}
-			ls, err := localSearch(f.oracle, m, f.k, g.Solution, f.ls, name)
+			ls, err := localSearch(e.context(), f.oracle, m, f.k, g.Solution, f.ls, name)
 			if err != nil {
 				return err
 			}
@@ -200,13 +201,13 @@ func runInfer(e *env, args []string) error {
 					seen = p.Items
 				}
 			}
-			if res, err = stream.Run(s, order, opt); err != nil {
+			if res, err = stream.Run(e.context(), s, order, opt); err != nil {
 				return err
 			}
 		}
 		results = append(results, res)
 		if f.ls.polish && name != stream.NameOfflineGreedy && name != stream.NameLocalSearch {
-			ls, err := localSearch(f.oracle, m, f.k, res.Solution, f.ls, name+polishSuffix)
+			ls, err := localSearch(e.context(), f.oracle, m, f.k, res.Solution, f.ls, name+polishSuffix)
 			if err != nil {
 				return err
 			}
@@ -242,6 +243,16 @@ func (f *inferFlags) writeInferResults(e *env, results []stream.Result, traj [][
 }
 
 // check validates the flags and returns the algorithms to run.
+// greedyError is the error of the offline greedy of algorithm name: the
+// command's context's error when it stopped the greedy, else a usage error
+// (the greedy refuses only its arguments).
+func greedyError(e *env, name string, err error) error {
+	if ctxErr := e.context().Err(); ctxErr != nil && errors.Is(err, ctxErr) {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return usagef("%s: %v", name, err)
+}
+
 func (f *inferFlags) check() ([]string, error) {
 	sources := 0
 	for _, on := range []bool{f.synthetic, f.model != "", f.items != ""} {
@@ -321,16 +332,12 @@ func (f *inferFlags) check() ([]string, error) {
 
 func (f *inferFlags) loadModel() (*ndpp.Model, error) {
 	if f.synthetic {
-		n, d := int64(f.n), int64(f.d)
-		// The model's V, B and BC rows, per-item arrays (diagonal, stream
-		// order) and the oracles' 2d×2d matrices.
-		need := memlimit.Sum(memlimit.Bytes(n, d, 3*8), memlimit.Bytes(n, 4*8), memlimit.Bytes(2*d, 2*d, 8*8))
-		if err := memlimit.Check(fmt.Sprintf("a synthetic model of n = %d items and d = %d", f.n, f.d), need); err != nil {
+		if err := f.g.budget.Check(fmt.Sprintf("a synthetic model of n = %d items and d = %d", f.n, f.d), ndpp.RandomMemory(f.n, f.d)); err != nil {
 			return nil, err
 		}
 		return ndpp.Random(f.n, f.d, f.seed, ndpp.RandomOptions{Diag: f.diag}), nil
 	}
-	m, err := loadModel(f.model)
+	m, err := loadModel(f.model, f.g.budget)
 	if err != nil {
 		return nil, modelFileError(err)
 	}
@@ -353,17 +360,8 @@ func (f *inferFlags) newSolver(name string, m *ndpp.Model) (stream.Solver, error
 	// The naive oracle is for side-by-side timing of the oracles: every
 	// candidate value goes through it.
 	opt := stream.Options{Alpha: f.alpha, StashCap: f.stashCap, OracleOnly: f.oracle == "naive"}
-	var s stream.Solver
-	switch name {
-	case stream.NameStreamPartition:
-		s, err = stream.NewStreamPartition(o, f.k, m.N(), opt)
-	case stream.NameOnlineLSS:
-		s, err = stream.NewOnlineLSS(o, f.k, opt)
-	case stream.NameOnline2Neighbor:
-		s, err = stream.NewOnline2Neighbor(o, f.k, opt)
-	case stream.NameOnlineGreedy:
-		s, err = stream.NewOnlineGreedy(o, f.k, opt)
-	default:
+	s, err := stream.NewSolver(name, o, f.k, m.N(), opt)
+	if errors.Is(err, stream.ErrUnknownSolver) {
 		return nil, usagef("unknown algorithm %q", name)
 	}
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 func init() {
 	register(&command{
 		name:    "items",
+		globals: gBackend | gQuiet,
 		summary: "write a synthetic stream of item vectors (the input of infer --items) without holding it",
 		run:     runItems,
 	})
@@ -270,17 +271,7 @@ func (f *inferFlags) runItems(e *env, algos []string) error {
 			return usagef("%v", err)
 		}
 		opt := stream.Options{Alpha: f.alpha, StashCap: f.stashCap, OracleOnly: f.oracle == "naive"}
-		var s stream.Solver
-		switch a {
-		case stream.NameStreamPartition:
-			s, err = stream.NewStreamPartition(o, f.k, n, opt)
-		case stream.NameOnlineLSS:
-			s, err = stream.NewOnlineLSS(o, f.k, opt)
-		case stream.NameOnline2Neighbor:
-			s, err = stream.NewOnline2Neighbor(o, f.k, opt)
-		case stream.NameOnlineGreedy:
-			s, err = stream.NewOnlineGreedy(o, f.k, opt)
-		}
+		s, err := stream.NewSolver(a, o, f.k, n, opt)
 		if err != nil {
 			return usagef("%s: %v", a, err)
 		}
@@ -317,7 +308,7 @@ func (f *inferFlags) runItems(e *env, algos []string) error {
 		opt.SolverTrajectory = func(i int, p stream.Point) { traj = append(traj, trajectoryRow(solvers[i].Name(), p)) }
 	}
 	start := time.Now()
-	results, read, err := stream.RunItemsAll(solvers, prog, opt)
+	results, read, err := stream.RunItemsAll(e.context(), solvers, prog, opt)
 	if err != nil {
 		return fmt.Errorf("--items %s: %w", name, err)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -15,7 +14,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/ndpp-go/ndpp/internal/memlimit"
 	"github.com/ndpp-go/ndpp/internal/outfile"
 	"github.com/ndpp-go/ndpp/learn"
 	"github.com/ndpp-go/ndpp/ndpp"
@@ -26,29 +24,40 @@ import (
 func init() {
 	register(&command{
 		name:    "learn",
+		globals: gBackend | gThreads | gJSON | gQuiet | gMaxMem,
 		summary: "learn an NDPP from baskets (one-pass online or offline Adam) and evaluate it",
 		run:     runLearn,
+
+		interruptible: true,
 	})
 }
 
 // metricsJSON is the output of `learn --json` and `eval --json`; the paper
 // protocol is in the unsuffixed fields.
 type metricsJSON struct {
-	Mode     string   `json:"mode"`
-	D        int      `json:"d"`
-	TestLL   *float64 `json:"test_ll"`
-	MPR      *float64 `json:"mpr"`
-	AUC      *float64 `json:"auc"`
-	Prec5    *float64 `json:"prec5"`
-	Prec10   *float64 `json:"prec10"`
-	MPRMicro *float64 `json:"mpr_micro"`
-	AUCMicro *float64 `json:"auc_micro"`
+	Mode string `json:"mode"`
+	D    int    `json:"d"`
+	// TestLL is the test log-likelihood, the mean of log P(S) =
+	// log det L_S − log det(L + I) over the test baskets (the figure of
+	// score, /v1/score and Model.LogLikelihood); null when a test basket
+	// has probability 0 (beyond the model's rank).
+	TestLL *float64 `json:"test_ll"`
+	// TestLLEps is the learners' objective on the test baskets: the mean of
+	// log det(L_S + εI) − log det(L + I), ε = eps.
+	TestLLEps *float64 `json:"test_ll_eps"`
+	MPR       *float64 `json:"mpr"`
+	AUC       *float64 `json:"auc"`
+	Prec5     *float64 `json:"prec5"`
+	Prec10    *float64 `json:"prec10"`
+	MPRMicro  *float64 `json:"mpr_micro"`
+	AUCMicro  *float64 `json:"auc_micro"`
 	// AUCPaired is the share of test baskets scoring above their own
 	// random basket of the same size (the AUCs above also compare sizes).
 	AUCPaired *float64 `json:"auc_paired"`
 	// Standard errors over the test baskets (null when a figure rests on
 	// fewer than two baskets or is not finite).
 	TestLLSE    *float64 `json:"test_ll_se"`
+	TestLLEpsSE *float64 `json:"test_ll_eps_se"`
 	MPRSE       *float64 `json:"mpr_se"`
 	MPRMicroSE  *float64 `json:"mpr_micro_se"`
 	AUCPairedSE *float64 `json:"auc_paired_se"`
@@ -57,7 +66,8 @@ type metricsJSON struct {
 	Seconds     float64  `json:"seconds"`
 	Passes      float64  `json:"passes"`
 	Baskets     int      `json:"baskets"`
-	// Eps is ε of test_ll and the AUC: log det(L_S + εI) − log det(I + L).
+	// Eps is ε of test_ll_eps and of the AUC's basket scores
+	// log det(L_S + εI).
 	Eps float64 `json:"eps"`
 	// ItemOrder is how the paper protocol orders a basket's items to hold
 	// out the last: "ids" (every token is an integer id) or "first
@@ -68,11 +78,12 @@ type metricsJSON struct {
 	ItemOrder string `json:"item_order"`
 	// BeyondRank counts the test baskets with more items than the model's
 	// rank (2d, or d when B = V, without a diagonal): probability 0 under
-	// the model, finite in test_ll only through ε.
+	// the model (test_ll is then null), finite in test_ll_eps only through ε.
 	BeyondRank int `json:"test_baskets_beyond_rank"`
 	// The baselines on the same split (absent when there is no training
 	// data to count items in): ranking by training count, and the
-	// independent-items model's test log-likelihood.
+	// independent-items model's test log-likelihood (exact and ε forms, as
+	// test_ll and test_ll_eps).
 	BaselinePopularityMPR       *float64 `json:"baseline_popularity_mpr,omitempty"`
 	BaselinePopularityMPRMicro  *float64 `json:"baseline_popularity_mpr_micro,omitempty"`
 	BaselinePopularityAUC       *float64 `json:"baseline_popularity_auc,omitempty"`
@@ -80,6 +91,7 @@ type metricsJSON struct {
 	BaselinePopularityPrec5     *float64 `json:"baseline_popularity_prec5,omitempty"`
 	BaselinePopularityPrec10    *float64 `json:"baseline_popularity_prec10,omitempty"`
 	BaselineIndependentLL       *float64 `json:"baseline_independent_ll,omitempty"`
+	BaselineIndependentLLEps    *float64 `json:"baseline_independent_ll_eps,omitempty"`
 	// The co-occurrence baseline on the same split, ranked by the same
 	// code (learn.Cooccurrence.Evaluate): candidate j given the rest Y of
 	// the basket scores Σ_{y∈Y} c(j, y)/√(c(j)·c(y)), c counting training
@@ -104,16 +116,16 @@ func num(x float64) *float64 {
 // baselines' (Baselines on the same split) and, when cooc is not nil, the
 // co-occurrence baseline's into the output record.
 func toMetricsJSON(mode string, d int, m, base, cooc *learn.Metrics, seconds, passes float64, baskets int) metricsJSON {
-	r := metricsJSON{Mode: mode, D: d, TestLL: num(m.TestLL), MPR: num(m.MPR), AUC: num(m.AUC),
+	r := metricsJSON{Mode: mode, D: d, TestLL: num(m.TestLL), TestLLEps: num(m.TestLLEps), MPR: num(m.MPR), AUC: num(m.AUC),
 		Prec5: num(m.Prec5), Prec10: num(m.Prec10), MPRMicro: num(m.MPRMicro), AUCMicro: num(m.AUCMicro), AUCPaired: num(m.AUCPaired),
-		TestLLSE: num(m.TestLLSE), MPRSE: num(m.MPRSE), MPRMicroSE: num(m.MPRMicroSE), AUCPairedSE: num(m.AUCPairedSE),
+		TestLLSE: num(m.TestLLSE), TestLLEpsSE: num(m.TestLLEpsSE), MPRSE: num(m.MPRSE), MPRMicroSE: num(m.MPRMicroSE), AUCPairedSE: num(m.AUCPairedSE),
 		Prec5Micro: num(m.Prec5Micro), Prec10Micro: num(m.Prec10Micro), Seconds: seconds, Passes: passes, Baskets: baskets,
 		Eps: m.Eps, BeyondRank: m.BeyondRank}
 	if base != nil {
 		r.BaselinePopularityMPR, r.BaselinePopularityMPRMicro = num(base.MPR), num(base.MPRMicro)
 		r.BaselinePopularityAUC, r.BaselinePopularityPrec5, r.BaselinePopularityPrec10 = num(base.AUC), num(base.Prec5), num(base.Prec10)
 		r.BaselinePopularityAUCPaired = num(base.AUCPaired)
-		r.BaselineIndependentLL = num(base.TestLL)
+		r.BaselineIndependentLL, r.BaselineIndependentLLEps = num(base.TestLL), num(base.TestLLEps)
 	}
 	if cooc != nil {
 		r.BaselineCooccurrenceMPR, r.BaselineCooccurrenceMPRMicro = num(cooc.MPR), num(cooc.MPRMicro)
@@ -148,9 +160,14 @@ func writeMetrics(e *env, g *globals, r metricsJSON, extra [][2]string) error {
 		fmt.Fprintf(tw, "%s\t%s\n", kv[0], kv[1])
 	}
 	base := r.BaselineIndependentLL != nil
-	fmt.Fprintf(tw, "test log-likelihood (ε = %g)\t%s", r.Eps, pm(r.TestLL, r.TestLLSE, "%.4f"))
+	fmt.Fprintf(tw, "test log-likelihood\t%s", pm(r.TestLL, r.TestLLSE, "%.4f"))
 	if base {
 		fmt.Fprintf(tw, "\t\tindependent items %s", f(r.BaselineIndependentLL, "%.4f"))
+	}
+	fmt.Fprintln(tw)
+	fmt.Fprintf(tw, "test log-likelihood, ε = %g (objective)\t%s", r.Eps, pm(r.TestLLEps, r.TestLLEpsSE, "%.4f"))
+	if base {
+		fmt.Fprintf(tw, "\t\tindependent items %s", f(r.BaselineIndependentLLEps, "%.4f"))
 	}
 	fmt.Fprintln(tw)
 	if base {
@@ -202,7 +219,7 @@ func (b *basketFlags) register(fs *flag.FlagSet) {
 
 // registerTokens adds --tokens, the rule of a growing vocabulary (learn).
 func (b *basketFlags) registerTokens(fs *flag.FlagSet) {
-	fs.StringVar(&b.tokens, "tokens", "auto", "which tokens are items: int (non-negative integer ids only), any (every token), auto (int when the first basket's tokens are all integers; a first line of words before integer lines is reported as a header)")
+	fs.StringVar(&b.tokens, "tokens", "auto", "which tokens are items: int (non-negative integer ids only), any (every token, kept as strings), auto (int when the first basket's tokens are all integers; a first line of words before integer lines is reported as a header). With int, or auto over integer ids, the model records integer ids (served as JSON numbers); otherwise a vocabulary of string tokens")
 }
 
 // tokenHint adds to an error of the token rule the flag that changes it.
@@ -308,6 +325,20 @@ func (b *basketFlags) open(path string, stdin io.Reader, voc *ndpp.Vocab, grow b
 	return baskets.Open(path, opt)
 }
 
+// itemNames returns the option that records in a learned model how the
+// data names its items (voc, grown while reading): integer ids (WithIDs)
+// when --tokens is int or auto and every token is an integer id written
+// canonically, so that the model's items stay integers in every tool; else
+// the vocabulary of string tokens (--tokens any, or other tokens).
+func (b *basketFlags) itemNames(voc *ndpp.Vocab) ndpp.Option {
+	if rule, _ := b.tokenRule(); rule != baskets.AnyTokens {
+		if ids, ok := voc.IDs(); ok {
+			return ndpp.WithIDs(ids)
+		}
+	}
+	return ndpp.WithVocab(voc)
+}
+
 // itemOrder names the order sortKeys(voc) = keys gives the rows of voc
 // (metricsJSON.ItemOrder): without a vocabulary the tokens are the rows.
 func itemOrder(voc *ndpp.Vocab, keys []int64) string {
@@ -368,6 +399,7 @@ type learnFlags struct {
 	cEvery     int
 	condWeight float64
 	condNeg    int
+	set        map[string]bool // the flags given on the command line
 }
 
 func runLearn(e *env, args []string) error {
@@ -397,9 +429,9 @@ func runLearn(e *env, args []string) error {
 	fs.IntVar(&f.nVal, "val", 300, "validation baskets held out")
 	fs.IntVar(&f.nTest, "test", 2000, "test baskets held out")
 	fs.DurationVar(&f.timeLimit, "time-limit", 0, "offline: stop training after this long (0 = no limit)")
-	fs.StringVar(&f.trace, "trace", "", "write the validation NLL over training time to this CSV file (seconds,baskets,nll), or - for standard output (the report then goes to standard error)")
+	fs.StringVar(&f.trace, "trace", "", "write the learning curve to this CSV file (mode,seconds,baskets,nll_eps: the negative of the learners' objective, the validation log-likelihood with ε = 1e-5, over training time), or - for standard output (the report then goes to standard error)")
 	fs.StringVar(&f.checkpoint, "checkpoint", "", "online: save the learner state to this file (atomically, every 10000 baskets and at the end)")
-	fs.StringVar(&f.resume, "resume", "", "online: resume from this checkpoint, or - for standard input, skipping the baskets it has seen (the checkpoint's learning options apply)")
+	fs.StringVar(&f.resume, "resume", "", "online: resume from this checkpoint, or - for standard input, skipping the baskets it has seen (the checkpoint's learning options and seed apply; a flag that sets one to another value is refused)")
 	fs.Float64Var(&f.initScale, "init-scale", 0, "standard deviation of the initial entries of V and B (default 0.25/√d; with --diag 0.01/√d)")
 	fs.Float64Var(&f.initShare, "init-share", 0, "with --diag: initial E‖vᵢ‖² as a share of the item's initial δᵢ (default: offline 0.5, online 0.01; negative: --init-scale as drawn)")
 	fs.IntVar(&f.factorEv, "factor-every", 0, "online, exact normaliser: refactor every this many baskets (on a second goroutine); 1 = synchronously at every basket, the exact gradient (default 25)")
@@ -410,6 +442,8 @@ func runLearn(e *env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	f.set = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
 	if err := f.g.apply(); err != nil {
 		return err
 	}
@@ -469,7 +503,7 @@ func runLearn(e *env, args []string) error {
 			}
 			bar.Add(1)
 		}
-		res, err = learn.TrainOffline(context.Background(), train, val, n, learn.OfflineOptions{D: f.d, Shared: f.shared, LowRank: !f.diag, Seed: f.seed, DiagLR: f.diagLR, RateScale: f.rateScale,
+		res, err = learn.TrainOffline(e.context(), train, val, n, learn.OfflineOptions{D: f.d, Shared: f.shared, LowRank: !f.diag, Seed: f.seed, DiagLR: f.diagLR, RateScale: f.rateScale,
 			Progress: progressFn, LR: f.lr, Batch: f.batch, MaxEpochs: f.epochs, Patience: f.patience, Alpha: f.alpha, Beta: f.beta,
 			FixC: f.fixC, Workers: f.g.threads, TimeLimit: f.timeLimit, TraceSet: traceSet(f.trace, val),
 			CondWeight: f.condWeight, CondNegatives: f.condNeg,
@@ -478,7 +512,7 @@ func runLearn(e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		if model, err = res.Params.Model(ndpp.WithVocab(voc)); err != nil {
+		if model, err = res.Params.Model(f.bf.itemNames(voc)); err != nil {
 			return err
 		}
 	} else {
@@ -489,23 +523,23 @@ func runLearn(e *env, args []string) error {
 	n := voc.Len()
 	keys := sortKeys(voc)
 	evalOpt := learn.EvalOptions{Seed: f.seed, Key: keys, Workers: f.g.threads}
-	met, err := learn.Evaluate(context.Background(), model, test, evalOpt)
+	met, err := learn.Evaluate(e.context(), model, test, evalOpt)
 	if err != nil {
 		return err
 	}
 	var base *learn.Metrics
 	if baseModel == nil {
-		if base, err = learn.Baselines(context.Background(), train, test, n, evalOpt); err != nil {
+		if base, err = learn.Baselines(e.context(), train, test, n, evalOpt); err != nil {
 			return err
 		}
-		if coCounts, err = learn.CountCooccurrence(train, n, learn.DefaultCooccurPairs); err != nil {
-			return err
+		if coCounts, err = learn.CountCooccurrence(train, n, learn.DefaultCooccurPairs, f.g.budget.Bytes); err != nil {
+			return f.g.budget.Rename(err)
 		}
-	} else if base, err = learn.Evaluate(context.Background(), baseModel, test, evalOpt); err != nil {
+	} else if base, err = learn.Evaluate(e.context(), baseModel, test, evalOpt); err != nil {
 		// The online learner counted the training baskets as they went by.
 		return err
 	}
-	cooc, err := coCounts.Evaluate(context.Background(), test, n, learn.DefaultCooccurNorm, evalOpt)
+	cooc, err := coCounts.Evaluate(e.context(), test, n, learn.DefaultCooccurNorm, evalOpt)
 	if err != nil {
 		return err
 	}
@@ -540,83 +574,57 @@ func runLearn(e *env, args []string) error {
 	}
 	valLL := "none (--val 0)"
 	if f.nVal > 0 {
-		valLL = fmt.Sprintf("%.4f", res.ValLL)
+		valLL = fmt.Sprintf("%.4f", res.ValLLEps)
 	}
-	extra := [][2]string{{"items", strconv.Itoa(n)}, {"validation LL", valLL}}
+	extra := [][2]string{{"items", strconv.Itoa(n)}, {"validation log-likelihood, ε (objective)", valLL}}
 	r := toMetricsJSON(f.mode, model.D(), met, base, cooc, res.Seconds, res.Passes, res.Baskets)
 	r.ItemOrder = itemOrder(voc, keys)
 	return writeMetrics(reportTo(e, f.out, f.trace), &f.g, r, extra)
 }
 
-// checkMemory refuses a learner whose estimated memory exceeds the budget
-// (memlimit): C's factor with its gradient and optimiser moments (d×d),
-// the normaliser's 2d×2d matrices, and for n items the vectors V and B with
-// their gradients, moments and model copies and each worker's gradient
-// sums.
+// checkMemory refuses a learner whose estimated memory for n items
+// (learn.OfflineMemory, learn.OnlineMemory with a worker per thread)
+// exceeds the budget.
 func (f *learnFlags) checkMemory(n int) error {
-	d, nn, w := int64(f.d), int64(n), int64(max(f.g.threads, 1))
-	need := memlimit.Sum(memlimit.Bytes(d, d, 8*6), memlimit.Bytes(2*d, 2*d, 8*6),
-		memlimit.Bytes(nn, d, 8*10), memlimit.Bytes(w, memlimit.Sum(memlimit.Bytes(nn, d, 2), memlimit.Bytes(d, d)), 8))
+	need := learn.OfflineMemory(learn.OfflineOptions{D: f.d, Workers: max(f.g.threads, 1)}, n)
+	if f.mode == "online" {
+		need = learn.OnlineMemory(learn.OnlineOptions{D: f.d}, n, f.g.threads)
+	}
 	what := fmt.Sprintf("learning with d = %d", f.d)
 	if n > 0 {
 		what = fmt.Sprintf("learning %d items with d = %d", n, f.d)
 	}
-	return memlimit.Check(what, need)
+	return f.g.budget.Check(what, need)
 }
 
-// divergedMargin is how far, in nats per basket beyond twice the
-// independent-items log-likelihood, a learned model may fall before learn
-// takes its training for diverged (see checkDiverged).
-const divergedMargin = 20
-
-// checkDiverged refuses a learned model whose kernel overflows
-// (ndpp.Model.CheckScale) or whose mean log-likelihood on the held-out
-// baskets within its rank is below 2·ℓ₀ − divergedMargin, ℓ₀ < 0 being the
-// independent-items model's on the same baskets: parameters blown up by a
-// learning rate or an initial scale far too large give log-likelihoods
-// tens of times ℓ₀, while a model that learned anything is near or above
-// ℓ₀. Baskets beyond the rank are left out: their probability is ε's.
+// checkDiverged refuses a learned model whose training diverged
+// (learn.CheckDiverged), with the flags that help.
 func checkDiverged(model, indep *ndpp.Model, held [][]int) error {
-	if err := model.CheckScale(); err != nil {
-		return fmt.Errorf("training diverged (lower --lr or --init-scale); no model saved: %w", err)
+	err := learn.CheckDiverged(model, indep, held)
+	if de, ok := errors.AsType[*learn.DivergedError](err); ok {
+		return fmt.Errorf("training diverged (lower --lr or --init-scale); no model saved: %w", de.Err)
 	}
-	var in [][]int
-	for _, b := range held {
-		if len(b) <= model.MaxRank() {
-			in = append(in, b)
-		}
-	}
-	if len(in) == 0 {
-		return nil
-	}
-	ll, err := learn.LogLikelihood(model, in, 0)
-	if err != nil {
-		return fmt.Errorf("training diverged (lower --lr or --init-scale); no model saved: %w", err)
-	}
-	l0, err := learn.LogLikelihood(indep, in, 0)
-	if err != nil {
-		return err
-	}
-	if !(ll >= 2*l0-divergedMargin) {
-		return fmt.Errorf("training diverged (lower --lr or --init-scale); no model saved: the learned model's mean log-likelihood on %d held-out baskets is %.4g, the independent-items model's %.4g", len(in), ll, l0)
-	}
-	return nil
+	return err
 }
 
-// rankNote says on stderr how many test baskets exceed the model's rank
-// (probability 0 under the model itself, finite only through ε), and why
-// the test log-likelihood is −Inf if it is.
+// rankNote says on stderr how many test baskets have probability 0 under
+// the model (beyond its rank, or of dependent items), which makes the test
+// log-likelihood −Inf while the ε figure stays finite, and why the ε figure
+// is −Inf if it is.
 func rankNote(e *env, cmd string, met *learn.Metrics, m *ndpp.Model) {
 	if met.BeyondRank > 0 {
 		bound := "2d"
 		if m.Shared() {
 			bound = "d (B = V)"
 		}
-		fmt.Fprintf(e.stderr, "%s: %d of %d test baskets have more items than the model's rank %s = %d: probability 0 under the model, finite in the test log-likelihood only through ε = %g\n",
+		fmt.Fprintf(e.stderr, "%s: %d of %d test baskets have more items than the model's rank %s = %d: probability 0 under the model, so the test log-likelihood is -Inf (shown as - or null); the ε figure is finite only through ε = %g\n",
 			cmd, met.BeyondRank, met.Baskets, bound, m.MaxRank(), met.Eps)
 	}
-	if met.ZeroProb > 0 {
-		fmt.Fprintf(e.stderr, "%s: %d of %d test baskets have det(L_S + εI) = 0, so the test log-likelihood is -Inf\n", cmd, met.ZeroProb, met.Baskets)
+	if other := met.ZeroProb - met.BeyondRank; other > 0 {
+		fmt.Fprintf(e.stderr, "%s: %d of %d test baskets have det L_S = 0 (probability 0), so the test log-likelihood is -Inf (shown as - or null)\n", cmd, other, met.Baskets)
+	}
+	if met.ZeroProbEps > 0 {
+		fmt.Fprintf(e.stderr, "%s: %d of %d test baskets have det(L_S + εI) = 0, so the ε test log-likelihood is -Inf\n", cmd, met.ZeroProbEps, met.Baskets)
 	}
 }
 
@@ -696,8 +704,8 @@ func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, mode
 	if err != nil {
 		return nil, nil, nil, nil, nil, err
 	}
-	if cooc, err = learn.NewCooccurrence(learn.DefaultCooccurPairs); err != nil {
-		return nil, nil, nil, nil, nil, err
+	if cooc, err = learn.NewCooccurrence(learn.DefaultCooccurPairs, f.g.budget.Bytes); err != nil {
+		return nil, nil, nil, nil, nil, f.g.budget.Rename(err)
 	}
 	var o *learn.Online
 	// The training baskets are counted as the learner reads them (and as
@@ -710,6 +718,9 @@ func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, mode
 			o, err = learn.LoadOnlineFile(f.resume)
 		}
 		if err != nil {
+			return nil, nil, nil, nil, nil, err
+		}
+		if err := f.resumeConflicts(o.Options()); err != nil {
 			return nil, nil, nil, nil, nil, err
 		}
 		if err := learn.SkipBaskets(src, o.Position()); err != nil {
@@ -731,7 +742,7 @@ func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, mode
 	if f.trace != "" {
 		run.TraceSource = hold.Validation
 	}
-	if res, err = o.Run(context.Background(), src, run); err != nil {
+	if res, err = o.Run(e.context(), src, run); err != nil {
 		bar.Finish()
 		return nil, nil, nil, nil, nil, tokenHint(inFile(f.data, err))
 	}
@@ -744,11 +755,11 @@ func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, mode
 		fmt.Fprintf(e.stderr, "learn: %d baskets over %d items (%d train, %d validation, %d test), mode %s, d = %d\n",
 			hold.Read(), voc.Len(), o.Position(), len(val), len(test), f.mode, f.d)
 	}
-	if model, err = o.ModelOver(voc.Len(), ndpp.WithVocab(voc)); err != nil {
+	if model, err = o.ModelOver(voc.Len(), f.bf.itemNames(voc)); err != nil {
 		return nil, nil, nil, nil, nil, err
 	}
 	if len(val) > 0 {
-		if res.ValLL, err = learn.LogLikelihood(model, val, 0); err != nil {
+		if res.ValLLEps, err = learn.LogLikelihoodEps(model, val, 0); err != nil {
 			return nil, nil, nil, nil, nil, err
 		}
 	}
@@ -756,6 +767,44 @@ func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, mode
 		return nil, nil, nil, nil, nil, err
 	}
 	return res, model, base, cooc, test, nil
+}
+
+// resumeConflicts refuses a learning-option flag given on the command
+// line with a value other than the checkpoint's: a resumed run goes on with
+// the checkpoint's options (and its seed's split), so such a flag would be
+// silently ignored.
+func (f *learnFlags) resumeConflicts(opt learn.OnlineOptions) error {
+	optim, _ := learn.ParseOptimizer(f.optimizer)
+	norm, _ := learn.ParseNormalizer(f.normalizer)
+	checks := []struct {
+		flag       string
+		same       bool
+		ckpt, here any
+	}{
+		{"d", f.d == opt.D, opt.D, f.d},
+		{"seed", f.seed == opt.Seed, opt.Seed, f.seed},
+		{"shared", f.shared == opt.Shared, opt.Shared, f.shared},
+		{"diag", f.diag == !opt.LowRank, !opt.LowRank, f.diag},
+		{"optimizer", optim == opt.Optimizer, opt.Optimizer, f.optimizer},
+		{"normalizer", norm == opt.Normalizer, opt.Normalizer, f.normalizer},
+		{"lr", f.lr == opt.LR, opt.LR, f.lr},
+		{"diag-lr", f.diagLR == opt.DiagLR, opt.DiagLR, f.diagLR},
+		{"rate-scale", f.rateScale == opt.RateScale, opt.RateScale, f.rateScale},
+		{"alpha", f.alpha == opt.Alpha, opt.Alpha, f.alpha},
+		{"beta", f.beta == opt.Beta, opt.Beta, f.beta},
+		{"fix-c", f.fixC == opt.FixC, opt.FixC, f.fixC},
+		{"init-scale", f.initScale == opt.Init.Scale, opt.Init.Scale, f.initScale},
+		{"init-share", f.initShare == opt.Init.Share, opt.Init.Share, f.initShare},
+		{"factor-every", f.factorEv == opt.Schedule.FactorEvery, opt.Schedule.FactorEvery, f.factorEv},
+		{"lag", f.lag == opt.Schedule.Lag, opt.Schedule.Lag, f.lag},
+		{"c-every", f.cEvery == opt.CEvery, opt.CEvery, f.cEvery},
+	}
+	for _, c := range checks {
+		if f.set[c.flag] && !c.same {
+			return usagef("--%s %v conflicts with the checkpoint %s, which has %v: a resumed run keeps the checkpoint's learning options (drop --%s)", c.flag, c.here, f.resume, c.ckpt, c.flag)
+		}
+	}
+	return nil
 }
 
 // writeTraceTo writes a learning curve in the format of nllHeader.

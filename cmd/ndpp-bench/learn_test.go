@@ -17,11 +17,11 @@ import (
 
 // learnJSONKeys are the fields of learn --json and eval --json.
 var learnJSONKeys = []string{"auc", "auc_micro", "auc_paired", "auc_paired_se", "baseline_cooccurrence_mpr",
-	"baseline_cooccurrence_mpr_micro", "baseline_cooccurrence_prec10", "baseline_cooccurrence_prec5", "baseline_independent_ll",
+	"baseline_cooccurrence_mpr_micro", "baseline_cooccurrence_prec10", "baseline_cooccurrence_prec5", "baseline_independent_ll", "baseline_independent_ll_eps",
 	"baseline_popularity_auc", "baseline_popularity_auc_paired", "baseline_popularity_mpr",
 	"baseline_popularity_mpr_micro", "baseline_popularity_prec10", "baseline_popularity_prec5", "baskets", "d", "eps",
 	"item_order", "mode", "mpr", "mpr_micro", "mpr_micro_se", "mpr_se", "passes", "prec10", "prec10_micro", "prec5", "prec5_micro",
-	"seconds", "test_baskets_beyond_rank", "test_ll", "test_ll_se"}
+	"seconds", "test_baskets_beyond_rank", "test_ll", "test_ll_eps", "test_ll_eps_se", "test_ll_se"}
 
 func runLearnCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
@@ -159,7 +159,7 @@ func TestLearnOnlineThenEval(t *testing.T) {
 		t.Errorf("passes %v baskets %v, want one pass over 1100 baskets", raw["passes"], raw["baskets"])
 	}
 	tr, err := os.ReadFile(trace)
-	if err != nil || !strings.HasPrefix(string(tr), "mode,seconds,baskets,nll\nonline,") {
+	if err != nil || !strings.HasPrefix(string(tr), "mode,seconds,baskets,nll_eps\nonline,") {
 		t.Errorf("trace file: %v %q", err, tr)
 	}
 	// Evaluating the saved model on the whole file: its tokens are the
@@ -196,6 +196,19 @@ func TestLearnOnlineThenEval(t *testing.T) {
 	r2 := decodeMetrics(t, out2)
 	if r2["test_ll"] != raw["test_ll"] || r2["mpr"] != raw["mpr"] || r2["baskets"] != 0.0 {
 		t.Errorf("resumed: test_ll %v mpr %v baskets %v; want %v %v 0", r2["test_ll"], r2["mpr"], r2["baskets"], raw["test_ll"], raw["mpr"])
+	}
+	// A learning option given with another value than the checkpoint's is
+	// refused, not ignored; the same value (or none) is accepted.
+	for _, bad := range [][]string{{"--d", "20"}, {"--seed", "2"}, {"--optimizer", "sgd"}, {"--diag=false"}} {
+		code, _, errs = runLearnCmd(t, append([]string{"learn", "--data", data, "--mode", "online", "--val", "100", "--test", "300", "--resume", ck, "--quiet"}, bad...)...)
+		flagName := strings.SplitN(bad[0], "=", 2)[0]
+		if code != 2 || !strings.Contains(errs, flagName+" ") || !strings.Contains(errs, "conflicts with the checkpoint") {
+			t.Errorf("resume with %v: exit %d, %q; want 2 and a conflict naming %s", bad, code, errs, flagName)
+		}
+	}
+	code, _, errs = runLearnCmd(t, "learn", "--data", data, "--mode", "online", "--val", "100", "--test", "300", "--resume", ck, "--quiet")
+	if code != 0 {
+		t.Errorf("resume without --d: exit %d: %s", code, errs)
 	}
 }
 
@@ -281,8 +294,8 @@ func TestLearnReportsBasketsBeyondTheRank(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatal(err)
 	}
-	if r.TestLL == nil || r.BeyondRank == 0 || r.Eps != learn.DefaultEps {
-		t.Errorf("test_ll %v, beyond rank %d, eps %g: want a finite LL, a positive count, ε = %g", r.TestLL, r.BeyondRank, r.Eps, learn.DefaultEps)
+	if r.TestLLEps == nil || r.TestLL != nil || r.BeyondRank == 0 || r.Eps != learn.DefaultEps {
+		t.Errorf("test_ll %v, test_ll_eps %v, beyond rank %d, eps %g: want null (probability 0), a finite ε figure, a positive count, ε = %g", r.TestLL, r.TestLLEps, r.BeyondRank, r.Eps, learn.DefaultEps)
 	}
 	if r.BaselineIndependentLL == nil || r.BaselinePopularityMPR == nil || r.BaselinePopularityMPRMicro == nil {
 		t.Errorf("baselines missing: %s", out)

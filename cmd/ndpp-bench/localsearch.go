@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -40,12 +41,12 @@ func (l *lsFlags) check() error {
 // localSearch runs stream.LocalSearch from start on an oracle of the given
 // kind (the naive oracle sends every value through itself) and names the
 // result.
-func localSearch(kind string, m *ndpp.Model, k int, start []int, l lsFlags, name string) (stream.LocalSearchResult, error) {
+func localSearch(ctx context.Context, kind string, m *ndpp.Model, k int, start []int, l lsFlags, name string) (stream.LocalSearchResult, error) {
 	o, err := newOracle(kind, m, k)
 	if err != nil {
 		return stream.LocalSearchResult{}, usagef("%v", err)
 	}
-	res, err := stream.LocalSearch(o, k, start, stream.LocalSearchOptions{Eps: l.eps, Pool: l.pool, OracleOnly: kind == "naive"})
+	res, err := stream.LocalSearch(ctx, o, k, start, stream.LocalSearchOptions{Eps: l.eps, Pool: l.pool, OracleOnly: kind == "naive"})
 	if err != nil {
 		return stream.LocalSearchResult{}, fmt.Errorf("%s: %w", name, err)
 	}

@@ -63,12 +63,13 @@ func reportTo(e *env, outputs ...string) *env {
 	return e
 }
 
-// loadModel reads a model file and refuses a model whose kernel overflows
-// float64 (ndpp.Model.CheckScale): its scores would be NaN or infinite.
-func loadModel(path string) (*ndpp.Model, error) {
-	m, err := npz.Load(path)
+// loadModel reads a model file within the memory budget and refuses a
+// model whose kernel overflows float64 (ndpp.Model.CheckScale): its scores
+// would be NaN or infinite.
+func loadModel(path string, budget memlimit.Budget) (*ndpp.Model, error) {
+	m, err := npz.LoadOptions{MaxBytes: budget.Bytes}.Load(path)
 	if err != nil {
-		return nil, err
+		return nil, budget.Rename(err)
 	}
 	if err := m.CheckScale(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

@@ -58,7 +58,7 @@ func outputFlags() []outputFlag {
 		{name: "learn --out", args: func(in policyInputs, out string) []string { return append(learnOff(in), "--out", out) },
 			input: data, valid: prefix("PK\x03\x04"), std: true, fifo: true},
 		{name: "learn --trace", args: func(in policyInputs, out string) []string { return append(learnOff(in), "--trace", out) },
-			input: data, valid: prefix("mode,seconds,baskets,nll\n"), std: true, fifo: true},
+			input: data, valid: prefix("mode,seconds,baskets,nll_eps\n"), std: true, fifo: true},
 		{name: "learn --checkpoint", args: func(in policyInputs, out string) []string { return append(learnOn(in), "--checkpoint", out) },
 			input: data, valid: func(t *testing.T, b []byte) { require.NotEmpty(t, b) }},
 		{name: "infer --trajectory", args: func(in policyInputs, out string) []string {
@@ -69,7 +69,7 @@ func outputFlags() []outputFlag {
 		}, input: model, valid: func(t *testing.T, b []byte) { require.Equal(t, 20, bytes.Count(b, []byte("\n"))) }, std: true, fifo: true},
 		{name: "baskets --out", args: func(in policyInputs, out string) []string {
 			// No input file: the two-outputs case is items' (below).
-			return []string{"baskets", "--synthetic", "--n", "50", "--count", "30", "--quiet", "--out", out}
+			return []string{"baskets", "--synthetic", "--n", "50", "--count", "30", "--out", out}
 		}, valid: func(t *testing.T, b []byte) { require.Equal(t, 30, bytes.Count(b, []byte("\n"))) }, std: true, fifo: true},
 		{name: "items --out", args: func(in policyInputs, out string) []string {
 			return []string{"items", "--synthetic", "--n", "40", "--d", "2", "--quiet", "--kernel-out", in.other, "--out", out}

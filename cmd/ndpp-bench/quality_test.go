@@ -38,11 +38,11 @@ func TestLearnDefaultsBeatBaselines(t *testing.T) {
 				}
 				return v
 			}
-			ind, pop := num(off, "baseline_independent_ll"), num(off, "baseline_popularity_mpr")
-			if got := num(on, "baseline_independent_ll"); got != ind {
+			ind, pop := num(off, "baseline_independent_ll_eps"), num(off, "baseline_popularity_mpr")
+			if got := num(on, "baseline_independent_ll_eps"); got != ind {
 				t.Errorf("%s seed %s: the online run's independent-items LL %v, the offline run's %v (same split)", file, seed, got, ind)
 			}
-			offLL, onLL := num(off, "test_ll"), num(on, "test_ll")
+			offLL, onLL := num(off, "test_ll_eps"), num(on, "test_ll_eps")
 			offMPR, onMPR := num(off, "mpr"), num(on, "mpr")
 			t.Logf("%s seed %s: LL offline %.3f online %.3f independent %.3f; MPR offline %.2f online %.2f popularity %.2f",
 				file, seed, offLL, onLL, ind, offMPR, onMPR, pop)

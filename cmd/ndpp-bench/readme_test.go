@@ -41,7 +41,7 @@ func Example_readme() {
 	// Online MAP over a stream of the model's items.
 	o, _ := detcache.NewFast(m, 8)
 	s, _ := stream.NewOnlineLSS(o, 8, stream.Options{Alpha: 1.1})
-	res, _ := stream.Run(s, stream.RandomOrder(m.N(), 1), stream.RunOptions{})
+	res, _ := stream.Run(context.Background(), s, stream.RandomOrder(m.N(), 1), stream.RunOptions{})
 	fmt.Println(res.Solution, res.Value.Log, res.Evals)
 
 	// One-pass online learning from a basket file, streamed.

@@ -138,7 +138,6 @@ func TestLearnDivergedTrainingSavesNoModel(t *testing.T) {
 // code) naming the need and the budget, not a Go out-of-memory crash; the
 // budget comes from --max-memory or NDPP_MAX_MEMORY.
 func TestHugeSizesAreRefusedBeforeAllocating(t *testing.T) {
-	t.Cleanup(func() { memlimit.Set(0) })
 	data := smallApparel(t, 300)
 	for _, args := range [][]string{
 		{"infer", "--synthetic", "--n", "10000000000", "--k", "5"},
@@ -157,8 +156,18 @@ func TestHugeSizesAreRefusedBeforeAllocating(t *testing.T) {
 		require.Contains(t, errs, "of memory, more than the limit of", "%v", args)
 		require.Equal(t, 1, strings.Count(strings.TrimSpace(errs), "\n")+1, "%v: %s", args, errs)
 	}
+	// The model reader's refusal names the command's budget.
+	code, _, errs := runCmd(t, "", "score", "--model", smallModel, "--input", data, "--max-memory", "1K")
+	require.Equal(t, 1, code, errs)
+	require.Equal(t, "ndpp-bench score: npz: "+smallModel+": array V: decoding the model's arrays (up to V) needs about 7.5 KiB of memory, more than the limit of 1 KiB (from --max-memory)\n", errs)
+	code, _, errs = runCmd(t, "", "infer", "--synthetic", "--n", "10000000000", "--k", "5")
+	require.Equal(t, 1, code, errs)
+	require.Regexp(t, `^ndpp-bench infer: a synthetic model of n = 10000000000 items and d = \d+ needs about [0-9.]+ [TP]iB of memory, more than the limit of [0-9.]+ [KMGT]iB \(3/4 of the [^;]*; NDPP_MAX_MEMORY or ndpp-bench --max-memory raises it\)\n$`, errs)
 	t.Setenv(memlimit.EnvVar, "1K")
-	code, _, errs := runCmd(t, "", "learn", "--data", data, "--d", "3")
+	code, _, errs = runCmd(t, "", "sample", "--model", smallModel)
+	require.Equal(t, 1, code, errs)
+	require.Contains(t, errs, "more than the limit of 1 KiB (from "+memlimit.EnvVar+")")
+	code, _, errs = runCmd(t, "", "learn", "--data", data, "--d", "3")
 	require.Equal(t, 1, code, errs)
 	require.Contains(t, errs, "from "+memlimit.EnvVar)
 	// --max-memory raises the budget above the environment's.
@@ -193,26 +202,26 @@ func TestEvalReadsTokensThroughTheModelsVocabulary(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	m, err := npz.Load(model)
 	require.NoError(t, err)
-	require.NotNil(t, m.Vocab(), "learn saves the vocabulary it trained on")
+	require.NotNil(t, m.IDs(), "learn saves the item ids it trained on")
 
 	code, stdout, errs := runCmd(t, "", "eval", "--model", model, "--test", subset, "--json", "--quiet")
 	require.Equal(t, 0, code, errs)
 	var got metricsJSON
 	require.NoError(t, json.Unmarshal([]byte(stdout), &got))
 
-	voc := m.Vocab()
+	voc := m.TokenVocab()
 	right, err := baskets.ReadFile(subset, baskets.LineOptions{Vocab: voc})
 	require.NoError(t, err)
 	want, err := learn.Evaluate(context.Background(), m, right, learn.EvalOptions{Seed: 1, Key: sortKeys(voc)})
 	require.NoError(t, err)
-	require.Equal(t, want.TestLL, *got.TestLL)
+	require.Equal(t, want.TestLLEps, *got.TestLLEps)
 	require.Equal(t, want.AUC, *got.AUC)
 
 	wrongRows, err := baskets.ReadFile(subset, baskets.LineOptions{N: m.N()})
 	require.NoError(t, err)
 	wrong, err := learn.Evaluate(context.Background(), m, wrongRows, learn.EvalOptions{Seed: 1, Key: sortKeys(voc)})
 	require.NoError(t, err)
-	t.Logf("tokens through the vocabulary: LL %.3f, AUC %.3f; tokens as rows: LL %.3f, AUC %.3f", want.TestLL, want.AUC, wrong.TestLL, wrong.AUC)
-	require.Greater(t, want.TestLL, wrong.TestLL+1)
+	t.Logf("tokens through the vocabulary: LL %.3f, AUC %.3f; tokens as rows: LL %.3f, AUC %.3f", want.TestLLEps, want.AUC, wrong.TestLLEps, wrong.AUC)
+	require.Greater(t, want.TestLLEps, wrong.TestLLEps+1)
 	require.Greater(t, want.AUC, wrong.AUC+0.1)
 }

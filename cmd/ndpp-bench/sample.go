@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -20,8 +21,11 @@ import (
 func init() {
 	register(&command{
 		name:    "sample",
+		globals: gBackend | gThreads | gJSON | gQuiet | gMaxMem,
 		summary: "exact samples of a model's NDPP (optionally given items), written as baskets",
 		run:     runSample,
+
+		interruptible: true,
 	})
 }
 
@@ -65,7 +69,7 @@ func runSample(e *env, args []string) error {
 	if err := checkFiles([]outfile.File{modelFile("--model", f.model)}, []outfile.File{stdFile("--out", f.out)}); err != nil {
 		return err
 	}
-	m, err := loadModel(f.model)
+	m, err := loadModel(f.model, f.g.budget)
 	if err != nil {
 		return modelFileError(err)
 	}
@@ -74,7 +78,8 @@ func runSample(e *env, args []string) error {
 		return err
 	}
 	start := time.Now()
-	s, err := sample.New(m, sample.Options{Block: f.block})
+	ctx := e.context()
+	s, err := sample.New(ctx, m, sample.Options{Block: f.block})
 	if err != nil {
 		return err
 	}
@@ -88,7 +93,7 @@ func runSample(e *env, args []string) error {
 	var sizes int64
 	write := func(w io.Writer) error {
 		var err error
-		sizes, err = writeSamples(w, s, m, f.count, f.seed, f.g.threads, f.g.json, newProgress(e, &f.g, int64(f.count), "sampling"))
+		sizes, err = writeSamples(ctx, w, s, m, f.count, f.seed, f.g.threads, f.g.json, newProgress(e, &f.g, int64(f.count), "sampling"))
 		return err
 	}
 	if err := outfile.WriteStd(f.out, e.stdout, write); err != nil {
@@ -143,13 +148,15 @@ type sampleJob struct {
 	lo, hi int
 	out    []byte
 	sizes  int64
+	err    error // the sampler's error (ctx done), the job unfinished
 	done   chan struct{}
 }
 
 // writeSamples draws count samples on workers goroutines (sample i from
 // the PCG stream (seed, i)) and writes them to w in order. It returns the
-// sum of the sample sizes.
-func writeSamples(w io.Writer, s *sample.Sampler, m *ndpp.Model, count int, seed uint64, workers int, asJSON bool, bar *progress) (int64, error) {
+// sum of the sample sizes. Once ctx is done it stops, with an error
+// wrapping ctx.Err(), having written a prefix of the samples.
+func writeSamples(ctx context.Context, w io.Writer, s *sample.Sampler, m *ndpp.Model, count int, seed uint64, workers int, asJSON bool, bar *progress) (int64, error) {
 	workers = max(1, workers)
 	jobs := make(chan *sampleJob, workers)
 	queue := make(chan *sampleJob, 2*workers)
@@ -181,7 +188,9 @@ func writeSamples(w io.Writer, s *sample.Sampler, m *ndpp.Model, count int, seed
 			var y []int
 			for j := range jobs {
 				for i := j.lo; i < j.hi; i++ {
-					y = s.SampleInto(rand.New(rand.NewPCG(seed, uint64(i))), y)
+					if y, j.err = s.SampleInto(ctx, rand.New(rand.NewPCG(seed, uint64(i))), y); j.err != nil {
+						break
+					}
 					j.sizes += int64(len(y))
 					j.out = appendSample(j.out, m, y, asJSON)
 				}
@@ -194,7 +203,10 @@ func writeSamples(w io.Writer, s *sample.Sampler, m *ndpp.Model, count int, seed
 	for j := range queue {
 		<-j.done
 		if werr == nil {
-			if _, werr = w.Write(j.out); werr != nil {
+			if werr = j.err; werr == nil {
+				_, werr = w.Write(j.out)
+			}
+			if werr != nil {
 				close(stop)
 			}
 		}

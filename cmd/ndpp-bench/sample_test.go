@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"math/rand/v2"
 	"os"
@@ -35,13 +36,14 @@ func TestSampleCommand(t *testing.T) {
 	lines := strings.Split(strings.TrimSuffix(outs[0], "\n"), "\n")
 	require.Len(t, lines, count)
 
-	s, err := sample.New(m, sample.Options{})
+	s, err := sample.New(context.Background(), m, sample.Options{})
 	require.NoError(t, err)
 	s, err = s.Given([]int{3, 17})
 	require.NoError(t, err)
 	r := baskets.NewLineReader(strings.NewReader(outs[0]), baskets.LineOptions{Vocab: m.TokenVocab(), N: m.N()})
 	for i := 0; i < count; i++ {
-		want := s.Sample(rand.New(rand.NewPCG(4, uint64(i))))
+		want, err := s.Sample(context.Background(), rand.New(rand.NewPCG(4, uint64(i))))
+		require.NoError(t, err)
 		got, err := r.Next()
 		require.NoError(t, err, "line %d", i)
 		require.ElementsMatch(t, want, got, "sample %d", i)

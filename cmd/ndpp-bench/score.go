@@ -19,6 +19,7 @@ import (
 func init() {
 	register(&command{
 		name:    "score",
+		globals: gBackend | gThreads | gJSON | gQuiet | gMaxMem,
 		summary: "batch scoring: per-basket log-likelihoods or top-N next-item recommendations",
 		run:     runScore,
 	})
@@ -63,7 +64,7 @@ func runScore(e *env, args []string) error {
 	if err := checkFiles([]outfile.File{modelFile("--model", *modelPath), stdFile("--input", *input)}, nil); err != nil {
 		return err
 	}
-	m, err := loadModel(*modelPath)
+	m, err := loadModel(*modelPath, g.budget)
 	if err != nil {
 		return err
 	}
@@ -105,7 +106,7 @@ func scoreStream(br *baskets.Reader, w io.Writer, m *ndpp.Model, topN, workers i
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var gains [][]float64 // scorefmt.RecBatch rows of m.N() gains, made on first use
+			var gains [][]float64 // ndpp.RecommendBatchSize rows of m.N() gains, made on first use
 			for c := range jobs {
 				c.out, c.err = scorefmt.Lines(m, c.baskets, c.lines, topN, asJSON, &gains)
 				done <- c

@@ -152,7 +152,24 @@ func TestHelpAndFlagErrors(t *testing.T) {
 		code, _, errs := runCmd(t, "", name, "--help")
 		require.Equal(t, 0, code, name)
 		require.Contains(t, errs, "Example:", name)
-		require.Contains(t, errs, "-backend", name)
+		// The global flags a command honours are in its help; any other is
+		// refused with a usage error that names it.
+		for _, g := range globalNames {
+			listed := strings.Contains(errs, "\n  -"+g.name+" ") || strings.Contains(errs, "\n  -"+g.name+"\n")
+			if commands[name].globals&g.flag != 0 {
+				require.True(t, listed, "%s --help does not list --%s", name, g.name)
+				continue
+			}
+			require.False(t, listed, "%s --help lists --%s", name, g.name)
+			arg := "--" + g.name
+			if g.name == "threads" || g.name == "backend" || g.name == "max-memory" {
+				arg += "=1"
+			}
+			code, _, gerrs := runCmd(t, "", name, arg)
+			require.Equal(t, 2, code, "%s %s", name, arg)
+			require.Contains(t, gerrs, "--"+g.name+" does not apply to "+name, name)
+			require.Equal(t, 1, strings.Count(gerrs, "\n"), "%s: %q", name, gerrs)
+		}
 		code, _, errs = runCmd(t, "", name, "--no-such-flag")
 		require.Equal(t, 2, code, name)
 		require.Equal(t, 1, strings.Count(errs, "\n"), "%s: %q", name, errs)

@@ -66,7 +66,7 @@ func TestServeLoad(t *testing.T) {
 func runLoad(t *testing.T, cfg loadConfig) loadReport {
 	path := filepath.Join(t.TempDir(), "m.npz")
 	require.NoError(t, npz.Save(path, ndpp.Random(cfg.items, cfg.d, 1, ndpp.RandomOptions{Diag: 0.05})))
-	url, sigs, stderr, exit := startServe(t, "--model", path, "--max-candidates", strconv.Itoa(cfg.cands))
+	url, sigs, stderr, exit := startServe(t, "--model", path, "--max-candidates", strconv.Itoa(cfg.cands), "--drain-delay", "0")
 
 	// A fixed set of request bodies, drawn once.
 	rng := rand.New(rand.NewPCG(1, 2))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -47,12 +48,16 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// testServer serves the model at path on a loopback httptest server.
-func testServer(t *testing.T, path string, lim serveLimits) (*server, string, *syncBuffer) {
+// testServer serves the model at path on a loopback httptest server,
+// after the setup functions have configured the server.
+func testServer(t *testing.T, path string, lim serveLimits, setup ...func(*server)) (*server, string, *syncBuffer) {
 	t.Helper()
 	var logs syncBuffer
 	s, err := newServer(path, lim, log.New(&logs, "", 0))
 	require.NoError(t, err)
+	for _, f := range setup {
+		f(s)
+	}
 	ts := httptest.NewServer(s.handler())
 	t.Cleanup(ts.Close)
 	return s, ts.URL, &logs
@@ -232,7 +237,7 @@ func TestServeRerankMatchesLibrary(t *testing.T) {
 			req.Shown = append(req.Shown, x)
 			shown = append(shown, strconv.Quote(m.Token(x)))
 		}
-		want, err := ws.Rerank(m, req)
+		want, err := ws.Rerank(context.Background(), m, req)
 		require.NoError(t, err)
 		body := fmt.Sprintf(`{"candidates": [%s], "quality": [%s], "shown": [%s], "k": %d, "window": %d, "polish": %v, "polish_eps": %g}`,
 			strings.Join(cands, ","), strings.Join(quality, ","), strings.Join(shown, ","), req.K, req.Window, req.Polish, req.PolishEps)
@@ -291,6 +296,15 @@ func TestServeBadRequests(t *testing.T) {
 		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "window": -2}`, 400, "window"},
 		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "window": 2, "polish": true}`, 400, "window"},
 		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "polish": true, "polish_pool": -1}`, 400, "polish_pool"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "polish": true, "polish_pool": 257}`, 400, "polish_pool"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "polish": true, "polish_max_ratios": -1}`, 400, "polish_max_ratios"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "polish": true, "polish_max_ratios": 1e12}`, 400, "polish_max_ratios"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "timeout_ms": -1}`, 400, "timeout_ms"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "attributes": {"c": ["x", 1.5]}, "constraints": [{"attribute": "c", "max_run": 1}]}`, 400, "attributes.c[1]"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "attributes": {"c": ["x", 1]}, "constraints": [{"attribute": "d", "max_run": 1}]}`, 400, "constraints[0]"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "relevance": [1, 2], "quality": [1, 1]}`, 400, "relevance"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "relevance": [1, 2], "theta": 2}`, 400, "theta"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "timeout_ms": 10001}`, 400, "timeout_ms"},
 		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "windows": 2}`, 400, "windows"},
 		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1} {}`, 400, "body"},
 		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1`, 400, "body"},
@@ -315,6 +329,16 @@ func TestServeBadRequests(t *testing.T) {
 		{"/v1/recommend", `{"basket": ["item-1"], "baskets": [["item-1"]]}`, 400, "baskets"},
 		{"/v1/recommend", `{"n": 3}`, 400, "basket"},
 		{"/v1/nothing", `{}`, 404, "path"},
+		// Field names are exact: no case folding, no repeats.
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "K": 1}`, 400, "K"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "k": 2}`, 400, "k"},
+		{"/v1/score", `{"baskets": [["item-1"]], "Baskets": [["item-2"]]}`, 400, "Baskets"},
+		{"/v1/recommend", `{"basket": ["item-1"], "N": 2}`, 400, "N"},
+		{"/v1/rerank", `{"candidates": ["item-1", "new-1"], "k": 1, "new_items": [{"id": "new-1", "v": [0, 0, 0, 0], "b": [0, 0, 0, 0], "Delta": 1}]}`, 400, "new_items[0].Delta"},
+		{"/v1/rerank", `{"candidates": ["item-1", "new-1"], "k": 1, "new_items": [{"id": "new-1", "id": "new-2", "v": [0, 0, 0, 0], "b": [0, 0, 0, 0]}]}`, 400, "new_items[0].id"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "attributes": {"a": [1, 2]}, "constraints": [{"attribute": "a", "Max_Run": 1}]}`, 400, "constraints[0].Max_Run"},
+		// A long value is not echoed whole.
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": ` + strings.Repeat("9", 1500) + `}`, 400, "k"},
 	}
 	for _, c := range cases {
 		var e errorBody
@@ -323,6 +347,7 @@ func TestServeBadRequests(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(raw), &e), raw)
 		require.Equal(t, c.field, e.Field, "%s %s: %s", c.path, truncate(c.body), raw)
 		require.True(t, strings.HasPrefix(e.Error, c.field+": "), raw)
+		require.Less(t, len(raw), 300, "the error echoes too much: %s", raw)
 	}
 	// Content type and method.
 	resp, err := http.Post(url+"/v1/rerank", "text/plain", strings.NewReader(`{"candidates": ["item-1"], "k": 1}`))
@@ -485,7 +510,7 @@ func TestServeCommandSignals(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "m.npz")
 	require.NoError(t, npz.Save(path, ndpp.Random(40, 4, 1, ndpp.RandomOptions{})))
-	url, sigs, stderr, exit := startServe(t, "--model", path)
+	url, sigs, stderr, exit := startServe(t, "--model", path, "--drain-delay", "0")
 	var info modelInfo
 	resp, err := http.Get(url + "/v1/model")
 	require.NoError(t, err)
@@ -521,7 +546,7 @@ func TestServeCommandSignals(t *testing.T) {
 	fmt.Fprint(pw, `{"candidates": [`+seqList(45)+`],`)
 	time.Sleep(100 * time.Millisecond) // the request has been accepted
 	sigs <- syscall.SIGTERM
-	waitFor(t, func() bool { return strings.Contains(stderr.String(), "finishing the requests in flight") })
+	waitFor(t, func() bool { return strings.Contains(stderr.String(), "closing the listener") })
 	fmt.Fprint(pw, ` "k": 5}`)
 	pw.Close()
 	require.Equal(t, http.StatusOK, <-reqDone)
@@ -554,9 +579,129 @@ func TestServeFlags(t *testing.T) {
 	code, _, errs = runCmd(t, "", "serve", "--model", smallModel, "--max-k", "0")
 	require.Equal(t, 2, code)
 	require.Contains(t, errs, "limits")
+	for _, bad := range [][]string{{"--drain-delay", "-1s"}, {"--saturation-threshold", "-1ms"}, {"--shutdown-timeout", "0"}, {"--shutdown-timeout", "2s", "--max-rerank-timeout", "2s"}} {
+		code, _, errs = runCmd(t, "", append([]string{"serve", "--model", smallModel}, bad...)...)
+		require.Equal(t, 2, code, bad)
+		require.Contains(t, errs, bad[0], bad)
+	}
 	code, _, errs = runCmd(t, "", "serve", "--model", filepath.Join(t.TempDir(), "none.npz"))
 	require.Equal(t, 1, code)
 	require.Contains(t, errs, "none.npz")
 	code, _, errs = runCmd(t, "", "serve", "--model", smallModel, "--addr", "256.0.0.1:99999")
 	require.Equal(t, 1, code, errs)
+}
+
+// TestServeRerankDeadline: a request whose polish would run for minutes
+// answers at its timeout_ms with the best result reached and "degraded"
+// set (counted in ndpp_serve_rerank_degraded_total), or 503 with
+// "degrade": false; a request that finishes in time has no "degraded".
+func TestServeRerankDeadline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long instance")
+	}
+	path := vocabModel(t, t.TempDir(), 2000, 30, 3, 0.05)
+	lim := defaultServeLimits()
+	lim.maxPolishRatios = 1 << 62
+	_, url, _ := testServer(t, path, lim)
+	var b strings.Builder
+	b.WriteString(`{"candidates": [`)
+	for i := 0; i < 2000; i++ {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"item-%d"`, i)
+	}
+	long := b.String() + `], "k": 100, "polish": true, "polish_pool": 256, "polish_eps": 1e-12, "polish_max_ratios": 4611686018427387904, "timeout_ms": 200`
+	var res rerankResponse
+	t0 := time.Now()
+	code, raw := post(t, url+"/v1/rerank", long+`}`, &res)
+	el := time.Since(t0)
+	require.Equal(t, 200, code, raw)
+	require.Less(t, el, 5*time.Second)
+	require.Contains(t, []string{rerank.DegradedPolish, rerank.DegradedGreedy}, res.Degraded, raw)
+	require.Len(t, res.Items, 100)
+	t.Logf("degraded %q after %v", res.Degraded, el)
+	mresp, err := http.Get(url + "/metrics")
+	require.NoError(t, err)
+	metrics, _ := io.ReadAll(mresp.Body)
+	mresp.Body.Close()
+	require.Contains(t, string(metrics), fmt.Sprintf(`ndpp_serve_rerank_degraded_total{kind=%q} 1`, res.Degraded))
+
+	code, raw = post(t, url+"/v1/rerank", long+`, "degrade": false}`, nil)
+	require.Equal(t, 503, code, raw)
+	require.Contains(t, raw, "timeout_ms")
+
+	res = rerankResponse{}
+	code, raw = post(t, url+"/v1/rerank", `{"candidates": ["item-1", "item-2", "item-3"], "k": 2, "polish": true}`, &res)
+	require.Equal(t, 200, code, raw)
+	require.NotContains(t, raw, "degraded")
+	require.Len(t, res.Items, 2)
+}
+
+// TestServeRerankControls: relevance with θ = 1 is relevance order without
+// gains or log_value; attributes given as strings and integers (3 and "3"
+// differ) with a max_run constraint; infeasible constraints answer fewer
+// items with "short_reason".
+func TestServeRerankControls(t *testing.T) {
+	path := vocabModel(t, t.TempDir(), 50, 4, 1, 0.1)
+	_, url, _ := testServer(t, path, defaultServeLimits())
+	var res rerankResponse
+	code, raw := post(t, url+"/v1/rerank", `{"candidates": ["item-1", "item-2", "item-3"], "k": 2, "relevance": [1, 3, 2], "theta": 1}`, &res)
+	require.Equal(t, 200, code, raw)
+	require.Equal(t, `["item-2","item-3"]`, string(must(json.Marshal(res.Items))))
+	require.NotContains(t, raw, "log_value")
+	res = rerankResponse{}
+	code, raw = post(t, url+"/v1/rerank", `{"candidates": ["item-1", "item-2", "item-3"], "k": 3, "relevance": [3, 2, 1], "theta": 1,
+		"attributes": {"c": [3, 3, "3"]}, "constraints": [{"attribute": "c", "max_run": 1}]}`, &res)
+	require.Equal(t, 200, code, raw)
+	require.Equal(t, `["item-1","item-3","item-2"]`, string(must(json.Marshal(res.Items))))
+	res = rerankResponse{}
+	code, raw = post(t, url+"/v1/rerank", `{"candidates": ["item-1", "item-2", "item-3"], "k": 3,
+		"attributes": {"c": [3, 3, 3]}, "constraints": [{"attribute": "c", "window": 2, "max_per_window": 1}]}`, &res)
+	require.Equal(t, 200, code, raw)
+	require.Len(t, res.Items, 1)
+	require.Equal(t, "constraints", res.ShortReason)
+	require.NotNil(t, res.LogValue)
+	require.InDelta(t, math.Log(res.Gains[0]), *res.LogValue, 1e-12)
+}
+
+// TestServeRerankNewItems: a model row re-given as a new item (its v, b,
+// δ under a new id) gives the row's gains, the new id in items; an id of
+// the model's, a repeated id or a bad vector is a 400.
+func TestServeRerankNewItems(t *testing.T) {
+	path := vocabModel(t, t.TempDir(), 50, 4, 1, 0.1)
+	s, url, _ := testServer(t, path, defaultServeLimits())
+	m := s.model().m
+	var want, got rerankResponse
+	code, raw := post(t, url+"/v1/rerank", `{"candidates": ["item-1", "item-2", "item-3", "item-4"], "k": 3, "shown": ["item-7"]}`, &want)
+	require.Equal(t, 200, code, raw)
+	ni := map[string]any{"id": "fresh", "v": m.ItemV(3), "b": m.ItemB(3), "delta": m.ItemDiag(3)}
+	nj := must(json.Marshal([]any{ni}))
+	code, raw = post(t, url+"/v1/rerank", `{"candidates": ["item-1", "item-2", "fresh", "item-4"], "k": 3, "shown": ["item-7"], "new_items": `+string(nj)+`}`, &got)
+	require.Equal(t, 200, code, raw)
+	require.Equal(t, want.Gains, got.Gains)
+	for i := range want.Items {
+		w := string(want.Items[i])
+		if w == `"item-3"` {
+			w = `"fresh"`
+		}
+		require.Equal(t, w, string(got.Items[i]))
+	}
+	for _, c := range []struct{ body, field string }{
+		{`{"candidates": ["item-1", "item-2"], "k": 1, "new_items": [{"id": "item-2", "v": [1, 2, 3, 4], "b": [1, 2, 3, 4], "delta": 0.1}]}`, "new_items[0].id"},
+		{`{"candidates": ["item-1", "x"], "k": 1, "new_items": [{"id": "x", "v": [1, 2, 3, 4], "b": [1, 2, 3, 4]}, {"id": "x", "v": [1, 2, 3, 4], "b": [1, 2, 3, 4]}]}`, "new_items[1].id"},
+		{`{"candidates": ["item-1", "x"], "k": 1, "new_items": [{"id": "x", "v": [1, 2, 3], "b": [1, 2, 3, 4]}]}`, "new_items[0]"},
+		{`{"candidates": ["item-1", "y"], "k": 1, "new_items": [{"id": "x", "v": [1, 2, 3, 4], "b": [1, 2, 3, 4]}]}`, "candidates[1]"},
+	} {
+		code, raw := post(t, url+"/v1/rerank", c.body, nil)
+		require.Equal(t, 400, code, raw)
+		require.Contains(t, raw, `"field":"`+c.field+`"`, raw)
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

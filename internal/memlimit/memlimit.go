@@ -2,12 +2,12 @@ package memlimit
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"math"
 	"os"
 	"strconv"
 	"strings"
-	"sync/atomic"
 )
 
 // EnvVar is the environment variable that sets the budget.
@@ -16,33 +16,100 @@ const EnvVar = "NDPP_MAX_MEMORY"
 // fallback is the budget when the machine's memory cannot be found.
 const fallback = 16 << 30
 
-var override atomic.Int64 // > 0: set by Set
+// machinePrefix starts the Source of every machine default.
+const machinePrefix = "3/4 of the "
 
-// Set makes bytes the budget of the process, above NDPP_MAX_MEMORY and the
-// machine's limits; 0 removes the override. A negative value panics.
-func Set(bytes int64) {
-	if bytes < 0 {
-		panic(fmt.Sprintf("memlimit: Set(%d): negative budget", bytes))
-	}
-	override.Store(bytes)
+// Budget is a memory budget and where it comes from.
+type Budget struct {
+	// Bytes is the budget (> 0 in the budgets this package returns).
+	Bytes int64
+	// Source names where the budget comes from, for messages: a flag
+	// ("--max-memory"), EnvVar, an option of a library call, or the
+	// machine limit that bounds it ("3/4 of the physical memory", …).
+	Source string
+	// Raise, when not empty, says how to raise a machine default, e.g.
+	// "NDPP_MAX_MEMORY or ndpp-bench --max-memory raises it".
+	Raise string
 }
 
-// Limit returns the budget in bytes and where it comes from (for
-// messages): "--max-memory", EnvVar, or the machine limit that bounds it.
-// A malformed NDPP_MAX_MEMORY is an error.
-func Limit() (int64, string, error) {
-	if b := override.Load(); b > 0 {
-		return b, "--max-memory", nil
+// Machine returns the default budget: three quarters of the smallest of
+// the machine's physical memory, the control group's memory limit and the
+// process's address-space and data size limits (16 GiB when none is
+// known); the rest is headroom for the garbage collector and what the
+// estimates leave out.
+func Machine() Budget {
+	b, src := machine()
+	return Budget{Bytes: b / 4 * 3, Source: machinePrefix + src}
+}
+
+// Given returns the budget a library call was given: bytes, named source
+// (e.g. "npz.LoadOptions.MaxBytes"), when bytes > 0, else the Machine
+// default, which source raises.
+func Given(bytes int64, source string) Budget {
+	if bytes > 0 {
+		return Budget{Bytes: bytes, Source: source}
 	}
+	b := Machine()
+	b.Raise = source + " raises it"
+	return b
+}
+
+// FromEnv returns the default budget of the command cmd (e.g.
+// "ndpp-bench"): EnvVar when it is set, else the Machine default (which
+// EnvVar or the command's --max-memory raises). A malformed EnvVar is an
+// error. Only commands read EnvVar: library calls take their budget as an
+// option.
+func FromEnv(cmd string) (Budget, error) {
 	if s, ok := os.LookupEnv(EnvVar); ok && strings.TrimSpace(s) != "" {
 		b, err := Parse(s)
 		if err != nil {
-			return 0, "", fmt.Errorf("memlimit: %s=%q: %w", EnvVar, s, err)
+			return Budget{}, fmt.Errorf("memlimit: %s=%q: %w", EnvVar, s, err)
 		}
-		return b, EnvVar, nil
+		return Budget{Bytes: b, Source: EnvVar}, nil
 	}
-	b, src := machine()
-	return b / 4 * 3, "3/4 of the " + src, nil
+	b := Machine()
+	b.Raise = EnvVar + " or " + cmd + " --max-memory raises it"
+	return b, nil
+}
+
+// Option returns the bytes to pass to a library call's budget option: 0
+// for a Machine default, so that the call takes the default of the machine
+// it runs on (e.g. a pipeline's worker), else Bytes.
+func (b Budget) Option() int64 {
+	if strings.HasPrefix(b.Source, machinePrefix) {
+		return 0
+	}
+	return b.Bytes
+}
+
+// Check returns an *Error when need bytes exceed the budget (a need below
+// zero stands for an overflowing estimate and always exceeds it). A zero
+// Budget is the Machine default.
+func (b Budget) Check(what string, need int64) error {
+	if b.Bytes <= 0 {
+		b = Machine()
+	}
+	if need < 0 || need > b.Bytes {
+		if need < 0 {
+			need = math.MaxInt64
+		}
+		return &Error{What: what, Need: need, Limit: b.Bytes, Source: b.Source, Raise: b.Raise}
+	}
+	return nil
+}
+
+// Rename gives the refusal in err's chain, if any, the Source and Raise of
+// b, and returns err: a caller that passed b.Bytes to a library call as an
+// option names its own source (a flag, EnvVar) in the message. The errors
+// that wrap the refusal must build their messages when asked (as the
+// library's do), not when wrapped (fmt.Errorf). A Budget without a Source
+// leaves err as it is.
+func (b Budget) Rename(err error) error {
+	var e *Error
+	if b.Source != "" && errors.As(err, &e) {
+		e.Source, e.Raise = b.Source, b.Raise
+	}
+	return err
 }
 
 // machine returns the smallest memory bound of the machine and the process
@@ -154,32 +221,19 @@ type Error struct {
 	What   string // what needs the memory, e.g. "a synthetic model of n = 10⁶ items and d = 10"
 	Need   int64  // the estimate in bytes
 	Limit  int64  // the budget
-	Source string // where the budget comes from (see Limit)
+	Source string // where the budget comes from (Budget.Source)
+	Raise  string // how to raise a machine default (Budget.Raise)
 }
 
 func (e *Error) Error() string {
 	how := "from " + e.Source
-	if e.Source != EnvVar && e.Source != "--max-memory" {
-		how = e.Source + "; " + EnvVar + " or ndpp-bench --max-memory raises it"
+	if strings.HasPrefix(e.Source, machinePrefix) {
+		how = e.Source
+		if e.Raise != "" {
+			how += "; " + e.Raise
+		}
 	}
 	return fmt.Sprintf("%s needs about %s of memory, more than the limit of %s (%s)", e.What, Format(e.Need), Format(e.Limit), how)
-}
-
-// Check returns an *Error when need bytes exceed the budget (a need below
-// zero stands for an overflowing estimate and always exceeds it), and the
-// error of a malformed NDPP_MAX_MEMORY.
-func Check(what string, need int64) error {
-	limit, src, err := Limit()
-	if err != nil {
-		return err
-	}
-	if need < 0 || need > limit {
-		if need < 0 {
-			need = math.MaxInt64
-		}
-		return &Error{What: what, Need: need, Limit: limit, Source: src}
-	}
-	return nil
 }
 
 // Bytes returns the product of its factors, the size of arrays, or -1 when

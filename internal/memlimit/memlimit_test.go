@@ -23,47 +23,76 @@ func TestParse(t *testing.T) {
 	}
 }
 
-func TestLimitPrecedence(t *testing.T) {
+func TestBudgets(t *testing.T) {
+	m := Machine()
+	require.Positive(t, m.Bytes)
+	require.Contains(t, m.Source, "3/4 of the ")
+	require.Empty(t, m.Raise)
+
 	t.Setenv(EnvVar, "")
-	b, src, err := Limit()
+	b, err := FromEnv("ndpp-bench")
 	require.NoError(t, err)
-	require.Positive(t, b)
-	require.Contains(t, src, "3/4 of the ")
+	require.Equal(t, m.Bytes, b.Bytes)
+	require.Equal(t, EnvVar+" or ndpp-bench --max-memory raises it", b.Raise)
 
 	t.Setenv(EnvVar, "3G")
-	b, src, err = Limit()
+	b, err = FromEnv("ndpp-bench")
 	require.NoError(t, err)
-	require.Equal(t, int64(3<<30), b)
-	require.Equal(t, EnvVar, src)
-
-	Set(1 << 20)
-	t.Cleanup(func() { Set(0) })
-	b, src, err = Limit()
-	require.NoError(t, err)
-	require.Equal(t, int64(1<<20), b)
-	require.Equal(t, "--max-memory", src)
-	Set(0)
+	require.Equal(t, Budget{Bytes: 3 << 30, Source: EnvVar}, b)
 
 	t.Setenv(EnvVar, "lots")
-	_, _, err = Limit()
+	_, err = FromEnv("ndpp-bench")
 	require.ErrorContains(t, err, `NDPP_MAX_MEMORY="lots"`)
-	require.ErrorContains(t, Check("x", 1), "NDPP_MAX_MEMORY")
-	require.PanicsWithValue(t, "memlimit: Set(-1): negative budget", func() { Set(-1) })
+
+	// A library option: its bytes, or the machine default it raises.
+	require.Equal(t, Budget{Bytes: 1 << 20, Source: "x.Options.MaxBytes"}, Given(1<<20, "x.Options.MaxBytes"))
+	require.Equal(t, int64(1<<20), Given(1<<20, "x").Option())
+	require.Equal(t, int64(0), m.Option())
+	g := Given(0, "x.Options.MaxBytes")
+	require.Equal(t, m.Bytes, g.Bytes)
+	require.Equal(t, "x.Options.MaxBytes raises it", g.Raise)
 }
 
 func TestCheckRefusesEstimatesAboveTheBudget(t *testing.T) {
-	t.Setenv(EnvVar, "1G")
-	require.NoError(t, Check("small", 1<<30))
-	err := Check("a synthetic model", 3<<40)
+	b := Budget{Bytes: 1 << 30, Source: EnvVar}
+	require.NoError(t, b.Check("small", 1<<30))
+	err := b.Check("a synthetic model", 3<<40)
 	var me *Error
 	require.True(t, errors.As(err, &me))
 	require.Equal(t, int64(1<<30), me.Limit)
 	require.Equal(t, "a synthetic model needs about 3 TiB of memory, more than the limit of 1 GiB (from NDPP_MAX_MEMORY)", err.Error())
 	// An overflowing estimate is refused.
-	err = Check("huge", Bytes(1<<40, 1<<40))
+	err = b.Check("huge", Bytes(1<<40, 1<<40))
 	require.True(t, errors.As(err, &me))
 	require.Equal(t, int64(math.MaxInt64), me.Need)
+	// The machine default says what raises it.
+	m := Budget{Bytes: 1 << 20, Source: "3/4 of the physical memory", Raise: EnvVar + " or ndpp-bench --max-memory raises it"}
+	require.Equal(t, "x needs about 2 MiB of memory, more than the limit of 1 MiB (3/4 of the physical memory; NDPP_MAX_MEMORY or ndpp-bench --max-memory raises it)",
+		m.Check("x", 2<<20).Error())
+	// A zero budget is the machine's.
+	require.NoError(t, Budget{}.Check("small", 1))
+	require.ErrorAs(t, Budget{}.Check("huge", -1), &me)
+	require.Equal(t, Machine().Bytes, me.Limit)
 }
+
+func TestRenameNamesTheCallersSource(t *testing.T) {
+	err := error(&wrapped{Given(1<<20, "npz.LoadOptions.MaxBytes").Check("decoding", 2<<20)})
+	require.Contains(t, err.Error(), "(from npz.LoadOptions.MaxBytes)")
+	require.Equal(t, err, Budget{Bytes: 1 << 20, Source: "--max-memory"}.Rename(err))
+	require.Equal(t, "npz: m.npz: decoding needs about 2 MiB of memory, more than the limit of 1 MiB (from --max-memory)", err.Error())
+	err = Given(0, "x.MaxBytes").Check("decoding", -1)
+	require.Contains(t, err.Error(), "; x.MaxBytes raises it)")
+	require.Contains(t, Budget{Bytes: 1, Source: "3/4 of the physical memory", Raise: "ndpp-beam --max-memory raises it"}.Rename(err).Error(), "(3/4 of the physical memory; ndpp-beam --max-memory raises it)")
+	other := errors.New("other")
+	require.Equal(t, other, Budget{Bytes: 1, Source: "--max-memory"}.Rename(other))
+	require.Nil(t, Budget{Bytes: 1, Source: "--max-memory"}.Rename(nil))
+}
+
+// wrapped prefixes an error, building its message when asked.
+type wrapped struct{ err error }
+
+func (w *wrapped) Error() string { return "npz: m.npz: " + w.err.Error() }
+func (w *wrapped) Unwrap() error { return w.err }
 
 func TestBytesAndSum(t *testing.T) {
 	require.Equal(t, int64(8*1000*30), Bytes(8, 1000, 30))

@@ -1,5 +1,6 @@
 // Package ndpptest holds helpers shared by the tests of several packages:
-// seeded diagonals for test models.
+// seeded diagonals for test models, and contexts cancelled at a chosen
+// check.
 package ndpptest
 
 import (

@@ -1,10 +1,8 @@
 package scorefmt
 
 import (
+	"context"
 	"math"
-	"math/rand/v2"
-	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,36 +11,6 @@ import (
 
 	"github.com/ndpp-go/ndpp/ndpp"
 )
-
-// TestTopItems: against a full sort (gain descending, index ascending on
-// ties), items of y excluded, on random gains with many ties and zeros.
-func TestTopItems(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	for trial := 0; trial < 500; trial++ {
-		n := 1 + rng.IntN(40)
-		g := make([]float64, n)
-		for j := range g {
-			g[j] = float64(rng.IntN(5)) // ties and zeros
-		}
-		var y []int
-		for j := range g {
-			if rng.IntN(4) == 0 {
-				y = append(y, j)
-				g[j] = 0
-			}
-		}
-		var all []int
-		for j := range g {
-			if !slices.Contains(y, j) {
-				all = append(all, j)
-			}
-		}
-		sort.SliceStable(all, func(a, b int) bool { return g[all[a]] > g[all[b]] })
-		top := rng.IntN(n + 2)
-		want := append([]int{}, all[:min(top, len(all))]...)
-		require.Equal(t, want, append([]int{}, TopItems(g, y, top)...), "trial %d", trial)
-	}
-}
 
 // TestLines: log-likelihood lines are line<TAB>log det L_S − log det(I + L)
 // and recommendation lines name the top items by token.
@@ -68,12 +36,43 @@ func TestLines(t *testing.T) {
 	require.NoError(t, err)
 	rows = strings.Split(strings.TrimSpace(string(out)), "\n")
 	for i, r := range rows {
-		g := make([]float64, m.N())
-		require.NoError(t, m.ConditionalGains(bs[i], g))
+		recs, err := m.Recommend(context.Background(), bs[i], 2, ndpp.RecommendOptions{})
+		require.NoError(t, err)
 		var toks []string
-		for _, j := range TopItems(g, bs[i], 2) {
-			toks = append(toks, m.Token(j))
+		for _, rec := range recs {
+			toks = append(toks, m.Token(rec.Item))
 		}
 		require.Equal(t, strconv.Itoa(lines[i])+"\t"+strings.Join(toks, " "), r)
+	}
+}
+
+// TestFileLines: every line of FileLines is the line of Lines with the file
+// named first — a text column, a first JSON field — for log-likelihoods and
+// recommendations; with no file it is Lines byte for byte.
+func TestFileLines(t *testing.T) {
+	m := ndpp.Random(12, 3, 2, ndpp.RandomOptions{Diag: 0.1})
+	bs := [][]int{{0, 1}, {2}, {3, 4, 5}, {6}}
+	lines := []int{1, 4, 5, 8}
+	var gains [][]float64
+	for _, topN := range []int{0, 3} {
+		for _, asJSON := range []bool{false, true} {
+			plain, err := Lines(m, bs, lines, topN, asJSON, &gains)
+			require.NoError(t, err)
+			same, err := FileLines("", m, bs, lines, topN, asJSON, &gains)
+			require.NoError(t, err)
+			require.Equal(t, plain, same)
+			named, err := FileLines("dir/a \"b\".txt", m, bs, lines, topN, asJSON, &gains)
+			require.NoError(t, err)
+			want := strings.Split(strings.TrimSuffix(string(plain), "\n"), "\n")
+			got := strings.Split(strings.TrimSuffix(string(named), "\n"), "\n")
+			require.Len(t, got, len(want))
+			for i := range want {
+				if asJSON {
+					require.Equal(t, `{"file":"dir/a \"b\".txt",`+want[i][1:], got[i])
+				} else {
+					require.Equal(t, "dir/a \"b\".txt\t"+want[i], got[i])
+				}
+			}
+		}
 	}
 }

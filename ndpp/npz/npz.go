@@ -17,20 +17,29 @@ import (
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
+// LoadOptions configures LoadOptions.Load and LoadOptions.Read.
+type LoadOptions struct {
+	// MaxBytes is the memory budget of decoding: an archive whose arrays,
+	// as their NPY headers declare them, would need more memory decoded
+	// into a model (the sum of ArrayMemory over its arrays) is refused
+	// before the data of the array that crosses it is inflated, with an
+	// error wrapping a refusal that names the need and the budget. Zero
+	// selects three quarters of the smallest of the machine's physical
+	// memory, the control group's memory limit and the process's
+	// address-space and data size limits.
+	MaxBytes int64
+}
+
 // Load reads a model from an .npz file (see the package documentation for
-// the arrays). Errors name the file and the problem: a missing array, a
-// wrong dtype or shape, a truncated or corrupt archive, an invalid model
-// such as a C that is not skew-symmetric.
+// the arrays) with the default LoadOptions. Errors name the file and the
+// problem: a missing array, a wrong dtype or shape, a truncated or corrupt
+// archive, an invalid model such as a C that is not skew-symmetric, an
+// archive beyond the memory budget (LoadOptions.MaxBytes).
 //
-// No entry is inflated beyond the size its zip header declares, and an
-// archive whose arrays, as their NPY headers declare them, would need more
-// memory decoded into a model than the process's budget (NDPP_MAX_MEMORY,
-// else 3/4 of the machine's or the process's memory limit) is refused
-// before the data of the array that crosses it is inflated, with an error
-// naming the need and the budget. An entry whose name in the zip central
-// directory differs from the one in its local header is refused, so that a
-// corrupt name cannot drop an optional array (the zip CRC-32 covers the
-// entries' data, not their names).
+// No entry is inflated beyond the size its zip header declares. An entry
+// whose name in the zip central directory differs from the one in its
+// local header is refused, so that a corrupt name cannot drop an optional
+// array (the zip CRC-32 covers the entries' data, not their names).
 //
 // Reading accepts float32 as well as float64 (converted exactly), ids of any
 // integer width, little- and big-endian data, C and Fortran order, NPY
@@ -42,7 +51,11 @@ import (
 // B is bit-for-bit equal to V: Save always writes B, and this rule makes a
 // shared model come back shared. Model.Shared is the only observable
 // difference, as the kernels are identical.
-func Load(path string) (*ndpp.Model, error) {
+func Load(path string) (*ndpp.Model, error) { return LoadOptions{}.Load(path) }
+
+// Load reads a model from an .npz file as the function Load does, within
+// o.MaxBytes.
+func (o LoadOptions) Load(path string) (*ndpp.Model, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("npz: %w", err)
@@ -55,20 +68,42 @@ func Load(path string) (*ndpp.Model, error) {
 	if st.IsDir() {
 		return nil, fmt.Errorf("npz: %s: is a directory, not an .npz model file", path)
 	}
-	m, err := decode(f, st.Size())
+	m, err := decode(f, st.Size(), o)
 	if err != nil {
 		return nil, &fileError{path, err}
 	}
 	return m, nil
 }
 
-// Read reads a model from an .npz archive of the given size (see Load).
-func Read(r io.ReaderAt, size int64) (*ndpp.Model, error) {
-	m, err := decode(r, size)
+// Read reads a model from an .npz archive of the given size (see Load)
+// with the default LoadOptions.
+func Read(r io.ReaderAt, size int64) (*ndpp.Model, error) { return LoadOptions{}.Read(r, size) }
+
+// Read reads a model from an .npz archive of the given size (see Load),
+// within o.MaxBytes.
+func (o LoadOptions) Read(r io.ReaderAt, size int64) (*ndpp.Model, error) {
+	m, err := decode(r, size, o)
 	if err != nil {
 		return nil, &fileError{"", err}
 	}
 	return m, nil
+}
+
+// ArrayMemory returns the memory that loading a model reserves for its
+// array key ("V", "B", "C", "D", "ids" or "vocab") of count elements stored
+// in bytes bytes: the stored bytes and, per element, the decoded float64
+// and the model's copies (three in all for V and B: the decoded array, the
+// model's rows, B's rows times C; two for the others). It returns -1 when
+// the size overflows an int64.
+func ArrayMemory(key string, count, bytes uint64) int64 {
+	copies := int64(2)
+	if key == "V" || key == "B" {
+		copies = 3
+	}
+	if count > math.MaxInt64/32 || bytes > math.MaxInt64/2 {
+		return -1
+	}
+	return memlimit.Sum(int64(bytes), memlimit.Bytes(int64(count), 8, copies))
 }
 
 // Save writes m to path as an .npz file (see Write), atomically: on failure
@@ -185,7 +220,19 @@ func (e *fileError) Error() string {
 
 func (e *fileError) Unwrap() error { return e.err }
 
-func decode(r io.ReaderAt, size int64) (*ndpp.Model, error) {
+// arrayError prefixes an error with the array it came from. Like fileError
+// it builds its message when asked, so that a caller that renames the
+// budget of a refusal it wraps (memlimit.Budget.Rename) sees the new name.
+type arrayError struct {
+	key string
+	err error
+}
+
+func (e *arrayError) Error() string { return "array " + e.key + ": " + e.err.Error() }
+
+func (e *arrayError) Unwrap() error { return e.err }
+
+func decode(r io.ReaderAt, size int64, o LoadOptions) (*ndpp.Model, error) {
 	if size < 0 {
 		return nil, fmt.Errorf("negative size %d", size)
 	}
@@ -214,23 +261,14 @@ func decode(r io.ReaderAt, size int64) (*ndpp.Model, error) {
 		names = append(names, key)
 	}
 	// Each entry is inflated no further than its declared size (readNPY),
-	// and before its data is read, the memory of the arrays so far — their
-	// bytes and, per element, the decoded float64 and the model's copies
-	// (three for V and B: the decoded array, the model's rows, B's rows
-	// times C) — is checked against the budget.
+	// and before its data is read, the memory of the arrays so far
+	// (ArrayMemory) is checked against the budget.
+	budget := memlimit.Given(o.MaxBytes, "npz.LoadOptions.MaxBytes")
 	need := int64(0)
 	reserve := func(key string) func(count, bytes uint64) error {
-		copies := uint64(2)
-		if key == "V" || key == "B" {
-			copies = 3
-		}
 		return func(count, bytes uint64) error {
-			if count > math.MaxInt64/32 || bytes > math.MaxInt64/2 {
-				need = -1
-			} else {
-				need = memlimit.Sum(need, int64(bytes), memlimit.Bytes(int64(count), 8, int64(copies)))
-			}
-			return memlimit.Check(fmt.Sprintf("decoding the model's arrays (up to %s)", key), need)
+			need = memlimit.Sum(need, ArrayMemory(key, count, bytes))
+			return budget.Check(fmt.Sprintf("decoding the model's arrays (up to %s)", key), need)
 		}
 	}
 	get := func(key string) (*npyArray, error) {
@@ -240,7 +278,7 @@ func decode(r io.ReaderAt, size int64) (*ndpp.Model, error) {
 		}
 		a, err := readNPYEntry(f, reserve(key))
 		if err != nil {
-			return nil, fmt.Errorf("array %s: %w", key, err)
+			return nil, &arrayError{key, err}
 		}
 		return a, nil
 	}

@@ -709,16 +709,44 @@ func TestLoadRefusesArchivesBeyondTheMemoryBudget(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "m.npz")
 	m := ndpp.Random(2000, 20, 1, ndpp.RandomOptions{})
 	require.NoError(t, Save(path, m))
-	memlimit.Set(512 << 10)
-	defer memlimit.Set(0)
-	_, err := Load(path)
+	_, err := LoadOptions{MaxBytes: 512 << 10}.Load(path)
 	var me *memlimit.Error
 	require.ErrorAs(t, err, &me)
 	require.Contains(t, err.Error(), "m.npz")
-	memlimit.Set(64 << 20)
-	got, err := Load(path)
+	require.Contains(t, err.Error(), "more than the limit of 512 KiB (from npz.LoadOptions.MaxBytes)")
+	got, err := LoadOptions{MaxBytes: 64 << 20}.Load(path)
 	require.NoError(t, err)
 	require.Equal(t, m.N(), got.N())
+}
+
+// TestArrayMemory: the reservation of an array is its stored bytes and
+// three float64 per element for V and B, two for the others; it grows with
+// the element count and the stored bytes, and overflows to -1. A model
+// within the sum of its arrays' reservations loads, and one byte less is
+// refused.
+func TestArrayMemory(t *testing.T) {
+	require.Equal(t, int64(4*100+8*3*100), ArrayMemory("V", 100, 4*100))
+	require.Equal(t, int64(8*100+8*3*100), ArrayMemory("B", 100, 8*100))
+	require.Equal(t, int64(8*9+8*2*9), ArrayMemory("C", 9, 8*9))
+	require.Equal(t, int64(-1), ArrayMemory("V", math.MaxInt64/16, 8))
+	prev := int64(-1)
+	for _, count := range []uint64{0, 1, 10, 1000, 1 << 30} {
+		m := ArrayMemory("V", count, 8*count)
+		require.Greater(t, m, prev)
+		prev = m
+	}
+
+	const n, d = 50, 4
+	m := ndpp.Random(n, d, 1, ndpp.RandomOptions{Diag: 0.5})
+	path := filepath.Join(t.TempDir(), "m.npz")
+	require.NoError(t, Save(path, m))
+	need := ArrayMemory("V", n*d, 8*n*d) + ArrayMemory("B", n*d, 8*n*d) + ArrayMemory("C", d*d, 8*d*d) + ArrayMemory("D", n, 8*n)
+	_, err := LoadOptions{MaxBytes: need}.Load(path)
+	require.NoError(t, err)
+	_, err = LoadOptions{MaxBytes: need - 1}.Load(path)
+	var me *memlimit.Error
+	require.ErrorAs(t, err, &me)
+	require.Equal(t, need, me.Need)
 }
 
 // TestLoadRefusesADeflatedArrayOfZerosBeyondTheBudget: a small archive
@@ -743,11 +771,9 @@ func TestLoadRefusesADeflatedArrayOfZerosBeyondTheBudget(t *testing.T) {
 	require.NoError(t, zw.Close())
 	require.Less(t, buf.Len(), 1<<20)
 
-	memlimit.Set(64 << 20)
-	defer memlimit.Set(0)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	_, err = Read(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	_, err = LoadOptions{MaxBytes: 64 << 20}.Read(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
 	runtime.ReadMemStats(&after)
 	var me *memlimit.Error
 	require.ErrorAs(t, err, &me)

@@ -1,6 +1,6 @@
 // Command ndpp-beam runs ndpp's batch work as Apache Beam pipelines:
 //
-//	ndpp-beam score --model M.npz --input GLOB --output PREFIX [--recommend N]
+//	ndpp-beam score --model M.npz --input GLOB --output PREFIX [--recommend N] [--summary S.json]
 //	ndpp-beam learn --data GLOB --d D --steps T --out M.npz
 //	ndpp-beam map --items GLOB --kernel M.npz --k K --shards S [--coreset K′] [--polish final|none|all] [--buffer B] --out F.json
 //
@@ -17,8 +17,8 @@
 // Beam's own flags select the runner: in process on Prism by default
 // (--runner=prism), or --runner=universal --endpoint=HOST:PORT for a
 // portable job server (Flink, Spark, an external Prism), --runner=dataflow
-// for Google Cloud Dataflow. See the README's "Scaling out" section and
-// package pipelines.
+// for Google Cloud Dataflow. beam/README.md says which of them were run.
+// Beam's and Prism's INFO logs are shown with --verbose only.
 package main
 
 import (
@@ -33,10 +33,12 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
 	"github.com/ndpp-go/ndpp/beam/pipelines"
+	"github.com/ndpp-go/ndpp/internal/memlimit"
 	"github.com/ndpp-go/ndpp/internal/outfile"
 	"github.com/ndpp-go/ndpp/learn"
 	"github.com/ndpp-go/ndpp/ndpp/npz"
@@ -50,15 +52,27 @@ commands:
   learn   the offline learner's full-batch mode, one pipeline run per step
   map     MAP inference over item files by composable core-sets: per-shard greedy, merge, final solve (JSON)
 
-Beam flags: --runner (prism, the default, in process; universal with --endpoint and
---environment_type; flink, spark, dataflow), --job_name, ... ('ndpp-beam <command> -h' lists them).
+'ndpp-beam <command> -h' lists the command's flags, then Beam's runner flags: --runner
+(prism, the default, in process; universal with --endpoint and --environment_type;
+flink, spark, dataflow), --job_name, ... See beam/README.md for what was run where.
 `
+
+// beamFlags are the flags registered on flag.CommandLine before the
+// command's own: the Beam SDK's and its runners'.
+var beamFlags map[string]bool
+
+// verbose shows the Beam SDK's and Prism's INFO logs.
+var verbose bool
 
 func main() {
 	os.Exit(run(os.Args, os.Stdout, os.Stderr))
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) >= 2 && (args[1] == "-h" || args[1] == "-help" || args[1] == "--help") {
+		fmt.Fprint(stderr, usage)
+		return 0
+	}
 	if len(args) < 2 || strings.HasPrefix(args[1], "-") {
 		// Started as a Beam worker (the runner passes only flags): Init
 		// runs the worker harness and does not return.
@@ -69,6 +83,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	cmd := args[1]
 	os.Args = append([]string{args[0] + " " + cmd}, args[2:]...)
+	beamFlags = map[string]bool{}
+	flag.VisitAll(func(f *flag.Flag) { beamFlags[f.Name] = true })
+	flag.CommandLine.SetOutput(stderr)
+	flag.Usage = func() { printUsage(stderr, os.Args[0]) }
+	flag.BoolVar(&verbose, "verbose", false, "show the INFO logs of Beam and of the in-process Prism runner (default: warnings and errors only)")
 	var err error
 	switch cmd {
 	case "score":
@@ -92,6 +111,56 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// printUsage lists the command's flags, then apart the Beam SDK's and its
+// runners' (registered on the same flag set).
+func printUsage(w io.Writer, name string) {
+	own := flag.NewFlagSet(name, flag.ContinueOnError)
+	runner := flag.NewFlagSet(name, flag.ContinueOnError)
+	flag.VisitAll(func(f *flag.Flag) {
+		fs := own
+		if beamFlags[f.Name] {
+			fs = runner
+		}
+		fs.Var(f.Value, f.Name, f.Usage)
+		fs.Lookup(f.Name).DefValue = f.DefValue
+	})
+	own.SetOutput(w)
+	runner.SetOutput(w)
+	fmt.Fprintf(w, "Usage of %s:\n", name)
+	own.PrintDefaults()
+	fmt.Fprintf(w, "\nBeam runner flags:\n")
+	runner.PrintDefaults()
+}
+
+// initBeam parses the flags and initialises Beam, its logs at level warn
+// unless --verbose.
+func initBeam() {
+	flag.Parse()
+	if !verbose {
+		beamlog.LogLevel = "warn"
+	}
+	beam.Init()
+}
+
+// maxMemoryFlag adds --max-memory, the budget of the command's large
+// allocations; budget resolves it.
+func maxMemoryFlag() *string {
+	return flag.String("max-memory", "", "memory budget that large allocations are checked against before they are made, e.g. 8G (default: $"+memlimit.EnvVar+", else 3/4 of the machine's or the process's memory limit, on the driver and on each worker)")
+}
+
+// budget returns the budget of --max-memory s, else of the environment
+// (memlimit.FromEnv).
+func budget(s string) (memlimit.Budget, error) {
+	if s == "" {
+		return memlimit.FromEnv("ndpp-beam")
+	}
+	b, err := memlimit.Parse(s)
+	if err != nil {
+		return memlimit.Budget{}, usageError("--max-memory: %v", err)
+	}
+	return memlimit.Budget{Bytes: b, Source: "--max-memory"}, nil
 }
 
 // Why the flags refuse "-" (outfile.File.Why).
@@ -136,20 +205,27 @@ func runScore(stderr io.Writer) error {
 	var opt pipelines.ScoreOptions
 	flag.StringVar(&opt.Model, "model", "", "model file (.npz) on a filesystem the workers read (required)")
 	flag.StringVar(&opt.Input, "input", "", "glob of basket files (required)")
-	flag.StringVar(&opt.Output, "output", "", "output prefix: files PREFIX-SSSSS-of-NNNNN (required)")
+	flag.StringVar(&opt.Output, "output", "", "output prefix: files PREFIX-SSSSS-of-NNNNN, one per shard, empty when the shard holds no basket (required)")
+	flag.BoolVar(&opt.FileColumn, "file-column", false, "name the input file on every line (file<TAB>line<TAB>…, or a JSON \"file\" field) also when --input matches one file (with several it is always named)")
+	flag.StringVar(&opt.Summary, "summary", "", "write a JSON summary here: the baskets read per input file, the lines written per shard, the totals and whether they agree (the run fails when they do not)")
 	flag.IntVar(&opt.Recommend, "recommend", 0, "emit the top N next-item recommendations instead of log-likelihoods")
 	flag.BoolVar(&opt.JSON, "json", false, "JSON lines, as ndpp-bench --json")
 	flag.IntVar(&opt.Shards, "shards", 1, "parts each file is read in, and output files")
 	flag.IntVar(&opt.ChunkSize, "chunk-size", pipelines.DefaultChunkSize, "baskets scored together")
+	maxMem := maxMemoryFlag()
 	format := formatFlags()
-	flag.Parse()
-	beam.Init()
+	initBeam()
 	if opt.Model == "" || opt.Input == "" || opt.Output == "" {
 		return usageError("--model, --input and --output are required")
 	}
 	if opt.Shards < 1 || opt.ChunkSize < 1 || opt.Recommend < 0 {
 		return usageError("--shards and --chunk-size must be ≥ 1, --recommend ≥ 0")
 	}
+	b, err := budget(*maxMem)
+	if err != nil {
+		return err
+	}
+	opt.MaxMemory = b.Option()
 	opt.Format = *format
 	outputs := []outfile.File{{Flag: "--output", Path: opt.Output, Why: "the output is one file per shard, PREFIX-SSSSS-of-NNNNN"}}
 	if opt.Output != outfile.Std {
@@ -157,6 +233,9 @@ func runScore(stderr io.Writer) error {
 		for i := range opt.Shards {
 			outputs = append(outputs, outfile.File{Flag: "--output", Path: pipelines.ShardName(opt.Output, i, opt.Shards)})
 		}
+	}
+	if opt.Summary != "" {
+		outputs = append(outputs, outfile.File{Flag: "--summary", Path: opt.Summary, Why: "the pipeline writes the summary by its path, and the command reads it back; give a file"})
 	}
 	inputs := []outfile.File{{Flag: "--model", Path: opt.Model, Why: whyModel}, {Flag: "--input", Path: opt.Input, Glob: true, Why: whyGlob}}
 	if err := outfile.Check(inputs, outputs); err != nil {
@@ -171,7 +250,20 @@ func runScore(stderr io.Writer) error {
 	if err := beamx.Run(ctx, p); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "ndpp-beam score: done in %.2fs, output %s\n", time.Since(start).Seconds(), pipelines.ShardName(opt.Output, 0, opt.Shards))
+	el := time.Since(start).Seconds()
+	if opt.Summary == "" {
+		fmt.Fprintf(stderr, "ndpp-beam score: done in %.2fs, output %s … %s\n", el, pipelines.ShardName(opt.Output, 0, opt.Shards), pipelines.ShardName(opt.Output, opt.Shards-1, opt.Shards))
+		return nil
+	}
+	sum, err := pipelines.ReadScoreSummary(ctx, opt.Summary)
+	if err != nil {
+		return err
+	}
+	if !sum.Complete {
+		return fmt.Errorf("incomplete output: %d baskets read, %d lines written in %d of %d shard files (summary %s)", sum.Baskets, sum.Lines, len(sum.Shards), opt.Shards, opt.Summary)
+	}
+	fmt.Fprintf(stderr, "ndpp-beam score: %d baskets from %d files, %d lines in %d shard files %s … %s in %.2fs; summary %s\n",
+		sum.Baskets, len(sum.Files), sum.Lines, len(sum.Shards), pipelines.ShardName(opt.Output, 0, opt.Shards), pipelines.ShardName(opt.Output, opt.Shards-1, opt.Shards), el, opt.Summary)
 	return nil
 }
 
@@ -181,27 +273,27 @@ func runLearn(stdout, stderr io.Writer) error {
 	var out string
 	var diag, quiet bool
 	flag.StringVar(&opt.Data, "data", "", "glob of basket files, all training baskets (required)")
-	flag.IntVar(&l.D, "d", 30, "rank parameter d")
+	flag.IntVar(&l.D, "d", learn.DefaultD, "rank parameter d")
 	flag.IntVar(&opt.Steps, "steps", 0, "full-batch steps, one pipeline run each (required)")
 	flag.StringVar(&out, "out", "", "write the learned model to this .npz file, or - for standard output (required)")
 	flag.Uint64Var(&l.Seed, "seed", 1, "seed of the initialisation")
 	flag.BoolVar(&l.Shared, "shared", false, "B = V")
 	flag.BoolVar(&diag, "diag", true, "learn the kernel with a diagonal, L = D + VᵀV + BᵀCB (false: L = VᵀV + BᵀCB)")
-	flag.Float64Var(&l.LR, "lr", 0, "learning rate (default 0.05, learn.DefaultOfflineLR)")
+	flag.Float64Var(&l.LR, "lr", 0, fmt.Sprintf("learning rate (default %g)", learn.DefaultOfflineLR))
 	flag.Float64Var(&l.DiagLR, "diag-lr", 0, "with --diag: learning rate of the diagonal (default --lr)")
-	flag.Float64Var(&l.RateScale, "rate-scale", 0, "with --diag: scale item i's embedding steps by min(1, √(δᵢ/rate-scale)) (default 0.1; negative: off)")
+	flag.Float64Var(&l.RateScale, "rate-scale", 0, fmt.Sprintf("with --diag: scale item i's embedding steps by min(1, √(δᵢ/rate-scale)) (default %g; negative: off)", learn.DefaultRateScale))
 	flag.Float64Var(&l.Alpha, "alpha", 0, "regulariser weight α of Σ‖vᵢ‖²/μᵢ")
 	flag.Float64Var(&l.Beta, "beta", 0, "regulariser weight β of Σ‖bᵢ‖²/μᵢ")
 	flag.BoolVar(&l.FixC, "fix-c", false, "keep C at its initial value")
-	flag.Float64Var(&l.Init.Scale, "init-scale", 0, "standard deviation of the initial entries of V and B (default 0.25/√d; with --diag 0.01/√d)")
-	flag.Float64Var(&l.Init.Share, "init-share", 0, "with --diag: initial E‖vᵢ‖² as a share of the item's initial δᵢ (default 0.5; negative: --init-scale as drawn)")
+	flag.Float64Var(&l.Init.Scale, "init-scale", 0, fmt.Sprintf("standard deviation of the initial entries of V and B (default %g/√d; with --diag %g/√d)", learn.DefaultInitScaleLowRank, learn.DefaultInitScaleDiag))
+	flag.Float64Var(&l.Init.Share, "init-share", 0, fmt.Sprintf("with --diag: initial E‖vᵢ‖² as a share of the item's initial δᵢ (default %g; negative: --init-scale as drawn)", learn.DefaultOfflineInitShare))
 	flag.IntVar(&opt.Shards, "shards", 1, "parts each file is read in (the gradient is summed per shard, then in total)")
 	flag.IntVar(&opt.ChunkSize, "chunk-size", pipelines.DefaultChunkSize, "baskets per chunk")
 	flag.StringVar(&opt.WorkDir, "work-dir", "", "directory shared by the driver and the workers for the vocabulary, the parameters and the gradients of each step (default with the in-process Prism runner: a new local temporary directory; required with other runners)")
 	flag.BoolVar(&quiet, "quiet", false, "no progress lines")
+	maxMem := maxMemoryFlag()
 	format := formatFlags()
-	flag.Parse()
-	beam.Init()
+	initBeam()
 	if opt.Data == "" || out == "" || opt.Steps < 1 {
 		return usageError("--data, --out and --steps ≥ 1 are required")
 	}
@@ -216,6 +308,16 @@ func runLearn(stdout, stderr io.Writer) error {
 	}
 	if opt.WorkDir == outfile.Std {
 		return usageError("--work-dir cannot be standard input or output (-): it names a directory")
+	}
+	// The d-sized state is checked before the data is read, the items'
+	// once the vocabulary is built (LearnOptions.MaxMemory).
+	b, err := budget(*maxMem)
+	if err != nil {
+		return err
+	}
+	opt.MaxMemory = b.Bytes
+	if err := pipelines.CheckLearnMemory(opt.Learner, 0, b.Bytes); err != nil {
+		return b.Rename(err)
 	}
 	if opt.WorkDir == "" {
 		if r := *runners.Runner; r != "" && r != "prism" {
@@ -238,6 +340,14 @@ func runLearn(stdout, stderr io.Writer) error {
 	ctx := context.Background()
 	res, err := pipelines.Learn(ctx, beamx.Run, opt)
 	if err != nil {
+		return b.Rename(err)
+	}
+	// All baskets are training baskets: of learn.CheckDiverged's rule only
+	// the kernel's scale applies.
+	if err := learn.CheckDiverged(res.Model, nil, nil); err != nil {
+		if de, ok := errors.AsType[*learn.DivergedError](err); ok {
+			return fmt.Errorf("training diverged (lower --lr or --init-scale); no model saved: %w", de.Err)
+		}
 		return err
 	}
 	if out == outfile.Std {
@@ -263,18 +373,22 @@ func runMap(stdout, stderr io.Writer) error {
 	flag.IntVar(&opt.Shards, "shards", 1, "shards: item id mod shards (also the read tasks per file)")
 	flag.IntVar(&opt.Coreset, "coreset", 0, fmt.Sprintf("candidates k′ ≥ k kept per shard and by the merge (default %dk; beyond the kernel's rank bound picked in rounds of greedy on the items earlier rounds left)", stream.DefaultCoresetFactor))
 	polish := flag.String("polish", "final", "local search after greedy: final (the final solution, over the union of the shards' candidates), none, or all (also every core-set)")
-	flag.IntVar(&opt.Buffer, "buffer", 0, fmt.Sprintf("items an accumulator holds before it is reduced to k′ candidates (0: each shard's items held whole when a bound on their number is known, from NPY headers or uncompressed text sizes, and they fit the memory budget, NDPP_MAX_MEMORY; else %d)", pipelines.DefaultMapBuffer))
+	flag.IntVar(&opt.Buffer, "buffer", 0, fmt.Sprintf("items an accumulator holds before it is reduced to k′ candidates (0: each shard's items held whole when a bound on their number is known, from NPY headers or uncompressed text sizes, and they fit the memory budget, --max-memory; else %d)", pipelines.DefaultMapBuffer))
 	flag.IntVar(&opt.ChunkSize, "chunk-size", 8*pipelines.DefaultChunkSize, "items that travel together")
 	flag.StringVar(&opt.Out, "out", "", "write the JSON result to this file, or - for standard output (with the in-process runner) (required)")
-	flag.Parse()
-	beam.Init()
+	maxMem := maxMemoryFlag()
+	initBeam()
 	if opt.Items == "" || opt.Kernel == "" || opt.Out == "" || opt.K < 1 {
 		return usageError("--items, --kernel, --out and --k ≥ 1 are required")
 	}
 	if opt.Shards < 1 || opt.Buffer < 0 || opt.ChunkSize < 1 {
 		return usageError("--shards and --chunk-size must be ≥ 1, --buffer ≥ 0")
 	}
-	var err error
+	b, err := budget(*maxMem)
+	if err != nil {
+		return err
+	}
+	opt.MaxMemory = b.Option()
 	if opt.Polish, err = pipelines.ParsePolish(*polish); err != nil {
 		return usageError("%v", err)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -63,6 +64,7 @@ func TestLearnThenScore(t *testing.T) {
 	stderr, code := ndppBeam(t, "learn", "--data", data, "--d", "3", "--steps", "2", "--shards", "2", "--out", model, "--runner=prism")
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, stderr, "step 2/2")
+	require.NotContains(t, stderr, "level=INFO", "Beam's and Prism's INFO logs need --verbose")
 	m, err := npz.Load(model)
 	require.NoError(t, err)
 	require.Equal(t, 100, m.N())
@@ -108,6 +110,33 @@ func TestUsage(t *testing.T) {
 	stderr, code := ndppBeam(t)
 	require.Equal(t, 2, code)
 	require.Contains(t, stderr, "usage: ndpp-beam")
+	stderr, code = ndppBeam(t, "-h")
+	require.Equal(t, 0, code)
+	require.Contains(t, stderr, "usage: ndpp-beam")
+}
+
+// TestHelp: a command's -h lists its own flags first, then Beam's runner
+// flags apart.
+func TestHelp(t *testing.T) {
+	for cmd, own := range map[string][]string{
+		"score": {"-model", "-input", "-output", "-summary", "-file-column", "-verbose"},
+		"learn": {"-data", "-steps", "-work-dir", "-verbose"},
+		"map":   {"-items", "-kernel", "-k", "-verbose"},
+	} {
+		stderr, _ := ndppBeam(t, cmd, "-h")
+		i := strings.Index(stderr, "\nBeam runner flags:\n")
+		require.Positive(t, i, "%s: %s", cmd, stderr)
+		head, tail := stderr[:i], stderr[i:]
+		lists := func(s, f string) bool {
+			return strings.Contains(s, "\n  "+f+" ") || strings.Contains(s, "\n  "+f+"\n")
+		}
+		for _, f := range own {
+			require.True(t, lists(head, f) && !lists(tail, f), "%s: %s", cmd, f)
+		}
+		for _, f := range []string{"-runner", "-endpoint", "-environment_type", "-job_name"} {
+			require.True(t, lists(tail, f) && !lists(head, f), "%s: %s", cmd, f)
+		}
+	}
 }
 
 // TestMap: ndpp-beam map over two NPY files writes the JSON result, equal
@@ -137,7 +166,7 @@ func TestMap(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	res, err := pipelines.ReadMapResult(out)
 	require.NoError(t, err)
-	g, err := stream.OfflineGreedy(m, 5, stream.GreedyOptions{})
+	g, err := stream.OfflineGreedy(context.Background(), m, 5, stream.GreedyOptions{})
 	require.NoError(t, err)
 	require.Equal(t, slices.Sorted(slices.Values(g.Solution)), res.IDs)
 	require.Equal(t, int64(300), res.Items)
@@ -186,6 +215,32 @@ func TestMap(t *testing.T) {
 		"--k", "5", "--polish", "some", "--out", out)
 	require.Equal(t, 2, code)
 	require.Contains(t, stderr, "want final, none or all")
+}
+
+// TestLearnMemoryBudget: as ndpp-bench learn, ndpp-beam learn refuses a
+// learner whose memory estimate exceeds the budget of --max-memory (else
+// NDPP_MAX_MEMORY): the d-sized state before the data is read, the items'
+// once the vocabulary is built.
+func TestLearnMemoryBudget(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "m.npz")
+	data := filepath.Join("..", "..", "..", "testdata", "1_100_100_100_apparel_regs.csv")
+	stderr, code := ndppBeam(t, "learn", "--data", data, "--d", "100000", "--steps", "1", "--out", out, "--max-memory", "1K")
+	require.Equal(t, 1, code, stderr)
+	require.Regexp(t, `^ndpp-beam learn: learning with d = 100000 needs about [0-9.]+ TiB of memory, more than the limit of 1 KiB \(from --max-memory\)\n$`, stderr)
+
+	stderr, code = ndppBeam(t, "learn", "--data", data, "--d", "3", "--steps", "1", "--out", out, "--max-memory", "20K", "--quiet")
+	require.Equal(t, 1, code, stderr)
+	require.Contains(t, stderr, "learning 100 items with d = 3 needs about 30.3 KiB of memory, more than the limit of 20 KiB (from --max-memory)")
+	require.NoFileExists(t, out)
+
+	t.Setenv("NDPP_MAX_MEMORY", "1K")
+	stderr, code = ndppBeam(t, "learn", "--data", data, "--d", "3", "--steps", "1", "--out", out)
+	require.Equal(t, 1, code, stderr)
+	require.Contains(t, stderr, "(from NDPP_MAX_MEMORY)")
+	stderr, code = ndppBeam(t, "learn", "--data", data, "--d", "3", "--steps", "1", "--out", out, "--max-memory", "lots")
+	require.NotEqual(t, 0, code, stderr)
+	require.Contains(t, stderr, "--max-memory: bad size")
 }
 
 // ndppBeamOut runs ndpp-beam as ndppBeam does and also returns its

@@ -1,0 +1,18 @@
+package learn
+
+// Defaults of the learners' options that commands print in their help
+// (a zero option selects them). DefaultOfflineLR and DefaultOnlineDiagLR
+// are with the options they belong to.
+const (
+	// DefaultD is the rank d of OnlineOptions.D and OfflineOptions.D.
+	DefaultD = 30
+	// DefaultRateScale is OnlineOptions.RateScale and
+	// OfflineOptions.RateScale.
+	DefaultRateScale = 0.1
+	// DefaultOfflineInitShare is the offline learner's InitOptions.Share.
+	DefaultOfflineInitShare = 0.5
+	// DefaultInitScaleLowRank and DefaultInitScaleDiag times 1/√d are
+	// InitOptions.Scale without and with a diagonal.
+	DefaultInitScaleLowRank = 0.25
+	DefaultInitScaleDiag    = 0.01
+)

@@ -1,0 +1,61 @@
+package learn
+
+import (
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestLearnerMemory: the learners' estimates are the formula ndpp-bench
+// learn has always checked (C's d×d state ×6, the normaliser's 2d×2d ×6,
+// V and B's n×d state ×10, and per worker n×d×2 + d×d, in float64s), grow
+// with n, d and the workers, take the default rank and workers for zero
+// options, and overflow to -1.
+func TestLearnerMemory(t *testing.T) {
+	formula := func(d, n, w int64) int64 {
+		return 8 * (6*d*d + 6*4*d*d + 10*n*d + w*(2*n*d+d*d))
+	}
+	for _, c := range []struct{ d, n, w int }{{1, 0, 1}, {30, 0, 2}, {30, 1000, 4}, {100, 123456, 8}, {7, 5, 1}} {
+		want := formula(int64(c.d), int64(c.n), int64(c.w))
+		require.Equal(t, want, OfflineMemory(OfflineOptions{D: c.d, Workers: c.w}, c.n), "%+v", c)
+		require.Equal(t, want, OnlineMemory(OnlineOptions{D: c.d}, c.n, c.w), "%+v", c)
+	}
+	require.Equal(t, formula(DefaultD, 10, int64(runtime.GOMAXPROCS(0))), OfflineMemory(OfflineOptions{}, 10))
+	require.Equal(t, formula(DefaultD, 10, 1), OnlineMemory(OnlineOptions{}, 10, 0))
+	prev := int64(-1)
+	for _, n := range []int{0, 1, 10, 1000, 1e6, 1e9} {
+		m := OfflineMemory(OfflineOptions{D: 20, Workers: 3}, n)
+		require.Greater(t, m, prev, "n = %d", n)
+		prev = m
+	}
+	prev = -1
+	for _, d := range []int{1, 2, 10, 100, 1000} {
+		m := OnlineMemory(OnlineOptions{D: d}, 500, 2)
+		require.Greater(t, m, prev, "d = %d", d)
+		prev = m
+	}
+	require.Greater(t, OfflineMemory(OfflineOptions{D: 5, Workers: 3}, 100), OfflineMemory(OfflineOptions{D: 5, Workers: 2}, 100))
+	require.Equal(t, int64(-1), OfflineMemory(OfflineOptions{D: 1 << 20, Workers: 1}, 1<<40))
+	require.Equal(t, int64(-1), OnlineMemory(OnlineOptions{D: 1 << 40}, 0, 1))
+}
+
+// TestDefaultsAreTheLearnersDefaults: the constants commands print are
+// what zero options select.
+func TestDefaultsAreTheLearnersDefaults(t *testing.T) {
+	off := OfflineOptions{}.withDefaults()
+	require.Equal(t, DefaultD, off.D)
+	require.Equal(t, DefaultOfflineLR, off.LR)
+	require.Equal(t, DefaultRateScale, off.RateScale)
+	o, err := NewOnline(OnlineOptions{})
+	require.NoError(t, err)
+	on := o.Options()
+	require.Equal(t, DefaultD, on.D)
+	require.Equal(t, DefaultRateScale, on.RateScale)
+	require.Equal(t, DefaultOnlineDiagLR, on.DiagLR)
+	const d = 16
+	init := InitOptions{}.withDefaultsFor(d, true)
+	require.Equal(t, DefaultInitScaleDiag/4, init.Scale)
+	require.Equal(t, DefaultOfflineInitShare, init.Share)
+	require.Equal(t, DefaultInitScaleLowRank/4, InitOptions{}.withDefaultsFor(d, false).Scale)
+}

@@ -1,0 +1,71 @@
+package sample
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ndpp-go/ndpp/internal/ndpptest"
+	"github.com/ndpp-go/ndpp/ndpp"
+)
+
+// TestNewCancelled: New stops with the context's error, wrapped, before it
+// starts and between the chunks of the Gram products.
+func TestNewCancelled(t *testing.T) {
+	m := ndpp.Random(3*gramChunk, 3, 1, ndpp.RandomOptions{Diag: 0.01})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := New(ctx, m, Options{})
+	require.ErrorIs(t, err, context.Canceled)
+	_, err = New(ndpptest.CancelAfter(2), m, Options{}) // during the third chunk's check
+	require.ErrorIs(t, err, context.Canceled)
+	require.ErrorContains(t, err, "sample: new sampler")
+	_, err = New(ndpptest.CancelAfter(3), m, Options{})
+	require.NoError(t, err)
+}
+
+// TestSampleCancelled: a sample whose context is done before it starts, or
+// at a chosen block (one item at a time and in blocks, with given items),
+// stops with the context's error and no items; the sampler then draws the
+// samples a fresh one draws from the same random numbers.
+func TestSampleCancelled(t *testing.T) {
+	m := ndpp.Random(300, 4, 2, ndpp.RandomOptions{Diag: 0.05})
+	for _, block := range []int{1, 16} {
+		s, err := New(context.Background(), m, Options{Block: block})
+		require.NoError(t, err)
+		g, err := s.Given([]int{5, 40})
+		require.NoError(t, err)
+		for _, smp := range []*Sampler{s, g} {
+			ref := smp.Clone()
+			want := draw(t, ref, rand.New(rand.NewPCG(3, 3)))
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			buf := make([]int, 0, m.N())
+			for _, ctx := range []context.Context{ctx, ndpptest.CancelAfter(0), ndpptest.CancelAfter(7), ndpptest.CancelAfter(100 / block)} {
+				y, err := smp.SampleInto(ctx, rand.New(rand.NewPCG(9, 9)), buf)
+				require.ErrorIs(t, err, context.Canceled, "block %d", block)
+				require.Empty(t, y)
+				require.Equal(t, want, draw(t, smp, rand.New(rand.NewPCG(3, 3))), "block %d: a sample after a stopped one", block)
+			}
+			_, err := smp.Sample(ndpptest.CancelAfter(m.N()), rand.New(rand.NewPCG(9, 9)))
+			require.NoError(t, err, "block %d: more checks than blocks", block)
+		}
+	}
+}
+
+// TestSampleDeadline: a sample of a large model stops soon after its
+// deadline.
+func TestSampleDeadline(t *testing.T) {
+	m := ndpp.Random(100000, 20, 3, ndpp.RandomOptions{Diag: 1e-3})
+	s, err := New(context.Background(), m, Options{Block: 1})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = s.Sample(ctx, rand.New(rand.NewPCG(1, 1))) // O(n·r²): far longer than the deadline
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Less(t, time.Since(start), 10*time.Second)
+}
