@@ -60,7 +60,8 @@ func (s *lowRankScorer) scoreBatch(ys [][]int, dst, tie [][]float64, errs []erro
 // matrix needs (the paper MPR of its best rank-r approximations) and the
 // share of test baskets with |Y| = 1, on the split of `ndpp-bench learn`.
 // It runs only when NDPP_RANK_DATA names a basket file (NDPP_RANK_SEED,
-// NDPP_RANK_MODEL: a model learned on the same split, to compare by |Y|).
+// NDPP_RANK_MODEL: a model learned on the same split, to compare by |Y|;
+// NDPP_RANK_ON_TRAIN: rank 2,000 training baskets instead, in-sample).
 func TestRankAnalysis(t *testing.T) {
 	path := os.Getenv("NDPP_RANK_DATA")
 	if path == "" {
@@ -82,6 +83,10 @@ func TestRankAnalysis(t *testing.T) {
 	train, _, test, err := baskets.HoldOutSlice(data, 300, 2000, seed)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if os.Getenv("NDPP_RANK_ON_TRAIN") != "" {
+		// In-sample: the "test" baskets are 2,000 of the training baskets.
+		test = train[:min(2000, len(train))]
 	}
 	n := voc.Len()
 	var keys []int64
