@@ -61,7 +61,8 @@ func (s *lowRankScorer) scoreBatch(ys [][]int, dst, tie [][]float64, errs []erro
 // share of test baskets with |Y| = 1, on the split of `ndpp-bench learn`.
 // It runs only when NDPP_RANK_DATA names a basket file (NDPP_RANK_SEED,
 // NDPP_RANK_MODEL: a model learned on the same split, to compare by |Y|;
-// NDPP_RANK_ON_TRAIN: rank 2,000 training baskets instead, in-sample).
+// NDPP_RANK_ON_TRAIN: rank 2,000 training baskets instead, in-sample;
+// NDPP_RANK_NO_SPECTRAL: skip the approximations).
 func TestRankAnalysis(t *testing.T) {
 	path := os.Getenv("NDPP_RANK_DATA")
 	if path == "" {
@@ -158,6 +159,9 @@ func TestRankAnalysis(t *testing.T) {
 		}
 		t.Logf("model %s: paper MPR %.2f, micro %.2f", mp, mm.MPR, mm.MPRMicro)
 		bySize("model", modelScorer{m})
+	}
+	if os.Getenv("NDPP_RANK_NO_SPECTRAL") != "" {
+		return
 	}
 	// The top eigenpairs (by |λ|) of the cosine matrix (zero diagonal), by
 	// subspace iteration on a block of 300 with 8 multiplications and a
