@@ -158,3 +158,10 @@ func TestMeanCondValue(t *testing.T) {
 		require.InDelta(t, want/float64(k), got, 1e-9)
 	}
 }
+
+// The full-batch learner (and the distributed driver built on it) refuses
+// the next-item term rather than ignoring it.
+func TestFullBatchRefusesCond(t *testing.T) {
+	_, err := NewFullBatch([]float64{1, 2, 1}, 3, OfflineOptions{D: 2, CondWeight: 1})
+	require.ErrorContains(t, err, "next-item")
+}
