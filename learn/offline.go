@@ -218,11 +218,13 @@ func checkBaskets(name string, baskets [][]int, n int) error {
 //
 //	(1/m) Σᵢ log det(L_{Sᵢ} + εI) − log det(L + I) − R(V, B)
 //
-// with minibatch Adam: each minibatch's basket gradients are computed in
+// (with CondWeight, plus CondWeight times a next-item term per basket) with
+// minibatch Adam: each minibatch's basket gradients are computed in
 // parallel (one accumulator per worker), the normaliser and its gradient
 // exactly through the 2d×2d identity det(I + L) = det(I_2d + WG) (never
-// C⁻¹), C = D − Dᵀ learned unless FixC. The validation log-likelihood is
-// checked every EvalEvery iterations and the best model is returned
+// C⁻¹), C = D − Dᵀ learned unless FixC. The validation log-likelihood
+// (with CondWeight, plus the weighted next-item term) is checked every
+// EvalEvery iterations and the best model is returned
 // (validation-based stopping with Patience). val may be empty, in which case
 // the last model is returned after MaxEpochs (or TimeLimit). ctx is checked
 // before every iteration and within full-batch gradients: once it is done,
@@ -495,8 +497,9 @@ func (tr *offlineTrainer) applyStep() bool {
 }
 
 // gradient computes tr.g, the gradient of the minibatch objective
-// (1/|batch|) Σ log det(L_S + εI) − log det(I + L) − R(V, B), and reports
-// whether the normaliser could be factored.
+// (1/|batch|) Σ log det(L_S + εI) − log det(I + L) − R(V, B) (each basket's
+// term plus CondWeight times its next-item term, condTerm, when set), and
+// reports whether the normaliser could be factored.
 func (tr *offlineTrainer) gradient(batch [][]int) bool {
 	p, d, n := tr.p, tr.p.Dim, tr.p.N
 	tr.c = p.CInto(tr.c)
