@@ -3,7 +3,7 @@ GO ?= go
 PKGS := ./...
 HAVE_OPENBLAS := $(shell pkg-config --exists openblas lapacke 2>/dev/null && echo yes)
 
-.PHONY: build build-openblas test test-gonum test-openblas test-noasm test-race bench loadtest lint demo fuzz beam-build beam-test lint-beam beam-portable-test
+.PHONY: build build-openblas test test-gonum test-openblas test-noasm test-race bench bench-rerank bench-rerank-numpy loadtest lint demo fuzz beam-build beam-test lint-beam beam-portable-test
 
 build:
 	$(GO) build -o bin/ndpp-bench ./cmd/ndpp-bench
@@ -48,6 +48,22 @@ bench:
 ifeq ($(HAVE_OPENBLAS),yes)
 	$(GO) test -tags openblas -run '^$$' -bench . -benchmem $(PKGS)
 endif
+
+# The tables of rerank/BENCHMARKS.md: greedy latency over N and k, plain
+# and with θ + a constraint, and deadline-bounded polish answer times.
+bench-rerank:
+	$(GO) test -count=1 -run '^TestRerankNumbers$$' -v ./rerank -args -numbers
+ifeq ($(HAVE_OPENBLAS),yes)
+	$(GO) test -tags openblas -count=1 -run '^TestRerankNumbers$$' -v ./rerank -args -numbers
+endif
+
+# The rerank greedy against a NumPy fast greedy (Chen et al. 2018) computing
+# kernel rows on the fly, on the same requests in one run: the chosen sets
+# must agree; prints both latencies and their ratio. Needs NumPy in
+# NUMPY_PYTHON (apt-get install python3-numpy gives /usr/bin/python3).
+NUMPY_PYTHON ?= /usr/bin/python3
+bench-rerank-numpy:
+	$(GO) test -count=1 -run '^TestNumpyGreedy$$' -v ./rerank -args -numpy.python=$(NUMPY_PYTHON)
 
 # The serve load test at the README's size (TestServeLoad -load.full:
 # catalogue 10⁴, d = 30, N = 500 candidates, k = 10, 8 clients, 20 s per

@@ -191,7 +191,13 @@ func (o *Naive) AddValue(c *Cand) ndpp.Value {
 }
 
 // SwapValues writes the value of S − S[j] + x into dst[j] for every j.
-func (o *Naive) SwapValues(c *Cand, dst []ndpp.Value) {
+func (o *Naive) SwapValues(c *Cand, dst []ndpp.Value) { o.SwapValuesUntil(c, dst, nil) }
+
+// SwapValuesUntil is SwapValues that calls stop (when not nil) after each
+// value (each a fresh LU), and returns false as soon as stop returns true
+// (dst then holds only some of the values); it returns true when every
+// value is written.
+func (o *Naive) SwapValuesUntil(c *Cand, dst []ndpp.Value, stop func() bool) bool {
 	o.Refresh(c)
 	k := len(o.items)
 	if len(dst) < k {
@@ -202,7 +208,11 @@ func (o *Naive) SwapValues(c *Cand, dst []ndpp.Value) {
 		o.scratchS()
 		o.scratch[j], o.srows[j] = c.item, c.r
 		dst[j] = o.direct()
+		if stop != nil && stop() {
+			return false
+		}
 	}
+	return true
 }
 
 // PairSwapValue returns the value of S − {S[a], S[b]} + {x, y}. It panics

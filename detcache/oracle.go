@@ -136,6 +136,13 @@ type Oracle interface {
 	// SwapValues writes into dst[j] the value of S − S[j] + x for every
 	// position j (len(dst) ≥ Len()).
 	SwapValues(c *Cand, dst []ndpp.Value)
+	// SwapValuesUntil is SwapValues that calls stop (when not nil) after
+	// each value it computes with a fresh LU (O(k²·(k + d)) each), and
+	// returns false as soon as stop returns true, with only some of the
+	// values written; it returns true when every value is written. A
+	// caller bounding its time (a deadline) uses it when a set's values
+	// may need many fresh LUs.
+	SwapValuesUntil(c *Cand, dst []ndpp.Value, stop func() bool) bool
 	// PairSwapValue returns the value of S − {S[a], S[b]} + {x, y}, a ≠ b.
 	// It panics for positions out of range or equal.
 	PairSwapValue(x, y *Cand, a, b int) ndpp.Value

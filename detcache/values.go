@@ -149,27 +149,33 @@ func (o *Fast) swapValue(c *Cand, j int) (v ndpp.Value, ident bool) {
 
 // SwapValues writes the value of S − S[j] + x into dst[j] for every j:
 // det L_{S−j+t}/det M = s·(M⁻¹)_jj + p_j q_j (Jacobi), O(1) each.
-func (o *Fast) SwapValues(c *Cand, dst []ndpp.Value) {
+func (o *Fast) SwapValues(c *Cand, dst []ndpp.Value) { o.SwapValuesUntil(c, dst, nil) }
+
+// SwapValuesUntil is SwapValues that calls stop (when not nil) after each
+// value it computes with a fresh LU, and returns false as soon as stop
+// returns true (dst then holds only some of the values); it returns true
+// when every value is written.
+func (o *Fast) SwapValuesUntil(c *Cand, dst []ndpp.Value, stop func() bool) bool {
 	o.Refresh(c)
 	k := len(o.items)
 	if len(dst) < k {
 		panic(fmt.Sprintf("detcache: SwapValues dst has length %d < |S| = %d", len(dst), k))
 	}
 	o.stats.Evals += int64(k)
-	if c.dup < 0 && !o.direct {
-		for j := 0; j < k; j++ {
-			r, _, err := o.swapRatio(c, j)
-			if fromIdentity(r, err) {
+	for j := 0; j < k; j++ {
+		if c.dup < 0 && !o.direct {
+			if r, _, err := o.swapRatio(c, j); fromIdentity(r, err) {
 				dst[j] = ndpp.Value{Log: o.logDet + math.Log(r)}
-			} else {
-				dst[j], _ = o.swapValue(c, j)
+				continue
 			}
 		}
-		return
+		var ident bool
+		dst[j], ident = o.swapValue(c, j)
+		if !ident && stop != nil && stop() {
+			return false
+		}
 	}
-	for j := 0; j < k; j++ {
-		dst[j], _ = o.swapValue(c, j)
-	}
+	return true
 }
 
 // pairSigma returns Σ_xy = L_xy − w_x·p_y and Σ_yx with their cancellation

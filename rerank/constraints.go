@@ -97,17 +97,30 @@ func (w *Workspace) setupConstraints(req *Request) error {
 		if !ok {
 			return reqErr("constraints", i, "attribute %q not in attributes", ct.Attribute)
 		}
-		c := cons{}
+		// The state's buffers are the workspace's, reused request after
+		// request.
+		if len(w.cons) < cap(w.cons) {
+			w.cons = w.cons[:len(w.cons)+1]
+		} else {
+			w.cons = append(w.cons, cons{})
+		}
+		c := &w.cons[len(w.cons)-1]
+		c.window, c.limit, c.run = 0, 0, 0
 		switch {
 		case ct.MaxRun > 0 && ct.Window == 0 && ct.MaxPerWindow == 0:
 			c.run = ct.MaxRun
 		case ct.MaxRun == 0 && ct.Window > 0 && ct.MaxPerWindow > 0:
 			c.window, c.limit = ct.Window, ct.MaxPerWindow
 		default:
+			w.cons = w.cons[:len(w.cons)-1]
 			return reqErr("constraints", i, "%+v; want window ≥ 1 with max_per_window ≥ 1, or max_run ≥ 1", ct)
 		}
-		codes := map[string]int32{}
-		c.code = make([]int32, nc)
+		if w.codes == nil {
+			w.codes = map[string]int32{}
+		}
+		codes := w.codes
+		clear(codes)
+		c.code = grow(c.code, nc)
 		for p, v := range vals {
 			code, ok := codes[v]
 			if !ok {
@@ -116,8 +129,9 @@ func (w *Workspace) setupConstraints(req *Request) error {
 			}
 			c.code[p] = code
 		}
-		c.counts = make([]int32, len(codes))
-		c.seq = make([]int32, 0, len(req.Shown)+req.K)
+		c.counts = grow(c.counts, len(codes))
+		clear(c.counts)
+		c.seq = slices.Grow(c.seq[:0], len(req.Shown)+req.K)
 		shown := req.ShownAttributes[ct.Attribute]
 		for s := range req.Shown {
 			v := int32(-1)
@@ -128,8 +142,8 @@ func (w *Workspace) setupConstraints(req *Request) error {
 			}
 			c.push(v)
 		}
-		c.nShown, c.shownCounts = len(c.seq), slices.Clone(c.counts)
-		w.cons = append(w.cons, c)
+		c.nShown = len(c.seq)
+		c.shownCounts = append(c.shownCounts[:0], c.counts...)
 	}
 	return nil
 }

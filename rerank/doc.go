@@ -57,8 +57,9 @@
 // R_m being the kernel less the first m−1 terms — the NDPP form of the
 // incremental Cholesky of the offline greedy, stream.Schur's Update, which
 // both use (ndpp-math.md, "Offline greedy"). Adding an item costs one kernel row and
-// column over the working rows (two matrix–vector products with the
-// gathered vectors, through the BLAS backend) and O(r) per row. Sliding
+// column over the working rows (vector–matrix products streaming over the
+// gathered vectors and the families, stored transposed, in internal/f64's
+// kernels) and O(r) per row. Sliding
 // the window removes y₁ by the LU form of a rank-one update (Bennett 1965)
 // in O(r) per row, the nonsymmetric counterpart of Chen et al.'s Cholesky
 // downdate. Removing an item from a nonsingular set can leave a singular
@@ -77,7 +78,8 @@
 // items kept in the conditioning set (held fixed). The search runs on a
 // model of F and the candidates with vectors scaled by qᵢ and diagonal by
 // qᵢ², and the fast oracle's Jacobi-identity swap values; the final set is
-// ordered greedily given F and its gains reported as above. When no swap
+// ordered greedily given F by the greedy's recurrence over its own rows
+// (O(K²(K + d))) and its gains reported as above. When no swap
 // applies, the result is the greedy's, unchanged.
 //
 // # Controls
@@ -99,11 +101,13 @@
 // default DefaultPolishMaxRatios): a single-swap sweep is about K·N ratios
 // for N candidates, a pair round about P²·K²/4 for a pool of P ≤
 // MaxPolishPool, and a ratio that needs a fresh LU counts K². Rerank takes
-// a context and stops within about a millisecond of its end. With
+// a context and stops within about a millisecond of its end (the search
+// looks at it after every fresh LU). With
 // Request.Degrade a passed deadline gives an answer with Result.Degraded
 // set — "polish_deadline", the polish's best set so far, or
 // "greedy_deadline", relevance order — and a cancelled context an error
-// wrapping ctx.Err(): see Workspace.Rerank.
+// wrapping ctx.Err(): see Workspace.Rerank. Measured latencies, and the
+// answer times of deadline-bounded polishes: BENCHMARKS.md in this folder.
 //
 // # Concurrency and allocation
 //

@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	gblas "gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
-
+	"github.com/ndpp-go/ndpp/internal/f64"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/stream"
 )
@@ -52,9 +50,18 @@ type Workspace struct {
 	// μ and the p×w coefficient families (row x = working row x, stride
 	// w).
 	stream.Schur
-	col, row []float64 // L_{x,y} and L_{y,x} of the current pivot y
-	vg, bg   []float64 // gathered vₓ and bₓ (p×d)
-	shared   bool
+	// The gathered vectors, transposed: gt is gs×p, column x holding vₓ
+	// (rows 0…d−1) and, when the model does not share B = V, bₓ (rows
+	// d…2d−1), so that the kernel entries of all rows against a pivot y
+	// are vector–matrix products streaming along the rows; kv and kb hold
+	// vₓ·v_y and bₓ·(b_yᵀC) for the current pivot, vy its v_y.
+	gt, kv, kb, vy []float64
+	// The families transposed (row q of at holds a_q(x) of every row x,
+	// row stride p; bt likewise), for the products with a pivot's own,
+	// and those products for the current pivot.
+	at, bt, fa, fb []float64
+	gs             int
+	shared         bool
 
 	cond  []int // working rows of the conditioning set, in order
 	seq   []int // working rows of the window (kept or skipped), in order
@@ -64,14 +71,15 @@ type Workspace struct {
 	al, be, sNew, muNew               []float64
 	stepA, stepB, stepS, stepP, stepC []float64
 
-	relQ2        []float64   // squared quality from Relevance (per candidate)
-	newPos       map[int]int // new item id → index in Request.NewItems
-	newUsed      []int32     // per new item: its candidate position (−1: none)
-	newBC        []float64   // bᵀC of each new item (row-major)
-	nModel       int         // the model's n (rows ≥ it are new items)
-	order        []int       // relevance order (candidate positions)
-	cons         []cons      // the request's constraints
-	pos          []int       // candidate position of each candidate row
+	relQ2        []float64        // squared quality from Relevance (per candidate)
+	newPos       map[int]int      // new item id → index in Request.NewItems
+	newUsed      []int32          // per new item: its candidate position (−1: none)
+	newBC        []float64        // bᵀC of each new item (row-major)
+	nModel       int              // the model's n (rows ≥ it are new items)
+	order        []int            // relevance order (candidate positions)
+	cons         []cons           // the request's constraints
+	codes        map[string]int32 // attribute value → code (scratch of setupConstraints)
+	pos          []int            // candidate position of each candidate row
 	short        string
 	outItems     []int
 	outGains     []float64
@@ -80,6 +88,10 @@ type Workspace struct {
 	polishCapped bool
 	degraded     string
 	rebuilds     int // slides that rebuilt the conditioning set (tests)
+	// The best candidate row after the last add (−1: none found there),
+	// valid while nothing else changed the rows (see best).
+	next      int
+	nextValid bool
 }
 
 // grow returns s resized to n, reallocating only when its capacity is
@@ -142,32 +154,45 @@ func (w *Workspace) run(ctx context.Context, m *ndpp.Model, req *Request) error 
 	w.A = grow(w.A, p*w.w)
 	w.B = grow(w.B, p*w.w)
 	w.Stride = w.w
-	w.col = grow(w.col, p)
-	w.row = grow(w.row, p)
-	w.vg = grow(w.vg, p*d)
+	w.kv = grow(w.kv, p)
+	w.kb = grow(w.kb, p)
+	w.vy = grow(w.vy, d)
+	w.at = grow(w.at, w.w*p)
+	w.bt = grow(w.bt, w.w*p)
+	w.fa = grow(w.fa, p)
+	w.fb = grow(w.fb, p)
 	w.shared = m.Shared()
+	w.gs = d
 	if !w.shared {
-		w.bg = grow(w.bg, p*d)
+		w.gs = 2 * d
 	}
-	for x, it := range w.item {
-		var v, b []float64
-		var delta float64
-		if it >= w.nModel {
-			ni := &req.NewItems[w.newPos[it]]
-			v, b, delta = ni.V, ni.B, ni.Delta
-		} else {
-			v, b, delta = m.ItemV(it), m.ItemB(it), m.ItemDiag(it)
+	w.gt = grow(w.gt, w.gs*p)
+	// Gather four items at a time, so that each row of gt is written four
+	// entries at a time.
+	var vs, bs [4][]float64
+	for x0 := 0; x0 < p; x0 += 4 {
+		nb := min(4, p-x0)
+		for i := range nb {
+			x := x0 + i
+			it := w.item[x]
+			var delta float64
+			if it >= w.nModel {
+				ni := &req.NewItems[w.newPos[it]]
+				vs[i], bs[i], delta = ni.V, ni.B, ni.Delta
+			} else {
+				vs[i], bs[i], delta = m.ItemV(it), m.ItemB(it), m.ItemDiag(it)
+			}
+			var vv float64
+			for _, f := range vs[i] {
+				vv += f * f
+			}
+			w.lxx[x] = vv + delta // bₓᵀCbₓ = 0
+			w.st[x] = stCand
 		}
-		copy(w.vg[x*d:(x+1)*d], v)
+		gatherT(w.gt, p, x0, vs[:nb])
 		if !w.shared {
-			copy(w.bg[x*d:(x+1)*d], b)
+			gatherT(w.gt[d*p:], p, x0, bs[:nb])
 		}
-		var vv float64
-		for _, f := range v {
-			vv += f * f
-		}
-		w.lxx[x] = vv + delta // bₓᵀCbₓ = 0
-		w.st[x] = stCand
 	}
 	for x := w.nc; x < p; x++ {
 		w.st[x] = stSkip // live until conditioned on
@@ -190,11 +215,31 @@ func (w *Workspace) run(ctx context.Context, m *ndpp.Model, req *Request) error 
 	w.rebuild(m)
 	w.shownSkipped = w.nSkip
 
-	for t := 0; t < req.K; t++ {
+	return w.steps(ctx, m, req.K, req.Window, false)
+}
+
+// steps runs k steps of the greedy from the conditioning set built so
+// far (with a sliding window of the given size when positive), appending
+// to w's output. In order, step t takes candidate row t instead of the
+// best one (the gains of a given order); it stops at a zero gain. It
+// returns an error wrapping ctx.Err() when ctx is done before a step.
+func (w *Workspace) steps(ctx context.Context, m *ndpp.Model, k, window int, inOrder bool) error {
+	for t := 0; t < k; t++ {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("rerank: greedy: %w", err)
 		}
-		best := w.best()
+		best := t
+		if !inOrder {
+			best = -1
+			if w.nextValid {
+				best = w.next
+			}
+			if best < 0 {
+				best = w.best()
+			}
+		} else if !(w.S[t] > tol(len(w.cond))*w.Mu[t]) || math.IsInf(w.q2[t]*w.S[t], 1) {
+			best = -1
+		}
 		if best < 0 {
 			return nil
 		}
@@ -203,16 +248,35 @@ func (w *Workspace) run(ctx context.Context, m *ndpp.Model, req *Request) error 
 		}
 		w.outItems = append(w.outItems, w.item[best])
 		w.outGains = append(w.outGains, w.q2[best]*w.S[best])
-		if t == req.K-1 {
+		if t == k-1 {
 			return nil
 		}
-		if req.Window > 0 && len(w.seq) == req.Window {
+		if window > 0 && len(w.seq) == window {
 			w.slide(m)
 		}
 		w.seq = append(w.seq, best)
 		w.tryAdd(m, best)
 	}
 	return nil
+}
+
+// gatherT writes the vectors rows (of one length) as the columns x0, x0+1,
+// … of the row-major matrix at dst (row stride p).
+func gatherT(dst []float64, p, x0 int, rows [][]float64) {
+	if len(rows) == 4 {
+		r0, r1, r2, r3 := rows[0], rows[1], rows[2], rows[3]
+		r1, r2, r3 = r1[:len(r0)], r2[:len(r0)], r3[:len(r0)]
+		for j, f := range r0 {
+			c := dst[j*p+x0 : j*p+x0+4]
+			c[0], c[1], c[2], c[3] = f, r1[j], r2[j], r3[j]
+		}
+		return
+	}
+	for i, r := range rows {
+		for j, f := range r {
+			dst[j*p+x0+i] = f
+		}
+	}
 }
 
 // best returns the candidate row with the largest positive, finite gain
@@ -247,6 +311,7 @@ func (w *Workspace) best() int {
 // complement is positive under the zero rule, and marks it skipped
 // otherwise.
 func (w *Workspace) tryAdd(m *ndpp.Model, y int) {
+	w.nextValid = false
 	if w.S[y] > tol(len(w.cond))*w.Mu[y] {
 		w.add(m, y)
 		return
@@ -257,24 +322,18 @@ func (w *Workspace) tryAdd(m *ndpp.Model, y int) {
 
 // add appends row y to the conditioning set: for every live row x
 // (candidates and skipped window rows), stream.Schur.Update with the
-// residuals R(x, y) and R(y, x) (matrix–vector products through the BLAS
-// backend):
+// residuals R(x, y) and R(y, x):
 //
 //	a_r(x) = R(x, y) / s_y,  b_r(x) = R(y, x),  s_x ← s_x − a_r(x)·b_r(x),
 //
 // with r = |cond| and R(x, z) = L_xz − Σ_{q<r} a_q(x)·b_q(z) the residual
-// kernel.
+// kernel. The kernel entries L_{x,y} = vₓ·v_y − bₓ·(b_yᵀC) and L_{y,x} =
+// vₓ·v_y + bₓ·(b_yᵀC) of all rows are two vector–matrix products over the
+// transposed gathered vectors (the streaming kernel of internal/f64 that
+// the oracle's products use, on both backends).
 func (w *Workspace) add(m *ndpp.Model, y int) {
-	r, W, d := len(w.cond), w.w, w.d
+	r, W, d, p := len(w.cond), w.Stride, w.d, w.p
 	it := w.item[y]
-	impl := blas64.Implementation()
-	// col = vₓ·v_y, row = bₓ·(b_yᵀC); L_{x,y} = col − row, L_{y,x} = col + row.
-	// v_y is y's gathered row (a copy of the model's or the new item's).
-	impl.Dgemv(gblas.NoTrans, w.p, d, 1, w.vg, d, w.vg[y*d:(y+1)*d], 1, 0, w.col, 1)
-	bg := w.vg
-	if !w.shared {
-		bg = w.bg
-	}
 	var bc []float64
 	if it >= w.nModel {
 		i := w.newPos[it]
@@ -282,25 +341,32 @@ func (w *Workspace) add(m *ndpp.Model, y int) {
 	} else {
 		bc = m.ItemBC(it)
 	}
-	impl.Dgemv(gblas.NoTrans, w.p, d, 1, bg, d, bc, 1, 0, w.row, 1)
-	for x, al := range w.col {
-		ga := w.row[x]
-		w.col[x], w.row[x] = al-ga, al+ga
+	vy := w.vy[:d]
+	for j := range vy {
+		vy[j] = w.gt[j*p+y]
 	}
-	if r > 0 {
-		// col = R(x, y) = L_{x,y} − Σ_q a_q(x)·b_q(y) and
-		// row = R(y, x) = L_{y,x} − Σ_q a_q(y)·b_q(x): products of the
-		// families (p×r, row stride W) with y's own.
-		ay, by := w.A[y*W:y*W+r], w.B[y*W:y*W+r]
-		impl.Dgemv(gblas.NoTrans, w.p, r, -1, w.A, W, by, 1, 1, w.col, 1)
-		impl.Dgemv(gblas.NoTrans, w.p, r, -1, w.B, W, ay, 1, 1, w.row, 1)
+	off := 0 // bₓ's rows in gt
+	if !w.shared {
+		off = d * p
 	}
+	f64.GemvT(w.gt, p, vy, w.kv[:p])
+	f64.GemvT(w.gt[off:], p, bc, w.kb[:p])
+	// The families' terms Σ_q a_q(x)·b_q(y) and Σ_q a_q(y)·b_q(x).
+	ay, by := w.A[y*W:y*W+r], w.B[y*W:y*W+r]
+	fa, fb := w.fa[:p], w.fb[:p]
+	f64.GemvT(w.at, p, by, fa)
+	f64.GemvT(w.bt, p, ay, fb)
+	at, bt := w.at[r*p:(r+1)*p], w.bt[r*p:(r+1)*p]
 	sy := w.S[y]
-	for x := 0; x < w.p; x++ {
+	// The next step's best candidate, as best finds it, in the same pass.
+	t := tol(r + 1)
+	bx, bg := -1, 0.0
+	for x := 0; x < p; x++ {
 		switch w.st[x] {
 		case stCand, stSkip:
 		case stCond:
 			w.A[x*W+r], w.B[x*W+r] = 0, 0
+			at[x], bt[x] = 0, 0
 			continue
 		default:
 			continue
@@ -308,8 +374,17 @@ func (w *Workspace) add(m *ndpp.Model, y int) {
 		if x == y {
 			continue
 		}
-		w.Update(x, r, w.col[x], w.row[x], sy)
+		kv, kb := w.kv[x], w.kb[x]
+		w.Update(x, r, kv-kb-fa[x], kv+kb-fb[x], sy)
+		at[x], bt[x] = w.A[x*W+r], w.B[x*W+r]
+		if x < w.nc && w.st[x] == stCand && w.S[x] > t*w.Mu[x] {
+			if g := w.q2[x] * w.S[x]; g > bg && !math.IsInf(g, 1) && (len(w.cons) == 0 || w.feasible(w.pos[x])) {
+				bx, bg = x, g
+			}
+		}
 	}
+	w.next, w.nextValid = bx, true
+	at[y], bt[y] = 1, sy
 	w.A[y*W+r], w.B[y*W+r] = 1, sy
 	w.S[y] = 0
 	w.st[y] = stCond
@@ -337,6 +412,7 @@ func (w *Workspace) slide(m *ndpp.Model) {
 // rebuild conditions from scratch on the rows of the window, in order,
 // skipping those with a zero pivot.
 func (w *Workspace) rebuild(m *ndpp.Model) {
+	w.nextValid = false
 	for x := 0; x < w.p; x++ {
 		if w.st[x] == stCond {
 			w.st[x] = stSkip
@@ -435,5 +511,13 @@ func (w *Workspace) downdate() bool {
 	}
 	copy(w.cond, w.cond[1:])
 	w.cond = w.cond[:r-1]
+	// The transposed families follow.
+	p := w.p
+	for q := 0; q < r-1; q++ {
+		at, bt := w.at[q*p:(q+1)*p], w.bt[q*p:(q+1)*p]
+		for x := range at {
+			at[x], bt[x] = w.A[x*W+q], w.B[x*W+q]
+		}
+	}
 	return true
 }

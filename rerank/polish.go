@@ -2,8 +2,10 @@ package rerank
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/ndpp-go/ndpp/detcache"
 	"github.com/ndpp-go/ndpp/ndpp"
@@ -20,8 +22,9 @@ import (
 // diagonal by qᵢ²) and a fast oracle over it, so it allocates. When ctx's
 // deadline passes and the request may degrade, it keeps the best set the
 // search reached and sets w.degraded; when ctx is otherwise done it
-// returns an error wrapping ctx.Err().
-func (w *Workspace) polish(ctx context.Context, m *ndpp.Model, req *Request) error {
+// returns an error wrapping ctx.Err(). greedyTime is how long the greedy
+// took (for the time the ordering will take).
+func (w *Workspace) polish(ctx context.Context, m *ndpp.Model, req *Request, greedyTime time.Duration) error {
 	w.polishSwaps = 0
 	if len(w.outItems) < req.K {
 		return nil // greedy found no K-set with a non-zero determinant
@@ -53,9 +56,9 @@ func (w *Workspace) polish(ctx context.Context, m *ndpp.Model, req *Request) err
 			q = math.Sqrt(w.q2[x])
 		}
 		for j := 0; j < d; j++ {
-			v[r*d+j] = q * w.vg[x*d+j]
+			v[r*d+j] = q * w.gt[j*w.p+x]
 			if b != nil {
-				b[r*d+j] = q * w.bg[x*d+j]
+				b[r*d+j] = q * w.gt[(d+j)*w.p+x]
 			}
 		}
 		if diag {
@@ -116,9 +119,23 @@ func (w *Workspace) polish(ctx context.Context, m *ndpp.Model, req *Request) err
 			return true
 		}
 	}
-	res, err := stream.LocalSearch(ctx, o, req.K, start, lsOpt)
+	// A deadline the result may degrade at stops the search early by what
+	// the answer still needs once it stops: the ordering of the set (the
+	// greedy's measured time scaled to the set's rows) and the overrun of
+	// the fresh LU the search may be in (O(k²(k + d)) for k = |F| + K,
+	// reckoned at a conservative nanosecond per operation).
+	sctx := ctx
+	if dl, ok := ctx.Deadline(); ok && req.Degrade {
+		k := nf + req.K
+		reserve := time.Duration(float64(greedyTime)*float64(k)/float64(w.p)) + time.Duration(k*k*(k+d))
+		var cancel context.CancelFunc
+		sctx, cancel = context.WithDeadline(ctx, dl.Add(-reserve))
+		defer cancel()
+	}
+	res, err := stream.LocalSearch(sctx, o, req.K, start, lsOpt)
 	if err != nil {
-		if ctx.Err() == nil || !mayDegrade(ctx, req) {
+		early := ctx.Err() == nil && req.Degrade && errors.Is(sctx.Err(), context.DeadlineExceeded)
+		if !early && (ctx.Err() == nil || !mayDegrade(ctx, req)) {
 			return fmt.Errorf("rerank: polish: %w", err)
 		}
 		// The deadline passed: keep what the search reached (nothing
@@ -130,7 +147,19 @@ func (w *Workspace) polish(ctx context.Context, m *ndpp.Model, req *Request) err
 		return nil
 	}
 	w.polishSwaps = int(res.Swaps)
-	// Order the new set greedily given the fixed rows, with its gains.
+	// Order the new set greedily given the fixed rows, with its gains:
+	// the greedy's recurrence over those rows alone, O(K²·(K + d)) (a
+	// deadline has passed when the result degrades, so this must be cheap).
+	setItems := make([]int, len(res.Solution))
+	setRows := make([]int, len(res.Solution))
+	for i, r := range res.Solution {
+		setItems[i], setRows[i] = w.item[r-nf], r-nf
+	}
+	if w.reorder(m, setRows, fixedRows, len(w.cons) > 0) {
+		return nil
+	}
+	// A zero gain on the way (a kernel whose principal minors vanish):
+	// the oracle's values, with fresh determinants where they need them.
 	o.Reset()
 	cand := o.NewCand()
 	for _, f := range fixed {
@@ -165,9 +194,60 @@ func (w *Workspace) polish(ctx context.Context, m *ndpp.Model, req *Request) err
 				gain = math.Exp(bv.Log)
 			}
 		}
-		w.outItems = append(w.outItems, w.item[r-nf])
+		w.outItems = append(w.outItems, setItems[r-nf])
 		w.outGains = append(w.outGains, gain)
 		rest = append(rest[:bi], rest[bi+1:]...)
 	}
 	return nil
+}
+
+// reorder writes the candidate rows set in greedy order given the rows
+// fixed (the kept shown rows, conditioned on in order) into w's output,
+// with their gains, by the greedy's recurrence over those rows alone:
+// the rows are gathered to the front of the working rows (rows set, then
+// fixed) so that a step costs O((K + |fixed|)·(d + K)). With inOrder the
+// order of set is kept (its gains are those of that order). It reports
+// false when a fixed row or a step had a zero Schur complement under the
+// zero rule; w's output is then to be rewritten by the caller.
+func (w *Workspace) reorder(m *ndpp.Model, set, fixed []int, inOrder bool) bool {
+	k, nf, gs, p := len(set), len(fixed), w.gs, w.p
+	rows := append(append(make([]int, 0, k+nf), set...), fixed...)
+	np := len(rows)
+	item, pos := make([]int, np), make([]int, np)
+	q2, lxx := make([]float64, np), make([]float64, np)
+	g := make([]float64, np*gs)
+	for i, x := range rows {
+		item[i], lxx[i] = w.item[x], w.lxx[x]
+		if x < w.nc {
+			pos[i], q2[i] = w.pos[x], w.q2[x]
+		}
+		for j := range gs {
+			g[j*np+i] = w.gt[j*p+x]
+		}
+	}
+	copy(w.item, item)
+	copy(w.pos, pos)
+	w.q2 = append(w.q2[:0], q2[:k]...)
+	copy(w.lxx, lxx)
+	copy(w.gt, g)
+	w.nc, w.p = k, np
+	for x := 0; x < np; x++ {
+		w.st[x] = stCand
+		if x >= k {
+			w.st[x] = stSkip
+		}
+	}
+	w.seq = w.seq[:0]
+	for x := k; x < np; x++ {
+		w.seq = append(w.seq, x)
+	}
+	w.rebuild(m)
+	if w.nSkip > 0 {
+		return false
+	}
+	w.resetConstraints()
+	w.outItems, w.outGains = w.outItems[:0], w.outGains[:0]
+	// Bounded work: no context (a passed deadline must not stop it).
+	_ = w.steps(context.Background(), m, k, 0, inOrder)
+	return len(w.outItems) == k
 }

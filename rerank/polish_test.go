@@ -77,6 +77,22 @@ func TestRerankPolishIsLocalOptimum(t *testing.T) {
 		if res.PolishSwaps > 0 {
 			moved++
 			require.Greater(t, pl, gl, "%s: a polish that moved must gain", label)
+			// The polished set is in greedy order given the shown items,
+			// with the greedy's gains: the greedy over it alone agrees.
+			sub := req
+			sub.Polish, sub.Candidates, sub.K, sub.Quality = false, slices.Clone(res.Items), len(res.Items), nil
+			if req.Quality != nil {
+				for _, it := range res.Items {
+					sub.Quality = append(sub.Quality, req.Quality[slices.Index(req.Candidates, it)])
+				}
+			}
+			items, gains := slices.Clone(res.Items), slices.Clone(res.Gains)
+			o, err := wg.Rerank(context.Background(), m, sub)
+			require.NoError(t, err)
+			require.Equal(t, o.Items, items, "%s: the polished set in greedy order", label)
+			for i, gn := range o.Gains {
+				require.InDelta(t, gn, gains[i], 1e-9*math.Max(1, math.Abs(gn)), "%s: gain %d", label, i)
+			}
 		}
 		eps := req.PolishEps
 		if eps == 0 {

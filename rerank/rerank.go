@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/ndpp-go/ndpp/ndpp"
 )
@@ -109,7 +110,10 @@ type Request struct {
 	// Degrade lets Rerank answer when ctx's deadline passes before the
 	// work is done, with the best result reached and Result.Degraded set
 	// (see Rerank). Without it, or when ctx is cancelled rather than timed
-	// out, Rerank returns an error wrapping ctx.Err().
+	// out, Rerank returns an error wrapping ctx.Err(). With a deadline, a
+	// polish that may degrade stops its search early by the estimated
+	// time of what follows it (ordering the set, and the fresh LU the
+	// search may be in), so that the answer comes by the deadline.
 	Degrade bool `json:"degrade,omitempty"`
 }
 
@@ -246,6 +250,7 @@ func (w *Workspace) Rerank(ctx context.Context, m *ndpp.Model, req Request) (Res
 		w.relevanceOrder(&req)
 		return Result{Items: w.outItems, Gains: w.outGains[:0], Short: w.short}, nil
 	}
+	t0 := time.Now()
 	if err := w.run(ctx, m, &req); err != nil {
 		if !mayDegrade(ctx, &req) {
 			return Result{}, err
@@ -257,7 +262,7 @@ func (w *Workspace) Rerank(ctx context.Context, m *ndpp.Model, req Request) (Res
 		return Result{Items: w.outItems, Gains: w.outGains[:0], Short: w.short, Degraded: DegradedGreedy}, nil
 	}
 	if req.Polish {
-		if err := w.polish(ctx, m, &req); err != nil {
+		if err := w.polish(ctx, m, &req, time.Since(t0)); err != nil {
 			return Result{}, err
 		}
 	}

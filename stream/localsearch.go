@@ -249,7 +249,8 @@ type lsearch struct {
 	res          LocalSearchResult
 
 	feasible  func([]int) bool
-	trial     []int // scratch solution for feasible
+	trial     []int       // scratch solution for feasible
+	halt      func() bool // stop() as SwapValuesUntil's stop
 	ctx       context.Context
 	ctxErr    error // the wrapped ctx error once the search saw ctx done
 	maxEvals  int64 // 0: unbounded
@@ -272,6 +273,9 @@ func (ls *lsearch) work() int64 {
 // is looked at every checkEvals units of work (a fresh LU counting |S|²,
 // so that at most a few milliseconds pass between looks).
 func (ls *lsearch) stop() (bool, error) {
+	if ls.res.Budget || ls.ctxErr != nil { // stopped before
+		return true, ls.ctxErr
+	}
 	e := ls.work()
 	if ls.maxEvals > 0 && e >= ls.maxEvals {
 		ls.res.Budget = true
@@ -388,6 +392,7 @@ func newLocalSearch(o detcache.Oracle, k int, start []int, opt LocalSearchOption
 		maxEvals: opt.MaxEvals, fallBase: o.Stats().Fallbacks, feasible: opt.Feasible,
 	}
 	ls.heap.cap = pool
+	ls.halt = func() bool { s, _ := ls.stop(); return s }
 	return ls, nil
 }
 
@@ -549,7 +554,9 @@ func (ls *lsearch) visit(t, c int, fv ndpp.Value, ranking bool) (bool, error) {
 	o := ls.o
 	k := o.Len()
 	o.Prepare(ls.cur, t)
-	o.SwapValues(ls.cur, ls.vals)
+	if !o.SwapValuesUntil(ls.cur, ls.vals, ls.halt) {
+		return false, nil // the caller's stop() says why
+	}
 	bj := ls.nf
 	for j := ls.nf + 1; j < k; j++ {
 		if ls.vals[j].Greater(ls.vals[bj]) {
@@ -670,11 +677,12 @@ func (ls *lsearch) pairRound() (changed, stopped bool, err error) {
 					if v := o.PairSwapValue(cx, cy, a, b); v.Greater(bv) {
 						bv, bx, by, ba, bb = v, x, y, a, b
 					}
-				}
-				// Values the identity cannot give reliably cost a
-				// fresh LU each: look at the budget and ctx per row.
-				if stopped, err = ls.stop(); stopped {
-					return false, true, err
+					// Values the identity cannot give reliably cost
+					// a fresh LU each: look at the budget and ctx per
+					// pair.
+					if stopped, err = ls.stop(); stopped {
+						return false, true, err
+					}
 				}
 			}
 		}

@@ -22,13 +22,17 @@ import (
 	"github.com/ndpp-go/ndpp/ndpp/npz"
 )
 
-var loadFull = flag.Bool("load.full", false, "run TestServeLoad at full size (catalogue 10⁴, d = 30, N = 500 candidates, k = 10, 8 clients, 20 s); `make loadtest`")
+var (
+	loadFull  = flag.Bool("load.full", false, "run TestServeLoad at full size (catalogue 10⁴, d = 30, N = 500 candidates, k = 10, 8 clients, 20 s); `make loadtest`")
+	loadPlain = flag.Bool("load.plain", false, "TestServeLoad's requests with quality scores only (no relevance, θ or constraint)")
+)
 
 // loadConfig is the shape of a load test.
 type loadConfig struct {
 	items, d, cands, k, clients int
 	duration                    time.Duration
 	maxRequests                 int
+	plain                       bool // quality scores only, no controls
 }
 
 // loadReport is what a load test measured.
@@ -45,7 +49,9 @@ func (r loadReport) String() string {
 
 // TestServeLoad drives `ndpp-bench serve` over loopback with concurrent
 // clients sending /v1/rerank requests (N random candidates with quality
-// scores, k), bounded in time and in count, and reloads the model (SIGHUP,
+// scores, k; unless -load.plain, relevance scores with θ = 0.7 and a
+// constraint, at most 2 items of a genre among 5 consecutive ones, over 20
+// genres), bounded in time and in count, and reloads the model (SIGHUP,
 // a new file of the same catalogue) half-way through. Every request must
 // succeed — none lost or failed across the reload — and the server must
 // then stop cleanly on SIGTERM. It logs throughput and latency
@@ -57,8 +63,13 @@ func TestServeLoad(t *testing.T) {
 	} else if testing.Short() {
 		cfg.duration, cfg.maxRequests = 500*time.Millisecond, 1000
 	}
+	cfg.plain = *loadPlain
 	rep := runLoad(t, cfg)
-	t.Logf("serve load (catalogue %d, d = %d, N = %d, k = %d, %d clients): %v", cfg.items, cfg.d, cfg.cands, cfg.k, cfg.clients, rep)
+	what := "relevance, θ = 0.7, a constraint"
+	if cfg.plain {
+		what = "quality scores"
+	}
+	t.Logf("serve load (catalogue %d, d = %d, N = %d, k = %d, %s, %d clients): %v", cfg.items, cfg.d, cfg.cands, cfg.k, what, cfg.clients, rep)
 	require.Zero(t, rep.errors)
 	require.Positive(t, rep.requests)
 }
@@ -80,14 +91,29 @@ func runLoad(t *testing.T, cfg loadConfig) loadReport {
 			}
 			b.WriteString(strconv.Itoa(x))
 		}
-		b.WriteString(`], "quality": [`)
+		scores := `], "quality": [`
+		if !cfg.plain {
+			scores = `], "theta": 0.7, "relevance": [`
+		}
+		b.WriteString(scores)
 		for j := 0; j < cfg.cands; j++ {
 			if j > 0 {
 				b.WriteByte(',')
 			}
 			b.WriteString(strconv.FormatFloat(0.5+rng.Float64(), 'f', 4, 64))
 		}
-		fmt.Fprintf(&b, `], "k": %d}`, cfg.k)
+		b.WriteByte(']')
+		if !cfg.plain {
+			b.WriteString(`, "attributes": {"genre": [`)
+			for j := 0; j < cfg.cands; j++ {
+				if j > 0 {
+					b.WriteByte(',')
+				}
+				fmt.Fprintf(&b, `"g%d"`, rng.IntN(20))
+			}
+			b.WriteString(`]}, "constraints": [{"attribute": "genre", "window": 5, "max_per_window": 2}]`)
+		}
+		fmt.Fprintf(&b, `, "k": %d}`, cfg.k)
 		bodies[i] = b.String()
 	}
 
