@@ -102,6 +102,20 @@ type OfflineOptions struct {
 	// TraceSet, when non-nil, records the NLL on these baskets at every
 	// validation check into Result.Trace.
 	TraceSet [][]int
+	// CondWeight, when positive, adds to each training basket's term
+	// CondWeight times a next-item term: an item t of the basket S, drawn
+	// uniformly, is held out and scored against CondNegatives items drawn
+	// uniformly outside S by the conditional gain the paper protocol ranks
+	// by, g_j = det L_{Y+j}/det L_Y with Y = S − t, as the log of a softmax
+	// over those candidates (learn/cond.go; learn/RESULTS.md, "Ranking
+	// against co-occurrence"). Each basket then costs about 2(CondNegatives
+	// + 1) more determinants of |S| items. Default 0: off. Validation
+	// then scores the log-likelihood plus CondWeight times the mean term
+	// on the validation baskets (with draws fixed for the run).
+	CondWeight float64
+	// CondNegatives is the number of sampled candidates of the next-item
+	// term (default DefaultCondNegatives).
+	CondNegatives int
 }
 
 func (o OfflineOptions) withDefaults() OfflineOptions {
@@ -151,6 +165,9 @@ func (o OfflineOptions) withDefaultsFor(n int) OfflineOptions {
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
 	}
+	if o.CondNegatives == 0 {
+		o.CondNegatives = DefaultCondNegatives
+	}
 	return o
 }
 
@@ -164,6 +181,12 @@ func (opt OfflineOptions) validate() error {
 	}
 	if !(opt.LRDecay > 0 && opt.LRDecay <= 1) {
 		return fmt.Errorf("learn: invalid lr decay %v; want 0 < decay ≤ 1", opt.LRDecay)
+	}
+	if !(opt.CondWeight >= 0) || math.IsInf(opt.CondWeight, 0) || opt.CondNegatives < 1 {
+		return fmt.Errorf("learn: invalid next-item weight %v or negatives %d; want weight ≥ 0, negatives ≥ 1", opt.CondWeight, opt.CondNegatives)
+	}
+	if opt.CondWeight > 0 && opt.FullBatch {
+		return errors.New("learn: the next-item term (CondWeight) applies to minibatch training, not FullBatch")
 	}
 	if math.IsNaN(opt.DiagLR) || opt.DiagLR < 0 || math.IsInf(opt.DiagLR, 0) || math.IsNaN(opt.RateScale) || math.IsInf(opt.RateScale, 0) {
 		return fmt.Errorf("learn: invalid diagonal lr %v or rate scale %v", opt.DiagLR, opt.RateScale)
@@ -195,11 +218,13 @@ func checkBaskets(name string, baskets [][]int, n int) error {
 //
 //	(1/m) Σᵢ log det(L_{Sᵢ} + εI) − log det(L + I) − R(V, B)
 //
-// with minibatch Adam: each minibatch's basket gradients are computed in
+// (with CondWeight, plus CondWeight times a next-item term per basket) with
+// minibatch Adam: each minibatch's basket gradients are computed in
 // parallel (one accumulator per worker), the normaliser and its gradient
 // exactly through the 2d×2d identity det(I + L) = det(I_2d + WG) (never
-// C⁻¹), C = D − Dᵀ learned unless FixC. The validation log-likelihood is
-// checked every EvalEvery iterations and the best model is returned
+// C⁻¹), C = D − Dᵀ learned unless FixC. The validation log-likelihood
+// (with CondWeight, plus the weighted next-item term) is checked every
+// EvalEvery iterations and the best model is returned
 // (validation-based stopping with Patience). val may be empty, in which case
 // the last model is returned after MaxEpochs (or TimeLimit). ctx is checked
 // before every iteration and within full-batch gradients: once it is done,
@@ -243,7 +268,9 @@ func TrainOffline(ctx context.Context, train, val [][]int, n int, opt OfflineOpt
 	}
 	res := &Result{ValLLEps: math.NaN()}
 	var best *Params
-	bestLL, bad := math.Inf(-1), 0
+	// The best model is the one of the highest validation score: the
+	// log-likelihood, plus CondWeight times the next-item term.
+	bestLL, bestScore, bad := math.Inf(-1), math.Inf(-1), 0
 	var elapsed time.Duration
 	// Validation and the trace use the objective's convention: the basket
 	// term log det(L_S + εI), finite for every basket.
@@ -269,8 +296,16 @@ func TrainOffline(ctx context.Context, train, val [][]int, n int, opt OfflineOpt
 		if math.IsNaN(ll) {
 			return true, errors.New("learn: offline training diverged: validation log-likelihood is NaN (lower the learning rate)")
 		}
-		if best == nil || ll > bestLL {
-			bestLL, best, bad = ll, p.Clone(), 0
+		score := ll
+		if opt.CondWeight > 0 {
+			c, err := meanCondValue(m, val, opt)
+			if err != nil {
+				return true, err
+			}
+			score += opt.CondWeight * c
+		}
+		if best == nil || score > bestScore {
+			bestLL, bestScore, best, bad = ll, score, p.Clone(), 0
 			return false, nil
 		}
 		bad++
@@ -365,9 +400,10 @@ type offlineTrainer struct {
 }
 
 type offlineWorker struct {
-	acc *accum
-	w   basketWork
-	bcS []float64
+	acc  *accum
+	w    basketWork
+	bcS  []float64
+	cond condWork
 }
 
 func newOfflineTrainer(p *Params, train [][]int, opt OfflineOptions) *offlineTrainer {
@@ -461,8 +497,9 @@ func (tr *offlineTrainer) applyStep() bool {
 }
 
 // gradient computes tr.g, the gradient of the minibatch objective
-// (1/|batch|) Σ log det(L_S + εI) − log det(I + L) − R(V, B), and reports
-// whether the normaliser could be factored.
+// (1/|batch|) Σ log det(L_S + εI) − log det(I + L) − R(V, B) (each basket's
+// term plus CondWeight times its next-item term, condTerm, when set), and
+// reports whether the normaliser could be factored.
 func (tr *offlineTrainer) gradient(batch [][]int) bool {
 	p, d, n := tr.p, tr.p.Dim, tr.p.N
 	tr.c = p.CInto(tr.c)
@@ -486,9 +523,9 @@ func (tr *offlineTrainer) gradient(batch [][]int) bool {
 			continue
 		}
 		wg.Add(1)
-		go func(wk *offlineWorker, part [][]int) {
+		go func(wk *offlineWorker, lo int, part [][]int) {
 			defer wg.Done()
-			for _, s := range part {
+			for q, s := range part {
 				k := len(s)
 				if cap(wk.bcS) < k*d {
 					wk.bcS = make([]float64, k*d)
@@ -500,8 +537,13 @@ func (tr *offlineTrainer) gradient(batch [][]int) bool {
 				// The step needs the gradient only (the objective's
 				// value is tracked on the validation set).
 				wk.w.basketTerm(p, bcS, s, tr.opt.Eps, false, false, wk.acc, scale)
+				if tr.opt.CondWeight > 0 && k >= 2 {
+					t, negs := condChoice(tr.opt.Seed, tr.t, lo+q, s, n, tr.opt.CondNegatives, wk.cond.negs)
+					wk.cond.negs = negs
+					wk.w.condTerm(&wk.cond, p, tr.bc, s, t, negs, tr.opt.Eps, wk.acc, scale*tr.opt.CondWeight)
+				}
 			}
-		}(wk, batch[lo:hi])
+		}(wk, lo, batch[lo:hi])
 	}
 	wg.Wait()
 	acc := tr.total

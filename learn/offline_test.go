@@ -130,6 +130,10 @@ func TestOfflineRejectsBadInput(t *testing.T) {
 		{"negative lr", good, 3, OfflineOptions{LR: -1}},
 		{"NaN alpha", good, 3, OfflineOptions{Alpha: math.NaN()}},
 		{"negative batch", good, 3, OfflineOptions{Batch: -2}},
+		{"negative next-item weight", good, 3, OfflineOptions{CondWeight: -1}},
+		{"NaN next-item weight", good, 3, OfflineOptions{CondWeight: math.NaN()}},
+		{"negative negatives", good, 3, OfflineOptions{CondWeight: 1, CondNegatives: -1}},
+		{"next-item term with full batch", good, 3, OfflineOptions{CondWeight: 1, FullBatch: true}},
 	}
 	for _, c := range cases {
 		_, err := TrainOffline(context.Background(), c.train, nil, c.n, c.opt)

@@ -397,6 +397,8 @@ type learnFlags struct {
 	factorEv   int
 	lag        int
 	cEvery     int
+	condWeight float64
+	condNeg    int
 	set        map[string]bool // the flags given on the command line
 }
 
@@ -434,6 +436,8 @@ func runLearn(e *env, args []string) error {
 	fs.Float64Var(&f.initShare, "init-share", 0, "with --diag: initial E‖vᵢ‖² as a share of the item's initial δᵢ (default: offline 0.5, online 0.01; negative: --init-scale as drawn)")
 	fs.IntVar(&f.factorEv, "factor-every", 0, "online, exact normaliser: refactor every this many baskets (on a second goroutine); 1 = synchronously at every basket, the exact gradient (default 25)")
 	fs.IntVar(&f.lag, "lag", 0, "online, exact normaliser: a refactorisation takes effect this many baskets after its snapshot, at most --factor-every (default min(factor-every, 70))")
+	fs.Float64Var(&f.condWeight, "cond-weight", 0, "offline: weight of a next-item term (a held-out item of each training basket against --cond-negatives sampled items, by the conditional gain the paper MPR ranks by); 0 = off")
+	fs.IntVar(&f.condNeg, "cond-negatives", 0, fmt.Sprintf("offline, with --cond-weight: sampled candidates per basket (default %d)", learn.DefaultCondNegatives))
 	fs.IntVar(&f.cEvery, "c-every", 0, "online: step C every this many baskets (default 32 for adam, 16 for sgd)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -502,6 +506,7 @@ func runLearn(e *env, args []string) error {
 		res, err = learn.TrainOffline(e.context(), train, val, n, learn.OfflineOptions{D: f.d, Shared: f.shared, LowRank: !f.diag, Seed: f.seed, DiagLR: f.diagLR, RateScale: f.rateScale,
 			Progress: progressFn, LR: f.lr, Batch: f.batch, MaxEpochs: f.epochs, Patience: f.patience, Alpha: f.alpha, Beta: f.beta,
 			FixC: f.fixC, Workers: f.g.threads, TimeLimit: f.timeLimit, TraceSet: traceSet(f.trace, val),
+			CondWeight: f.condWeight, CondNegatives: f.condNeg,
 			Init: learn.InitOptions{Scale: f.initScale, Share: f.initShare}})
 		bar.Finish()
 		if err != nil {
@@ -659,6 +664,12 @@ func (f *learnFlags) check() error {
 	}
 	if _, ok := learn.ParseNormalizer(f.normalizer); !ok {
 		return usagef("--normalizer must be exact or basket, not %q", f.normalizer)
+	}
+	if f.condWeight < 0 || math.IsNaN(f.condWeight) || math.IsInf(f.condWeight, 0) || f.condNeg < 0 {
+		return usagef("--cond-weight and --cond-negatives must be ≥ 0")
+	}
+	if f.mode == "online" && (f.condWeight != 0 || f.condNeg != 0) {
+		return usagef("--cond-weight and --cond-negatives apply to --mode offline")
 	}
 	if f.mode == "offline" && (f.checkpoint != "" || f.resume != "") {
 		return usagef("--checkpoint and --resume apply to --mode online")

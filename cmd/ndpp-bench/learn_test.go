@@ -107,6 +107,24 @@ func TestLearnOfflineJSON(t *testing.T) {
 	}
 }
 
+// TestLearnCondFlags checks that --cond-weight and --cond-negatives reach
+// the offline learner: each gives a different model from the defaults.
+func TestLearnCondFlags(t *testing.T) {
+	data := smallApparel(t, 1500)
+	var lls []float64
+	for _, extra := range [][]string{nil, {"--cond-weight", "2"}, {"--cond-weight", "2", "--cond-negatives", "3"}} {
+		args := append([]string{"learn", "--data", data, "--mode", "offline", "--d", "6", "--val", "100", "--test", "300", "--epochs", "2", "--json", "--quiet"}, extra...)
+		code, out, errs := runLearnCmd(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", extra, code, errs)
+		}
+		lls = append(lls, decodeMetrics(t, out)["test_ll"].(float64))
+	}
+	if lls[1] == lls[0] || lls[2] == lls[1] {
+		t.Errorf("test LL %v: the next-item flags changed nothing", lls)
+	}
+}
+
 // TestLearnOnlineScheduleFlags checks that --factor-every, --lag and
 // --c-every reach the learner: the synchronous exact schedule, a shorter
 // lag and C stepped at every basket give a different model from the
@@ -212,6 +230,9 @@ func TestLearnAndEvalUsageErrors(t *testing.T) {
 		{"learn", "--data", data, "--mode", "offline", "--factor-every", "5"},
 		{"learn", "--data", data, "--mode", "online", "--lag", "-1"},
 		{"learn", "--data", data, "--mode", "offline", "--lag", "5"},
+		{"learn", "--data", data, "--mode", "online", "--cond-weight", "1"},
+		{"learn", "--data", data, "--mode", "offline", "--cond-weight", "-1"},
+		{"learn", "--data", data, "--mode", "offline", "--cond-negatives", "-1"},
 		{"learn", "--data", data, "extra"},
 		{"eval"},
 		{"eval", "--model", "m.npz"},
