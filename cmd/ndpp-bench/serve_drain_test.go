@@ -183,24 +183,24 @@ func TestServeReadyzSaturation(t *testing.T) {
 	require.Zero(t, d)
 }
 
-// TestServeQueuedClientGone: a client that disconnects while its request
-// waits for a slot is not computed later; the requests behind it are.
-func TestServeQueuedClientGone(t *testing.T) {
+// heldSlot starts a server with one computing slot and a rerank request
+// that holds it (the test hook blocks the first computed request) until
+// release is closed; first receives that request's status code. calls
+// counts the requests computed.
+func heldSlot(t *testing.T) (s *server, url string, release chan struct{}, first chan int, calls *atomic.Int32) {
+	t.Helper()
 	lim := defaultServeLimits()
 	lim.maxInflight = 1
-	release := make(chan struct{})
-	var calls atomic.Int32
-	s, url, _ := testServer(t, smallModel, lim, func(s *server) {
+	release, first, calls = make(chan struct{}), make(chan int, 1), new(atomic.Int32)
+	s, url, _ = testServer(t, smallModel, lim, func(s *server) {
 		s.hook = func(string) {
 			if calls.Add(1) == 1 {
 				<-release
 			}
 		}
 	})
-	body := `{"candidates": [1, 2, 3], "k": 2}`
-	first := make(chan int, 1)
 	go func() {
-		resp, err := http.Post(url+"/v1/rerank", "application/json", strings.NewReader(body))
+		resp, err := http.Post(url+"/v1/rerank", "application/json", strings.NewReader(`{"candidates": [1, 2, 3], "k": 2}`))
 		if err != nil {
 			first <- -1
 			return
@@ -209,6 +209,14 @@ func TestServeQueuedClientGone(t *testing.T) {
 		first <- resp.StatusCode
 	}()
 	waitFor(t, func() bool { return calls.Load() == 1 })
+	return s, url, release, first, calls
+}
+
+// TestServeQueuedClientGone: a client that disconnects while its request
+// waits for a slot is not computed later; the requests behind it are.
+func TestServeQueuedClientGone(t *testing.T) {
+	s, url, release, first, calls := heldSlot(t)
+	body := `{"candidates": [1, 2, 3], "k": 2}`
 
 	ctx, cancel := context.WithCancel(context.Background())
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/v1/rerank", strings.NewReader(body))
@@ -348,28 +356,7 @@ func TestServeShutdownTimeout(t *testing.T) {
 // timeout_ms is answered at once in relevance order, flagged
 // "greedy_deadline", instead of starting its work late.
 func TestServeRerankDeadlineCountsQueue(t *testing.T) {
-	lim := defaultServeLimits()
-	lim.maxInflight = 1
-	release := make(chan struct{})
-	var calls atomic.Int32
-	s, url, _ := testServer(t, smallModel, lim, func(s *server) {
-		s.hook = func(string) {
-			if calls.Add(1) == 1 {
-				<-release
-			}
-		}
-	})
-	first := make(chan int, 1)
-	go func() {
-		resp, err := http.Post(url+"/v1/rerank", "application/json", strings.NewReader(`{"candidates": [1, 2, 3], "k": 2}`))
-		if err != nil {
-			first <- -1
-			return
-		}
-		resp.Body.Close()
-		first <- resp.StatusCode
-	}()
-	waitFor(t, func() bool { return calls.Load() == 1 })
+	s, url, release, first, _ := heldSlot(t)
 	type answer struct {
 		code int
 		res  rerankResponse
