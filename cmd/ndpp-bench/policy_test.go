@@ -5,7 +5,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,7 +12,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/unix"
+
+	"github.com/ndpp-go/ndpp/internal/ndpptest"
 )
 
 // outputFlag is one file output of one command, for the policy table.
@@ -143,19 +143,7 @@ func TestEveryOutputFlagFollowsThePolicy(t *testing.T) {
 
 			if c.fifo {
 				// A FIFO: written through, read by a goroutine.
-				fifo := filepath.Join(t.TempDir(), "pipe")
-				require.NoError(t, unix.Mkfifo(fifo, 0o600))
-				read := make(chan []byte, 1)
-				go func() {
-					f, err := os.Open(fifo)
-					if err != nil {
-						read <- nil
-						return
-					}
-					defer f.Close()
-					b, _ := io.ReadAll(f)
-					read <- b
-				}()
+				fifo, read := ndpptest.FIFO(t)
 				code, _, errs = runCmd(t, "", c.args(in, fifo)...)
 				require.Equal(t, 0, code, errs)
 				c.valid(t, <-read)
@@ -164,12 +152,10 @@ func TestEveryOutputFlagFollowsThePolicy(t *testing.T) {
 
 			if os.Geteuid() == 0 {
 				// A private device node with /dev/null's numbers.
-				null := filepath.Join(t.TempDir(), "null")
-				if err := unix.Mknod(null, unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err == nil {
-					code, _, errs = runCmd(t, "", c.args(in, null)...)
-					require.Equal(t, 0, code, errs)
-					requireType(t, null, fs.ModeDevice|fs.ModeCharDevice)
-				}
+				null := ndpptest.NullDevice(t)
+				code, _, errs = runCmd(t, "", c.args(in, null)...)
+				require.Equal(t, 0, code, errs)
+				requireType(t, null, fs.ModeDevice|fs.ModeCharDevice)
 			}
 
 			// "-": standard output, or a usage error.

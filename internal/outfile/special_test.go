@@ -4,7 +4,6 @@ package outfile
 
 import (
 	"bytes"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,46 +11,15 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/unix"
+
+	"github.com/ndpp-go/ndpp/internal/ndpptest"
 )
 
-// nullDevice makes a private character device with /dev/null's numbers
-// (1, 3) in a temporary directory; the test is skipped when the process
-// may not (not root). The machine's own /dev is never touched.
-func nullDevice(t *testing.T) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("making a device node needs root")
-	}
-	path := filepath.Join(t.TempDir(), "null")
-	if err := unix.Mknod(path, unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err != nil {
-		t.Skipf("mknod: %v", err)
-	}
-	return path
-}
-
-// fifo makes a named pipe in a temporary directory and starts a reader of
-// it; the returned function waits for the reader and returns what it read.
-func fifo(t *testing.T) (string, func() string) {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "pipe")
-	require.NoError(t, unix.Mkfifo(path, 0o600))
-	got := make(chan string, 1)
-	go func() {
-		f, err := os.Open(path) // blocks until the writer opens
-		if err != nil {
-			got <- "open: " + err.Error()
-			return
-		}
-		defer f.Close()
-		b, err := io.ReadAll(f)
-		if err != nil {
-			got <- "read: " + err.Error()
-			return
-		}
-		got <- string(b)
-	}()
-	return path, func() string { return <-got }
+// fifo makes a private named pipe read by a goroutine
+// (ndpptest.FIFO); read returns what the writer wrote.
+func fifo(t *testing.T) (path string, read func() string) {
+	path, ch := ndpptest.FIFO(t)
+	return path, func() string { return string(<-ch) }
 }
 
 func requireMode(t *testing.T, path string, want fs.FileMode) {
@@ -62,7 +30,7 @@ func requireMode(t *testing.T, path string, want fs.FileMode) {
 }
 
 func TestDeviceIsWrittenThroughNotReplaced(t *testing.T) {
-	dev := nullDevice(t)
+	dev := ndpptest.NullDevice(t)
 	dir := filepath.Dir(dev)
 	big := strings.Repeat("x", 200_000)
 	require.NoError(t, Write(dev, writeString(big)))

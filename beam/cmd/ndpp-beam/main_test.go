@@ -4,18 +4,17 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndpp-go/ndpp/beam/pipelines"
+	"github.com/ndpp-go/ndpp/internal/ndpptest"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/ndpp/items"
 	"github.com/ndpp-go/ndpp/ndpp/npz"
@@ -191,19 +190,7 @@ func TestMap(t *testing.T) {
 	stdout, stderr, code := ndppBeamOut(t, append(mapArgs, "--out", "-")...)
 	require.Equal(t, 0, code, stderr)
 	require.JSONEq(t, string(readFile(t, out)), stdout)
-	fifo := filepath.Join(dir, "pipe")
-	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
-	read := make(chan []byte, 1)
-	go func() {
-		f, err := os.Open(fifo)
-		if err != nil {
-			read <- nil
-			return
-		}
-		defer f.Close()
-		b, _ := io.ReadAll(f)
-		read <- b
-	}()
+	fifo, read := ndpptest.FIFO(t)
 	stderr, code = ndppBeam(t, append(mapArgs, "--out", fifo)...)
 	require.Equal(t, 0, code, stderr)
 	require.JSONEq(t, stdout, string(<-read))
