@@ -66,6 +66,11 @@ type metricsJSON struct {
 	Seconds     float64  `json:"seconds"`
 	Passes      float64  `json:"passes"`
 	Baskets     int      `json:"baskets"`
+	// PeakRSSBytes (learn only) is the process's peak resident set size
+	// in bytes when training ends, reading the data included and the
+	// evaluation not (getrusage's ru_maxrss; absent where the platform does
+	// not report it, and in eval).
+	PeakRSSBytes *int64 `json:"peak_rss_bytes,omitempty"`
 	// Eps is ε of test_ll_eps and of the AUC's basket scores
 	// log det(L_S + εI).
 	Eps float64 `json:"eps"`
@@ -193,6 +198,9 @@ func writeMetrics(e *env, g *globals, r metricsJSON, extra [][2]string) error {
 	fmt.Fprintf(tw, "seconds\t%.3f\n", r.Seconds)
 	fmt.Fprintf(tw, "passes\t%.2f\n", r.Passes)
 	fmt.Fprintf(tw, "baskets\t%d\n", r.Baskets)
+	if r.PeakRSSBytes != nil {
+		fmt.Fprintf(tw, "peak resident memory (training)\t%.1f MiB\n", float64(*r.PeakRSSBytes)/(1<<20))
+	}
 	return tw.Flush()
 }
 
@@ -520,6 +528,9 @@ func runLearn(e *env, args []string) error {
 			return err
 		}
 	}
+	// The peak resident memory of training (and reading), before the
+	// evaluation allocates.
+	rss, rssOK := peakRSS()
 	n := voc.Len()
 	keys := sortKeys(voc)
 	evalOpt := learn.EvalOptions{Seed: f.seed, Key: keys, Workers: f.g.threads}
@@ -579,6 +590,9 @@ func runLearn(e *env, args []string) error {
 	extra := [][2]string{{"items", strconv.Itoa(n)}, {"validation log-likelihood, ε (objective)", valLL}}
 	r := toMetricsJSON(f.mode, model.D(), met, base, cooc, res.Seconds, res.Passes, res.Baskets)
 	r.ItemOrder = itemOrder(voc, keys)
+	if rssOK {
+		r.PeakRSSBytes = &rss
+	}
 	return writeMetrics(reportTo(e, f.out, f.trace), &f.g, r, extra)
 }
 

@@ -20,7 +20,7 @@ var learnJSONKeys = []string{"auc", "auc_micro", "auc_paired", "auc_paired_se", 
 	"baseline_cooccurrence_mpr_micro", "baseline_cooccurrence_prec10", "baseline_cooccurrence_prec5", "baseline_independent_ll", "baseline_independent_ll_eps",
 	"baseline_popularity_auc", "baseline_popularity_auc_paired", "baseline_popularity_mpr",
 	"baseline_popularity_mpr_micro", "baseline_popularity_prec10", "baseline_popularity_prec5", "baskets", "d", "eps",
-	"item_order", "mode", "mpr", "mpr_micro", "mpr_micro_se", "mpr_se", "passes", "prec10", "prec10_micro", "prec5", "prec5_micro",
+	"item_order", "mode", "mpr", "mpr_micro", "mpr_micro_se", "mpr_se", "passes", "peak_rss_bytes", "prec10", "prec10_micro", "prec5", "prec5_micro",
 	"seconds", "test_baskets_beyond_rank", "test_ll", "test_ll_eps", "test_ll_eps_se", "test_ll_se"}
 
 func runLearnCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -65,6 +65,11 @@ func decodeMetrics(t *testing.T, out string) map[string]any {
 	want := learnJSONKeys
 	if _, ok := raw["baseline_independent_ll"]; !ok { // eval without --train: no baselines
 		want = slices.DeleteFunc(slices.Clone(want), func(k string) bool { return strings.HasPrefix(k, "baseline_") })
+	}
+	if _, ok := peakRSS(); !ok || raw["mode"] == "eval" { // learn only, where the platform reports it
+		want = slices.DeleteFunc(slices.Clone(want), func(k string) bool { return k == "peak_rss_bytes" })
+	} else if v, ok := raw["peak_rss_bytes"].(float64); !ok || v <= 0 || v != math.Trunc(v) {
+		t.Errorf("peak_rss_bytes = %v, want a positive number of bytes", raw["peak_rss_bytes"])
 	}
 	if !slices.Equal(keys, want) {
 		t.Fatalf("keys %v, want %v", keys, want)
