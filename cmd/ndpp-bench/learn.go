@@ -69,7 +69,10 @@ type metricsJSON struct {
 	// PeakRSSBytes (learn only) is the process's peak resident set size
 	// in bytes when training ends, reading the data included and the
 	// evaluation not (getrusage's ru_maxrss; absent where the platform does
-	// not report it, and in eval).
+	// not report it, and in eval). The online pass also counts the
+	// co-occurrence baseline as it streams (up to
+	// learn.DefaultCooccurPairs pairs), so its figure includes the counts;
+	// the offline learner's does not (they are counted after training).
 	PeakRSSBytes *int64 `json:"peak_rss_bytes,omitempty"`
 	// Eps is ε of test_ll_eps and of the AUC's basket scores
 	// log det(L_S + εI).
