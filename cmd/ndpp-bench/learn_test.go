@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/ndpp-go/ndpp/learn"
 )
 
@@ -387,5 +388,44 @@ func TestLearnCooccurrenceBothModes(t *testing.T) {
 	}
 	if !(runs[0]["baseline_cooccurrence_mpr"].(float64) > runs[0]["baseline_popularity_mpr"].(float64)) {
 		t.Errorf("co-occurrence MPR %v not above popularity %v", runs[0]["baseline_cooccurrence_mpr"], runs[0]["baseline_popularity_mpr"])
+	}
+}
+
+// TestLearnWithoutCooccurrence checks that --cooccurrence=false leaves the
+// co-occurrence baseline out in both modes (no baseline_cooccurrence_*
+// keys) and changes nothing else: the model's figures and the other
+// baselines are those of the default run.
+func TestLearnWithoutCooccurrence(t *testing.T) {
+	data := smallApparel(t, 1500)
+	common := []string{"learn", "--data", data, "--d", "5", "--seed", "3", "--val", "100", "--test", "300", "--json", "--quiet"}
+	for _, mode := range [][]string{{"--mode", "offline", "--epochs", "1"}, {"--mode", "online"}} {
+		var runs []map[string]any
+		for _, extra := range [][]string{nil, {"--cooccurrence=false"}} {
+			code, out, errs := runLearnCmd(t, append(append(slices.Clone(common), mode...), extra...)...)
+			if code != 0 {
+				t.Fatalf("%v %v: exit %d: %s", mode, extra, code, errs)
+			}
+			var r map[string]any
+			if err := json.Unmarshal([]byte(out), &r); err != nil {
+				t.Fatalf("%v %v: %v", mode, extra, err)
+			}
+			runs = append(runs, r)
+		}
+		if runs[0]["baseline_cooccurrence_mpr"] == nil {
+			t.Fatalf("%v: no co-occurrence baseline by default", mode)
+		}
+		for k, v := range runs[0] {
+			switch {
+			case strings.HasPrefix(k, "baseline_cooccurrence_"):
+				if _, ok := runs[1][k]; ok {
+					t.Errorf("%v: %s present with --cooccurrence=false", mode, k)
+				}
+			case k == "seconds" || k == "peak_rss_bytes":
+			default:
+				if !cmp.Equal(runs[1][k], v) {
+					t.Errorf("%v: %s is %v with --cooccurrence=false, %v without", mode, k, runs[1][k], v)
+				}
+			}
+		}
 	}
 }
