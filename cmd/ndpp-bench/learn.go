@@ -67,6 +67,14 @@ type metricsJSON struct {
 	Seconds     float64  `json:"seconds"`
 	Passes      float64  `json:"passes"`
 	Baskets     int      `json:"baskets"`
+	// PeakRSSBytes (learn only) is the process's peak resident set size
+	// in bytes when training ends, reading the data included and the
+	// evaluation not (getrusage's ru_maxrss; absent where the platform does
+	// not report it, and in eval). The online pass also counts the
+	// co-occurrence baseline as it streams (up to
+	// learn.DefaultCooccurPairs pairs), so its figure includes the counts;
+	// the offline learner's does not (they are counted after training).
+	PeakRSSBytes *int64 `json:"peak_rss_bytes,omitempty"`
 	// Eps is ε of test_ll_eps and of the AUC's basket scores
 	// log det(L_S + εI).
 	Eps float64 `json:"eps"`
@@ -194,6 +202,9 @@ func writeMetrics(e *env, g *globals, r metricsJSON, extra [][2]string) error {
 	fmt.Fprintf(tw, "seconds\t%.3f\n", r.Seconds)
 	fmt.Fprintf(tw, "passes\t%.2f\n", r.Passes)
 	fmt.Fprintf(tw, "baskets\t%d\n", r.Baskets)
+	if r.PeakRSSBytes != nil {
+		fmt.Fprintf(tw, "peak resident memory (training)\t%.1f MiB\n", float64(*r.PeakRSSBytes)/(1<<20))
+	}
 	return tw.Flush()
 }
 
@@ -400,6 +411,7 @@ type learnFlags struct {
 	cEvery     int
 	condWeight float64
 	condNeg    int
+	cooc       bool
 	set        map[string]bool // the flags given on the command line
 }
 
@@ -438,6 +450,7 @@ func runLearn(e *env, args []string) error {
 	fs.IntVar(&f.factorEv, "factor-every", 0, "online, exact normaliser: refactor every this many baskets (on a second goroutine); 1 = synchronously at every basket, the exact gradient (default 25)")
 	fs.IntVar(&f.lag, "lag", 0, "online, exact normaliser: a refactorisation takes effect this many baskets after its snapshot, at most --factor-every (default min(factor-every, 70))")
 	fs.Float64Var(&f.condWeight, "cond-weight", 0, "offline: weight of a next-item term (a held-out item of each training basket against --cond-negatives sampled items, by the conditional gain the paper MPR ranks by); 0 = off")
+	fs.BoolVar(&f.cooc, "cooccurrence", true, "evaluate the co-occurrence baseline (false: none; the online pass then keeps no pair counts, so its time and peak memory are the learner's alone)")
 	fs.IntVar(&f.condNeg, "cond-negatives", 0, fmt.Sprintf("offline, with --cond-weight: sampled candidates per basket (default %d)", learn.DefaultCondNegatives))
 	fs.IntVar(&f.cEvery, "c-every", 0, "online: step C every this many baskets (default 32 for adam, 16 for sgd)")
 	if err := parseFlags(fs, args); err != nil {
@@ -521,6 +534,9 @@ func runLearn(e *env, args []string) error {
 			return err
 		}
 	}
+	// The peak resident memory of training (and reading), before the
+	// evaluation allocates.
+	rss, rssOK := peakRSS()
 	n := voc.Len()
 	keys := sortKeys(voc)
 	evalOpt := learn.EvalOptions{Seed: f.seed, Key: keys, Workers: f.g.threads}
@@ -533,18 +549,22 @@ func runLearn(e *env, args []string) error {
 		if base, err = learn.Baselines(e.context(), train, test, n, evalOpt); err != nil {
 			return err
 		}
-		if coCounts, err = learn.CountCooccurrence(train, n, learn.DefaultCooccurPairs, f.g.budget.Bytes); err != nil {
-			return f.g.budget.Rename(err)
+		if f.cooc {
+			if coCounts, err = learn.CountCooccurrence(train, n, learn.DefaultCooccurPairs, f.g.budget.Bytes); err != nil {
+				return f.g.budget.Rename(err)
+			}
 		}
 	} else if base, err = learn.Evaluate(e.context(), baseModel, test, evalOpt); err != nil {
 		// The online learner counted the training baskets as they went by.
 		return err
 	}
-	cooc, err := coCounts.Evaluate(e.context(), test, n, learn.DefaultCooccurNorm, evalOpt)
-	if err != nil {
-		return err
+	var cooc *learn.Metrics
+	if coCounts != nil {
+		if cooc, err = coCounts.Evaluate(e.context(), test, n, learn.DefaultCooccurNorm, evalOpt); err != nil {
+			return err
+		}
 	}
-	if !f.g.quiet && coCounts.Evictions() > 0 {
+	if !f.g.quiet && coCounts != nil && coCounts.Evictions() > 0 {
 		fmt.Fprintf(e.stderr, "learn: the co-occurrence baseline reached its budget of %d pairs (%d evictions): the rarest pairs are dropped, and its figures are lower than exact counts would give\n",
 			learn.DefaultCooccurPairs, coCounts.Evictions())
 	}
@@ -580,6 +600,9 @@ func runLearn(e *env, args []string) error {
 	extra := [][2]string{{"items", strconv.Itoa(n)}, {"validation log-likelihood, ε (objective)", valLL}}
 	r := toMetricsJSON(f.mode, model.D(), met, base, cooc, res.Seconds, res.Passes, res.Baskets)
 	r.ItemOrder = itemOrder(voc, keys)
+	if rssOK {
+		r.PeakRSSBytes = &rss
+	}
 	return writeMetrics(reportTo(e, f.out, f.trace), &f.g, r, extra)
 }
 
@@ -690,9 +713,10 @@ func traceSet(path string, val [][]int) [][]int {
 
 // runOnline streams the data file through the hold-out and the online
 // learner in one pass, and returns the result, the model over the
-// vocabulary, the independent-items model and the co-occurrence counts of
-// the training baskets (counted as they stream by, in memory bounded by
-// learn.DefaultCooccurPairs pairs), and the test baskets.
+// vocabulary, the independent-items model and, with --cooccurrence, the
+// co-occurrence counts of the training baskets (counted as they stream by,
+// in memory bounded by learn.DefaultCooccurPairs pairs), and the test
+// baskets.
 func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, model, base *ndpp.Model, cooc *learn.Cooccurrence, test [][]int, err error) {
 	optim, _ := learn.ParseOptimizer(f.optimizer)
 	norm, _ := learn.ParseNormalizer(f.normalizer)
@@ -705,13 +729,16 @@ func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, mode
 	if err != nil {
 		return nil, nil, nil, nil, nil, err
 	}
-	if cooc, err = learn.NewCooccurrence(learn.DefaultCooccurPairs, f.g.budget.Bytes); err != nil {
-		return nil, nil, nil, nil, nil, f.g.budget.Rename(err)
-	}
 	var o *learn.Online
 	// The training baskets are counted as the learner reads them (and as
 	// a resumed run skips them, so the counts cover every one).
-	src := cooc.Counting(hold)
+	var src learn.BasketSource = hold
+	if f.cooc {
+		if cooc, err = learn.NewCooccurrence(learn.DefaultCooccurPairs, f.g.budget.Bytes); err != nil {
+			return nil, nil, nil, nil, nil, f.g.budget.Rename(err)
+		}
+		src = cooc.Counting(hold)
+	}
 	if f.resume != "" {
 		if f.resume == outfile.Std {
 			o, err = learn.LoadOnline(e.stdin)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/ndpp-go/ndpp/learn"
 )
 
@@ -20,7 +21,7 @@ var learnJSONKeys = []string{"auc", "auc_micro", "auc_paired", "auc_paired_se", 
 	"baseline_cooccurrence_mpr_micro", "baseline_cooccurrence_prec10", "baseline_cooccurrence_prec5", "baseline_independent_ll", "baseline_independent_ll_eps",
 	"baseline_popularity_auc", "baseline_popularity_auc_paired", "baseline_popularity_mpr",
 	"baseline_popularity_mpr_micro", "baseline_popularity_prec10", "baseline_popularity_prec5", "baskets", "d", "eps",
-	"item_order", "mode", "mpr", "mpr_micro", "mpr_micro_se", "mpr_se", "passes", "prec10", "prec10_micro", "prec5", "prec5_micro",
+	"item_order", "mode", "mpr", "mpr_micro", "mpr_micro_se", "mpr_se", "passes", "peak_rss_bytes", "prec10", "prec10_micro", "prec5", "prec5_micro",
 	"seconds", "test_baskets_beyond_rank", "test_ll", "test_ll_eps", "test_ll_eps_se", "test_ll_se"}
 
 func runLearnCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -65,6 +66,11 @@ func decodeMetrics(t *testing.T, out string) map[string]any {
 	want := learnJSONKeys
 	if _, ok := raw["baseline_independent_ll"]; !ok { // eval without --train: no baselines
 		want = slices.DeleteFunc(slices.Clone(want), func(k string) bool { return strings.HasPrefix(k, "baseline_") })
+	}
+	if _, ok := peakRSS(); !ok || raw["mode"] == "eval" { // learn only, where the platform reports it
+		want = slices.DeleteFunc(slices.Clone(want), func(k string) bool { return k == "peak_rss_bytes" })
+	} else if v, ok := raw["peak_rss_bytes"].(float64); !ok || v <= 0 || v != math.Trunc(v) {
+		t.Errorf("peak_rss_bytes = %v, want a positive number of bytes", raw["peak_rss_bytes"])
 	}
 	if !slices.Equal(keys, want) {
 		t.Fatalf("keys %v, want %v", keys, want)
@@ -382,5 +388,44 @@ func TestLearnCooccurrenceBothModes(t *testing.T) {
 	}
 	if !(runs[0]["baseline_cooccurrence_mpr"].(float64) > runs[0]["baseline_popularity_mpr"].(float64)) {
 		t.Errorf("co-occurrence MPR %v not above popularity %v", runs[0]["baseline_cooccurrence_mpr"], runs[0]["baseline_popularity_mpr"])
+	}
+}
+
+// TestLearnWithoutCooccurrence checks that --cooccurrence=false leaves the
+// co-occurrence baseline out in both modes (no baseline_cooccurrence_*
+// keys) and changes nothing else: the model's figures and the other
+// baselines are those of the default run.
+func TestLearnWithoutCooccurrence(t *testing.T) {
+	data := smallApparel(t, 1500)
+	common := []string{"learn", "--data", data, "--d", "5", "--seed", "3", "--val", "100", "--test", "300", "--json", "--quiet"}
+	for _, mode := range [][]string{{"--mode", "offline", "--epochs", "1"}, {"--mode", "online"}} {
+		var runs []map[string]any
+		for _, extra := range [][]string{nil, {"--cooccurrence=false"}} {
+			code, out, errs := runLearnCmd(t, append(append(slices.Clone(common), mode...), extra...)...)
+			if code != 0 {
+				t.Fatalf("%v %v: exit %d: %s", mode, extra, code, errs)
+			}
+			var r map[string]any
+			if err := json.Unmarshal([]byte(out), &r); err != nil {
+				t.Fatalf("%v %v: %v", mode, extra, err)
+			}
+			runs = append(runs, r)
+		}
+		if runs[0]["baseline_cooccurrence_mpr"] == nil {
+			t.Fatalf("%v: no co-occurrence baseline by default", mode)
+		}
+		for k, v := range runs[0] {
+			switch {
+			case strings.HasPrefix(k, "baseline_cooccurrence_"):
+				if _, ok := runs[1][k]; ok {
+					t.Errorf("%v: %s present with --cooccurrence=false", mode, k)
+				}
+			case k == "seconds" || k == "peak_rss_bytes":
+			default:
+				if !cmp.Equal(runs[1][k], v) {
+					t.Errorf("%v: %s is %v with --cooccurrence=false, %v without", mode, k, runs[1][k], v)
+				}
+			}
+		}
 	}
 }
