@@ -4,11 +4,16 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ndpp-go/ndpp/internal/ndpptest"
 )
 
 // TestOnlineRunCancel cancels Run mid-pass (from its Progress callback, so
@@ -127,4 +132,93 @@ func TestEvaluateCancel(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	_, err = Baselines(ctx, train, test, 30, EvalOptions{Seed: 1})
 	require.ErrorIs(t, err, context.Canceled)
+}
+
+// TestMeanLogLikelihoodCancel checks that the scoring of validation and
+// trace baskets stops between chunks of baskets: cancelled at its fourth
+// check of the context, it returns an error wrapping context.Canceled;
+// uncancelled, its value is LogDetsEps's, bit for bit, and a bad basket's
+// error names its index among all the baskets.
+func TestMeanLogLikelihoodCancel(t *testing.T) {
+	train, val := plantedBaskets(30, 200, 4), plantedBaskets(30, 40*logDetsChunk, 5)
+	m, err := Independent(train, 30)
+	require.NoError(t, err)
+	for _, workers := range []int{1, 3} {
+		_, err := meanLogLikelihood(ndpptest.CancelAfter(3), m, val, DefaultEps, workers)
+		require.ErrorIs(t, err, context.Canceled, "workers %d", workers)
+
+		got, err := meanLogLikelihood(context.Background(), m, val, DefaultEps, workers)
+		require.NoError(t, err)
+		lds, err := m.LogDetsEps(val, workers, DefaultEps)
+		require.NoError(t, err)
+		require.Equal(t, math.Float64bits(mean(lds)-m.LogNormalizer()), math.Float64bits(got))
+	}
+	bad := slices.Clone(val)
+	bad[3*logDetsChunk+5] = []int{1, 30}
+	_, err = meanLogLikelihood(context.Background(), m, bad, DefaultEps, 2)
+	require.ErrorContains(t, err, fmt.Sprintf("basket %d: ", 3*logDetsChunk+5))
+	_, err = meanLogLikelihood(context.Background(), m, val, math.NaN(), 2)
+	require.Error(t, err)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = LogLikelihoodEps(ctx, m, val, 0)
+	require.ErrorIs(t, err, context.Canceled)
+	err = CheckDiverged(ctx, m, m, val)
+	require.ErrorIs(t, err, context.Canceled)
+	require.False(t, errors.As(err, new(*DivergedError)), "a cancelled check is no verdict")
+}
+
+// TestOfflineCancelInValidation cancels TrainOffline from its progress
+// callback after its last iteration, so that only the validation (or
+// trace) scoring that follows can see it: the run ends with an error
+// wrapping context.Canceled instead of a result.
+func TestOfflineCancelInValidation(t *testing.T) {
+	train, val := plantedBaskets(30, 300, 3), plantedBaskets(30, 200, 6)
+	for _, trace := range []bool{false, true} {
+		opt := OfflineOptions{D: 3, Seed: 1, Batch: 100, MaxEpochs: 1}
+		v := val
+		if trace {
+			opt.TraceSet, v = val, nil
+		}
+		_, err := TrainOffline(context.Background(), train, v, 30, opt)
+		require.NoError(t, err, "trace %v", trace)
+		ctx, cancel := context.WithCancel(context.Background())
+		opt.Progress = func(it, maxIter int) {
+			if it == maxIter {
+				cancel()
+			}
+		}
+		_, err = TrainOffline(ctx, train, v, 30, opt)
+		cancel()
+		require.ErrorIs(t, err, context.Canceled, "trace %v", trace)
+	}
+}
+
+// TestOnlineRunCancelInTrace cancels Run within its first trace point
+// (Run itself only selects on Done between baskets, so the context's first
+// Err call is the trace's): the trace stops with an error wrapping
+// context.Canceled, the learner is between two baskets, and running on
+// gives the parameters of an uninterrupted pass, bit for bit.
+func TestOnlineRunCancelInTrace(t *testing.T) {
+	baskets := plantedBaskets(40, 2500, 7)
+	traceSet := plantedBaskets(40, 10*logDetsChunk, 8)
+	opt := OnlineOptions{D: 3, Seed: 4}
+	run := OnlineRun{TraceSet: traceSet, TraceEvery: ProgressEvery}
+	whole, err := TrainOnline(context.Background(), SliceSource(baskets), opt, run)
+	require.NoError(t, err)
+
+	o, err := NewOnline(opt)
+	require.NoError(t, err)
+	_, err = o.Run(ndpptest.CancelAfter(0), SliceSource(baskets), run)
+	require.ErrorIs(t, err, context.Canceled)
+	require.Equal(t, int64(ProgressEvery), o.Position())
+
+	src := SliceSource(baskets)
+	require.NoError(t, SkipBaskets(src, o.Position()))
+	res, err := o.Run(context.Background(), src, run)
+	require.NoError(t, err)
+	require.True(t, sameBits(whole.Params.V, res.Params.V))
+	require.True(t, sameBits(whole.Params.B, res.Params.B))
+	require.True(t, sameBits(whole.Params.D, res.Params.D))
 }

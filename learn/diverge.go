@@ -1,6 +1,7 @@
 package learn
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -34,8 +35,9 @@ func (e *DivergedError) Unwrap() error { return e.Err }
 // left out: their probability is ε's. With no held-out basket within the
 // rank (or indep nil and held empty) only the kernel's scale is checked.
 // Other errors (e.g. a basket that indep cannot score) are returned as they
-// are.
-func CheckDiverged(model, indep *ndpp.Model, held [][]int) error {
+// are, as is the error wrapping ctx.Err() once ctx is done (checked between
+// chunks of the baskets scored, as LogLikelihoodEps does).
+func CheckDiverged(ctx context.Context, model, indep *ndpp.Model, held [][]int) error {
 	if model == nil {
 		return errors.New("learn: CheckDiverged of a nil model")
 	}
@@ -54,11 +56,14 @@ func CheckDiverged(model, indep *ndpp.Model, held [][]int) error {
 	if indep == nil {
 		return errors.New("learn: CheckDiverged with held-out baskets needs the independent-items model")
 	}
-	ll, err := LogLikelihoodEps(model, in, 0)
+	ll, err := LogLikelihoodEps(ctx, model, in, 0)
 	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
 		return &DivergedError{err}
 	}
-	l0, err := LogLikelihoodEps(indep, in, 0)
+	l0, err := LogLikelihoodEps(ctx, indep, in, 0)
 	if err != nil {
 		return err
 	}

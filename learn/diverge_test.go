@@ -1,6 +1,7 @@
 package learn
 
 import (
+	"context"
 	"errors"
 	"math/rand/v2"
 	"testing"
@@ -40,11 +41,11 @@ func TestCheckDivergedFollowsTheRule(t *testing.T) {
 		}
 		require.NotEmpty(t, in)
 		require.Less(t, len(in), len(held))
-		ll, err := LogLikelihoodEps(m, in, 0)
+		ll, err := LogLikelihoodEps(context.Background(), m, in, 0)
 		require.NoError(t, err)
-		l0, err := LogLikelihoodEps(indep, in, 0)
+		l0, err := LogLikelihoodEps(context.Background(), indep, in, 0)
 		require.NoError(t, err)
-		err = CheckDiverged(m, indep, held)
+		err = CheckDiverged(context.Background(), m, indep, held)
 		if !(ll >= 2*l0-DivergedMargin) { // NaN too
 			refused++
 			var de *DivergedError
@@ -59,9 +60,9 @@ func TestCheckDivergedFollowsTheRule(t *testing.T) {
 	require.Positive(t, accepted)
 
 	// The independent-items model itself is accepted.
-	require.NoError(t, CheckDiverged(indep, indep, held))
+	require.NoError(t, CheckDiverged(context.Background(), indep, indep, held))
 	// Without held-out baskets only the scale is checked.
-	require.NoError(t, CheckDiverged(ndpp.Random(n, d, 7, ndpp.RandomOptions{Scale: 100}), nil, nil))
+	require.NoError(t, CheckDiverged(context.Background(), ndpp.Random(n, d, 7, ndpp.RandomOptions{Scale: 100}), nil, nil))
 
 	// An overflowing kernel.
 	v := make([]float64, n*d)
@@ -71,12 +72,12 @@ func TestCheckDivergedFollowsTheRule(t *testing.T) {
 	}
 	huge, err := ndpp.NewFromRows(n, d, v, v, c)
 	require.NoError(t, err)
-	err = CheckDiverged(huge, indep, held)
+	err = CheckDiverged(context.Background(), huge, indep, held)
 	require.True(t, errors.Is(err, ndpp.ErrOverflow), "%v", err)
 	var de *DivergedError
 	require.ErrorAs(t, err, &de)
-	require.ErrorIs(t, CheckDiverged(huge, nil, nil), ndpp.ErrOverflow)
+	require.ErrorIs(t, CheckDiverged(context.Background(), huge, nil, nil), ndpp.ErrOverflow)
 
-	require.Error(t, CheckDiverged(nil, indep, held))
-	require.ErrorContains(t, CheckDiverged(indep, nil, held), "independent-items model")
+	require.Error(t, CheckDiverged(context.Background(), nil, indep, held))
+	require.ErrorContains(t, CheckDiverged(context.Background(), indep, nil, held), "independent-items model")
 }

@@ -157,12 +157,13 @@
 // # Cancellation
 //
 // TrainOnline, Online.Run, TrainOffline, BasketGradient, FullBatch.Step,
-// Evaluate, Baselines, Cooccurrence.Evaluate and CooccurrenceBaseline take
-// a context.Context: they check it at least
-// every basket (online), every iteration (offline), every 64 baskets
-// (BasketGradient) or every chunk of next-item rankings (Evaluate), and
-// return an error wrapping ctx.Err() with no goroutine of theirs left
-// running.
+// Evaluate, Baselines, Cooccurrence.Evaluate, CooccurrenceBaseline,
+// LogLikelihoodEps and CheckDiverged take a context.Context: they check it
+// at least every basket (online), every iteration (offline), every 64
+// baskets (BasketGradient), every chunk of 32 baskets scored for a
+// log-likelihood (validation, trace, LogLikelihoodEps) or every chunk of
+// next-item rankings (Evaluate), and return an error wrapping ctx.Err()
+// with no goroutine of theirs left running.
 //
 // # Evaluation (Evaluate)
 //

@@ -280,22 +280,93 @@ func rankMetrics(ctx context.Context, met *Metrics, sc candidateScorer, baskets 
 
 // LogLikelihoodEps returns the mean over baskets of log det(L_S + εI) −
 // log det(I + L), the learners' objective and Evaluate's TestLLEps, with the
-// Eps convention of EvalOptions (0: DefaultEps, negative: none).
-func LogLikelihoodEps(m *ndpp.Model, baskets [][]int, eps float64) (float64, error) {
-	return meanLogLikelihood(m, baskets, resolveEps(eps), 0)
+// Eps convention of EvalOptions (0: DefaultEps, negative: none). ctx is
+// checked between chunks of baskets (logDetsChunk): once it is done,
+// LogLikelihoodEps returns an error wrapping ctx.Err().
+func LogLikelihoodEps(ctx context.Context, m *ndpp.Model, baskets [][]int, eps float64) (float64, error) {
+	return meanLogLikelihood(ctx, m, baskets, resolveEps(eps), 0)
 }
 
 // meanLogLikelihood is the mean of log det(L_S + εI) − log det(I + L) over
-// baskets, for a resolved ε ≥ 0 (the learners' options after defaults).
-func meanLogLikelihood(m *ndpp.Model, baskets [][]int, eps float64, workers int) (float64, error) {
+// baskets, for a resolved ε ≥ 0 (the learners' options after defaults),
+// scored by logDetsEps (ctx is checked between its chunks).
+func meanLogLikelihood(ctx context.Context, m *ndpp.Model, baskets [][]int, eps float64, workers int) (float64, error) {
 	if len(baskets) == 0 {
 		return 0, fmt.Errorf("learn: no baskets to score")
 	}
-	lds, err := m.LogDetsEps(baskets, workers, eps)
+	lds, err := logDetsEps(ctx, m, baskets, workers, eps)
 	if err != nil {
 		return 0, err
 	}
 	return mean(lds) - m.LogNormalizer(), nil
+}
+
+// logDetsChunk is the number of baskets logDetsEps scores between two
+// checks of the context (a worker's share of work of well under a
+// millisecond on typical baskets).
+const logDetsChunk = 32
+
+// logDetsEps is Model.LogDetsEps with a context: the baskets are scored in
+// chunks of logDetsChunk shared out to workers (≤ 0: GOMAXPROCS), each
+// worker checking ctx before each chunk, as nextItemRanks does; once ctx is
+// done it returns an error wrapping ctx.Err(). The values are those of
+// LogDetsEps, bit for bit, and an error names the basket's index in
+// baskets.
+func logDetsEps(ctx context.Context, m *ndpp.Model, baskets [][]int, workers int, eps float64) ([]float64, error) {
+	if _, err := m.LogDetsEps(nil, 1, eps); err != nil { // ε's validation
+		return nil, err
+	}
+	out := make([]float64, len(baskets))
+	nChunks := (len(baskets) + logDetsChunk - 1) / logDetsChunk
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = max(1, min(workers, nChunks))
+	errs := make([]error, nChunks)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				c := int(next.Add(1)) - 1
+				if c >= nChunks {
+					return
+				}
+				lo, hi := c*logDetsChunk, min((c+1)*logDetsChunk, len(baskets))
+				if err := ctx.Err(); err != nil {
+					errs[c] = fmt.Errorf("learn: scoring baskets stopped at basket %d of %d: %w", lo, len(baskets), err)
+					return
+				}
+				lds, err := m.LogDetsEps(baskets[lo:hi], 1, eps)
+				if err != nil {
+					errs[c] = basketError(m, baskets[lo:hi], lo, eps, err)
+					return
+				}
+				copy(out[lo:hi], lds)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, e := range errs {
+		if e != nil {
+			return nil, e
+		}
+	}
+	return out, nil
+}
+
+// basketError is the error of the first basket of chunk (whose first
+// basket is baskets[lo]) that Model.LogDetEps refuses, named by its index
+// lo+j in baskets, for a valid ε; err, the chunk's error, when none is.
+func basketError(m *ndpp.Model, chunk [][]int, lo int, eps float64, err error) error {
+	for j, s := range chunk {
+		if _, _, e := m.LogDetEps(s, eps); e != nil {
+			return fmt.Errorf("basket %d: %w", lo+j, e)
+		}
+	}
+	return err
 }
 
 func nan6() (a, b, c, d, e, f float64) {

@@ -227,7 +227,8 @@ func checkBaskets(name string, baskets [][]int, n int) error {
 // EvalEvery iterations and the best model is returned
 // (validation-based stopping with Patience). val may be empty, in which case
 // the last model is returned after MaxEpochs (or TimeLimit). ctx is checked
-// before every iteration and within full-batch gradients: once it is done,
+// before every iteration, within full-batch gradients and between chunks
+// of the validation and trace baskets being scored: once it is done,
 // TrainOffline returns an error wrapping ctx.Err().
 func TrainOffline(ctx context.Context, train, val [][]int, n int, opt OfflineOptions) (*Result, error) {
 	if opt.FullBatch {
@@ -280,7 +281,7 @@ func TrainOffline(ctx context.Context, train, val [][]int, n int, opt OfflineOpt
 			return true, fmt.Errorf("learn: offline training diverged: %w", err)
 		}
 		if opt.TraceSet != nil {
-			ll, err := meanLogLikelihood(m, opt.TraceSet, opt.Eps, opt.Workers)
+			ll, err := meanLogLikelihood(ctx, m, opt.TraceSet, opt.Eps, opt.Workers)
 			if err != nil {
 				return true, err
 			}
@@ -289,7 +290,7 @@ func TrainOffline(ctx context.Context, train, val [][]int, n int, opt OfflineOpt
 		if len(val) == 0 {
 			return false, nil
 		}
-		ll, err := meanLogLikelihood(m, val, opt.Eps, opt.Workers)
+		ll, err := meanLogLikelihood(ctx, m, val, opt.Eps, opt.Workers)
 		if err != nil {
 			return true, err
 		}

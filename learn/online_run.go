@@ -97,14 +97,14 @@ func (o *Online) Run(ctx context.Context, src BasketSource, run OnlineRun) (*Res
 			return nil, err
 		}
 		res.Baskets++
-		if err := r.between(); err != nil {
+		if err := r.between(ctx); err != nil {
 			return nil, err
 		}
 	}
 	if o.np != nil {
 		o.np.Stop() // the pass ends when the normaliser's goroutine does
 	}
-	return r.finish()
+	return r.finish(ctx)
 }
 
 // onlineRunner is Run's bookkeeping between baskets: progress, the trace
@@ -123,13 +123,13 @@ type onlineRunner struct {
 func (r *onlineRunner) elapsed() time.Duration { return time.Since(r.begin) - r.excluded }
 
 // between runs what is due after a basket: progress, trace, checkpoint.
-func (r *onlineRunner) between() error {
+func (r *onlineRunner) between(ctx context.Context) error {
 	run, n := r.run, r.res.Baskets
 	if run.Progress != nil && n%ProgressEvery == 0 {
 		run.Progress(n)
 	}
 	if n%run.TraceEvery == 0 {
-		if err := r.trace(); err != nil {
+		if err := r.trace(ctx); err != nil {
 			return err
 		}
 	}
@@ -143,8 +143,9 @@ func (r *onlineRunner) between() error {
 	return nil
 }
 
-// trace records the NLL on the trace baskets, if any.
-func (r *onlineRunner) trace() error {
+// trace records the NLL on the trace baskets, if any; ctx is checked
+// between chunks of them (meanLogLikelihood).
+func (r *onlineRunner) trace(ctx context.Context) error {
 	o, set := r.o, r.run.TraceSet
 	if set == nil && r.run.TraceSource != nil {
 		set = r.run.TraceSource()
@@ -170,7 +171,7 @@ func (r *onlineRunner) trace() error {
 	if err != nil {
 		return err
 	}
-	ll, err := meanLogLikelihood(m, set, o.opt.Eps, 0)
+	ll, err := meanLogLikelihood(ctx, m, set, o.opt.Eps, 0)
 	if err != nil {
 		return err
 	}
@@ -180,7 +181,7 @@ func (r *onlineRunner) trace() error {
 
 // finish completes the result after the last basket: final progress,
 // trace point and checkpoint, parameters and model.
-func (r *onlineRunner) finish() (*Result, error) {
+func (r *onlineRunner) finish(ctx context.Context) (*Result, error) {
 	o, res, run := r.o, r.res, r.run
 	seconds := r.elapsed().Seconds()
 	if run.Progress != nil {
@@ -190,7 +191,7 @@ func (r *onlineRunner) finish() (*Result, error) {
 		return nil, errors.New("learn: no baskets to learn from")
 	}
 	if len(res.Trace) == 0 || res.Trace[len(res.Trace)-1].Baskets != res.Baskets {
-		if err := r.trace(); err != nil {
+		if err := r.trace(ctx); err != nil {
 			return nil, err
 		}
 	}

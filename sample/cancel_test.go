@@ -2,6 +2,7 @@ package sample
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -36,7 +37,7 @@ func TestSampleCancelled(t *testing.T) {
 	for _, block := range []int{1, 16} {
 		s, err := New(context.Background(), m, Options{Block: block})
 		require.NoError(t, err)
-		g, err := s.Given([]int{5, 40})
+		g, err := s.Given(context.Background(), []int{5, 40})
 		require.NoError(t, err)
 		for _, smp := range []*Sampler{s, g} {
 			ref := smp.Clone()
@@ -68,4 +69,43 @@ func TestSampleDeadline(t *testing.T) {
 	_, err = s.Sample(ctx, rand.New(rand.NewPCG(1, 1))) // O(n·r²): far longer than the deadline
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.Less(t, time.Since(start), 10*time.Second)
+}
+
+// TestGivenCancelled: conditioning on many items stops with the context's
+// error, wrapped, before it starts and between groups of given items; the
+// sampler it was called on is unchanged: it draws the samples of a fresh
+// sampler, and conditioning it again gives the state, probability and
+// samples of an uninterrupted call, bit for bit.
+func TestGivenCancelled(t *testing.T) {
+	m := ndpp.Random(300, 4, 5, ndpp.RandomOptions{Diag: 0.05})
+	var given []int
+	for i := 0; i < m.N(); i += 3 {
+		given = append(given, i)
+	}
+	checks := (len(given) + givenCheckEvery - 1) / givenCheckEvery
+	fresh, err := New(context.Background(), m, Options{})
+	require.NoError(t, err)
+	want, err := fresh.Given(context.Background(), given)
+	require.NoError(t, err)
+
+	s, err := New(context.Background(), m, Options{})
+	require.NoError(t, err)
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, ctx := range []context.Context{done, ndpptest.CancelAfter(0), ndpptest.CancelAfter(checks / 2), ndpptest.CancelAfter(checks - 1)} {
+		g, err := s.Given(ctx, given)
+		require.ErrorIs(t, err, context.Canceled)
+		require.ErrorContains(t, err, "sample: given items")
+		require.Nil(t, g)
+		require.Empty(t, s.GivenItems())
+		require.Equal(t, draw(t, fresh, rand.New(rand.NewPCG(4, 4))), draw(t, s, rand.New(rand.NewPCG(4, 4))))
+	}
+	got, err := s.Given(ndpptest.CancelAfter(checks), given) // one check per group: enough
+	require.NoError(t, err)
+	require.Equal(t, want.GivenItems(), got.GivenItems())
+	require.Equal(t, math.Float64bits(want.GivenLogProb()), math.Float64bits(got.GivenLogProb()))
+	for i := range want.x0 {
+		require.Equal(t, math.Float64bits(want.x0[i]), math.Float64bits(got.x0[i]), "X[%d]", i)
+	}
+	require.Equal(t, draw(t, want, rand.New(rand.NewPCG(6, 6))), draw(t, got, rand.New(rand.NewPCG(6, 6))))
 }

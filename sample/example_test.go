@@ -25,7 +25,7 @@ func ExampleSampler() {
 	}
 	fmt.Println(len(y) > 0, s.ExpectedSize() > 0)
 
-	g, err := s.Given([]int{3, 7})
+	g, err := s.Given(context.Background(), []int{3, 7})
 	if err != nil {
 		panic(err)
 	}

@@ -259,7 +259,12 @@ func (s *Sampler) initialX(g1 []float64) ([]float64, error) {
 // items s is already conditioned on). It returns an error for invalid items
 // (out of range, repeated, already given) and ErrZeroProb when the items
 // cannot all be in Y. O(|items|·r²).
-func (s *Sampler) Given(items []int) (*Sampler, error) {
+//
+// Once ctx is done it stops (ctx is checked before every givenCheckEvery
+// items) and returns an error wrapping ctx.Err(). s is never changed (the
+// conditioning works on a copy of its state), so it stays usable, and a
+// later Given on it returns what an uninterrupted call would have.
+func (s *Sampler) Given(ctx context.Context, items []int) (*Sampler, error) {
 	if len(items) == 0 {
 		return s.Clone(), nil
 	}
@@ -275,7 +280,12 @@ func (s *Sampler) Given(items []int) (*Sampler, error) {
 	c.x0, c.g2 = slices.Clone(s.x0), slices.Clone(s.g2)
 	add := slices.Sorted(slices.Values(items))
 	r := s.r
-	for _, it := range add {
+	for k, it := range add {
+		if k%givenCheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("sample: given items: stopped after %d of %d: %w", k, len(add), err)
+			}
+		}
 		c.zhat(it, c.zv)
 		p := c.pivot(c.x0, c.kappaOf(it))
 		if !(p >= MinGivenProb) {
@@ -290,6 +300,10 @@ func (s *Sampler) Given(items []int) (*Sampler, error) {
 	slices.Sort(c.given)
 	return c, nil
 }
+
+// givenCheckEvery is the number of given items Given conditions on between
+// two checks of the context (O(givenCheckEvery·r²) work).
+const givenCheckEvery = 16
 
 // pivot computes, for ẑ in s.zv, h = Xẑ (s.hv), yᵀ = ẑᵀX (s.yv) and
 // returns p = κ + ẑᵀXẑ, O(r²).

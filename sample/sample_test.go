@@ -173,7 +173,7 @@ func TestAgainstDenseSampler(t *testing.T) {
 			ref, err := New(context.Background(), m, Options{Block: 1})
 			require.NoError(t, err)
 			if given != nil {
-				ref, err = ref.Given(given)
+				ref, err = ref.Given(context.Background(), given)
 				require.NoError(t, err, "%s given %v", tm.name, given)
 				var ka mat.Dense
 				ka.CloneFrom(subMatrix(k, given))
@@ -188,7 +188,7 @@ func TestAgainstDenseSampler(t *testing.T) {
 				s, err := New(context.Background(), m, Options{Block: block})
 				require.NoError(t, err)
 				if given != nil {
-					s, err = s.Given(given)
+					s, err = s.Given(context.Background(), given)
 					require.NoError(t, err)
 				}
 				for i := uint64(0); i < samples; i++ {
@@ -311,7 +311,7 @@ func TestChiSquare(t *testing.T) {
 			s, err := New(context.Background(), m, Options{})
 			require.NoError(t, err)
 			if given != nil {
-				s, err = s.Given(given)
+				s, err = s.Given(context.Background(), given)
 				if errors.Is(err, ErrZeroProb) && len(given) > m.MaxRank() {
 					continue
 				}
@@ -426,22 +426,22 @@ func TestGivenErrors(t *testing.T) {
 	m := ndpp.Random(12, 2, 1, ndpp.RandomOptions{})
 	s, err := New(context.Background(), m, Options{})
 	require.NoError(t, err)
-	_, err = s.Given([]int{12})
+	_, err = s.Given(context.Background(), []int{12})
 	require.ErrorContains(t, err, "out of range")
-	_, err = s.Given([]int{1, 1})
+	_, err = s.Given(context.Background(), []int{1, 1})
 	require.ErrorContains(t, err, "duplicate")
-	g, err := s.Given([]int{1})
+	g, err := s.Given(context.Background(), []int{1})
 	require.NoError(t, err)
-	_, err = g.Given([]int{1})
+	_, err = g.Given(context.Background(), []int{1})
 	require.ErrorContains(t, err, "already given")
 	// Five items of a rank-4 kernel are never in Y together.
-	_, err = s.Given([]int{0, 1, 2, 3, 4})
+	_, err = s.Given(context.Background(), []int{0, 1, 2, 3, 4})
 	require.ErrorIs(t, err, ErrZeroProb)
 	// With a diagonal they can be.
 	md := ndpp.Random(12, 2, 1, ndpp.RandomOptions{Diag: 0.1})
 	sd, err := New(context.Background(), md, Options{})
 	require.NoError(t, err)
-	g5, err := sd.Given([]int{0, 1, 2, 3, 4})
+	g5, err := sd.Given(context.Background(), []int{0, 1, 2, 3, 4})
 	require.NoError(t, err)
 	for i := uint64(0); i < 20; i++ {
 		y := draw(t, g5, rand.New(rand.NewPCG(i, 0)))
@@ -461,11 +461,11 @@ func TestGivenComposes(t *testing.T) {
 	m := ndpp.Random(60, 4, 2, ndpp.RandomOptions{Diag: 0.2})
 	s, err := New(context.Background(), m, Options{})
 	require.NoError(t, err)
-	ab, err := s.Given([]int{5, 40, 9})
+	ab, err := s.Given(context.Background(), []int{5, 40, 9})
 	require.NoError(t, err)
-	a, err := s.Given([]int{40})
+	a, err := s.Given(context.Background(), []int{40})
 	require.NoError(t, err)
-	a2, err := a.Given([]int{9, 5})
+	a2, err := a.Given(context.Background(), []int{9, 5})
 	require.NoError(t, err)
 	require.InDelta(t, ab.GivenLogProb(), a2.GivenLogProb(), 1e-10)
 	require.InDelta(t, ab.ExpectedSize(), a2.ExpectedSize(), 1e-10)

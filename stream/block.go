@@ -28,8 +28,9 @@ const blockSize = 256
 // Observe on each, scoring blocks of arriving items with the oracle's block
 // scoring (see the package documentation). On an error (a *BatchError),
 // the items before the failing one have been processed. Once ctx is done
-// it stops between two items with a *BatchError wrapping ctx.Err(); the
-// solver stays usable.
+// it stops between two items (or rolls back an item whose
+// Online-2-neighbor stash search it stops; see Online2Neighbor) with a
+// *BatchError wrapping ctx.Err(); the solver stays usable.
 func (l *local) ObserveBatch(ctx context.Context, items []int) error {
 	if l.m == nil && len(items) > 0 {
 		return &BatchError{Index: 0, Err: errVectors}
@@ -46,11 +47,11 @@ func (l *local) ObserveItems(ctx context.Context, items []ndpp.Item) error {
 
 // one observes item i of a batch: ids[i] by index (model-backed) or
 // items[i].
-func (l *local) one(ids []int, items []ndpp.Item, i int) error {
+func (l *local) one(ctx context.Context, ids []int, items []ndpp.Item, i int) error {
 	if ids != nil {
-		return l.Observe(ids[i])
+		return l.observeID(ctx, ids[i])
 	}
-	return l.observe(items[i])
+	return l.observe(ctx, items[i])
 }
 
 // observeBatch is ObserveBatch (ids, for a model-backed solver) and
@@ -64,7 +65,7 @@ func (l *local) observeBatch(ctx context.Context, ids []int, items []ndpp.Item) 
 			if err := ctx.Err(); err != nil {
 				return &BatchError{Index: i, Err: err}
 			}
-			if err := l.one(ids, items, i); err != nil {
+			if err := l.one(ctx, ids, items, i); err != nil {
 				return &BatchError{Index: i, Err: err}
 			}
 		}
@@ -81,7 +82,7 @@ func (l *local) observeBatch(ctx context.Context, ids []int, items []ndpp.Item) 
 		}
 		fv := l.o.Value()
 		if l.o.Len() < k || fv.Zero {
-			if err := l.one(ids, items, start); err != nil {
+			if err := l.one(ctx, ids, items, start); err != nil {
 				return &BatchError{Index: start, Err: err}
 			}
 			start++
@@ -99,7 +100,7 @@ func (l *local) observeBatch(ctx context.Context, ids []int, items []ndpp.Item) 
 			end = start + l.validItems(items[start:end])
 		}
 		if end == start { // the item at start is invalid: Observe says why
-			return &BatchError{Index: start, Err: l.one(ids, items, start)}
+			return &BatchError{Index: start, Err: l.one(ctx, ids, items, start)}
 		}
 		cols, its, off := l.cols[:0], l.colItems[:0], 0
 		if l.pairs && l.prev >= 0 && l.inS(l.prev) < 0 {
@@ -151,7 +152,7 @@ func (l *local) observeBatch(ctx context.Context, ids []int, items []ndpp.Item) 
 						return &BatchError{Index: start + c, Err: err}
 					}
 				}
-				if err := l.one(ids, items, start+c); err != nil {
+				if err := l.one(ctx, ids, items, start+c); err != nil {
 					return &BatchError{Index: start + c, Err: err}
 				}
 				if l.changes != version {

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"runtime"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -294,4 +297,109 @@ func TestCoresetCancelled(t *testing.T) {
 		_, err = Coreset(ndpptest.CancelAfter(2), kern, items, k, CoresetOptions{Polish: polish})
 		require.ErrorIs(t, err, context.Canceled)
 	}
+}
+
+// stashSearchCancel is a context that is cancelled at the (n+1)-th look of
+// an Online-2-neighbor stash search at it (calls of Err from other places
+// are not counted, and see nil until then): it stops a run within the
+// stash search of an item, at a chosen look.
+type stashSearchCancel struct {
+	context.Context // Deadline and Value: none
+	mu              sync.Mutex
+	left            int // looks left before cancellation; −1 once cancelled
+	done            chan struct{}
+}
+
+func newStashSearchCancel(n int) *stashSearchCancel {
+	return &stashSearchCancel{Context: context.Background(), left: n, done: make(chan struct{})}
+}
+
+func (c *stashSearchCancel) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.left < 0 {
+		return context.Canceled
+	}
+	pc, _, _, _ := runtime.Caller(1)
+	if !strings.HasSuffix(runtime.FuncForPC(pc).Name(), ".stashSearch") {
+		return nil
+	}
+	if c.left > 0 {
+		c.left--
+		return nil
+	}
+	c.left = -1
+	close(c.done)
+	return context.Canceled
+}
+
+func (c *stashSearchCancel) Done() <-chan struct{} { return c.done }
+
+// TestOnline2NeighborCancelledInStashSearch: a run of Online-2-neighbor
+// stopped within the stash search of an item (by Run in batches and one
+// item at a time, and by RunItems, on both oracles) returns the context's
+// error, wrapped; the item is rolled back: the solver's solution, value,
+// stash and counters are those of a solver that observed only the items
+// before it, and fed the rest of the stream from that item on, it ends
+// with the result of an uninterrupted run.
+func TestOnline2NeighborCancelledInStashSearch(t *testing.T) {
+	m := withDiag(ndpp.Random(300, 4, 5, ndpp.RandomOptions{}), 5)
+	order := RandomOrder(m.N(), 5)
+	const k = 6
+	opt := Options{Alpha: 1.01}
+	ats := []int{0, 2, 9, 40} // the look to stop at
+	if testing.Short() || raceEnabled {
+		ats = []int{2, 9}
+	}
+	stopped := 0
+	for _, ok := range oracleKinds() {
+		for _, mode := range []string{"batch", "one", "items"} {
+			label := ok.name + "/" + mode
+			mk := func() Solver {
+				var o detcache.Oracle
+				if mode == "items" {
+					o = vectorOracle(t, ok.name, m, k)
+				} else {
+					var err error
+					o, err = ok.new(m, k)
+					require.NoError(t, err)
+				}
+				s, err := NewOnline2Neighbor(o, k, opt)
+				require.NoError(t, err)
+				return s
+			}
+			run := func(ctx context.Context, s Solver, items []int) (Result, error) {
+				if mode == "items" {
+					return RunItems(ctx, s, ModelSource(m, items), RunOptions{})
+				}
+				return Run(ctx, s, items, RunOptions{OneAtATime: mode == "one"})
+			}
+			want, err := run(context.Background(), mk(), order)
+			require.NoError(t, err, label)
+			require.Positive(t, want.Stash, label)
+			for _, at := range ats {
+				s := mk()
+				_, err := run(newStashSearchCancel(at), s, order)
+				if err == nil {
+					continue // fewer looks than at
+				}
+				require.ErrorIs(t, err, context.Canceled, "%s: look %d", label, at)
+				require.ErrorContains(t, err, "stash search stopped", "%s: look %d", label, at)
+				stopped++
+				p := int(s.Stats().Items)
+				ref := mk()
+				_, err = run(context.Background(), ref, order[:p])
+				require.NoError(t, err, label)
+				require.Equal(t, ref.Solution(), s.Solution(), "%s: look %d: rolled back", label, at)
+				require.Equal(t, ref.Value(), s.Value(), "%s: look %d: rolled back", label, at)
+				require.Equal(t, ref.Stats(), s.Stats(), "%s: look %d: rolled back", label, at)
+				require.Equal(t, ref.(*Online2Neighbor).Stash(), s.(*Online2Neighbor).Stash(), "%s: look %d: rolled back", label, at)
+				got, err := run(context.Background(), s, order[p:])
+				require.NoError(t, err, label)
+				require.Empty(t, cmp.Diff(want, got, ignoreTime), "%s: look %d: (-uninterrupted +resumed at item %d)", label, at, p)
+			}
+		}
+	}
+	require.Positive(t, stopped, "no run was stopped within a stash search")
+	t.Logf("%d runs stopped within a stash search", stopped)
 }

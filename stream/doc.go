@@ -29,9 +29,10 @@
 // streams. Solvers take a detcache.Oracle, so the fast and the naive oracle
 // are interchangeable. Run, RunItems and RunItemsAll stop between two items
 // once their context is done (checked before every item that goes through
-// Observe and every block of skipped ones) and return an error wrapping
-// ctx.Err(); the solver has then observed a prefix of the stream and stays
-// usable: fed the rest, it ends as an uninterrupted run.
+// Observe, every block of skipped ones and, for Online-2-neighbor, within
+// the stash search, which then rolls its item back) and return an error
+// wrapping ctx.Err(); the solver has then observed a prefix of the stream
+// and stays usable: fed the rest, it ends as an uninterrupted run.
 //
 // # Items that arrive from outside
 //

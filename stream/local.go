@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -26,6 +27,16 @@ type OnlineLSS struct{ local }
 // pairs by positions, on ties). Its stash search runs over the whole
 // 2-neighbourhood — every S' ⊆ S ∪ T with |S'| = k and |S' ∖ S| ≤ 2 — best
 // move first (singles before pairs on ties).
+//
+// That search costs O(|T|²·k²) values per round, so one arriving item can
+// take long. Under a context — ObserveBatch, ObserveItems, Run, RunItems,
+// RunItemsAll — the search looks at it before every round and every 16384
+// values; once it is done, the item is rolled back: the solver returns to
+// its state before the item, counters included (from a MarshalBinary
+// snapshot taken before an arriving move is applied, only when the
+// context can be done), and the call reports the item as not observed, so
+// that feeding it again continues as an uninterrupted run. Observe and
+// ObserveItem take no context and are never interrupted.
 type Online2Neighbor struct{ local }
 
 // OnlineGreedy is the paper's Online-Greedy (Alg. 5 in the appendix): fill S
@@ -182,19 +193,28 @@ func (l *local) inStash(item int) int {
 }
 
 // Observe processes the next item of the stream.
-func (l *local) Observe(t int) error {
+func (l *local) Observe(t int) error { return l.observeID(context.Background(), t) }
+
+// ObserveItem processes the next item given by its vectors.
+func (l *local) ObserveItem(it ndpp.Item) error { return l.observe(context.Background(), it) }
+
+// observeID is Observe with a context (see observe).
+func (l *local) observeID(ctx context.Context, t int) error {
 	it, err := l.modelItem(t)
 	if err != nil {
 		return err
 	}
-	return l.observe(it)
+	return l.observe(ctx, it)
 }
 
-// ObserveItem processes the next item given by its vectors.
-func (l *local) ObserveItem(it ndpp.Item) error { return l.observe(it) }
+// observeItem is ObserveItem with a context (see observe).
+func (l *local) observeItem(ctx context.Context, it ndpp.Item) error { return l.observe(ctx, it) }
 
-// observe is Observe and ObserveItem: the algorithm.
-func (l *local) observe(it ndpp.Item) error {
+// observe is Observe and ObserveItem: the algorithm. For Online-2-neighbor
+// under a context that can be done (ctx.Done() not nil), the stash search
+// looks at ctx; once it is done the item is rolled back (see rollback) and
+// the error wraps ctx.Err().
+func (l *local) observe(ctx context.Context, it ndpp.Item) error {
 	if err := l.checkItem(it); err != nil {
 		return err
 	}
@@ -202,6 +222,7 @@ func (l *local) observe(it ndpp.Item) error {
 	if l.inStash(t) >= 0 {
 		return fmt.Errorf("stream: item %d is already in the stash", t)
 	}
+	items0, evals0 := l.items, l.o.Evals()
 	l.items++
 	o := l.o
 	l.prepare(l.cur, it)
@@ -240,6 +261,17 @@ func (l *local) observe(it ndpp.Item) error {
 		}
 	}
 	if beats(bv, fv, l.logAlpha) {
+		// The state to return to if the stash search is stopped.
+		var undo []byte
+		search := context.Background()
+		if l.pairs && l.useStash && ctx.Done() != nil {
+			var err error
+			if undo, err = l.MarshalBinary(); err != nil {
+				return err
+			}
+			search = ctx
+		}
+		undoEvals := l.o.Evals() - evals0 // the values computed for it so far
 		if pa < 0 {
 			var out ndpp.Item
 			if l.useStash {
@@ -269,13 +301,33 @@ func (l *local) observe(it ndpp.Item) error {
 			l.push(outB)
 		}
 		if l.useStash {
-			if err := l.stashSearch(); err != nil {
+			if err := l.stashSearch(search); err != nil {
+				if undo != nil && search.Err() != nil {
+					return l.rollback(undo, items0, undoEvals, t, err)
+				}
 				return err
 			}
 		}
 	}
 	l.advance(it, curAt)
 	return nil
+}
+
+// rollback returns the solver to the state saved in undo before item t's
+// first change, when its stash search was stopped with err (wrapping the
+// context's error): the snapshot restores S, the oracle, the stash and the
+// counters as they were then; the items counter goes back to items0 and
+// the evaluations made for t before the snapshot (evals) are taken off, so
+// that the solver's Stats are those before t arrived. Fed t again, it
+// continues as if t had not arrived before (snapshots continue with
+// identical results).
+func (l *local) rollback(undo []byte, items0, evals int64, t int, err error) error {
+	if rerr := l.UnmarshalBinary(undo); rerr != nil {
+		return fmt.Errorf("stream: restoring the state before item %d after %w: %v", t, err, rerr)
+	}
+	l.items = items0
+	l.evalBase += evals
+	return err
 }
 
 // advance makes it the previous item (its Cand prepared at version at).
@@ -350,12 +402,24 @@ func (l *local) markStash(id int) {
 	l.stashMask[h>>6] |= 1 << (h & 63)
 }
 
+// stashCheckEvery is the number of candidate values the stash search
+// computes between two looks at its context (a few milliseconds at most).
+const stashCheckEvery = 1 << 14
+
 // stashSearch applies the best improving stash move while one beats α·f(S).
-func (l *local) stashSearch() error {
+// It looks at ctx before every round and every stashCheckEvery values of
+// the pair moves, and once ctx is done it stops, with the moves of the
+// rounds before applied, returning an error wrapping ctx.Err() (observe
+// then rolls the item back).
+func (l *local) stashSearch(ctx context.Context) error {
 	o := l.o
+	var work, nextCheck int64
 	for round := 0; ; round++ {
 		if len(l.stash) == 0 {
 			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("stream: stash search stopped: %w", err)
 		}
 		if round == MaxStashRounds {
 			l.capped++
@@ -389,6 +453,12 @@ func (l *local) stashSearch() error {
 		if l.pairs {
 			for i := range l.stash {
 				for j := i + 1; j < len(l.stash); j++ {
+					if work += int64(k * (k - 1) / 2); work >= nextCheck {
+						nextCheck = work + stashCheckEvery
+						if err := ctx.Err(); err != nil {
+							return fmt.Errorf("stream: stash search stopped: %w", err)
+						}
+					}
 					for a := 0; a < k; a++ {
 						for b := a + 1; b < k; b++ {
 							if v := o.PairSwapValue(l.stash[i].c, l.stash[j].c, a, b); v.Greater(bv) {

@@ -166,7 +166,8 @@ type RunOptions struct {
 // BatchObserver is implemented by solvers that can observe a run of items
 // faster than one Observe (ObserveItem) call per item, with identical
 // results. Both methods stop between two items once ctx is done (checked
-// at least once per block of items) and return a *BatchError wrapping
+// at least once per block of items; an item whose Online-2-neighbor stash
+// search is stopped is rolled back) and return a *BatchError wrapping
 // ctx.Err() whose Index is the first item not observed; the items before it
 // have been observed and the solver stays usable.
 type BatchObserver interface {
@@ -178,10 +179,11 @@ type BatchObserver interface {
 // time covers the Observe calls only.
 //
 // Run stops between two items once ctx is done and returns an error
-// wrapping ctx.Err(). The solver has then observed a prefix of order, of
-// s.Stats().Items items less those it had observed before the call, and
-// stays usable: feeding it the rest of the stream gives the result of an
-// uninterrupted run.
+// wrapping ctx.Err(); an Online-2-neighbor solver also stops within an
+// item's stash search, the item then rolled back (see Online2Neighbor).
+// The solver has then observed a prefix of order, of s.Stats().Items items
+// less those it had observed before the call, and stays usable: feeding it
+// the rest of the stream gives the result of an uninterrupted run.
 func Run(ctx context.Context, s Solver, order []int, opt RunOptions) (Result, error) {
 	if s == nil {
 		return Result{}, errNilSolver
@@ -225,8 +227,8 @@ func Run(ctx context.Context, s Solver, order []int, opt RunOptions) (Result, er
 		if err := ctx.Err(); err != nil {
 			return Result{}, streamError(s, int64(i), &BatchError{Index: 0, Err: err})
 		}
-		if err := s.Observe(it); err != nil {
-			return Result{}, fmt.Errorf("stream: %s: item %d of the stream: %w", s.Name(), i, err)
+		if err := observeOne(ctx, s, it); err != nil {
+			return Result{}, streamError(s, int64(i), &BatchError{Index: 0, Err: err})
 		}
 		if opt.Trajectory != nil {
 			if s.Stats().Items%every == 0 || i == len(order)-1 {
@@ -397,11 +399,35 @@ func observeItems(ctx context.Context, s Solver, items []ndpp.Item, oneAtATime b
 		if err := ctx.Err(); err != nil {
 			return &BatchError{Index: i, Err: err}
 		}
-		if err := s.ObserveItem(it); err != nil {
+		var err error
+		if co, ok := s.(ctxObserver); ok {
+			err = co.observeItem(ctx, it)
+		} else {
+			err = s.ObserveItem(it)
+		}
+		if err != nil {
 			return &BatchError{Index: i, Err: err}
 		}
 	}
 	return nil
+}
+
+// ctxObserver is implemented by the solvers one of whose observations can
+// take long (Online-2-neighbor's stash search): observeID and observeItem
+// are Observe and ObserveItem that stop once ctx is done, with an error
+// wrapping ctx.Err() and the item not observed.
+type ctxObserver interface {
+	observeID(ctx context.Context, item int) error
+	observeItem(ctx context.Context, it ndpp.Item) error
+}
+
+// observeOne observes item with s, under ctx when s can be stopped within
+// an item (ctxObserver).
+func observeOne(ctx context.Context, s Solver, item int) error {
+	if co, ok := s.(ctxObserver); ok {
+		return co.observeID(ctx, item)
+	}
+	return s.Observe(item)
 }
 
 // sliceSource is an ItemSource over a slice.

@@ -129,7 +129,7 @@ func (f *scoreFn) ProcessElement(ctx context.Context, key int64, emit func(int64
 		if f.FileColumn {
 			file = f.Reader.Files[c.File]
 		}
-		if out, serr = scorefmt.FileLines(file, sm.m, c.Baskets, c.Lines, f.Recommend, f.JSON, &gains); serr == nil {
+		if out, serr = scorefmt.FileLines(ctx, file, sm.m, c.Baskets, c.Lines, f.Recommend, f.JSON, &gains); serr == nil {
 			emit(int64(t.Part), Scored{File: c.File, Line: c.Lines[0], Baskets: len(c.Baskets), Text: string(out)})
 		}
 	})

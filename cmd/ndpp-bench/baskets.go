@@ -12,12 +12,17 @@ import (
 
 func init() {
 	register(&command{
-		name:    "baskets",
-		globals: 0,
-		summary: "write a synthetic basket file (power-law popularity, co-purchases within item groups) for benchmarks at any scale",
-		run:     runBaskets,
+		name:          "baskets",
+		globals:       0,
+		summary:       "write a synthetic basket file (power-law popularity, co-purchases within item groups) for benchmarks at any scale",
+		run:           runBaskets,
+		interruptible: true,
 	})
 }
+
+// basketsCheckEvery is the number of baskets written between two looks at
+// the command's context.
+const basketsCheckEvery = 4096
 
 type basketsFlags struct {
 	g         globals
@@ -57,10 +62,16 @@ func runBaskets(e *env, args []string) error {
 	if err != nil {
 		return usageError{err.Error()}
 	}
+	ctx := e.context()
 	write := func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 1<<16)
 		var line []byte
-		for {
+		for written := int64(0); ; written++ {
+			if written%basketsCheckEvery == 0 {
+				if err := ctx.Err(); err != nil {
+					return fmt.Errorf("stopped after %d of %d baskets: %w", written, f.count, err)
+				}
+			}
 			b, err := src.Next()
 			if err == io.EOF {
 				break

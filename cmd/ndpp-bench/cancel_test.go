@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndpp-go/ndpp/internal/ndpptest"
+	"github.com/ndpp-go/ndpp/internal/outfile"
 )
 
 // runCtx runs a command line with the given context.
@@ -59,6 +61,79 @@ func TestCommandsInterrupted(t *testing.T) {
 	// Only these commands take SIGINT and SIGTERM as a cancellation
 	// (serve handles its own signals).
 	for name, c := range commands {
-		require.Equal(t, name == "infer" || name == "sample" || name == "learn" || name == "eval" || name == "demo", c.interruptible, name)
+		require.Equal(t, name != "serve" && name != "backends" && name != "version", c.interruptible, name)
+	}
+}
+
+// TestWritingCommandsInterrupted: baskets, items, score and figures stop
+// when their context is done, before they start or midway, with exit
+// status 130 and one line on stderr: baskets and items leave no output
+// file, score has written a prefix of its lines (whole lines, in input
+// order), figures the figures before the one it stopped at.
+func TestWritingCommandsInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	interrupted := func(args []string, code int, stdout, errs string) {
+		t.Helper()
+		require.Equal(t, 130, code, "%v: %s", args, errs)
+		require.Contains(t, errs, "ndpp-bench "+args[0]+": interrupted: ", args)
+		require.Contains(t, errs, "context canceled", args)
+		require.Equal(t, 1, strings.Count(errs, "\n"), "%v: %s", args, errs)
+	}
+	out, kernel := filepath.Join(dir, "out"), filepath.Join(dir, "kernel.npz")
+	for _, args := range [][]string{
+		{"baskets", "--synthetic", "--n", "500", "--count", "20000", "--out", out},
+		{"items", "--synthetic", "--n", "20000", "--d", "3", "--out", out, "--kernel-out", kernel, "--quiet"},
+	} {
+		for _, ctx := range []context.Context{done, ndpptest.CancelAfter(2)} {
+			code, stdout, errs := runCtx(ctx, args...)
+			interrupted(args, code, stdout, errs)
+			require.Empty(t, stdout, args)
+			require.NoFileExists(t, out, args)
+		}
+		code, _, errs := runCtx(context.Background(), args...)
+		require.Zero(t, code, errs)
+		require.FileExists(t, out, args)
+		require.NoError(t, os.Remove(out))
+	}
+
+	var in strings.Builder
+	for i := 0; i < 3*scoreChunkSize+17; i++ {
+		fmt.Fprintf(&in, "%d %d\n", i%30, 30+i%30)
+	}
+	for _, rec := range []string{"0", "3"} {
+		args := []string{"score", "--model", smallModel, "--recommend", rec, "--threads", "2", "--quiet"}
+		code, full, errs := runCmd(t, in.String(), args...)
+		require.Zero(t, code, errs)
+		for _, ctx := range []context.Context{done, ndpptest.CancelAfter(2)} {
+			var stdout, stderr bytes.Buffer
+			code := run(&env{stdout: &stdout, stderr: &stderr, stdin: strings.NewReader(in.String()), ctx: ctx}, args)
+			interrupted(args, code, stdout.String(), stderr.String())
+			require.True(t, strings.HasPrefix(full, stdout.String()), args)
+			require.Less(t, stdout.Len(), len(full), args)
+			if stdout.Len() > 0 {
+				require.True(t, strings.HasSuffix(stdout.String(), "\n"), args)
+			}
+			if ctx == done {
+				require.Empty(t, stdout.String(), args)
+			}
+		}
+	}
+
+	figs := t.TempDir()
+	var rows []trajRow
+	for i := int64(1); i <= 30; i++ {
+		rows = append(rows, trajRow{algo: "online-lss", items: i, logValue: float64(i), size: 5, evals: 5 * i, swaps: i / 10})
+	}
+	require.NoError(t, writeTrajectories(outfile.Write, figs, rows))
+	for _, ctx := range []context.Context{done, ndpptest.CancelAfter(2)} {
+		args := []string{"figures", "--in", figs}
+		code, stdout, errs := runCtx(ctx, args...)
+		interrupted(args, code, stdout, errs)
+		require.Empty(t, stdout, args)
+		drawn, err := filepath.Glob(filepath.Join(figs, "*.png"))
+		require.NoError(t, err)
+		require.Less(t, len(drawn), 3, "figures drawn after the interruption") // of 3 figures
 	}
 }

@@ -204,7 +204,7 @@ func runDemo(e *env, args []string) error {
 	if err := outs.Commit(); err != nil {
 		return err
 	}
-	figs, err := drawFigures(f.out)
+	figs, err := drawFigures(e.context(), f.out)
 	if err != nil {
 		return err
 	}

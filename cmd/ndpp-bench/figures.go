@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -139,9 +140,21 @@ func parseFloats(path string, line int, fields ...string) ([]float64, error) {
 }
 
 // drawFigures reads the demo's CSV files in dir and writes the paper's
-// figures there (PNG and SVG). Missing CSV files skip their figures.
-func drawFigures(dir string) ([]string, error) {
+// figures there (PNG and SVG). Missing CSV files skip their figures. Once
+// ctx is done (checked before each CSV file is read and each figure is
+// drawn) it stops with an error wrapping ctx.Err(), the figures before
+// written.
+func drawFigures(ctx context.Context, dir string) ([]string, error) {
 	var written []string
+	stopped := func() error {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("figures: stopped after %d files: %w", len(written), err)
+		}
+		return nil
+	}
+	if err := stopped(); err != nil {
+		return nil, err
+	}
 	traj, err := readCSV(filepath.Join(dir, trajectoryCSV), trajectoryHeader)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
@@ -191,12 +204,18 @@ func drawFigures(dir string) ([]string, error) {
 			figs[0].series = append(figs[0].series, series{name: "offline greedy", y: []float64{greedy}, flat: true})
 		}
 		for _, f := range figs {
+			if err := stopped(); err != nil {
+				return nil, err
+			}
 			paths, err := f.save(dir)
 			if err != nil {
 				return nil, err
 			}
 			written = append(written, paths...)
 		}
+	}
+	if err := stopped(); err != nil {
+		return nil, err
 	}
 	nll, err := readCSV(filepath.Join(dir, nllCSV), nllHeader)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -232,6 +251,9 @@ func drawFigures(dir string) ([]string, error) {
 		for _, m := range modes {
 			f.series = append(f.series, *byMode[m])
 		}
+		if err := stopped(); err != nil {
+			return nil, err
+		}
 		paths, err := f.save(dir)
 		if err != nil {
 			return nil, err
@@ -256,9 +278,10 @@ func positive(s series) series {
 
 func init() {
 	register(&command{
-		name:    "figures",
-		globals: gQuiet,
-		summary: "redraw the demo's figures (PNG and SVG) from its CSV files",
+		name:          "figures",
+		globals:       gQuiet,
+		summary:       "redraw the demo's figures (PNG and SVG) from its CSV files",
+		interruptible: true,
 		run: func(e *env, args []string) error {
 			var g globals
 			fs := newFlagSet(e, "figures", "redraw the paper's figures from the CSV files a demo run wrote", "ndpp-bench figures --in ndpp-out", &g)
@@ -269,7 +292,7 @@ func init() {
 			if err := refuseStd("--in", *in); err != nil {
 				return err
 			}
-			paths, err := drawFigures(*in)
+			paths, err := drawFigures(e.context(), *in)
 			if err != nil {
 				return err
 			}

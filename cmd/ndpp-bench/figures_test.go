@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"image/png"
 	"math"
 	"os"
@@ -50,7 +51,7 @@ func TestDrawFiguresFromCSV(t *testing.T) {
 	require.NoError(t, writeTrajectories(outfile.Write, dir, rows))
 	require.NoError(t, writeGreedy(outfile.Write, dir, -9.5))
 	require.NoError(t, writeNLL(outfile.Write, dir, []nllRow{{"online", 0.01, 100, 12}, {"online", 0.1, 1000, 10}, {"offline", 0.5, 800, 11}, {"offline", 2, 8000, 9.6}}))
-	paths, err := drawFigures(dir)
+	paths, err := drawFigures(context.Background(), dir)
 	require.NoError(t, err)
 	require.Len(t, paths, 8) // 4 figures × (PNG, SVG)
 	checkImages(t, paths)
@@ -67,7 +68,7 @@ func TestDrawFiguresFromCSV(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(string(csv), "mode,seconds,baskets,nll_eps\n"))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, nllCSV), []byte(strings.Replace(string(csv), "nll_eps", "nll", 1)), 0o644))
-	paths2, err := drawFigures(dir)
+	paths2, err := drawFigures(context.Background(), dir)
 	require.NoError(t, err)
 	require.Equal(t, paths, paths2)
 
@@ -79,6 +80,6 @@ func TestDrawFiguresFromCSV(t *testing.T) {
 	// A corrupt CSV.
 	bad := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(bad, trajectoryCSV), []byte("algo,items\nx,1\n"), 0o644))
-	_, err = drawFigures(bad)
+	_, err = drawFigures(context.Background(), bad)
 	require.Error(t, err)
 }

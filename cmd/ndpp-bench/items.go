@@ -19,10 +19,11 @@ import (
 
 func init() {
 	register(&command{
-		name:    "items",
-		globals: gBackend | gQuiet,
-		summary: "write a synthetic stream of item vectors (the input of infer --items) without holding it",
-		run:     runItems,
+		name:          "items",
+		globals:       gBackend | gQuiet,
+		summary:       "write a synthetic stream of item vectors (the input of infer --items) without holding it",
+		run:           runItems,
+		interruptible: true,
 	})
 }
 
@@ -88,6 +89,10 @@ func runItems(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	ctx := e.context()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("stopped before the first item: %w", err)
+	}
 	if f.kernelOut != "" {
 		if err := writeKernel(f.kernelOut, e.stdout, kern, first[0]); err != nil {
 			return err
@@ -106,6 +111,9 @@ func runItems(e *env, args []string) error {
 			wr = items.NewTextWriter(w, kern)
 		}
 		for chunk := first; ; {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("stopped after %d of %d items: %w", written, f.n, err)
+			}
 			if err := wr.Write(chunk); err != nil {
 				return fmt.Errorf("writing the items: %w", err)
 			}

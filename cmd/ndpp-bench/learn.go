@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -576,7 +577,7 @@ func runLearn(e *env, args []string) error {
 			return err
 		}
 	}
-	if err := checkDiverged(model, indep, test); err != nil {
+	if err := checkDiverged(e.context(), model, indep, test); err != nil {
 		return err
 	}
 	// The model and the trace replace their files together, after
@@ -622,8 +623,8 @@ func (f *learnFlags) checkMemory(n int) error {
 
 // checkDiverged refuses a learned model whose training diverged
 // (learn.CheckDiverged), with the flags that help.
-func checkDiverged(model, indep *ndpp.Model, held [][]int) error {
-	err := learn.CheckDiverged(model, indep, held)
+func checkDiverged(ctx context.Context, model, indep *ndpp.Model, held [][]int) error {
+	err := learn.CheckDiverged(ctx, model, indep, held)
 	if de, ok := errors.AsType[*learn.DivergedError](err); ok {
 		return fmt.Errorf("training diverged (lower --lr or --init-scale); no model saved: %w", de.Err)
 	}
@@ -786,7 +787,7 @@ func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, mode
 		return nil, nil, nil, nil, nil, err
 	}
 	if len(val) > 0 {
-		if res.ValLLEps, err = learn.LogLikelihoodEps(model, val, 0); err != nil {
+		if res.ValLLEps, err = learn.LogLikelihoodEps(e.context(), model, val, 0); err != nil {
 			return nil, nil, nil, nil, nil, err
 		}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"net/http"
@@ -71,7 +72,7 @@ func TestLogLikelihoodOneConvention(t *testing.T) {
 	var r map[string]any
 	require.NoError(t, json.Unmarshal([]byte(out), &r))
 	require.InDelta(t, want, r["test_ll"].(float64), tol, "eval test_ll")
-	wantEps, err := learn.LogLikelihoodEps(m, baskets, 0)
+	wantEps, err := learn.LogLikelihoodEps(context.Background(), m, baskets, 0)
 	require.NoError(t, err)
 	require.InDelta(t, wantEps, r["test_ll_eps"].(float64), tol, "eval test_ll_eps")
 	require.Equal(t, learn.DefaultEps, r["eps"].(float64))

@@ -12,9 +12,10 @@
 // --version) prints the build's version. Usage errors print one line and
 // exit with status 2; other failures exit with status 1.
 // SIGINT or SIGTERM stops a command that watches its context (infer,
-// sample, learn, eval, demo) at its next check, with exit status 130; a
-// second signal ends the process at once. The other commands keep the
-// signals' default effect, and serve handles its own.
+// sample, learn, eval, demo, score, items, baskets, figures) at its next
+// check, with exit status 130; a second signal ends the process at once.
+// backends and version keep the signals' default effect, and serve
+// handles its own.
 package main
 
 import (

@@ -84,7 +84,7 @@ func runSample(e *env, args []string) error {
 		return err
 	}
 	if len(given) > 0 {
-		if s, err = s.Given(given); err != nil {
+		if s, err = s.Given(ctx, given); err != nil {
 			return err
 		}
 	}

@@ -38,7 +38,7 @@ func TestSampleCommand(t *testing.T) {
 
 	s, err := sample.New(context.Background(), m, sample.Options{})
 	require.NoError(t, err)
-	s, err = s.Given([]int{3, 17})
+	s, err = s.Given(context.Background(), []int{3, 17})
 	require.NoError(t, err)
 	r := baskets.NewLineReader(strings.NewReader(outs[0]), baskets.LineOptions{Vocab: m.TokenVocab(), N: m.N()})
 	for i := 0; i < count; i++ {

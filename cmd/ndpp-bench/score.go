@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -18,10 +19,11 @@ import (
 
 func init() {
 	register(&command{
-		name:    "score",
-		globals: gBackend | gThreads | gJSON | gQuiet | gMaxMem,
-		summary: "batch scoring: per-basket log-likelihoods or top-N next-item recommendations",
-		run:     runScore,
+		name:          "score",
+		globals:       gBackend | gThreads | gJSON | gQuiet | gMaxMem,
+		summary:       "batch scoring: per-basket log-likelihoods or top-N next-item recommendations",
+		run:           runScore,
+		interruptible: true,
 	})
 }
 
@@ -79,7 +81,7 @@ func runScore(e *env, args []string) error {
 
 	start := time.Now()
 	bw := bufio.NewWriterSize(e.stdout, 1<<16)
-	n, err := scoreStream(br, bw, m, *recommend, g.threads, g.json, newProgress(e, &g, -1, "scoring"))
+	n, err := scoreStream(e.context(), br, bw, m, *recommend, g.threads, g.json, newProgress(e, &g, -1, "scoring"))
 	if ferr := bw.Flush(); err == nil {
 		err = ferr
 	}
@@ -95,7 +97,10 @@ func runScore(e *env, args []string) error {
 
 // scoreStream reads baskets from br, scores them on workers goroutines and
 // writes the results to w in input order. It returns the number of baskets.
-func scoreStream(br *baskets.Reader, w io.Writer, m *ndpp.Model, topN, workers int, asJSON bool, bar *progress) (int, error) {
+// Once ctx is done (checked before a chunk of baskets goes to the workers,
+// before it is written, and by a chunk's recommendations) it stops with an
+// error wrapping ctx.Err(), the lines of the chunks before it written.
+func scoreStream(ctx context.Context, br *baskets.Reader, w io.Writer, m *ndpp.Model, topN, workers int, asJSON bool, bar *progress) (int, error) {
 	if workers < 1 {
 		workers = 1
 	}
@@ -108,7 +113,7 @@ func scoreStream(br *baskets.Reader, w io.Writer, m *ndpp.Model, topN, workers i
 			defer wg.Done()
 			var gains [][]float64 // ndpp.RecommendBatchSize rows of m.N() gains, made on first use
 			for c := range jobs {
-				c.out, c.err = scorefmt.Lines(m, c.baskets, c.lines, topN, asJSON, &gains)
+				c.out, c.err = scorefmt.Lines(ctx, m, c.baskets, c.lines, topN, asJSON, &gains)
 				done <- c
 			}
 		}()
@@ -131,6 +136,10 @@ func scoreStream(br *baskets.Reader, w io.Writer, m *ndpp.Model, topN, workers i
 			c.lines = append(c.lines, br.Line())
 			c.baskets = append(c.baskets, b)
 			if len(c.baskets) == scoreChunkSize {
+				if err := ctx.Err(); err != nil {
+					readErr <- err
+					return
+				}
 				select {
 				case jobs <- c:
 				case <-stop:
@@ -166,6 +175,9 @@ func scoreStream(br *baskets.Reader, w io.Writer, m *ndpp.Model, topN, workers i
 			}
 			delete(pending, next)
 			next++
+			if err := ctx.Err(); err != nil && p.err == nil {
+				p.err = fmt.Errorf("stopped after %d baskets: %w", total, err)
+			}
 			if p.err != nil {
 				firstErr = p.err
 				close(stop)
@@ -183,6 +195,9 @@ func scoreStream(br *baskets.Reader, w io.Writer, m *ndpp.Model, topN, workers i
 	bar.Finish()
 	if err := <-readErr; err != nil && firstErr == nil {
 		firstErr = err
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			firstErr = fmt.Errorf("stopped after %d baskets: %w", total, err)
+		}
 	}
 	return total, firstErr
 }

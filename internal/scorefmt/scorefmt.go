@@ -36,9 +36,10 @@ type Rec struct {
 // with the largest conditional gains given the basket (line<TAB>tokens, or
 // JSON Rec), by ndpp.Model.RecommendBatch (ndpp.RecommendBatchSize baskets
 // at a time). gains holds the caller's reusable rows of gains (allocated on
-// first use).
-func Lines(m *ndpp.Model, baskets [][]int, lines []int, topN int, asJSON bool, gains *[][]float64) ([]byte, error) {
-	return FileLines("", m, baskets, lines, topN, asJSON, gains)
+// first use). ctx is checked by the recommendations (before each group of
+// baskets): once it is done, Lines returns an error wrapping ctx.Err().
+func Lines(ctx context.Context, m *ndpp.Model, baskets [][]int, lines []int, topN int, asJSON bool, gains *[][]float64) ([]byte, error) {
+	return FileLines(ctx, "", m, baskets, lines, topN, asJSON, gains)
 }
 
 // FileLines is Lines with every line naming the input file the baskets
@@ -47,7 +48,7 @@ func Lines(m *ndpp.Model, baskets [][]int, lines []int, topN int, asJSON bool, g
 // have a "file" field first. With file == "" it is Lines. The caller
 // refuses names holding a tab or a line break (text lines could not be
 // split back).
-func FileLines(file string, m *ndpp.Model, baskets [][]int, lines []int, topN int, asJSON bool, gains *[][]float64) ([]byte, error) {
+func FileLines(ctx context.Context, file string, m *ndpp.Model, baskets [][]int, lines []int, topN int, asJSON bool, gains *[][]float64) ([]byte, error) {
 	var out []byte
 	prefix := func() {
 		if file != "" {
@@ -91,7 +92,7 @@ func FileLines(file string, m *ndpp.Model, baskets [][]int, lines []int, topN in
 			(*gains)[i] = make([]float64, m.N())
 		}
 	}
-	recs, errs, err := m.RecommendBatch(context.Background(), baskets, topN, ndpp.RecommendOptions{Gains: *gains})
+	recs, errs, err := m.RecommendBatch(ctx, baskets, topN, ndpp.RecommendOptions{Gains: *gains})
 	if err != nil {
 		return nil, err
 	}

@@ -19,7 +19,7 @@ func TestLines(t *testing.T) {
 	bs := [][]int{{0, 1}, {2}, {3, 4, 5}}
 	lines := []int{3, 7, 9}
 	var gains [][]float64
-	out, err := Lines(m, bs, lines, 0, false, &gains)
+	out, err := Lines(context.Background(), m, bs, lines, 0, false, &gains)
 	require.NoError(t, err)
 	rows := strings.Split(strings.TrimSpace(string(out)), "\n")
 	require.Len(t, rows, 3)
@@ -32,7 +32,7 @@ func TestLines(t *testing.T) {
 		require.NoError(t, err)
 		require.InDelta(t, ld-m.LogNormalizer(), v, 1e-8*math.Max(1, math.Abs(v)))
 	}
-	out, err = Lines(m, bs, lines, 2, false, &gains)
+	out, err = Lines(context.Background(), m, bs, lines, 2, false, &gains)
 	require.NoError(t, err)
 	rows = strings.Split(strings.TrimSpace(string(out)), "\n")
 	for i, r := range rows {
@@ -56,12 +56,12 @@ func TestFileLines(t *testing.T) {
 	var gains [][]float64
 	for _, topN := range []int{0, 3} {
 		for _, asJSON := range []bool{false, true} {
-			plain, err := Lines(m, bs, lines, topN, asJSON, &gains)
+			plain, err := Lines(context.Background(), m, bs, lines, topN, asJSON, &gains)
 			require.NoError(t, err)
-			same, err := FileLines("", m, bs, lines, topN, asJSON, &gains)
+			same, err := FileLines(context.Background(), "", m, bs, lines, topN, asJSON, &gains)
 			require.NoError(t, err)
 			require.Equal(t, plain, same)
-			named, err := FileLines("dir/a \"b\".txt", m, bs, lines, topN, asJSON, &gains)
+			named, err := FileLines(context.Background(), "dir/a \"b\".txt", m, bs, lines, topN, asJSON, &gains)
 			require.NoError(t, err)
 			want := strings.Split(strings.TrimSuffix(string(plain), "\n"), "\n")
 			got := strings.Split(strings.TrimSuffix(string(named), "\n"), "\n")

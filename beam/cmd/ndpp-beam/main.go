@@ -344,7 +344,7 @@ func runLearn(stdout, stderr io.Writer) error {
 	}
 	// All baskets are training baskets: of learn.CheckDiverged's rule only
 	// the kernel's scale applies.
-	if err := learn.CheckDiverged(res.Model, nil, nil); err != nil {
+	if err := learn.CheckDiverged(ctx, res.Model, nil, nil); err != nil {
 		if de, ok := errors.AsType[*learn.DivergedError](err); ok {
 			return fmt.Errorf("training diverged (lower --lr or --init-scale); no model saved: %w", de.Err)
 		}
