@@ -132,6 +132,15 @@ func TestEvaluateCancel(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	_, err = Baselines(ctx, train, test, 30, EvalOptions{Seed: 1})
 	require.ErrorIs(t, err, context.Canceled)
+	// Cancelled within the test baskets' log-likelihoods (their second
+	// chunk), before the ranking starts.
+	long := plantedBaskets(30, 4*logDetsChunk, 6)
+	_, err = Evaluate(ndpptest.CancelAfter(1), m, long, EvalOptions{Seed: 1, Workers: 1})
+	require.ErrorIs(t, err, context.Canceled)
+	require.ErrorContains(t, err, "scoring baskets stopped")
+	// The next-item term of a validation score stops the same way.
+	_, err = meanCondValue(ndpptest.CancelAfter(1), m, long, OfflineOptions{Seed: 1, CondWeight: 1, Workers: 1}.withDefaults())
+	require.ErrorIs(t, err, context.Canceled)
 }
 
 // TestMeanLogLikelihoodCancel checks that the scoring of validation and

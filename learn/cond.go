@@ -1,6 +1,7 @@
 package learn
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 
@@ -121,8 +122,9 @@ const condValStep = math.MaxInt32
 
 // meanCondValue is the mean next-item term of condTerm over the baskets of
 // val with at least two items, under the model m, with draws fixed for
-// the run (condValStep); 0 when there is none.
-func meanCondValue(m *ndpp.Model, val [][]int, opt OfflineOptions) (float64, error) {
+// the run (condValStep); 0 when there is none. It checks ctx as
+// logDetsEps does.
+func meanCondValue(ctx context.Context, m *ndpp.Model, val [][]int, opt OfflineOptions) (float64, error) {
 	var sets [][]int
 	var nc []int
 	var negs []int
@@ -147,7 +149,7 @@ func meanCondValue(m *ndpp.Model, val [][]int, opt OfflineOptions) (float64, err
 	if len(nc) == 0 {
 		return 0, nil
 	}
-	lds, err := m.LogDetsEps(sets, opt.Workers, opt.Eps)
+	lds, err := logDetsEps(ctx, m, sets, opt.Workers, opt.Eps)
 	if err != nil {
 		return 0, err
 	}

@@ -144,7 +144,7 @@ func TestMeanCondValue(t *testing.T) {
 		m, err := p.Model()
 		require.NoError(t, err)
 		opt := OfflineOptions{Seed: 5, CondWeight: 1, CondNegatives: 3}.withDefaults()
-		got, err := meanCondValue(m, val, opt)
+		got, err := meanCondValue(context.Background(), m, val, opt)
 		require.NoError(t, err)
 		want, k := 0.0, 0
 		for q, s := range val {

@@ -145,13 +145,13 @@ func Evaluate(ctx context.Context, m *ndpp.Model, test [][]int, opt EvalOptions)
 	key := sortKey(opt.Key)
 	eps := resolveEps(opt.Eps)
 	met := &Metrics{Baskets: len(baskets), Eps: eps}
-	pos, err := m.LogDetsEps(baskets, opt.Workers, eps)
+	pos, err := logDetsEps(ctx, m, baskets, opt.Workers, eps)
 	if err != nil {
 		return nil, err
 	}
 	exact := pos
 	if eps != 0 {
-		if exact, err = m.LogDets(baskets, opt.Workers); err != nil {
+		if exact, err = logDetsEps(ctx, m, baskets, opt.Workers, 0); err != nil {
 			return nil, err
 		}
 	}
@@ -184,7 +184,7 @@ func Evaluate(ctx context.Context, m *ndpp.Model, test [][]int, opt EvalOptions)
 		// In the test baskets' order, so that a set drawn twice scores the same bits.
 		slices.SortFunc(neg[i], func(a, b int) int { return cmpInt64(key(a), key(b)) })
 	}
-	negs, err := m.LogDetsEps(neg, opt.Workers, eps)
+	negs, err := logDetsEps(ctx, m, neg, opt.Workers, eps)
 	if err != nil {
 		return nil, err
 	}

@@ -299,7 +299,7 @@ func TrainOffline(ctx context.Context, train, val [][]int, n int, opt OfflineOpt
 		}
 		score := ll
 		if opt.CondWeight > 0 {
-			c, err := meanCondValue(m, val, opt)
+			c, err := meanCondValue(ctx, m, val, opt)
 			if err != nil {
 				return true, err
 			}
