@@ -199,10 +199,12 @@
 // baskets (exact below it, space-saving beyond), so the online learner's
 // stream is counted in the same pass (Cooccurrence.Counting). The
 // learned NDPPs rank below it on UK Online Retail, the registries' apparel
-// and 3-category sets, and 13 of 15 registry categories (learn/RESULTS.md):
-// a conditional gain of this kernel family is bounded by a leverage against
-// the basket that only falls as the basket grows (docs/math.md, "What a
-// conditional gain can express"), where the counts add up.
+// and 3-category sets, and 13 of 15 registry categories, and a mixture of
+// independent-items models beats them on likelihood and ranking
+// (learn/RANKING.md): a conditional gain of this kernel family is bounded
+// by a leverage against the basket that only falls as the basket grows
+// (docs/math.md, "What a conditional gain can express"), where the counts
+// add up.
 //
 // # References
 //
