@@ -199,9 +199,11 @@
 // baskets (exact below it, space-saving beyond), so the online learner's
 // stream is counted in the same pass (Cooccurrence.Counting). The
 // learned NDPPs rank below it on UK Online Retail, the registries' apparel
-// and 3-category sets, and 13 of 15 registry categories, and a mixture of
-// independent-items models beats them on likelihood and ranking
-// (learn/RANKING.md): a conditional gain of this kernel family is bounded
+// and 3-category sets, and 13 of 15 registry categories, and the latent
+// class baseline (LatentClass, LatentClassBaseline: a mixture of
+// DefaultLatentClasses independent-items models fitted by EM, evaluated
+// with its exact log-likelihood and its gains P(Y+j)/P(Y)) beats them on
+// likelihood and ranking (learn/RANKING.md): a conditional gain of this kernel family is bounded
 // by a leverage against the basket that only falls as the basket grows
 // (docs/math.md, "What a conditional gain can express"), where the counts
 // add up.

@@ -10,150 +10,38 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ndpp-go/ndpp/internal/memlimit"
+	"github.com/ndpp-go/ndpp/internal/ndpptest"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/ndpp/baskets"
 )
 
-// latentClass is a mixture of K independent-items models (a latent class
-// model; each component is a diagonal DPP):
-// P(S) = Σ_k π_k Π_{j∈S} θ_kj Π_{j∉S} (1 − θ_kj). It is the comparison
-// of TestLatentClassAnalysis, not a learner of the package.
-type latentClass struct {
-	n, k   int
-	logPi  []float64 // k
-	lodds  []float64 // k×n, log θ_kj/(1 − θ_kj)
-	odds   []float64 // k×n, θ_kj/(1 − θ_kj)
-	log1m  []float64 // k, Σ_j log(1 − θ_kj)
-	counts []float64 // training counts, the ranking's tie-break
+// subset returns the items of mask's bits.
+func subset(mask, n int) []int {
+	var s []int
+	for j := 0; j < n; j++ {
+		if mask&(1<<j) != 0 {
+			s = append(s, j)
+		}
+	}
+	return s
 }
 
-// fitLatentClass fits K components to the training baskets by EM from a
-// seeded random soft assignment, iters rounds; each θ_kj is smoothed by
-// one pseudo-basket at the item's overall rate.
-func fitLatentClass(train [][]int, n, k, iters int, seed uint64) *latentClass {
-	rng := rand.New(rand.NewPCG(seed, 3))
-	m := &latentClass{n: n, k: k, logPi: make([]float64, k), lodds: make([]float64, k*n), log1m: make([]float64, k), counts: make([]float64, n)}
-	for _, s := range train {
-		for _, it := range s {
-			m.counts[it]++
-		}
-	}
-	prior := make([]float64, n)
-	for j := range prior {
-		prior[j] = (m.counts[j] + 1) / (float64(len(train)) + 2)
-	}
-	resp := make([]float64, len(train)*k)
-	for b := range train {
-		r := resp[b*k : (b+1)*k]
-		sum := 0.0
-		for c := range r {
-			r[c] = rng.Float64()
-			sum += r[c]
-		}
-		for c := range r {
-			r[c] /= sum
-		}
-	}
-	theta, pi := make([]float64, k*n), make([]float64, k)
-	for it := 0; it < iters; it++ {
-		clear(theta)
-		clear(pi)
-		for b, s := range train {
-			for c, r := range resp[b*k : (b+1)*k] {
-				pi[c] += r
-				for _, j := range s {
-					theta[c*n+j] += r
-				}
-			}
-		}
-		for c := 0; c < k; c++ {
-			m.log1m[c] = 0
-			for j := 0; j < n; j++ {
-				th := (theta[c*n+j] + prior[j]) / (pi[c] + 1)
-				m.lodds[c*n+j] = math.Log(th / (1 - th))
-				m.log1m[c] += math.Log1p(-th)
-			}
-			m.logPi[c] = math.Log((pi[c] + 1) / (float64(len(train)) + float64(k)))
-		}
-		for b, s := range train {
-			m.posterior(s, resp[b*k:(b+1)*k])
-		}
-	}
-	m.odds = make([]float64, len(m.lodds))
-	for i, v := range m.lodds {
-		m.odds[i] = math.Exp(v)
-	}
-	return m
-}
-
-// posterior writes P(k | the basket is exactly s) into w and returns
-// log P(s).
-func (m *latentClass) posterior(s []int, w []float64) float64 {
-	mx := math.Inf(-1)
-	for c := 0; c < m.k; c++ {
-		v := m.logPi[c] + m.log1m[c]
-		for _, j := range s {
-			v += m.lodds[c*m.n+j]
-		}
-		w[c] = v
-		mx = max(mx, v)
-	}
-	sum := 0.0
-	for c := range w {
-		w[c] = math.Exp(w[c] - mx)
-		sum += w[c]
-	}
-	for c := range w {
-		w[c] /= sum
-	}
-	return mx + math.Log(sum)
-}
-
-func (m *latentClass) items() int   { return m.n }
-func (m *latentClass) hasTie() bool { return true }
-
-// scoreBatch scores j given Y by P(Y+j)/P(Y) = Σ_k P(k | Y)·θ_kj/(1 − θ_kj),
-// the conditional gain an NDPP's MPR ranks by.
-func (m *latentClass) scoreBatch(ys [][]int, dst, tie [][]float64, errs []error) error {
-	w := make([]float64, m.k)
-	for b, y := range ys {
-		m.posterior(y, w)
-		d, t := dst[b][:m.n], tie[b][:m.n]
-		clear(d)
-		for c, wc := range w {
-			for j, o := range m.odds[c*m.n : (c+1)*m.n] {
-				d[j] += wc * o
-			}
-		}
-		for j := range t {
-			t[j] = m.counts[j] + 1
-		}
-		for _, it := range y {
-			d[it], t[it] = 0, 0
-		}
-		errs[b] = nil
-	}
-	return nil
-}
-
-// TestLatentClassExact checks the comparison model against enumeration on
-// small catalogues: its probabilities sum to one over all subsets, and its
-// ranking score is P(Y+j)/P(Y).
+// TestLatentClassExact checks the latent class model against enumeration
+// on small catalogues: its probabilities sum to one over all subsets, and
+// its ranking score is P(Y+j)/P(Y) from those probabilities.
 func TestLatentClassExact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 9))
-	for trial := 0; trial < 10; trial++ {
+	ctx := context.Background()
+	for trial := 0; trial < 12; trial++ {
 		n, k := 4+rng.IntN(5), 1+rng.IntN(4)
 		train := plantedBaskets(n, 60, uint64(trial))
-		m := fitLatentClass(train, n, k, 5, uint64(trial))
-		w := make([]float64, k)
+		m, err := FitLatentClass(ctx, train, n, LatentClassOptions{K: k, Rounds: 1 + trial%6, Seed: uint64(trial)})
+		require.NoError(t, err)
 		logP := func(mask int) float64 {
-			var s []int
-			for j := 0; j < n; j++ {
-				if mask&(1<<j) != 0 {
-					s = append(s, j)
-				}
-			}
-			return m.posterior(s, w)
+			v, err := m.LogProb(subset(mask, n))
+			require.NoError(t, err)
+			return v
 		}
 		total := 0.0
 		for mask := 0; mask < 1<<n; mask++ {
@@ -174,11 +62,98 @@ func TestLatentClassExact(t *testing.T) {
 	}
 }
 
-// TestLatentClassAnalysis compares the NDPPs with a latent class model, a
-// mixture of K independent-items models fitted by EM, on the split of
-// `ndpp-bench learn` (paper MPR, Prec@5 and the exact test log-likelihood
-// over the same test baskets as Evaluate). It runs only when
-// NDPP_MIX_DATA names a basket file (NDPP_MIX_SEED: the split's seed).
+// TestLatentClassEMAscends checks that no EM round lowers the posterior
+// EM maximises (the training log-likelihood plus the log densities of the
+// Beta and Dirichlet priors of FitLatentClass), and that a repeated item
+// in a training basket counts once.
+func TestLatentClassEMAscends(t *testing.T) {
+	ctx := context.Background()
+	n, k := 12, 3
+	train := plantedBaskets(n, 300, 4)
+	objective := func(m *LatentClass) float64 {
+		v := 0.0
+		for _, s := range train {
+			lp, err := m.LogProb(s)
+			require.NoError(t, err)
+			v += lp
+		}
+		cnt := make([]float64, n)
+		for _, s := range train {
+			for _, j := range s {
+				cnt[j]++
+			}
+		}
+		for c := 0; c < k; c++ {
+			v += m.logPi[c] // Dirichlet(2, …, 2)
+			for j := 0; j < n; j++ {
+				a := (cnt[j] + 1) / (float64(len(train)) + 2) // Beta(1 + a, 2 − a)
+				lo := m.lodds[c*n+j]
+				lth, l1m := -math.Log1p(math.Exp(-lo)), -math.Log1p(math.Exp(lo))
+				v += a*lth + (1-a)*l1m
+			}
+		}
+		return v
+	}
+	prev := math.Inf(-1)
+	for rounds := 1; rounds <= 12; rounds++ {
+		m, err := FitLatentClass(ctx, train, n, LatentClassOptions{K: k, Rounds: rounds, Seed: 7})
+		require.NoError(t, err)
+		o := objective(m)
+		if rounds > 1 {
+			require.GreaterOrEqual(t, o, prev-1e-9*math.Abs(prev), "round %d", rounds)
+		}
+		prev = o
+	}
+	dup := make([][]int, len(train))
+	for i, s := range train {
+		dup[i] = append(append([]int(nil), s...), s[0])
+	}
+	a, err := FitLatentClass(ctx, train, n, LatentClassOptions{K: k, Rounds: 5, Seed: 7})
+	require.NoError(t, err)
+	b, err := FitLatentClass(ctx, dup, n, LatentClassOptions{K: k, Rounds: 5, Seed: 7})
+	require.NoError(t, err)
+	require.Equal(t, a.lodds, b.lodds)
+}
+
+// TestLatentClassErrors: bad input is an error, a budget too small is
+// refused before anything is allocated, and a cancelled context stops the
+// fit and the evaluation with an error wrapping context.Canceled.
+func TestLatentClassErrors(t *testing.T) {
+	ctx := context.Background()
+	train := plantedBaskets(12, 100, 1)
+	_, err := FitLatentClass(ctx, train, 12, LatentClassOptions{K: -1})
+	require.Error(t, err)
+	_, err = FitLatentClass(ctx, nil, 12, LatentClassOptions{})
+	require.Error(t, err)
+	_, err = FitLatentClass(ctx, [][]int{{0, 12}}, 12, LatentClassOptions{})
+	require.ErrorContains(t, err, "out of range")
+	_, err = FitLatentClass(ctx, train, 1<<20, LatentClassOptions{K: 1 << 12, MaxMemory: 1 << 30})
+	var me *memlimit.Error
+	require.ErrorAs(t, err, &me)
+	require.Equal(t, int64(-1), LatentClassMemory(math.MaxInt64/4, 8))
+
+	_, err = FitLatentClass(ndpptest.CancelAfter(3), train, 12, LatentClassOptions{Rounds: 10})
+	require.ErrorIs(t, err, context.Canceled)
+	m, err := FitLatentClass(ctx, train, 12, LatentClassOptions{K: 2})
+	require.NoError(t, err)
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err = m.Evaluate(cancelled, plantedBaskets(12, 50, 2), EvalOptions{Seed: 1})
+	require.ErrorIs(t, err, context.Canceled)
+	_, err = m.LogProb([]int{1, 1})
+	require.Error(t, err)
+	_, err = m.LogProb([]int{12})
+	require.Error(t, err)
+
+	met, err := LatentClassBaseline(ctx, train, plantedBaskets(12, 200, 3), 12, EvalOptions{Seed: 1})
+	require.NoError(t, err)
+	require.True(t, met.MPR > 50 && met.TestLL < 0, "MPR %v, LL %v", met.MPR, met.TestLL)
+}
+
+// TestLatentClassAnalysis compares the NDPPs with latent class models of
+// K = 10, 30 and 100 components on the split of `ndpp-bench learn`
+// (learn/RANKING.md). It runs only when NDPP_MIX_DATA names a basket file
+// (NDPP_MIX_SEED: the split's seed).
 func TestLatentClassAnalysis(t *testing.T) {
 	path := os.Getenv("NDPP_MIX_DATA")
 	if path == "" {
@@ -205,17 +180,12 @@ func TestLatentClassAnalysis(t *testing.T) {
 		}
 		keys = append(keys, k)
 	}
-	pb, err := protocolBaskets(test, n, keys)
-	require.NoError(t, err)
+	ctx := context.Background()
 	for _, k := range []int{10, 30, 100} {
-		m := fitLatentClass(train, n, k, 30, seed)
-		met := &Metrics{}
-		require.NoError(t, rankMetrics(context.Background(), met, m, pb, 0))
-		w := make([]float64, k)
-		ll := 0.0
-		for _, s := range pb {
-			ll += m.posterior(s, w)
-		}
-		t.Logf("K = %d: paper MPR %.2f, micro %.2f, Prec@5 %.1f; test LL %.3f", k, met.MPR, met.MPRMicro, met.Prec5, ll/float64(len(pb)))
+		m, err := FitLatentClass(ctx, train, n, LatentClassOptions{K: k, Seed: seed})
+		require.NoError(t, err)
+		met, err := m.Evaluate(ctx, test, EvalOptions{Seed: seed, Key: keys})
+		require.NoError(t, err)
+		t.Logf("K = %d: paper MPR %.2f, micro %.2f, Prec@5 %.1f; test LL %.3f", k, met.MPR, met.MPRMicro, met.Prec5, met.TestLL)
 	}
 }

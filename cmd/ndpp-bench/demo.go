@@ -246,6 +246,10 @@ func (f *demoFlags) learn(ctx context.Context, train, val, test [][]int, n int, 
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("evaluating the co-occurrence baseline: %w", f.g.budget.Rename(err))
 	}
+	lc, err := learn.LatentClassBaseline(ctx, train, test, n, learn.EvalOptions{Seed: f.seed, MaxMemory: f.g.budget.Bytes})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("evaluating the latent class baseline: %w", f.g.budget.Rename(err))
+	}
 	for _, r := range []struct {
 		mode string
 		res  *learn.Result
@@ -254,7 +258,7 @@ func (f *demoFlags) learn(ctx context.Context, train, val, test [][]int, n int, 
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("evaluating the %s model: %w", r.mode, err)
 		}
-		row := toMetricsJSON(r.mode, f.d, met, base, cooc, r.res.Seconds, r.res.Passes, r.res.Baskets)
+		row := toMetricsJSON(r.mode, f.d, met, base, cooc, lc, r.res.Seconds, r.res.Passes, r.res.Baskets)
 		row.ItemOrder = "ids" // rows are the file's integer ids (minus --base)
 		rows = append(rows, row)
 		for _, p := range r.res.Trace {
@@ -358,7 +362,7 @@ func (f *demoFlags) infer(ctx context.Context, m *ndpp.Model, logf func(string, 
 }
 
 func printDemoTables(w io.Writer, f demoFlags, learnRows []metricsJSON, inferRows []demoInferRow) {
-	fmt.Fprintf(w, "Learning (d = %d; test metrics, paper protocol; baseline: independent items' LL, popularity's ranking; co-occurrence: ranking by item co-occurrence)\n", f.d)
+	fmt.Fprintf(w, "Learning (d = %d; test metrics, paper protocol; baseline: independent items' LL, popularity's ranking; co-occurrence: ranking by item co-occurrence; latent class: a mixture of %d independent-items models)\n", f.d, learn.DefaultLatentClasses)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "mode\tseconds\ttest LL\tMPR\tAUC\tPrec@5\t")
 	for _, r := range learnRows {
@@ -374,6 +378,11 @@ func printDemoTables(w io.Writer, f demoFlags, learnRows []metricsJSON, inferRow
 		// Co-occurrence ranks candidates only: no LL, no AUC.
 		r := learnRows[0]
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", "co-occurrence", "-", "-", fmtNum(r.BaselineCooccurrenceMPR, 2), "-", fmtNum(r.BaselineCooccurrencePrec5, 2))
+	}
+	if len(learnRows) > 0 && learnRows[0].BaselineLatentClassMPR != nil {
+		// The latent class model's AUC is not computed.
+		r := learnRows[0]
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", "latent class", "-", fmtNum(r.BaselineLatentClassLL, 3), fmtNum(r.BaselineLatentClassMPR, 2), "-", fmtNum(r.BaselineLatentClassPrec5, 2))
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\nMAP inference on the online model (k = %d, α = %g; ratios f(S)/f(greedy), random orders: %d)\n", f.k, f.alpha, f.orders)

@@ -72,7 +72,7 @@ func runEval(e *env, args []string) error {
 		return err
 	}
 	secs := time.Since(start).Seconds()
-	var base, cooc *learn.Metrics
+	var base, cooc, lc *learn.Metrics
 	if f.train != "" {
 		train, err := f.bf.read(f.train, e.stdin, voc, false, m.N())
 		if err != nil {
@@ -85,6 +85,9 @@ func runEval(e *env, args []string) error {
 		if cooc, err = learn.CooccurrenceBaseline(e.context(), train, baskets, m.N(), opt); err != nil {
 			return f.g.budget.Rename(err)
 		}
+		if lc, err = learn.LatentClassBaseline(e.context(), train, baskets, m.N(), opt); err != nil {
+			return f.g.budget.Rename(err)
+		}
 	}
 	if !f.g.quiet && met.Skipped > 0 {
 		fmt.Fprintf(e.stderr, "eval: %d baskets skipped for MPR/Prec@k (conditioning set with zero determinant)\n", met.Skipped)
@@ -93,7 +96,7 @@ func runEval(e *env, args []string) error {
 		rankNote(e, "eval", met, m)
 	}
 	extra := [][2]string{{"items", strconv.Itoa(m.N())}, {"predicted baskets", strconv.Itoa(met.Predicted)}}
-	r := toMetricsJSON("eval", m.D(), met, base, cooc, secs, 0, len(baskets))
+	r := toMetricsJSON("eval", m.D(), met, base, cooc, lc, secs, 0, len(baskets))
 	r.ItemOrder = itemOrder(voc, keys)
 	return writeMetrics(e, &f.g, r, extra)
 }

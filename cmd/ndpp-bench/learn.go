@@ -110,6 +110,15 @@ type metricsJSON struct {
 	BaselineCooccurrenceMPRMicro *float64 `json:"baseline_cooccurrence_mpr_micro,omitempty"`
 	BaselineCooccurrencePrec5    *float64 `json:"baseline_cooccurrence_prec5,omitempty"`
 	BaselineCooccurrencePrec10   *float64 `json:"baseline_cooccurrence_prec10,omitempty"`
+	// The latent class baseline on the same split (offline learn and eval
+	// with training data; learn.LatentClassBaseline): a mixture of
+	// learn.DefaultLatentClasses independent-items models fitted by EM,
+	// with its exact test log-likelihood and its ranking by P(Y+j)/P(Y).
+	BaselineLatentClassLL       *float64 `json:"baseline_latent_class_ll,omitempty"`
+	BaselineLatentClassMPR      *float64 `json:"baseline_latent_class_mpr,omitempty"`
+	BaselineLatentClassMPRMicro *float64 `json:"baseline_latent_class_mpr_micro,omitempty"`
+	BaselineLatentClassPrec5    *float64 `json:"baseline_latent_class_prec5,omitempty"`
+	BaselineLatentClassPrec10   *float64 `json:"baseline_latent_class_prec10,omitempty"`
 }
 
 // num maps non-finite values (a zero-determinant basket makes LL −Inf) to
@@ -122,9 +131,10 @@ func num(x float64) *float64 {
 }
 
 // toMetricsJSON puts a model's metrics and, when base is not nil, the
-// baselines' (Baselines on the same split) and, when cooc is not nil, the
-// co-occurrence baseline's into the output record.
-func toMetricsJSON(mode string, d int, m, base, cooc *learn.Metrics, seconds, passes float64, baskets int) metricsJSON {
+// baselines' (Baselines on the same split) and, when cooc and lc are not
+// nil, the co-occurrence and latent class baselines' into the output
+// record.
+func toMetricsJSON(mode string, d int, m, base, cooc, lc *learn.Metrics, seconds, passes float64, baskets int) metricsJSON {
 	r := metricsJSON{Mode: mode, D: d, TestLL: num(m.TestLL), TestLLEps: num(m.TestLLEps), MPR: num(m.MPR), AUC: num(m.AUC),
 		Prec5: num(m.Prec5), Prec10: num(m.Prec10), MPRMicro: num(m.MPRMicro), AUCMicro: num(m.AUCMicro), AUCPaired: num(m.AUCPaired),
 		TestLLSE: num(m.TestLLSE), TestLLEpsSE: num(m.TestLLEpsSE), MPRSE: num(m.MPRSE), MPRMicroSE: num(m.MPRMicroSE), AUCPairedSE: num(m.AUCPairedSE),
@@ -135,6 +145,10 @@ func toMetricsJSON(mode string, d int, m, base, cooc *learn.Metrics, seconds, pa
 		r.BaselinePopularityAUC, r.BaselinePopularityPrec5, r.BaselinePopularityPrec10 = num(base.AUC), num(base.Prec5), num(base.Prec10)
 		r.BaselinePopularityAUCPaired = num(base.AUCPaired)
 		r.BaselineIndependentLL, r.BaselineIndependentLLEps = num(base.TestLL), num(base.TestLLEps)
+	}
+	if lc != nil {
+		r.BaselineLatentClassLL, r.BaselineLatentClassMPR, r.BaselineLatentClassMPRMicro = num(lc.TestLL), num(lc.MPR), num(lc.MPRMicro)
+		r.BaselineLatentClassPrec5, r.BaselineLatentClassPrec10 = num(lc.Prec5), num(lc.Prec10)
 	}
 	if cooc != nil {
 		r.BaselineCooccurrenceMPR, r.BaselineCooccurrenceMPRMicro = num(cooc.MPR), num(cooc.MPRMicro)
@@ -412,6 +426,7 @@ type learnFlags struct {
 	condWeight float64
 	condNeg    int
 	cooc       bool
+	latent     bool
 	set        map[string]bool // the flags given on the command line
 }
 
@@ -451,6 +466,7 @@ func runLearn(e *env, args []string) error {
 	fs.IntVar(&f.lag, "lag", 0, "online, exact normaliser: a refactorisation takes effect this many baskets after its snapshot, at most --factor-every (default min(factor-every, 70))")
 	fs.Float64Var(&f.condWeight, "cond-weight", 0, "offline: weight of a next-item term (a held-out item of each training basket against --cond-negatives sampled items, by the conditional gain the paper MPR ranks by); 0 = off")
 	fs.BoolVar(&f.cooc, "cooccurrence", true, "evaluate the co-occurrence baseline (false: none; the online pass then keeps no pair counts, so its time and peak memory are the learner's alone)")
+	fs.BoolVar(&f.latent, "latent-class", true, fmt.Sprintf("offline: evaluate the latent class baseline (a mixture of %d independent-items models fitted by EM; false: none)", learn.DefaultLatentClasses))
 	fs.IntVar(&f.condNeg, "cond-negatives", 0, fmt.Sprintf("offline, with --cond-weight: sampled candidates per basket (default %d)", learn.DefaultCondNegatives))
 	fs.IntVar(&f.cEvery, "c-every", 0, "online: step C every this many baskets (default 32 for adam, 16 for sgd)")
 	if err := parseFlags(fs, args); err != nil {
@@ -544,7 +560,14 @@ func runLearn(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var base *learn.Metrics
+	var base, lc *learn.Metrics
+	if baseModel == nil && f.latent {
+		lcOpt := evalOpt
+		lcOpt.MaxMemory = f.g.budget.Bytes
+		if lc, err = learn.LatentClassBaseline(e.context(), train, test, n, lcOpt); err != nil {
+			return f.g.budget.Rename(err)
+		}
+	}
 	if baseModel == nil {
 		if base, err = learn.Baselines(e.context(), train, test, n, evalOpt); err != nil {
 			return err
@@ -598,7 +621,7 @@ func runLearn(e *env, args []string) error {
 		valLL = fmt.Sprintf("%.4f", res.ValLLEps)
 	}
 	extra := [][2]string{{"items", strconv.Itoa(n)}, {"validation log-likelihood, ε (objective)", valLL}}
-	r := toMetricsJSON(f.mode, model.D(), met, base, cooc, res.Seconds, res.Passes, res.Baskets)
+	r := toMetricsJSON(f.mode, model.D(), met, base, cooc, lc, res.Seconds, res.Passes, res.Baskets)
 	r.ItemOrder = itemOrder(voc, keys)
 	if rssOK {
 		r.PeakRSSBytes = &rss

@@ -19,6 +19,7 @@ import (
 // learnJSONKeys are the fields of learn --json and eval --json.
 var learnJSONKeys = []string{"auc", "auc_micro", "auc_paired", "auc_paired_se", "baseline_cooccurrence_mpr",
 	"baseline_cooccurrence_mpr_micro", "baseline_cooccurrence_prec10", "baseline_cooccurrence_prec5", "baseline_independent_ll", "baseline_independent_ll_eps",
+	"baseline_latent_class_ll", "baseline_latent_class_mpr", "baseline_latent_class_mpr_micro", "baseline_latent_class_prec10", "baseline_latent_class_prec5",
 	"baseline_popularity_auc", "baseline_popularity_auc_paired", "baseline_popularity_mpr",
 	"baseline_popularity_mpr_micro", "baseline_popularity_prec10", "baseline_popularity_prec5", "baskets", "d", "eps",
 	"item_order", "mode", "mpr", "mpr_micro", "mpr_micro_se", "mpr_se", "passes", "peak_rss_bytes", "prec10", "prec10_micro", "prec5", "prec5_micro",
@@ -66,6 +67,11 @@ func decodeMetrics(t *testing.T, out string) map[string]any {
 	want := learnJSONKeys
 	if _, ok := raw["baseline_independent_ll"]; !ok { // eval without --train: no baselines
 		want = slices.DeleteFunc(slices.Clone(want), func(k string) bool { return strings.HasPrefix(k, "baseline_") })
+	}
+	if raw["mode"] == "online" { // the online pass keeps no training baskets to fit it to
+		want = slices.DeleteFunc(slices.Clone(want), func(k string) bool { return strings.HasPrefix(k, "baseline_latent_class_") })
+	} else if v, ok := raw["baseline_latent_class_mpr"].(float64); ok && (v < 0 || v > 100) {
+		t.Errorf("baseline_latent_class_mpr = %v, want a percentage", v)
 	}
 	if _, ok := peakRSS(); !ok || raw["mode"] == "eval" { // learn only, where the platform reports it
 		want = slices.DeleteFunc(slices.Clone(want), func(k string) bool { return k == "peak_rss_bytes" })
@@ -391,39 +397,41 @@ func TestLearnCooccurrenceBothModes(t *testing.T) {
 	}
 }
 
-// TestLearnWithoutCooccurrence checks that --cooccurrence=false leaves the
-// co-occurrence baseline out in both modes (no baseline_cooccurrence_*
-// keys) and changes nothing else: the model's figures and the other
-// baselines are those of the default run.
-func TestLearnWithoutCooccurrence(t *testing.T) {
+// TestLearnWithoutBaselines checks that --cooccurrence=false and
+// --latent-class=false leave those baselines out (no baseline_… keys of
+// theirs) and change nothing else: the model's figures and the other
+// baselines are those of the default run, in both modes.
+func TestLearnWithoutBaselines(t *testing.T) {
 	data := smallApparel(t, 1500)
 	common := []string{"learn", "--data", data, "--d", "5", "--seed", "3", "--val", "100", "--test", "300", "--json", "--quiet"}
 	for _, mode := range [][]string{{"--mode", "offline", "--epochs", "1"}, {"--mode", "online"}} {
-		var runs []map[string]any
-		for _, extra := range [][]string{nil, {"--cooccurrence=false"}} {
-			code, out, errs := runLearnCmd(t, append(append(slices.Clone(common), mode...), extra...)...)
-			if code != 0 {
-				t.Fatalf("%v %v: exit %d: %s", mode, extra, code, errs)
-			}
-			var r map[string]any
-			if err := json.Unmarshal([]byte(out), &r); err != nil {
-				t.Fatalf("%v %v: %v", mode, extra, err)
-			}
-			runs = append(runs, r)
-		}
-		if runs[0]["baseline_cooccurrence_mpr"] == nil {
-			t.Fatalf("%v: no co-occurrence baseline by default", mode)
-		}
-		for k, v := range runs[0] {
-			switch {
-			case strings.HasPrefix(k, "baseline_cooccurrence_"):
-				if _, ok := runs[1][k]; ok {
-					t.Errorf("%v: %s present with --cooccurrence=false", mode, k)
+		for _, off := range []struct{ flag, prefix string }{{"--cooccurrence=false", "baseline_cooccurrence_"}, {"--latent-class=false", "baseline_latent_class_"}} {
+			var runs []map[string]any
+			for _, extra := range [][]string{nil, {off.flag}} {
+				code, out, errs := runLearnCmd(t, append(append(slices.Clone(common), mode...), extra...)...)
+				if code != 0 {
+					t.Fatalf("%v %v: exit %d: %s", mode, extra, code, errs)
 				}
-			case k == "seconds" || k == "peak_rss_bytes":
-			default:
-				if !cmp.Equal(runs[1][k], v) {
-					t.Errorf("%v: %s is %v with --cooccurrence=false, %v without", mode, k, runs[1][k], v)
+				var r map[string]any
+				if err := json.Unmarshal([]byte(out), &r); err != nil {
+					t.Fatalf("%v %v: %v", mode, extra, err)
+				}
+				runs = append(runs, r)
+			}
+			if _, ok := runs[0][off.prefix+"mpr"]; !ok && (mode[1] == "offline" || off.prefix == "baseline_cooccurrence_") {
+				t.Fatalf("%v: no %smpr by default", mode, off.prefix)
+			}
+			for k, v := range runs[0] {
+				switch {
+				case strings.HasPrefix(k, off.prefix):
+					if _, ok := runs[1][k]; ok {
+						t.Errorf("%v: %s present with %s", mode, k, off.flag)
+					}
+				case k == "seconds" || k == "peak_rss_bytes":
+				default:
+					if !cmp.Equal(runs[1][k], v) {
+						t.Errorf("%v: %s is %v with %s, %v without", mode, k, runs[1][k], off.flag, v)
+					}
 				}
 			}
 		}
