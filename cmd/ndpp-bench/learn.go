@@ -72,8 +72,9 @@ type metricsJSON struct {
 	// evaluation not (getrusage's ru_maxrss; absent where the platform does
 	// not report it, and in eval). The online pass also counts the
 	// co-occurrence baseline as it streams (up to
-	// learn.DefaultCooccurPairs pairs), so its figure includes the counts;
-	// the offline learner's does not (they are counted after training).
+	// learn.DefaultCooccurPairs pairs), so its figure includes the counts
+	// unless --cooccurrence=false; the offline learner's does not (its
+	// baselines are computed after training).
 	PeakRSSBytes *int64 `json:"peak_rss_bytes,omitempty"`
 	// Eps is ε of test_ll_eps and of the AUC's basket scores
 	// log det(L_S + εI).
