@@ -30,8 +30,8 @@ const DefaultLatentClassRounds = 30
 type LatentClass struct {
 	n, k   int
 	logPi  []float64 // k: log π_k
-	lodds  []float64 // k×n: log θ_kj/(1 − θ_kj)
-	odds   []float64 // k×n: θ_kj/(1 − θ_kj)
+	lodds  []float64 // n×k, item j's row j: log θ_kj/(1 − θ_kj)
+	odds   []float64 // n×k: θ_kj/(1 − θ_kj)
 	log1m  []float64 // k: Σ_j log(1 − θ_kj)
 	counts []float64 // n: training baskets holding j (the ranking's tie-break)
 }
@@ -146,18 +146,22 @@ func FitLatentClass(ctx context.Context, train [][]int, n int, opt LatentClassOp
 					continue
 				}
 				seen[j] = stamp
+				row := theta[j*k : (j+1)*k]
 				for c, r := range w {
-					theta[c*n+j] += r
+					row[c] += r
 				}
 			}
 		}
-		for c := 0; c < k; c++ {
-			m.log1m[c] = 0
-			for j := 0; j < n; j++ {
-				th := (theta[c*n+j] + rate[j]) / (pi[c] + 1)
-				m.lodds[c*n+j] = math.Log(th) - math.Log1p(-th)
-				m.log1m[c] += math.Log1p(-th)
+		clear(m.log1m)
+		for j := 0; j < n; j++ {
+			for c := 0; c < k; c++ {
+				th := (theta[j*k+c] + rate[j]) / (pi[c] + 1)
+				l1m := math.Log1p(-th)
+				m.lodds[j*k+c] = math.Log(th) - l1m
+				m.log1m[c] += l1m
 			}
+		}
+		for c := 0; c < k; c++ {
 			m.logPi[c] = math.Log((pi[c] + 1) / (float64(sets) + float64(k)))
 		}
 	}
@@ -183,8 +187,8 @@ func (m *LatentClass) posterior(s []int, w []float64, seen []int, stamp int) flo
 			}
 			seen[j] = stamp
 		}
-		for c := 0; c < m.k; c++ {
-			w[c] += m.lodds[c*m.n+j]
+		for c, v := range m.lodds[j*m.k : (j+1)*m.k] {
+			w[c] += v
 		}
 	}
 	for _, v := range w {
@@ -232,11 +236,12 @@ func (m *LatentClass) scoreBatch(ys [][]int, dst, tie [][]float64, errs []error)
 	for b, y := range ys {
 		m.posterior(y, w, nil, 0)
 		d, t := dst[b][:m.n], tie[b][:m.n]
-		clear(d)
-		for c, wc := range w {
-			for j, o := range m.odds[c*m.n : (c+1)*m.n] {
-				d[j] += wc * o
+		for j := range d {
+			v := 0.0
+			for c, o := range m.odds[j*m.k : (j+1)*m.k] {
+				v += w[c] * o
 			}
+			d[j] = v
 		}
 		for j := range t {
 			t[j] = m.counts[j] + 1

@@ -87,7 +87,7 @@ func TestLatentClassEMAscends(t *testing.T) {
 			v += m.logPi[c] // Dirichlet(2, …, 2)
 			for j := 0; j < n; j++ {
 				a := (cnt[j] + 1) / (float64(len(train)) + 2) // Beta(1 + a, 2 − a)
-				lo := m.lodds[c*n+j]
+				lo := m.lodds[j*k+c]
 				lth, l1m := -math.Log1p(math.Exp(-lo)), -math.Log1p(math.Exp(lo))
 				v += a*lth + (1-a)*l1m
 			}
