@@ -4,16 +4,12 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndpp-go/ndpp/internal/memlimit"
 	"github.com/ndpp-go/ndpp/internal/ndpptest"
-	"github.com/ndpp-go/ndpp/ndpp"
-	"github.com/ndpp-go/ndpp/ndpp/baskets"
 )
 
 // subset returns the items of mask's bits.
@@ -155,31 +151,8 @@ func TestLatentClassErrors(t *testing.T) {
 // (learn/RANKING.md). It runs only when NDPP_MIX_DATA names a basket file
 // (NDPP_MIX_SEED: the split's seed).
 func TestLatentClassAnalysis(t *testing.T) {
-	path := os.Getenv("NDPP_MIX_DATA")
-	if path == "" {
-		t.Skip("NDPP_MIX_DATA not set")
-	}
-	seed := uint64(1)
-	if v := os.Getenv("NDPP_MIX_SEED"); v != "" {
-		x, err := strconv.ParseUint(v, 10, 64)
-		require.NoError(t, err)
-		seed = x
-	}
-	voc, _ := ndpp.NewVocab(nil)
-	data, err := baskets.ReadFile(path, baskets.LineOptions{Vocab: voc, Grow: true, Tokens: baskets.AutoTokens})
-	require.NoError(t, err)
-	train, _, test, err := baskets.HoldOutSlice(data, 300, 2000, seed)
-	require.NoError(t, err)
-	n := voc.Len()
-	keys := make([]int64, 0, n)
-	for i := 0; i < n; i++ {
-		k, err := strconv.ParseInt(voc.Token(i), 10, 64)
-		if err != nil {
-			keys = nil
-			break
-		}
-		keys = append(keys, k)
-	}
+	a := loadAnalysisSplit(t, "NDPP_MIX_DATA", "NDPP_MIX_SEED")
+	train, test, n, keys, seed := a.train, a.test, a.n, a.keys, a.seed
 	ctx := context.Background()
 	for _, k := range []int{10, 30, 100} {
 		m, err := FitLatentClass(ctx, train, n, LatentClassOptions{K: k, Seed: seed})

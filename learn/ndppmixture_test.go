@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndpp-go/ndpp/ndpp"
-	"github.com/ndpp-go/ndpp/ndpp/baskets"
 )
 
 // ndppMixture is P(S) = Σ_k π_k det(L_k,S)/det(I + L_k), a mixture of
@@ -128,35 +127,13 @@ func TestNDPPMixtureExact(t *testing.T) {
 // only when NDPP_MIX_DATA names a basket file (NDPP_MIX_SEED: the split's
 // seed).
 func TestNDPPMixtureAnalysis(t *testing.T) {
-	path := os.Getenv("NDPP_MIX_DATA")
-	if path == "" {
-		t.Skip("NDPP_MIX_DATA not set")
-	}
-	seed, k := uint64(1), 30
-	if v := os.Getenv("NDPP_MIX_SEED"); v != "" {
-		x, err := strconv.ParseUint(v, 10, 64)
-		require.NoError(t, err)
-		seed = x
-	}
+	a := loadAnalysisSplit(t, "NDPP_MIX_DATA", "NDPP_MIX_SEED")
+	train, val, test, n, keys, seed := a.train, a.val, a.test, a.n, a.keys, a.seed
+	k := 30
 	if v := os.Getenv("NDPP_MIX_K"); v != "" {
 		x, err := strconv.Atoi(v)
 		require.NoError(t, err)
 		k = x
-	}
-	voc, _ := ndpp.NewVocab(nil)
-	data, err := baskets.ReadFile(path, baskets.LineOptions{Vocab: voc, Grow: true, Tokens: baskets.AutoTokens})
-	require.NoError(t, err)
-	train, val, test, err := baskets.HoldOutSlice(data, 300, 2000, seed)
-	require.NoError(t, err)
-	n := voc.Len()
-	keys := make([]int64, 0, n)
-	for i := 0; i < n; i++ {
-		key, err := strconv.ParseInt(voc.Token(i), 10, 64)
-		if err != nil {
-			keys = nil
-			break
-		}
-		keys = append(keys, key)
 	}
 	ctx := context.Background()
 	lc, err := FitLatentClass(ctx, train, n, LatentClassOptions{K: k, Seed: seed})

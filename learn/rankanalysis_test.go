@@ -7,14 +7,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/ndpp-go/ndpp/ndpp"
-	"github.com/ndpp-go/ndpp/ndpp/baskets"
 	"github.com/ndpp-go/ndpp/ndpp/npz"
 )
 
@@ -64,40 +61,11 @@ func (s *lowRankScorer) scoreBatch(ys [][]int, dst, tie [][]float64, errs []erro
 // NDPP_RANK_ON_TRAIN: rank 2,000 training baskets instead, in-sample;
 // NDPP_RANK_NO_SPECTRAL: skip the approximations).
 func TestRankAnalysis(t *testing.T) {
-	path := os.Getenv("NDPP_RANK_DATA")
-	if path == "" {
-		t.Skip("NDPP_RANK_DATA not set")
-	}
-	seed := uint64(1)
-	if s := os.Getenv("NDPP_RANK_SEED"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		seed = v
-	}
-	voc, _ := ndpp.NewVocab(nil)
-	data, err := baskets.ReadFile(path, baskets.LineOptions{Vocab: voc, Grow: true, Tokens: baskets.AutoTokens})
-	if err != nil {
-		t.Fatal(err)
-	}
-	train, _, test, err := baskets.HoldOutSlice(data, 300, 2000, seed)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := loadAnalysisSplit(t, "NDPP_RANK_DATA", "NDPP_RANK_SEED")
+	train, test, n, keys, seed := a.train, a.test, a.n, a.keys, a.seed
 	if os.Getenv("NDPP_RANK_ON_TRAIN") != "" {
 		// In-sample: the "test" baskets are 2,000 of the training baskets.
 		test = train[:min(2000, len(train))]
-	}
-	n := voc.Len()
-	var keys []int64
-	for i := 0; i < n; i++ {
-		k, err := strconv.ParseInt(voc.Token(i), 10, 64)
-		if err != nil {
-			keys = nil
-			break
-		}
-		keys = append(keys, k)
 	}
 	ctx := context.Background()
 	opt := EvalOptions{Seed: seed, Key: keys}
