@@ -367,12 +367,7 @@ func (sc *cooccurScorer) scoreBatch(ys [][]int, dst, tie [][]float64, errs []err
 				s[j] += sc.weight(sc.w[p], sc.count[j], cy)
 			}
 		}
-		for j, cj := range sc.count {
-			t[j] = cj + 1
-		}
-		for _, it := range y {
-			s[it], t[it] = 0, 0
-		}
+		popularityTie(s, t, sc.count, y)
 		errs[b] = nil
 	}
 	return nil

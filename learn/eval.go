@@ -539,6 +539,18 @@ func sampleDistinct(rng *rand.Rand, n, k int) []int {
 // candidateScorer scores every item as the next item of conditioning sets:
 // an NDPP's conditional gains (modelScorer) or a co-occurrence count
 // (cooccurScorer).
+// popularityTie finishes one basket's scores d for a scorer that breaks
+// ties by popularity: t[j] = count[j] + 1, and d and t are 0 for the items
+// of y (the conditioning set, which no candidate can be).
+func popularityTie(d, t, count []float64, y []int) {
+	for j, c := range count {
+		t[j] = c + 1
+	}
+	for _, it := range y {
+		d[it], t[it] = 0, 0
+	}
+}
+
 type candidateScorer interface {
 	// items is n, the number of items scored.
 	items() int

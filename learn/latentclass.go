@@ -243,12 +243,7 @@ func (m *LatentClass) scoreBatch(ys [][]int, dst, tie [][]float64, errs []error)
 			}
 			d[j] = v
 		}
-		for j := range t {
-			t[j] = m.counts[j] + 1
-		}
-		for _, it := range y {
-			d[it], t[it] = 0, 0
-		}
+		popularityTie(d, t, m.counts, y)
 		errs[b] = nil
 	}
 	return nil

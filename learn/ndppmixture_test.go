@@ -78,12 +78,7 @@ func (m *ndppMixture) scoreBatch(ys [][]int, dst, tie [][]float64, errs []error)
 				d[j] += wk * g[j]
 			}
 		}
-		for j := range t {
-			t[j] = m.counts[j] + 1
-		}
-		for _, it := range y {
-			d[it], t[it] = 0, 0
-		}
+		popularityTie(d, t, m.counts, y)
 		errs[b] = nil
 	}
 	return nil

@@ -43,11 +43,9 @@ func (s *lowRankScorer) scoreBatch(ys [][]int, dst, tie [][]float64, errs []erro
 			for k := 0; k < s.r; k++ {
 				v += s.u[j*s.r+k] * w[k]
 			}
-			d[j], t[j] = v, s.count[j]+1
+			d[j] = v
 		}
-		for _, it := range y {
-			d[it], t[it] = 0, 0
-		}
+		popularityTie(d, t, s.count, y)
 		errs[b] = nil
 	}
 	return nil
