@@ -136,6 +136,8 @@ func TestLatentClassErrors(t *testing.T) {
 	cancel()
 	_, err = m.Evaluate(cancelled, plantedBaskets(12, 50, 2), EvalOptions{Seed: 1})
 	require.ErrorIs(t, err, context.Canceled)
+	_, err = m.Evaluate(ctx, [][]int{{0, 12}}, EvalOptions{Seed: 1})
+	require.ErrorContains(t, err, "out of range")
 	_, err = m.LogProb([]int{1, 1})
 	require.Error(t, err)
 	_, err = m.LogProb([]int{12})
