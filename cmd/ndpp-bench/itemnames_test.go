@@ -45,7 +45,7 @@ func TestLearnedItemsKeepTheirType(t *testing.T) {
 	// serve: the item of a one-item recommendation, for each kind of model.
 	recommendOne := func(path string, basket string) json.RawMessage {
 		t.Helper()
-		_, url, _ := testServer(t, path, defaultServeLimits())
+		url := testServer(t, path)
 		var rec recommendation
 		status, raw := post(t, url+"/v1/recommend", `{"basket": `+basket+`, "n": 1}`, &rec)
 		require.Equal(t, http.StatusOK, status, raw)

@@ -53,7 +53,7 @@ func TestLogLikelihoodOneConvention(t *testing.T) {
 	require.InDelta(t, want, sum/float64(len(baskets)), tol, "score")
 
 	// /v1/score.
-	_, url, _ := testServer(t, smallModel, defaultServeLimits())
+	url := testServer(t, smallModel)
 	var res scoreResponse
 	status, raw := post(t, url+"/v1/score", `{"baskets": [`+strings.Join(body, ",")+`]}`, &res)
 	require.Equal(t, http.StatusOK, status, raw)

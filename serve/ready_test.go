@@ -1,0 +1,178 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// get fetches url and returns the status and body.
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(b)
+}
+
+// TestServeReadyzSaturation: with every slot held by a request (blocked
+// in a test hook), /readyz turns 503 "saturated" after the threshold while
+// /healthz stays 200; once they finish it is 200 again. The gauges follow.
+func TestServeReadyzSaturation(t *testing.T) {
+	lim := DefaultLimits()
+	lim.MaxInflight = 2
+	release := make(chan struct{})
+	var entered atomic.Int32
+	s, url, _ := testServer(t, smallModel, lim, func(s *Handler) {
+		s.saturation = 30 * time.Millisecond
+		s.hook = func(string) {
+			entered.Add(1)
+			<-release
+		}
+	})
+	code, body := get(t, url+"/readyz")
+	require.Equal(t, http.StatusOK, code, body)
+	codes := make(chan int, lim.MaxInflight)
+	for i := 0; i < lim.MaxInflight; i++ {
+		go func() {
+			resp, err := http.Post(url+"/v1/rerank", "application/json", strings.NewReader(`{"candidates": [1, 2, 3], "k": 2}`))
+			if err != nil {
+				codes <- -1
+				return
+			}
+			resp.Body.Close()
+			codes <- resp.StatusCode
+		}()
+	}
+	waitFor(t, func() bool { return entered.Load() == int32(lim.MaxInflight) })
+	var rb readyBody
+	waitFor(t, func() bool {
+		code, body = get(t, url+"/readyz")
+		return code == http.StatusServiceUnavailable
+	})
+	require.NoError(t, json.Unmarshal([]byte(body), &rb), body)
+	require.Equal(t, "saturated", rb.Status, body)
+	require.GreaterOrEqual(t, rb.SaturatedSeconds, 0.03, body)
+	require.Contains(t, rb.Reason, "--saturation-threshold")
+	code, _ = get(t, url+"/healthz")
+	require.Equal(t, http.StatusOK, code)
+	_, metrics := get(t, url+"/metrics")
+	for _, want := range []string{"ndpp_serve_ready 0", "ndpp_serve_slots_busy 2", "ndpp_serve_inflight_requests 2", "ndpp_serve_slot_waiting_requests 0"} {
+		require.Contains(t, metrics, want)
+	}
+	require.NotContains(t, metrics, "ndpp_serve_saturated_seconds 0\n")
+
+	close(release)
+	for i := 0; i < lim.MaxInflight; i++ {
+		require.Equal(t, http.StatusOK, <-codes)
+	}
+	code, body = get(t, url+"/readyz")
+	require.Equal(t, http.StatusOK, code, body)
+	require.JSONEq(t, `{"status": "ready"}`, body)
+	_, metrics = get(t, url+"/metrics")
+	for _, want := range []string{"ndpp_serve_ready 1", "ndpp_serve_slots_busy 0", "ndpp_serve_saturated_seconds 0\n"} {
+		require.Contains(t, metrics, want)
+	}
+	_, _, d := s.slots.state()
+	require.Zero(t, d)
+}
+
+// heldSlot starts a server with one computing slot and a rerank request
+// that holds it (the test hook blocks the first computed request) until
+// release is closed; first receives that request's status code. calls
+// counts the requests computed.
+func heldSlot(t *testing.T) (s *Handler, url string, release chan struct{}, first chan int, calls *atomic.Int32) {
+	t.Helper()
+	lim := DefaultLimits()
+	lim.MaxInflight = 1
+	release, first, calls = make(chan struct{}), make(chan int, 1), new(atomic.Int32)
+	s, url, _ = testServer(t, smallModel, lim, func(s *Handler) {
+		s.hook = func(string) {
+			if calls.Add(1) == 1 {
+				<-release
+			}
+		}
+	})
+	go func() {
+		resp, err := http.Post(url+"/v1/rerank", "application/json", strings.NewReader(`{"candidates": [1, 2, 3], "k": 2}`))
+		if err != nil {
+			first <- -1
+			return
+		}
+		resp.Body.Close()
+		first <- resp.StatusCode
+	}()
+	waitFor(t, func() bool { return calls.Load() == 1 })
+	return s, url, release, first, calls
+}
+
+// TestServeQueuedClientGone: a client that disconnects while its request
+// waits for a slot is not computed later; the requests behind it are.
+func TestServeQueuedClientGone(t *testing.T) {
+	s, url, release, first, calls := heldSlot(t)
+	body := `{"candidates": [1, 2, 3], "k": 2}`
+
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/v1/rerank", strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	gone := make(chan error, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		gone <- err
+	}()
+	waitFor(t, func() bool { _, w, _ := s.slots.state(); return w == 1 })
+	cancel()
+	require.ErrorIs(t, <-gone, context.Canceled)
+	waitFor(t, func() bool { _, w, _ := s.slots.state(); return w == 0 }) // the server saw the client go
+
+	close(release)
+	require.Equal(t, http.StatusOK, <-first)
+	status, raw := post(t, url+"/v1/rerank", body, nil)
+	require.Equal(t, http.StatusOK, status, raw)
+	require.Equal(t, int32(2), calls.Load(), "the request of the client that went away was not computed")
+	waitFor(t, func() bool {
+		_, metrics := get(t, url+"/metrics")
+		return strings.Contains(metrics, `ndpp_serve_requests_total{code="503",endpoint="rerank"} 1`)
+	})
+}
+
+// TestServeRerankDeadlineCountsQueue: a rerank's deadline counts from its
+// arrival, so a request that waited for a computing slot past its
+// timeout_ms is answered at once in relevance order, flagged
+// "greedy_deadline", instead of starting its work late.
+func TestServeRerankDeadlineCountsQueue(t *testing.T) {
+	s, url, release, first, _ := heldSlot(t)
+	type answer struct {
+		code int
+		res  rerankResponse
+	}
+	queued := make(chan answer, 1)
+	go func() {
+		var res rerankResponse
+		code, _ := post(t, url+"/v1/rerank", `{"candidates": [1, 2, 3], "quality": [0.5, 2, 1], "k": 2, "timeout_ms": 20}`, &res)
+		queued <- answer{code, res}
+	}()
+	waitFor(t, func() bool { _, w, _ := s.slots.state(); return w == 1 })
+	time.Sleep(60 * time.Millisecond) // past the queued request's deadline
+	close(release)
+	require.Equal(t, http.StatusOK, <-first)
+	a := <-queued
+	require.Equal(t, http.StatusOK, a.code)
+	require.Equal(t, "greedy_deadline", a.res.Degraded)
+	require.Len(t, a.res.Items, 2)
+	require.JSONEq(t, "2", string(a.res.Items[0]), "relevance order: the candidate of the highest quality first")
+	require.JSONEq(t, "3", string(a.res.Items[1]))
+}

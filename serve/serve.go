@@ -1,0 +1,1052 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"math"
+	"mime"
+	"net/http"
+	"reflect"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/ndpp-go/ndpp/blas"
+	"github.com/ndpp-go/ndpp/internal/memlimit"
+	"github.com/ndpp-go/ndpp/ndpp"
+	"github.com/ndpp-go/ndpp/ndpp/npz"
+	"github.com/ndpp-go/ndpp/rerank"
+)
+
+// Limits bound what one request may ask for. Error messages name each
+// limit by the flag of ndpp-bench serve that sets it.
+type Limits struct {
+	MaxBody       int64 // request body bytes (--max-body)
+	MaxCandidates int   // /v1/rerank candidates (--max-candidates)
+	MaxK          int   // /v1/rerank k (--max-k)
+	MaxShown      int   // /v1/rerank shown items (--max-shown)
+	MaxItems      int   // items per basket, /v1/score and /v1/recommend (--max-items)
+	MaxBaskets    int   // baskets per request (--max-baskets)
+	MaxN          int   // /v1/recommend n (--max-n)
+	MaxInflight   int   // requests computed at once; others wait (--max-inflight)
+	// Budget is the memory budget of loading the model file (a zero
+	// Budget: the machine's).
+	Budget memlimit.Budget
+
+	// /v1/rerank's deadline and polish bounds.
+	RerankTimeout    time.Duration // deadline of a request without timeout_ms (--rerank-timeout)
+	MaxRerankTimeout time.Duration // largest timeout_ms (--max-rerank-timeout)
+	MaxPolishRatios  int64         // largest polish_max_ratios, and its default (--max-polish-ratios)
+	MaxPolishPool    int           // largest polish_pool (--max-polish-pool)
+}
+
+// DefaultLimits returns the limits of ndpp-bench serve's defaults.
+func DefaultLimits() Limits {
+	return Limits{MaxBody: 1 << 20, MaxCandidates: 2000, MaxK: 100, MaxShown: 100,
+		MaxItems: 100, MaxBaskets: 256, MaxN: 1000, MaxInflight: 4 * runtime.GOMAXPROCS(0),
+		// 250 ms: a rerank sits in a page's render path; the greedy of the
+		// largest request the default limits allow (2000 candidates,
+		// k = 100, d = 30) takes 5–35 ms on a loaded 2-core machine, so
+		// the deadline leaves it a wide margin and gives the polish the
+		// rest.
+		RerankTimeout: 250 * time.Millisecond, MaxRerankTimeout: 10 * time.Second,
+		MaxPolishRatios: rerank.DefaultPolishMaxRatios, MaxPolishPool: rerank.MaxPolishPool}
+}
+
+// DefaultSaturationThreshold is how long every computing slot must have
+// been busy before /readyz answers 503 (--saturation-threshold).
+const DefaultSaturationThreshold = time.Second
+
+// plural writes "1 request", "2 requests".
+func plural(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// servedModel is a loaded model and what requests need of it. It is
+// immutable; a reload swaps in a new one.
+type servedModel struct {
+	m       *ndpp.Model
+	names   string            // "vocabulary", "ids" or "rows"
+	tokJSON []json.RawMessage // the JSON of each row's token
+	logNorm float64
+	path    string
+	loaded  time.Time
+	gains   sync.Pool // *[][]float64, recBatch rows of n gains
+}
+
+func loadServed(path string, budget memlimit.Budget) (*servedModel, error) {
+	m, err := npz.LoadOptions{MaxBytes: budget.Bytes}.Load(path)
+	if err != nil {
+		return nil, budget.Rename(err)
+	}
+	if err := m.CheckScale(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	sm := &servedModel{m: m, path: path, loaded: time.Now()}
+	sm.logNorm = m.LogNormalizer()
+	if math.IsNaN(sm.logNorm) || math.IsInf(sm.logNorm, 0) {
+		return nil, fmt.Errorf("%s: the normaliser log det(I + L) is %v", path, sm.logNorm)
+	}
+	// Items are answered with the type the model names them by: integer
+	// ids and rows as JSON numbers, vocabulary tokens as strings.
+	sm.tokJSON = make([]json.RawMessage, m.N())
+	switch {
+	case !m.IntItems():
+		sm.names = "vocabulary"
+	case m.IDs() != nil:
+		sm.names = "ids"
+	default:
+		sm.names = "rows"
+	}
+	for i := range sm.tokJSON {
+		if id, ok := m.ID(i); ok {
+			sm.tokJSON[i] = strconv.AppendInt(nil, id, 10)
+		} else {
+			sm.tokJSON[i], _ = json.Marshal(m.Token(i))
+		}
+	}
+	n := m.N()
+	sm.gains.New = func() any {
+		g := make([][]float64, recBatch)
+		for i := range g {
+			g[i] = make([]float64, n)
+		}
+		return &g
+	}
+	return sm, nil
+}
+
+// Handler is the HTTP service over a model: it holds the current model,
+// the limits and the metrics, and serves the endpoints (see ServeHTTP).
+type Handler struct {
+	mux     http.Handler
+	cur     atomic.Pointer[servedModel]
+	path    string
+	lim     Limits
+	log     *log.Logger
+	ws      sync.Pool // *rerank.Workspace
+	reloads atomic.Int64
+
+	// Readiness: not ready once draining (SIGTERM, SIGINT) or while every
+	// slot has been busy for saturation.
+	slots      *slotPool
+	saturation time.Duration
+	draining   atomic.Bool
+	active     atomic.Int64 // API requests being handled (waiting for a slot or computing)
+
+	reg      *prometheus.Registry
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+	reloadsC *prometheus.CounterVec
+	items    prometheus.Gauge
+	degraded *prometheus.CounterVec // /v1/rerank answers by Degraded kind
+
+	// hook, when set (tests), runs in each API request after the model is
+	// taken and before it is used.
+	hook func(endpoint string)
+}
+
+// New loads the model file at path within lim.Budget and returns the
+// service over it, logging to logger.
+func New(path string, lim Limits, logger *log.Logger) (*Handler, error) {
+	sm, err := loadServed(path, lim.Budget)
+	if err != nil {
+		return nil, err
+	}
+	s := &Handler{path: path, lim: lim, log: logger, slots: newSlotPool(lim.MaxInflight), saturation: DefaultSaturationThreshold,
+		reg: prometheus.NewRegistry()}
+	s.ws.New = func() any { return new(rerank.Workspace) }
+	s.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ndpp_serve_requests_total",
+		Help: "HTTP requests by endpoint and status code."}, []string{"endpoint", "code"})
+	s.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ndpp_serve_request_duration_seconds",
+		Help:    "Time from the request's arrival at the handler to its response, by endpoint.",
+		Buckets: prometheus.ExponentialBuckets(50e-6, 2, 18)}, []string{"endpoint"})
+	inflight := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ndpp_serve_inflight_requests",
+		Help: "API requests being handled (waiting for a slot or computing)."}, func() float64 { return float64(s.active.Load()) })
+	slotsBusy := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ndpp_serve_slots_busy",
+		Help: "Computing slots taken (at most --max-inflight)."}, func() float64 { busy, _, _ := s.slots.state(); return float64(busy) })
+	waiting := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ndpp_serve_slot_waiting_requests",
+		Help: "API requests waiting for a computing slot."}, func() float64 { _, w, _ := s.slots.state(); return float64(w) })
+	saturated := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ndpp_serve_saturated_seconds",
+		Help: "Time since every computing slot has been busy without a break (0 while one is free)."},
+		func() float64 { _, _, d := s.slots.state(); return d.Seconds() })
+	ready := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ndpp_serve_ready",
+		Help: "1 while /readyz answers 200, 0 while it answers 503 (saturated or draining)."}, func() float64 {
+		if ok, _ := s.readiness(); ok {
+			return 1
+		}
+		return 0
+	})
+	s.reloadsC = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ndpp_serve_model_reloads_total",
+		Help: "Model reloads (SIGHUP) by result: ok or error (the old model is kept)."}, []string{"result"})
+	s.items = prometheus.NewGauge(prometheus.GaugeOpts{Name: "ndpp_serve_model_items", Help: "Items in the model served."})
+	s.reg.MustRegister(s.requests, s.latency, inflight, slotsBusy, waiting, saturated, ready, s.reloadsC, s.items,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s.degraded = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ndpp_serve_rerank_degraded_total",
+		Help: "/v1/rerank answers degraded at their deadline, by kind: polish_deadline (the polish's best set so far) or greedy_deadline (relevance order)."}, []string{"kind"})
+	s.reg.MustRegister(s.degraded)
+	s.degraded.WithLabelValues(rerank.DegradedPolish)
+	s.degraded.WithLabelValues(rerank.DegradedGreedy)
+	s.reloadsC.WithLabelValues("ok")
+	s.reloadsC.WithLabelValues("error")
+	s.cur.Store(sm)
+	s.items.Set(float64(sm.m.N()))
+	s.mux = s.handler()
+	return s, nil
+}
+
+// ServeHTTP serves POST /v1/score, /v1/recommend, /v1/rerank and GET
+// /v1/model, /healthz, /readyz, /metrics.
+func (s *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+func (s *Handler) model() *servedModel { return s.cur.Load() }
+
+// Model returns the model being served.
+func (s *Handler) Model() *ndpp.Model { return s.model().m }
+
+// LoadedAt returns when the model being served was loaded.
+func (s *Handler) LoadedAt() time.Time { return s.model().loaded }
+
+// SetSaturationThreshold sets how long every computing slot must have been
+// busy before /readyz answers 503 (DefaultSaturationThreshold until set).
+func (s *Handler) SetSaturationThreshold(d time.Duration) { s.saturation = d }
+
+// SetDraining makes /readyz answer 503 "draining" from now on.
+func (s *Handler) SetDraining() { s.draining.Store(true) }
+
+// Active returns the API requests being handled (waiting for a slot or
+// computing).
+func (s *Handler) Active() int64 { return s.active.Load() }
+
+// readyBody is the JSON of /readyz.
+type readyBody struct {
+	Status           string  `json:"status"` // "ready", "draining" or "saturated"
+	Reason           string  `json:"reason,omitempty"`
+	SaturatedSeconds float64 `json:"saturated_seconds,omitempty"`
+}
+
+// readiness says whether the server should be sent new requests: not
+// while draining, nor while every slot has been busy without a break for
+// s.saturation or longer.
+func (s *Handler) readiness() (bool, readyBody) {
+	if s.draining.Load() {
+		return false, readyBody{Status: "draining", Reason: "shutting down: finishing the requests in flight"}
+	}
+	busy, waiting, d := s.slots.state()
+	if busy == s.slots.size && d >= s.saturation {
+		return false, readyBody{Status: "saturated", SaturatedSeconds: d.Seconds(),
+			Reason: fmt.Sprintf("every computing slot (%d, --max-inflight) busy for %v, at least --saturation-threshold %v; %s waiting",
+				busy, d.Round(time.Millisecond), s.saturation, plural(int64(waiting), "request"))}
+	}
+	return true, readyBody{Status: "ready"}
+}
+
+// Reload reads the model file again and swaps it in; requests that have
+// taken the old model finish with it. On error the old model stays.
+func (s *Handler) Reload() error {
+	sm, err := loadServed(s.path, s.lim.Budget)
+	if err != nil {
+		s.reloadsC.WithLabelValues("error").Inc()
+		return err
+	}
+	s.cur.Store(sm)
+	s.reloads.Add(1)
+	s.reloadsC.WithLabelValues("ok").Inc()
+	s.items.Set(float64(sm.m.N()))
+	s.log.Printf("reloaded %s: n = %d, d = %d", s.path, sm.m.N(), sm.m.D())
+	return nil
+}
+
+func (s *Handler) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/v1/score", s.api("score", s.score))
+	mux.Handle("/v1/recommend", s.api("recommend", s.recommend))
+	mux.Handle("/v1/rerank", s.api("rerank", s.rerank))
+	mux.Handle("/v1/model", s.get("model", func(w http.ResponseWriter) int { return writeJSON(w, http.StatusOK, s.modelInfo()) }))
+	mux.Handle("/healthz", s.get("healthz", func(w http.ResponseWriter) int {
+		return writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	}))
+	mux.Handle("/readyz", s.get("readyz", func(w http.ResponseWriter) int {
+		if ok, body := s.readiness(); !ok {
+			return writeJSON(w, http.StatusServiceUnavailable, body)
+		}
+		return writeJSON(w, http.StatusOK, readyBody{Status: "ready"})
+	}))
+	metrics := promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{ErrorLog: s.log})
+	mux.Handle("/metrics", metrics)
+	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		code := writeError(w, &apiError{code: http.StatusNotFound, field: "path", msg: fmt.Sprintf("no endpoint %q (POST /v1/score, /v1/recommend, /v1/rerank; GET /v1/model, /healthz, /readyz, /metrics)", truncate(r.URL.Path))})
+		s.observe("other", code, start)
+	}))
+	return mux
+}
+
+// apiError is a response with a 4xx or 5xx status and a JSON body
+// {"error": msg, "field": field}.
+type apiError struct {
+	code  int
+	field string
+	msg   string
+}
+
+func badField(field, format string, args ...any) *apiError {
+	return &apiError{code: http.StatusBadRequest, field: field, msg: fmt.Sprintf(format, args...)}
+}
+
+type errorBody struct {
+	Error string `json:"error"`
+	Field string `json:"field,omitempty"`
+}
+
+func writeError(w http.ResponseWriter, e *apiError) int {
+	msg := e.msg
+	if e.field != "" {
+		msg = e.field + ": " + msg
+	}
+	return writeJSON(w, e.code, errorBody{Error: msg, Field: e.field})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) int {
+	b, err := json.Marshal(v)
+	if err != nil {
+		code = http.StatusInternalServerError
+		b, _ = json.Marshal(errorBody{Error: "encoding the response: " + err.Error()})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	w.Write(append(b, '\n'))
+	return code
+}
+
+// get wraps a GET endpoint with metrics.
+func (s *Handler) get(endpoint string, f func(w http.ResponseWriter) int) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		var code int
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			code = writeError(w, &apiError{code: http.StatusMethodNotAllowed, field: "method", msg: r.Method + " not allowed; use GET"})
+		} else {
+			code = f(w)
+		}
+		s.observe(endpoint, code, start)
+	})
+}
+
+// arrivalKey is the request context's key of the time the request
+// arrived (set by api): deadlines count from it, so that time spent
+// reading the body and waiting for a computing slot is part of them.
+type arrivalKey struct{}
+
+// arrival returns the time the request of ctx arrived (now if unknown).
+func arrival(ctx context.Context) time.Time {
+	if t, ok := ctx.Value(arrivalKey{}).(time.Time); ok {
+		return t
+	}
+	return time.Now()
+}
+
+func (s *Handler) observe(endpoint string, code int, start time.Time) {
+	s.requests.WithLabelValues(endpoint, strconv.Itoa(code)).Inc()
+	s.latency.WithLabelValues(endpoint).Observe(time.Since(start).Seconds())
+}
+
+// api wraps a POST endpoint: method and content type, the body limit, a
+// computing slot, the current model, panics (500, logged), metrics.
+func (s *Handler) api(endpoint string, f func(sm *servedModel, r *http.Request) (any, *apiError)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		s.active.Add(1)
+		defer s.active.Add(-1)
+		r = r.WithContext(context.WithValue(r.Context(), arrivalKey{}, start))
+		code := s.serveAPI(endpoint, f, w, r)
+		s.observe(endpoint, code, start)
+	})
+}
+
+func (s *Handler) serveAPI(endpoint string, f func(*servedModel, *http.Request) (any, *apiError), w http.ResponseWriter, r *http.Request) (code int) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		return writeError(w, &apiError{code: http.StatusMethodNotAllowed, field: "method", msg: r.Method + " not allowed; use POST"})
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return writeError(w, &apiError{code: http.StatusUnsupportedMediaType, field: "Content-Type",
+			msg: fmt.Sprintf("%q; want application/json", r.Header.Get("Content-Type"))})
+	}
+	// The body is read before a computing slot is taken, so that slow
+	// clients hold none.
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.lim.MaxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return writeError(w, &apiError{code: http.StatusRequestEntityTooLarge, field: "body", msg: fmt.Sprintf("larger than %d bytes (--max-body)", mbe.Limit)})
+		}
+		return writeError(w, badField("body", "reading: %v", err))
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if s.slots.acquire(r.Context()) != nil {
+		return writeError(w, &apiError{code: http.StatusServiceUnavailable, msg: "request cancelled while waiting for a slot"})
+	}
+	defer s.slots.release()
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Printf("panic in %s: %v", endpoint, p)
+			code = writeError(w, &apiError{code: http.StatusInternalServerError, msg: "internal error"})
+		}
+	}()
+	sm := s.model()
+	if s.hook != nil {
+		s.hook(endpoint)
+	}
+	out, aerr := f(sm, r)
+	if aerr != nil {
+		return writeError(w, aerr)
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// decodeBody decodes one JSON object from the body into dst (a pointer to
+// a struct), exactly: field names match the struct's json names
+// case-sensitively, a field given twice, an unknown field and trailing data
+// are refused, with errors that name the field and echo no more than a few
+// bytes of a value.
+func decodeBody(r *http.Request, dst any) *apiError {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return badField("body", "reading: %v", err)
+	}
+	if aerr := checkKeys(body, dst); aerr != nil {
+		return aerr
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	err = dec.Decode(dst)
+	if err == nil {
+		if _, terr := dec.Token(); terr != io.EOF {
+			return badField("body", "data after the JSON object")
+		}
+		return nil
+	}
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, io.EOF):
+		return badField("body", "empty; want a JSON object")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return badField("body", "truncated JSON")
+	case errors.As(err, &se):
+		return badField("body", "invalid JSON at byte %d: %s", se.Offset, truncate(se.Error()))
+	case errors.As(err, &te):
+		field := te.Field
+		if field == "" {
+			field = "body"
+		}
+		return badField(jsonPath(field), "got a JSON %s, want %s", truncate(te.Value), jsonType(te.Type.String()))
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		name, _ := strconv.Unquote(strings.TrimPrefix(err.Error(), "json: unknown field "))
+		return badField(truncate(name), "unknown field")
+	}
+	return badField("body", "%s", truncate(err.Error()))
+}
+
+// checkKeys refuses, in a body that is a JSON object, a key that is not
+// exactly one of the json names of dst's struct fields (encoding/json
+// would match it case-insensitively) and a key given twice (encoding/json
+// would keep the last), in nested objects of struct fields too (e.g.
+// new_items[2].V). Values that do not have the shape of their field are
+// left to the decoder's own errors.
+func checkKeys(body []byte, dst any) *apiError {
+	return checkObject(body, reflect.TypeOf(dst), "")
+}
+
+// checkObject checks the keys of the JSON object raw against the struct
+// type t (through pointers); path names raw in errors ("" for the body).
+func checkObject(raw []byte, t reflect.Type, path string) *apiError {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || reflect.PointerTo(t).Implements(reflect.TypeFor[json.Unmarshaler]()) {
+		return nil
+	}
+	fields := make(map[string]reflect.Type, t.NumField())
+	for i := 0; i < t.NumField(); i++ {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
+			fields[name] = t.Field(i).Type
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	seen := make(map[string]bool, len(fields))
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		key, ok := tok.(string)
+		if !ok {
+			return nil
+		}
+		name := truncate(key)
+		if path != "" {
+			name = path + "." + name
+		}
+		ft, known := fields[key]
+		switch {
+		case seen[key]:
+			return badField(name, "given twice")
+		case !known:
+			for n := range fields {
+				if strings.EqualFold(n, key) {
+					return badField(name, "unknown field (field names are case-sensitive: %q)", n)
+				}
+			}
+			return badField(name, "unknown field")
+		}
+		seen[key] = true
+		var val json.RawMessage
+		if dec.Decode(&val) != nil {
+			return nil
+		}
+		if aerr := checkValue(val, ft, name); aerr != nil {
+			return aerr
+		}
+	}
+	return nil
+}
+
+// holdsStruct reports whether values of t are, or are slices or arrays of,
+// structs (through pointers).
+func holdsStruct(t reflect.Type) bool {
+	for {
+		switch t.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Array:
+			t = t.Elem()
+		case reflect.Struct:
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// checkValue checks the objects inside the JSON value raw of a field of
+// type t: a struct, or a slice or array of them.
+func checkValue(raw []byte, t reflect.Type, path string) *apiError {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		return checkObject(raw, t, path)
+	case reflect.Slice, reflect.Array:
+		if !holdsStruct(t.Elem()) {
+			return nil // no object to check: the value is not parsed again
+		}
+		var elems []json.RawMessage
+		if json.Unmarshal(raw, &elems) != nil {
+			return nil
+		}
+		for i, e := range elems {
+			if aerr := checkValue(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); aerr != nil {
+				return aerr
+			}
+		}
+	}
+	return nil
+}
+
+// jsonPath writes the decoder's field path "baskets.2.3" as "baskets[2][3]".
+func jsonPath(p string) string {
+	parts := strings.Split(p, ".")
+	var b strings.Builder
+	for i, s := range parts {
+		if _, err := strconv.Atoi(s); err == nil && i > 0 {
+			b.WriteString("[" + s + "]")
+			continue
+		}
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
+func jsonType(goType string) string {
+	switch {
+	case strings.HasPrefix(goType, "[]"):
+		return "an array"
+	case goType == "int":
+		return "an integer"
+	case goType == "float64":
+		return "a number"
+	case goType == "string":
+		return "a string"
+	}
+	return "an object"
+}
+
+// rows maps the JSON items of a list to the model's rows (Model.Row):
+// JSON strings are tokens, JSON integers their decimal text. Unknown items
+// and repeats are errors naming field[i].
+func (sm *servedModel) rows(field string, items []json.RawMessage, dst []int) ([]int, *apiError) {
+	dst = dst[:0]
+	var seen map[int]int
+	if len(items) > 32 {
+		seen = make(map[int]int, len(items))
+	}
+	for i, raw := range items {
+		f := func() string { return fmt.Sprintf("%s[%d]", field, i) }
+		tok, ok := itemText(raw)
+		if !ok {
+			return nil, badField(f(), "%s is not an item (a JSON string or integer)", truncate(string(raw)))
+		}
+		row, known := sm.tokenRow(tok)
+		if !known {
+			return nil, badField(f(), "unknown item %q", truncate(tok))
+		}
+		if seen != nil {
+			if j, dup := seen[row]; dup {
+				return nil, badField(f(), "item %q repeats %s[%d]", tok, field, j)
+			}
+			seen[row] = i
+		} else {
+			for j, r := range dst {
+				if r == row {
+					return nil, badField(f(), "item %q repeats %s[%d]", tok, field, j)
+				}
+			}
+		}
+		dst = append(dst, row)
+	}
+	return dst, nil
+}
+
+// tokenRow returns the model row of an item token (Model.Row: a
+// vocabulary token, else the decimal text of an id or of a row).
+func (sm *servedModel) tokenRow(tok string) (int, bool) { return sm.m.Row(tok) }
+
+// itemText returns the token of a JSON string or integer.
+func itemText(raw json.RawMessage) (string, bool) {
+	if len(raw) > 0 && raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return "", false
+		}
+		return s, true
+	}
+	s := string(raw)
+	if s == "" || strings.ContainsAny(s, ".eE") || s == "null" || s == "true" || s == "false" || s[0] == '[' || s[0] == '{' {
+		return "", false
+	}
+	return s, true
+}
+
+// truncate shortens a value echoed in an error to at most 40 bytes (cut
+// at a character boundary, "..." added).
+func truncate(s string) string {
+	if len(s) <= 40 {
+		return s
+	}
+	cut := 37
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
+}
+
+type scoreRequest struct {
+	Baskets [][]json.RawMessage `json:"baskets"`
+}
+
+type scoreResponse struct {
+	LogLikelihoods []*float64 `json:"log_likelihoods"` // null when det L_S = 0
+}
+
+// baskets maps the baskets of a request (field name), each non-empty
+// unless allowEmpty; single names the one basket field itself.
+func (s *Handler) baskets(sm *servedModel, field string, in [][]json.RawMessage, allowEmpty, single bool) ([][]int, *apiError) {
+	if len(in) > s.lim.MaxBaskets {
+		return nil, badField(field, "%d baskets; at most %d (--max-baskets)", len(in), s.lim.MaxBaskets)
+	}
+	out := make([][]int, len(in))
+	for b, items := range in {
+		f := field
+		if !single {
+			f = fmt.Sprintf("%s[%d]", field, b)
+		}
+		if len(items) == 0 && !allowEmpty {
+			return nil, badField(f, "empty basket")
+		}
+		if len(items) > s.lim.MaxItems {
+			return nil, badField(f, "%d items; at most %d (--max-items)", len(items), s.lim.MaxItems)
+		}
+		rows, aerr := sm.rows(f, items, make([]int, 0, len(items)))
+		if aerr != nil {
+			return nil, aerr
+		}
+		out[b] = rows
+	}
+	return out, nil
+}
+
+func (s *Handler) score(sm *servedModel, r *http.Request) (any, *apiError) {
+	var req scoreRequest
+	if aerr := decodeBody(r, &req); aerr != nil {
+		return nil, aerr
+	}
+	if req.Baskets == nil {
+		return nil, badField("baskets", "missing")
+	}
+	bs, aerr := s.baskets(sm, "baskets", req.Baskets, false, false)
+	if aerr != nil {
+		return nil, aerr
+	}
+	lds, err := sm.m.LogDets(bs, 1)
+	if err != nil {
+		return nil, badField("baskets", "%v", err)
+	}
+	out := scoreResponse{LogLikelihoods: make([]*float64, len(lds))}
+	for i, ld := range lds {
+		if ll := ld - sm.logNorm; !math.IsInf(ll, -1) {
+			out.LogLikelihoods[i] = &ll
+		}
+	}
+	return out, nil
+}
+
+type recommendRequest struct {
+	Basket  []json.RawMessage   `json:"basket"`
+	Baskets [][]json.RawMessage `json:"baskets"`
+	N       *int                `json:"n"`
+}
+
+type recommendation struct {
+	Items  []json.RawMessage `json:"items"`
+	Scores []float64         `json:"scores"`
+	Error  string            `json:"error,omitempty"`
+}
+
+type recommendBatch struct {
+	Results []recommendation `json:"results"`
+}
+
+// recBatch is the number of baskets of a request whose gains are computed
+// together (the rows of gains given to ndpp.Model.RecommendBatch).
+const recBatch = ndpp.RecommendBatchSize
+
+func (s *Handler) recommend(sm *servedModel, r *http.Request) (any, *apiError) {
+	var req recommendRequest
+	if aerr := decodeBody(r, &req); aerr != nil {
+		return nil, aerr
+	}
+	single := req.Basket != nil
+	switch {
+	case single && req.Baskets != nil:
+		return nil, badField("baskets", "give basket or baskets, not both")
+	case !single && req.Baskets == nil:
+		return nil, badField("basket", "missing (or baskets, a list of baskets)")
+	}
+	n := min(10, s.lim.MaxN, sm.m.N())
+	if req.N != nil {
+		n = *req.N
+	}
+	if n < 1 || n > s.lim.MaxN || n > sm.m.N() {
+		return nil, badField("n", "%d; want 1 ≤ n ≤ %d", n, min(s.lim.MaxN, sm.m.N()))
+	}
+	in, field := req.Baskets, "baskets"
+	if single {
+		in, field = [][]json.RawMessage{req.Basket}, "basket"
+	}
+	bs, aerr := s.baskets(sm, field, in, true, single)
+	if aerr != nil {
+		return nil, aerr
+	}
+	gp := sm.gains.Get().(*[][]float64)
+	defer sm.gains.Put(gp)
+	recs, errs, err := sm.m.RecommendBatch(r.Context(), bs, n, ndpp.RecommendOptions{Gains: *gp})
+	if err != nil {
+		if r.Context().Err() != nil {
+			return nil, &apiError{code: http.StatusServiceUnavailable, msg: "request cancelled"}
+		}
+		panic(err) // n and the gains' rows are sized by the server
+	}
+	out := make([]recommendation, len(bs))
+	for i := range bs {
+		rec := recommendation{Items: []json.RawMessage{}, Scores: []float64{}}
+		if err := errs[i]; err != nil {
+			if single && errors.Is(err, ndpp.ErrSingularCondition) {
+				return nil, &apiError{code: http.StatusUnprocessableEntity, field: "basket", msg: "det L_basket is zero under the numerical zero rule: no next-item gains"}
+			}
+			rec.Error = err.Error()
+		} else {
+			for _, rc := range recs[i] {
+				rec.Items = append(rec.Items, sm.tokJSON[rc.Item])
+				rec.Scores = append(rec.Scores, rc.Gain)
+			}
+		}
+		out[i] = rec
+	}
+	if single {
+		return out[0], nil
+	}
+	return recommendBatch{Results: out}, nil
+}
+
+type rerankRequest struct {
+	Candidates []json.RawMessage `json:"candidates"`
+	K          *int              `json:"k"`
+	Quality    []json.RawMessage `json:"quality"`
+	Relevance  []float64         `json:"relevance"` // with theta: rerank.Request.Relevance
+	Theta      float64           `json:"theta"`
+	// Attributes and ShownAttributes: per name, one value (a string or
+	// an integer) per candidate / shown item; Constraints over them.
+	Attributes      map[string][]json.RawMessage `json:"attributes"`
+	ShownAttributes map[string][]json.RawMessage `json:"shown_attributes"`
+	Constraints     []rerank.Constraint          `json:"constraints"`
+	// NewItems are items outside the model that candidates may name.
+	NewItems        []rerankNewItem   `json:"new_items"`
+	Shown           []json.RawMessage `json:"shown"`
+	Window          int               `json:"window"`
+	Polish          bool              `json:"polish"`
+	PolishEps       float64           `json:"polish_eps"`
+	PolishPool      int               `json:"polish_pool"`
+	PolishMaxRatios int64             `json:"polish_max_ratios"` // 0: --max-polish-ratios
+	// TimeoutMs is the request's deadline in milliseconds (absent or 0:
+	// --rerank-timeout; at most --max-rerank-timeout).
+	TimeoutMs int64 `json:"timeout_ms"`
+	// Degrade (default true) answers at the deadline with the best result
+	// reached and "degraded" set; false answers 503 instead.
+	Degrade *bool `json:"degrade"`
+}
+
+// rerankNewItem is an item given by its vectors: an id like the model's
+// items (a string or an integer, not one of the model's), v, b (absent for
+// a model with B = V) and δ (absent or 0 without a diagonal).
+type rerankNewItem struct {
+	ID    json.RawMessage `json:"id"`
+	V     []float64       `json:"v"`
+	B     []float64       `json:"b"`
+	Delta float64         `json:"delta"`
+}
+
+type rerankResponse struct {
+	Items        []json.RawMessage `json:"items"`
+	Gains        []float64         `json:"gains"`
+	LogValue     *float64          `json:"log_value,omitempty"` // absent without gains (theta 1, greedy_deadline)
+	ShortReason  string            `json:"short_reason,omitempty"`
+	PolishSwaps  int               `json:"polish_swaps,omitempty"`
+	PolishCapped bool              `json:"polish_capped,omitempty"`
+	Degraded     string            `json:"degraded,omitempty"`
+}
+
+func (s *Handler) rerank(sm *servedModel, r *http.Request) (any, *apiError) {
+	var req rerankRequest
+	if aerr := decodeBody(r, &req); aerr != nil {
+		return nil, aerr
+	}
+	switch {
+	case len(req.Candidates) == 0:
+		return nil, badField("candidates", "missing or empty")
+	case len(req.Candidates) > s.lim.MaxCandidates:
+		return nil, badField("candidates", "%d candidates; at most %d (--max-candidates)", len(req.Candidates), s.lim.MaxCandidates)
+	case req.K == nil:
+		return nil, badField("k", "missing")
+	case *req.K < 1 || *req.K > len(req.Candidates) || *req.K > s.lim.MaxK:
+		return nil, badField("k", "%d; want 1 ≤ k ≤ %d (the candidates, at most --max-k)", *req.K, min(len(req.Candidates), s.lim.MaxK))
+	case len(req.Shown) > s.lim.MaxShown:
+		return nil, badField("shown", "%d items; at most %d (--max-shown)", len(req.Shown), s.lim.MaxShown)
+	case req.Window < 0:
+		return nil, badField("window", "%d; want ≥ 0 (0: no window)", req.Window)
+	case req.Quality != nil && len(req.Quality) != len(req.Candidates):
+		return nil, badField("quality", "%d scores for %d candidates", len(req.Quality), len(req.Candidates))
+	case req.TimeoutMs < 0 || time.Duration(req.TimeoutMs) > s.lim.MaxRerankTimeout/time.Millisecond:
+		return nil, badField("timeout_ms", "%d; want 0 ≤ timeout_ms ≤ %d (0: %d, --rerank-timeout; at most --max-rerank-timeout)",
+			req.TimeoutMs, s.lim.MaxRerankTimeout.Milliseconds(), s.lim.RerankTimeout.Milliseconds())
+	case req.PolishMaxRatios < 0 || req.PolishMaxRatios > s.lim.MaxPolishRatios:
+		return nil, badField("polish_max_ratios", "%d; want 0 ≤ polish_max_ratios ≤ %d (0: the largest, --max-polish-ratios)", req.PolishMaxRatios, s.lim.MaxPolishRatios)
+	case req.PolishPool > s.lim.MaxPolishPool:
+		return nil, badField("polish_pool", "%d; want 0 ≤ polish_pool ≤ %d (--max-polish-pool)", req.PolishPool, s.lim.MaxPolishPool)
+	}
+	rq := rerank.Request{K: *req.K, Window: req.Window, Polish: req.Polish, PolishEps: req.PolishEps, PolishPool: req.PolishPool,
+		PolishMaxRatios: req.PolishMaxRatios, Degrade: req.Degrade == nil || *req.Degrade, Relevance: req.Relevance, Theta: req.Theta}
+	if rq.PolishMaxRatios == 0 {
+		rq.PolishMaxRatios = s.lim.MaxPolishRatios
+	}
+	var aerr *apiError
+	if rq.Attributes, aerr = attributeValues("attributes", req.Attributes); aerr != nil {
+		return nil, aerr
+	}
+	if rq.ShownAttributes, aerr = attributeValues("shown_attributes", req.ShownAttributes); aerr != nil {
+		return nil, aerr
+	}
+	rq.Constraints = req.Constraints
+	timeout := s.lim.RerankTimeout
+	if req.TimeoutMs > 0 {
+		timeout = time.Duration(req.TimeoutMs) * time.Millisecond
+	}
+	var newTok map[string]int // new item token → its id in rq (n + index)
+	if len(req.NewItems) > 0 {
+		n := sm.m.N()
+		newTok = make(map[string]int, len(req.NewItems))
+		rq.NewItems = make([]ndpp.Item, len(req.NewItems))
+		for i, ni := range req.NewItems {
+			f := fmt.Sprintf("new_items[%d].id", i)
+			tok, ok := itemText(ni.ID)
+			if !ok {
+				return nil, badField(f, "%s is not an item id (a JSON string or integer)", truncate(string(ni.ID)))
+			}
+			if _, clash := sm.tokenRow(tok); clash {
+				return nil, badField(f, "%q is one of the model's items", truncate(tok))
+			}
+			if j, dup := newTok[tok]; dup {
+				return nil, badField(f, "%q repeats new_items[%d]", truncate(tok), j-n)
+			}
+			newTok[tok] = n + i
+			rq.NewItems[i] = ndpp.Item{ID: n + i, V: ni.V, B: ni.B, Delta: ni.Delta}
+		}
+		rq.Candidates = make([]int, len(req.Candidates))
+		for i, raw := range req.Candidates {
+			tok, ok := itemText(raw)
+			if !ok {
+				return nil, badField(fmt.Sprintf("candidates[%d]", i), "%s is not an item (a JSON string or integer)", truncate(string(raw)))
+			}
+			if id, isNew := newTok[tok]; isNew {
+				rq.Candidates[i] = id
+			} else if row, known := sm.tokenRow(tok); known {
+				rq.Candidates[i] = row
+			} else {
+				return nil, badField(fmt.Sprintf("candidates[%d]", i), "unknown item %q", truncate(tok))
+			}
+		}
+	} else if rq.Candidates, aerr = sm.rows("candidates", req.Candidates, nil); aerr != nil {
+		return nil, aerr
+	}
+	if rq.Shown, aerr = sm.rows("shown", req.Shown, nil); aerr != nil {
+		return nil, aerr
+	}
+	if req.Quality != nil {
+		rq.Quality = make([]float64, len(req.Quality))
+		for i, raw := range req.Quality {
+			if len(raw) > 0 && raw[0] == '"' {
+				var str string
+				_ = json.Unmarshal(raw, &str)
+				return nil, badField(fmt.Sprintf("quality[%d]", i), "%q is a string; want a finite number ≥ 0", truncate(str))
+			}
+			q, err := strconv.ParseFloat(string(raw), 64)
+			if err != nil || !(q >= 0) || math.IsInf(q, 0) {
+				return nil, badField(fmt.Sprintf("quality[%d]", i), "%s; want a finite number ≥ 0", truncate(string(raw)))
+			}
+			rq.Quality[i] = q
+		}
+	}
+	// The client's context (a client that goes away stops the work) with
+	// the request's deadline, counted from its arrival: a request that
+	// waited for a slot past it is answered in relevance order at once
+	// ("greedy_deadline").
+	ctx, cancel := context.WithDeadline(r.Context(), arrival(r.Context()).Add(timeout))
+	defer cancel()
+	ws := s.ws.Get().(*rerank.Workspace)
+	defer s.ws.Put(ws)
+	res, err := ws.Rerank(ctx, sm.m, rq)
+	if err != nil {
+		var re *rerank.RequestError
+		switch {
+		case errors.As(err, &re):
+			f := re.Field
+			if re.Index >= 0 {
+				f = fmt.Sprintf("%s[%d]", re.Field, re.Index)
+			}
+			return nil, badField(f, "%s", re.Reason)
+		case errors.Is(err, context.DeadlineExceeded):
+			return nil, &apiError{code: http.StatusServiceUnavailable, field: "timeout_ms",
+				msg: fmt.Sprintf("not done within %v and degrade is false", timeout)}
+		case errors.Is(err, context.Canceled):
+			return nil, &apiError{code: http.StatusServiceUnavailable, msg: "request cancelled"}
+		}
+		return nil, &apiError{code: http.StatusInternalServerError, msg: err.Error()}
+	}
+	if res.Degraded != "" {
+		s.degraded.WithLabelValues(res.Degraded).Inc()
+	}
+	out := rerankResponse{Items: make([]json.RawMessage, len(res.Items)), Gains: append([]float64{}, res.Gains...), PolishSwaps: res.PolishSwaps,
+		PolishCapped: res.PolishCapped, Degraded: res.Degraded, ShortReason: res.Short}
+	if len(res.Gains) > 0 {
+		out.LogValue = &res.LogValue
+	}
+	for i, it := range res.Items {
+		if it >= sm.m.N() {
+			out.Items[i] = req.NewItems[it-sm.m.N()].ID
+		} else {
+			out.Items[i] = sm.tokJSON[it]
+		}
+	}
+	return out, nil
+}
+
+// attributeValues turns JSON attribute values (strings or integers) into
+// the strings rerank compares: a string s as "s" + s, an integer as "i" +
+// its decimal digits (so that "3" and 3 differ).
+func attributeValues(field string, in map[string][]json.RawMessage) (map[string][]string, *apiError) {
+	if in == nil {
+		return nil, nil
+	}
+	out := make(map[string][]string, len(in))
+	for name, raws := range in {
+		vals := make([]string, len(raws))
+		for i, raw := range raws {
+			var str string
+			if json.Unmarshal(raw, &str) == nil {
+				vals[i] = "s" + str
+				continue
+			}
+			n, err := strconv.ParseInt(string(raw), 10, 64)
+			if err != nil {
+				return nil, badField(fmt.Sprintf("%s.%s[%d]", field, name, i), "%s; want a string or an integer", truncate(string(raw)))
+			}
+			vals[i] = "i" + strconv.FormatInt(n, 10)
+		}
+		out[name] = vals
+	}
+	return out, nil
+}
+
+type modelInfo struct {
+	File          string  `json:"file"`
+	Items         int     `json:"items"`
+	D             int     `json:"d"`
+	Shared        bool    `json:"shared"`
+	Diagonal      bool    `json:"diagonal"`
+	MaxRank       int     `json:"max_rank"`
+	ItemNames     string  `json:"item_names"`
+	LogNormalizer float64 `json:"log_normalizer"`
+	LoadedAt      string  `json:"loaded_at"`
+	Reloads       int64   `json:"reloads"`
+	Backend       string  `json:"backend"`
+}
+
+func (s *Handler) modelInfo() modelInfo {
+	sm := s.model()
+	return modelInfo{File: sm.path, Items: sm.m.N(), D: sm.m.D(), Shared: sm.m.Shared(), Diagonal: sm.m.HasDiag(),
+		MaxRank: sm.m.MaxRank(), ItemNames: sm.names, LogNormalizer: sm.logNorm,
+		LoadedAt: sm.loaded.UTC().Format(time.RFC3339Nano), Reloads: s.reloads.Load(), Backend: blas.Backend()}
+}
