@@ -25,9 +25,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ndpp-go/ndpp/blas"
-	"github.com/ndpp-go/ndpp/internal/memlimit"
 	"github.com/ndpp-go/ndpp/ndpp"
-	"github.com/ndpp-go/ndpp/ndpp/npz"
 	"github.com/ndpp-go/ndpp/rerank"
 )
 
@@ -42,9 +40,6 @@ type Limits struct {
 	MaxBaskets    int   // baskets per request (--max-baskets)
 	MaxN          int   // /v1/recommend n (--max-n)
 	MaxInflight   int   // requests computed at once; others wait (--max-inflight)
-	// Budget is the memory budget of loading the model file (a zero
-	// Budget: the machine's).
-	Budget memlimit.Budget
 
 	// /v1/rerank's deadline and polish bounds.
 	RerankTimeout    time.Duration // deadline of a request without timeout_ms (--rerank-timeout)
@@ -85,23 +80,31 @@ type servedModel struct {
 	names   string            // "vocabulary", "ids" or "rows"
 	tokJSON []json.RawMessage // the JSON of each row's token
 	logNorm float64
-	path    string
+	name    string // Source.Name
 	loaded  time.Time
 	gains   sync.Pool // *[][]float64, recBatch rows of n gains
 }
 
-func loadServed(path string, budget memlimit.Budget) (*servedModel, error) {
-	m, err := npz.LoadOptions{MaxBytes: budget.Bytes}.Load(path)
+// loadServed loads the model of src and prepares what requests need of
+// it. A model whose kernel overflows float64 (ndpp.Model.CheckScale) or
+// whose normaliser is not finite is refused: its answers would be NaN or
+// infinite.
+func loadServed(ctx context.Context, src Source) (*servedModel, error) {
+	m, err := src.Load(ctx)
 	if err != nil {
-		return nil, budget.Rename(err)
+		return nil, err
+	}
+	name := src.Name()
+	if m == nil {
+		return nil, fmt.Errorf("%s: no model", name)
 	}
 	if err := m.CheckScale(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	sm := &servedModel{m: m, path: path, loaded: time.Now()}
+	sm := &servedModel{m: m, name: name, loaded: time.Now()}
 	sm.logNorm = m.LogNormalizer()
 	if math.IsNaN(sm.logNorm) || math.IsInf(sm.logNorm, 0) {
-		return nil, fmt.Errorf("%s: the normaliser log det(I + L) is %v", path, sm.logNorm)
+		return nil, fmt.Errorf("%s: the normaliser log det(I + L) is %v", name, sm.logNorm)
 	}
 	// Items are answered with the type the model names them by: integer
 	// ids and rows as JSON numbers, vocabulary tokens as strings.
@@ -137,7 +140,7 @@ func loadServed(path string, budget memlimit.Budget) (*servedModel, error) {
 type Handler struct {
 	mux     http.Handler
 	cur     atomic.Pointer[servedModel]
-	path    string
+	src     Source
 	lim     Limits
 	log     *log.Logger
 	ws      sync.Pool // *rerank.Workspace
@@ -162,14 +165,14 @@ type Handler struct {
 	hook func(endpoint string)
 }
 
-// New loads the model file at path within lim.Budget and returns the
-// service over it, logging to logger.
-func New(path string, lim Limits, logger *log.Logger) (*Handler, error) {
-	sm, err := loadServed(path, lim.Budget)
+// New loads the model of src and returns the service over it, logging to
+// logger.
+func New(ctx context.Context, src Source, lim Limits, logger *log.Logger) (*Handler, error) {
+	sm, err := loadServed(ctx, src)
 	if err != nil {
 		return nil, err
 	}
-	s := &Handler{path: path, lim: lim, log: logger, slots: newSlotPool(lim.MaxInflight), saturation: DefaultSaturationThreshold,
+	s := &Handler{src: src, lim: lim, log: logger, slots: newSlotPool(lim.MaxInflight), saturation: DefaultSaturationThreshold,
 		reg: prometheus.NewRegistry()}
 	s.ws.New = func() any { return new(rerank.Workspace) }
 	s.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ndpp_serve_requests_total",
@@ -257,10 +260,11 @@ func (s *Handler) readiness() (bool, readyBody) {
 	return true, readyBody{Status: "ready"}
 }
 
-// Reload reads the model file again and swaps it in; requests that have
-// taken the old model finish with it. On error the old model stays.
-func (s *Handler) Reload() error {
-	sm, err := loadServed(s.path, s.lim.Budget)
+// Reload loads the model of the Source again and swaps it in; requests
+// that have taken the old model finish with it. On error the old model
+// stays.
+func (s *Handler) Reload(ctx context.Context) error {
+	sm, err := loadServed(ctx, s.src)
 	if err != nil {
 		s.reloadsC.WithLabelValues("error").Inc()
 		return err
@@ -269,7 +273,7 @@ func (s *Handler) Reload() error {
 	s.reloads.Add(1)
 	s.reloadsC.WithLabelValues("ok").Inc()
 	s.items.Set(float64(sm.m.N()))
-	s.log.Printf("reloaded %s: n = %d, d = %d", s.path, sm.m.N(), sm.m.D())
+	s.log.Printf("reloaded %s: n = %d, d = %d", sm.name, sm.m.N(), sm.m.D())
 	return nil
 }
 
@@ -1046,7 +1050,7 @@ type modelInfo struct {
 
 func (s *Handler) modelInfo() modelInfo {
 	sm := s.model()
-	return modelInfo{File: sm.path, Items: sm.m.N(), D: sm.m.D(), Shared: sm.m.Shared(), Diagonal: sm.m.HasDiag(),
+	return modelInfo{File: sm.name, Items: sm.m.N(), D: sm.m.D(), Shared: sm.m.Shared(), Diagonal: sm.m.HasDiag(),
 		MaxRank: sm.m.MaxRank(), ItemNames: sm.names, LogNormalizer: sm.logNorm,
 		LoadedAt: sm.loaded.UTC().Format(time.RFC3339Nano), Reloads: s.reloads.Load(), Backend: blas.Backend()}
 }

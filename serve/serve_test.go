@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -54,7 +55,7 @@ func (s *syncBuffer) String() string {
 func testServer(t *testing.T, path string, lim Limits, setup ...func(*Handler)) (*Handler, string, *syncBuffer) {
 	t.Helper()
 	var logs syncBuffer
-	s, err := New(path, lim, log.New(&logs, "", 0))
+	s, err := New(context.Background(), File(path, npz.LoadOptions{}), lim, log.New(&logs, "", 0))
 	require.NoError(t, err)
 	for _, f := range setup {
 		f(s)
@@ -328,7 +329,7 @@ func TestServeReload(t *testing.T) {
 	}()
 	<-entered
 	require.NoError(t, npz.Save(path, ndpp.Random(80, 5, 2, ndpp.RandomOptions{Diag: 0.1})))
-	require.NoError(t, s.Reload())
+	require.NoError(t, s.Reload(context.Background()))
 	post(t, url+"/v1/rerank", body, &after) // not blocked: the hook runs once
 	close(release)
 	<-done
@@ -336,7 +337,7 @@ func TestServeReload(t *testing.T) {
 	require.NotEqual(t, before.Items, after.Items, "later requests get the new model")
 
 	require.NoError(t, os.WriteFile(path, []byte("not a model"), 0o644))
-	require.Error(t, s.Reload())
+	require.Error(t, s.Reload(context.Background()))
 	var again rerankResponse
 	post(t, url+"/v1/rerank", body, &again)
 	require.Equal(t, after, again)
@@ -479,4 +480,63 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// failingSource serves its model until broken is set.
+type failingSource struct {
+	m      *ndpp.Model
+	broken atomic.Bool
+}
+
+func (f *failingSource) Name() string { return "memory" }
+
+func (f *failingSource) Load(ctx context.Context) (*ndpp.Model, error) {
+	if f.broken.Load() {
+		return nil, errors.New("gone")
+	}
+	return f.m, nil
+}
+
+// TestServeSources: a model from any Source is served under its name; one
+// whose kernel overflows is refused (whatever the Source), and so is none;
+// a Source that fails on reload keeps the old model, and the failure is
+// counted.
+func TestServeSources(t *testing.T) {
+	ctx := context.Background()
+	m := ndpp.Random(30, 3, 1, ndpp.RandomOptions{Diag: 0.1})
+	_, err := New(ctx, Static("nothing", nil), DefaultLimits(), nil)
+	require.ErrorContains(t, err, "nothing: no model")
+	v, b, _, c := m.Rows()
+	huge, err := ndpp.NewFromRows(30, 3, scaled(v, 1e200), scaled(b, 1e200), c)
+	require.NoError(t, err)
+	_, err = New(ctx, Static("huge", huge), DefaultLimits(), nil)
+	require.ErrorIs(t, err, ndpp.ErrOverflow)
+	require.True(t, strings.HasPrefix(err.Error(), "huge: "), err.Error())
+
+	src := &failingSource{m: m}
+	var logs syncBuffer
+	h, err := New(ctx, src, DefaultLimits(), log.New(&logs, "", 0))
+	require.NoError(t, err)
+	require.Same(t, m, h.Model())
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/model", nil))
+	require.Equal(t, http.StatusOK, rec.Code)
+	var info modelInfo
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &info))
+	require.Equal(t, "memory", info.File)
+	require.Equal(t, 30, info.Items)
+	src.broken.Store(true)
+	require.ErrorContains(t, h.Reload(ctx), "gone")
+	require.Same(t, m, h.Model())
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	require.Contains(t, rec.Body.String(), `ndpp_serve_model_reloads_total{result="error"} 1`)
+}
+
+func scaled(x []float64, f float64) []float64 {
+	out := make([]float64, len(x))
+	for i, v := range x {
+		out[i] = v * f
+	}
+	return out
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/ndpp-go/ndpp/internal/memlimit"
 	"github.com/ndpp-go/ndpp/internal/outfile"
@@ -64,17 +63,11 @@ func reportTo(e *env, outputs ...string) *env {
 }
 
 // loadModel reads a model file within the memory budget and refuses a
-// model whose kernel overflows float64 (ndpp.Model.CheckScale): its scores
-// would be NaN or infinite.
+// model whose kernel overflows float64 (npz.LoadOptions.CheckScale); a
+// refusal over the budget names the budget's source.
 func loadModel(path string, budget memlimit.Budget) (*ndpp.Model, error) {
-	m, err := npz.LoadOptions{MaxBytes: budget.Bytes}.Load(path)
-	if err != nil {
-		return nil, budget.Rename(err)
-	}
-	if err := m.CheckScale(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return m, nil
+	m, err := npz.LoadOptions{MaxBytes: budget.Bytes, CheckScale: true}.Load(path)
+	return m, budget.Rename(err)
 }
 
 // modelFileError classifies an error of loadModel for commands that treat

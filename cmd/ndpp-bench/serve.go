@@ -13,7 +13,10 @@ import (
 	"time"
 
 	"github.com/ndpp-go/ndpp/blas"
+	"github.com/ndpp-go/ndpp/internal/memlimit"
 	"github.com/ndpp-go/ndpp/internal/outfile"
+	"github.com/ndpp-go/ndpp/ndpp"
+	"github.com/ndpp-go/ndpp/ndpp/npz"
 	"github.com/ndpp-go/ndpp/rerank"
 	"github.com/ndpp-go/ndpp/serve"
 )
@@ -73,7 +76,6 @@ func runServe(e *env, args []string) error {
 	if err := g.apply(); err != nil {
 		return err
 	}
-	lim.Budget = g.budget
 	if *modelPath == "" {
 		return usagef("--model is required")
 	}
@@ -98,7 +100,7 @@ func runServe(e *env, args []string) error {
 		return usagef("--saturation-threshold must be ≥ 0")
 	}
 	logger := log.New(e.stderr, "ndpp-bench serve: ", log.LstdFlags)
-	s, err := serve.New(*modelPath, lim, logger)
+	s, err := serve.New(context.Background(), budgetSource{serve.File(*modelPath, npz.LoadOptions{MaxBytes: g.budget.Bytes}), g.budget}, lim, logger)
 	if err != nil {
 		return err
 	}
@@ -128,7 +130,7 @@ func runServe(e *env, args []string) error {
 				return nil, err
 			case sig := <-sigs:
 				if sig == syscall.SIGHUP {
-					if err := s.Reload(); err != nil {
+					if err := s.Reload(context.Background()); err != nil {
 						logger.Printf("reload: keeping the model loaded at %s: %v", s.LoadedAt().Format(time.RFC3339), err)
 					}
 					continue
@@ -178,4 +180,16 @@ func plural(n int64, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// budgetSource is a model Source whose refusals over the memory budget
+// name the budget's source (--max-memory, NDPP_MAX_MEMORY).
+type budgetSource struct {
+	serve.Source
+	budget memlimit.Budget
+}
+
+func (b budgetSource) Load(ctx context.Context) (*ndpp.Model, error) {
+	m, err := b.Source.Load(ctx)
+	return m, b.budget.Rename(err)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -50,7 +51,7 @@ func (s *syncBuffer) String() string {
 // commands').
 func testServer(t *testing.T, path string) string {
 	t.Helper()
-	s, err := serve.New(path, serve.DefaultLimits(), log.New(io.Discard, "", 0))
+	s, err := serve.New(context.Background(), serve.File(path, npz.LoadOptions{}), serve.DefaultLimits(), log.New(io.Discard, "", 0))
 	require.NoError(t, err)
 	ts := httptest.NewServer(s)
 	t.Cleanup(ts.Close)

@@ -28,6 +28,12 @@ type LoadOptions struct {
 	// memory, the control group's memory limit and the process's
 	// address-space and data size limits.
 	MaxBytes int64
+	// CheckScale refuses a model whose kernel overflows float64
+	// (ndpp.Model.CheckScale): its determinants, normaliser and gains
+	// would be NaN or infinite. The error names the file and wraps
+	// ndpp.ErrOverflow. Commands and services that score with the model
+	// they load set it.
+	CheckScale bool
 }
 
 // Load reads a model from an .npz file (see the package documentation for
@@ -72,6 +78,11 @@ func (o LoadOptions) Load(path string) (*ndpp.Model, error) {
 	if err != nil {
 		return nil, &fileError{path, err}
 	}
+	if o.CheckScale {
+		if err := m.CheckScale(); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
 	return m, nil
 }
 
@@ -85,6 +96,11 @@ func (o LoadOptions) Read(r io.ReaderAt, size int64) (*ndpp.Model, error) {
 	m, err := decode(r, size, o)
 	if err != nil {
 		return nil, &fileError{"", err}
+	}
+	if o.CheckScale {
+		if err := m.CheckScale(); err != nil {
+			return nil, fmt.Errorf("npz: %w", err)
+		}
 	}
 	return m, nil
 }

@@ -719,6 +719,43 @@ func TestLoadRefusesArchivesBeyondTheMemoryBudget(t *testing.T) {
 	require.Equal(t, m.N(), got.N())
 }
 
+// TestCheckScaleRefusesOverflowingModels: with LoadOptions.CheckScale a
+// model whose kernel overflows float64 (finite but huge entries) is
+// refused by Load, naming the file, and by Read, with errors wrapping
+// ndpp.ErrOverflow; without it the model loads, and a model of ordinary
+// scale loads either way.
+func TestCheckScaleRefusesOverflowingModels(t *testing.T) {
+	base := ndpp.Random(30, 3, 1, ndpp.RandomOptions{Diag: 0.1})
+	bv, bb, _, c := base.Rows()
+	v, b := slices.Clone(bv), slices.Clone(bb)
+	for i := range v {
+		v[i] *= 1e200
+		b[i] *= 1e200
+	}
+	huge, err := ndpp.NewFromRows(30, 3, v, b, c, ndpp.WithDiag(base.Diag()))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	hugePath, okPath := filepath.Join(dir, "huge.npz"), filepath.Join(dir, "ok.npz")
+	require.NoError(t, Save(hugePath, huge))
+	require.NoError(t, Save(okPath, base))
+	checked := LoadOptions{CheckScale: true}
+
+	_, err = checked.Load(hugePath)
+	require.ErrorIs(t, err, ndpp.ErrOverflow)
+	require.True(t, strings.HasPrefix(err.Error(), hugePath+": "), err.Error())
+	raw, err := os.ReadFile(hugePath)
+	require.NoError(t, err)
+	_, err = checked.Read(bytes.NewReader(raw), int64(len(raw)))
+	require.ErrorIs(t, err, ndpp.ErrOverflow)
+	m, err := Load(hugePath)
+	require.NoError(t, err)
+	require.ErrorIs(t, m.CheckScale(), ndpp.ErrOverflow)
+
+	m, err = checked.Load(okPath)
+	require.NoError(t, err)
+	require.Equal(t, base.N(), m.N())
+}
+
 // TestArrayMemory: the reservation of an array is its stored bytes and
 // three float64 per element for V and B, two for the others; it grows with
 // the element count and the stored bytes, and overflows to -1. A model
