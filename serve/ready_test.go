@@ -82,7 +82,7 @@ func TestServeReadyzSaturation(t *testing.T) {
 	for _, want := range []string{"ndpp_serve_ready 1", "ndpp_serve_slots_busy 0", "ndpp_serve_saturated_seconds 0\n"} {
 		require.Contains(t, metrics, want)
 	}
-	_, _, d := s.slots.state()
+	_, _, _, d := s.slots.state()
 	require.Zero(t, d)
 }
 
@@ -133,10 +133,10 @@ func TestServeQueuedClientGone(t *testing.T) {
 		}
 		gone <- err
 	}()
-	waitFor(t, func() bool { _, w, _ := s.slots.state(); return w == 1 })
+	waitFor(t, func() bool { _, w, _, _ := s.slots.state(); return w == 1 })
 	cancel()
 	require.ErrorIs(t, <-gone, context.Canceled)
-	waitFor(t, func() bool { _, w, _ := s.slots.state(); return w == 0 }) // the server saw the client go
+	waitFor(t, func() bool { _, w, _, _ := s.slots.state(); return w == 0 }) // the server saw the client go
 
 	close(release)
 	require.Equal(t, http.StatusOK, <-first)
@@ -165,7 +165,7 @@ func TestServeRerankDeadlineCountsQueue(t *testing.T) {
 		code, _ := post(t, url+"/v1/rerank", `{"candidates": [1, 2, 3], "quality": [0.5, 2, 1], "k": 2, "timeout_ms": 20}`, &res)
 		queued <- answer{code, res}
 	}()
-	waitFor(t, func() bool { _, w, _ := s.slots.state(); return w == 1 })
+	waitFor(t, func() bool { _, w, _, _ := s.slots.state(); return w == 1 })
 	time.Sleep(60 * time.Millisecond) // past the queued request's deadline
 	close(release)
 	require.Equal(t, http.StatusOK, <-first)

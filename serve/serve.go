@@ -183,12 +183,12 @@ func New(ctx context.Context, src Source, lim Limits, logger *log.Logger) (*Hand
 	inflight := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ndpp_serve_inflight_requests",
 		Help: "API requests being handled (waiting for a slot or computing)."}, func() float64 { return float64(s.active.Load()) })
 	slotsBusy := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ndpp_serve_slots_busy",
-		Help: "Computing slots taken (at most --max-inflight)."}, func() float64 { busy, _, _ := s.slots.state(); return float64(busy) })
+		Help: "Computing slots taken (at most --max-inflight)."}, func() float64 { busy, _, _, _ := s.slots.state(); return float64(busy) })
 	waiting := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ndpp_serve_slot_waiting_requests",
-		Help: "API requests waiting for a computing slot."}, func() float64 { _, w, _ := s.slots.state(); return float64(w) })
+		Help: "API requests waiting for a computing slot."}, func() float64 { _, w, _, _ := s.slots.state(); return float64(w) })
 	saturated := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ndpp_serve_saturated_seconds",
 		Help: "Time since every computing slot has been busy without a break (0 while one is free)."},
-		func() float64 { _, _, d := s.slots.state(); return d.Seconds() })
+		func() float64 { _, _, _, d := s.slots.state(); return d.Seconds() })
 	ready := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ndpp_serve_ready",
 		Help: "1 while /readyz answers 200, 0 while it answers 503 (saturated or draining)."}, func() float64 {
 		if ok, _ := s.readiness(); ok {
@@ -251,11 +251,11 @@ func (s *Handler) readiness() (bool, readyBody) {
 	if s.draining.Load() {
 		return false, readyBody{Status: "draining", Reason: "shutting down: finishing the requests in flight"}
 	}
-	busy, waiting, d := s.slots.state()
-	if busy == s.slots.size && d >= s.saturation {
+	_, waiting, full, d := s.slots.state()
+	if full && d >= s.saturation {
 		return false, readyBody{Status: "saturated", SaturatedSeconds: d.Seconds(),
 			Reason: fmt.Sprintf("every computing slot (%d, --max-inflight) busy for %v, at least --saturation-threshold %v; %s waiting",
-				busy, d.Round(time.Millisecond), s.saturation, plural(int64(waiting), "request"))}
+				s.slots.size, d.Round(time.Millisecond), s.saturation, plural(int64(waiting), "request"))}
 	}
 	return true, readyBody{Status: "ready"}
 }

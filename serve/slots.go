@@ -1,34 +1,39 @@
 package serve
 
 import (
-	"container/list"
 	"context"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/semaphore"
 )
 
-// slotPool bounds the requests computed at once (--max-inflight). A
-// request waits for a free slot in order of arrival and stops waiting when
-// its context is done (the client went away, or the server is closing its
-// connection): it then never takes a slot. A slot released while requests
-// wait goes straight to the one that has waited longest.
+// slotPool bounds the requests computed at once (Limits.MaxInflight) with
+// a weighted semaphore: a request waits for a free slot in order of
+// arrival and stops waiting when its context is done (the client went
+// away, or the server is closing its connection); it then never takes a
+// slot, and a slot granted as its context ended goes to the next one.
 //
-// The pool is saturated from the moment its last free slot is taken until
-// a slot is free again; a slot handed from a finishing request straight to
-// a waiting one is never free, so under a queue of requests the pool stays
-// saturated however quickly they finish. saturatedFor is the time since
-// every slot has been continuously busy in this sense.
+// The pool also keeps what readiness and the metrics need: the slots
+// taken, the requests waiting, and how long every slot has been
+// continuously busy. The pool is saturated from the moment its last free
+// slot is taken until a slot is released with no request waiting (or the
+// last waiter gives up); a slot handed from a finishing request straight
+// to a waiting one does not end it, so under a queue of requests the pool
+// stays saturated however quickly they finish.
 type slotPool struct {
+	sem  *semaphore.Weighted
+	size int
+
 	mu        sync.Mutex
-	size      int
-	busy      int       // slots taken; waiters is empty unless busy == size
-	waiters   list.List // of chan struct{}, closed when the slot is handed over
+	busy      int       // slots taken
+	waiting   int       // requests waiting for a slot
 	fullSince time.Time // when the last free slot was taken; zero while one is free
 	now       func() time.Time
 }
 
 func newSlotPool(size int) *slotPool {
-	return &slotPool{size: size, now: time.Now}
+	return &slotPool{sem: semaphore.NewWeighted(int64(size)), size: size, now: time.Now}
 }
 
 // acquire takes a slot, waiting for one if none is free. It returns
@@ -38,36 +43,34 @@ func (p *slotPool) acquire(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	p.mu.Lock()
-	if p.busy < p.size {
-		p.busy++
-		if p.busy == p.size {
-			p.fullSince = p.now()
-		}
+	if p.sem.TryAcquire(1) {
+		p.mu.Lock()
+		p.took()
 		p.mu.Unlock()
 		return nil
 	}
-	granted := make(chan struct{})
-	el := p.waiters.PushBack(granted)
+	p.mu.Lock()
+	p.waiting++
 	p.mu.Unlock()
-	select {
-	case <-granted:
-		if err := ctx.Err(); err != nil { // both were ready: do not compute for a request that is gone
-			p.release()
-			return err
+	err := p.sem.Acquire(ctx, 1)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.waiting--
+	if err != nil {
+		if p.busy < p.size && p.waiting == 0 {
+			p.fullSince = time.Time{}
 		}
-		return nil
-	case <-ctx.Done():
-		p.mu.Lock()
-		select {
-		case <-granted: // handed over meanwhile: pass it on
-			p.mu.Unlock()
-			p.release()
-		default:
-			p.waiters.Remove(el)
-			p.mu.Unlock()
-		}
-		return ctx.Err()
+		return err
+	}
+	p.took()
+	return nil
+}
+
+// took counts a slot taken (p.mu held).
+func (p *slotPool) took() {
+	p.busy++
+	if p.busy == p.size && p.fullSince.IsZero() {
+		p.fullSince = p.now()
 	}
 }
 
@@ -75,25 +78,26 @@ func (p *slotPool) acquire(ctx context.Context) error {
 // free.
 func (p *slotPool) release() {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if front := p.waiters.Front(); front != nil {
-		close(p.waiters.Remove(front).(chan struct{}))
-		return
-	}
 	if p.busy == 0 {
-		panic("slotPool: release without acquire")
+		p.mu.Unlock()
+		panic("serve: slotPool release without acquire")
 	}
 	p.busy--
-	p.fullSince = time.Time{}
+	if p.waiting == 0 {
+		p.fullSince = time.Time{}
+	}
+	p.mu.Unlock()
+	p.sem.Release(1)
 }
 
-// state returns the slots taken, the requests waiting for one, and how
-// long every slot has been continuously busy (0 while one is free).
-func (p *slotPool) state() (busy, waiting int, saturatedFor time.Duration) {
+// state returns the slots taken, the requests waiting for one, whether
+// every slot has been continuously busy (in the sense above) and for how
+// long (0 while one is free).
+func (p *slotPool) state() (busy, waiting int, full bool, saturatedFor time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.fullSince.IsZero() {
-		saturatedFor = p.now().Sub(p.fullSince)
+		full, saturatedFor = true, p.now().Sub(p.fullSince)
 	}
-	return p.busy, p.waiters.Len(), saturatedFor
+	return p.busy, p.waiting, full, saturatedFor
 }

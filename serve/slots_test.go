@@ -1,7 +1,9 @@
 package serve
 
 import (
+	"bytes"
 	"context"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -37,8 +39,9 @@ func TestServeSlotPool(t *testing.T) {
 	p.now = clk.now
 	check := func(busy, waiting int, sat time.Duration) {
 		t.Helper()
-		b, w, d := p.state()
+		b, w, full, d := p.state()
 		require.Equal(t, []any{busy, waiting, sat}, []any{b, w, d})
+		require.Equal(t, sat > 0, full)
 	}
 	ctx := context.Background()
 	require.NoError(t, p.acquire(ctx))
@@ -51,10 +54,12 @@ func TestServeSlotPool(t *testing.T) {
 	// Two waiters, the second one cancelled; a third waits behind them.
 	order := make(chan int, 3)
 	var wg sync.WaitGroup
+	// waitFor waits until n requests wait, queued in the semaphore (so
+	// that the order of the waiters started one after another is known).
 	waitFor := func(n int) {
 		t.Helper()
 		deadline := time.Now().Add(10 * time.Second)
-		for _, w, _ := p.state(); w != n; _, w, _ = p.state() {
+		for _, w, _, _ := p.state(); w != n || queued() != n; _, w, _, _ = p.state() {
 			require.True(t, time.Now().Before(deadline), "waiting for %d waiters", n)
 			time.Sleep(time.Millisecond)
 		}
@@ -97,4 +102,41 @@ func TestServeSlotPool(t *testing.T) {
 	check(1, 0, 0)
 	p.release()
 	check(0, 0, 0)
+}
+
+// queued counts the goroutines blocked in a semaphore's queue (in the
+// select of semaphore.Weighted.Acquire, which they reach once queued).
+func queued() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	count := 0
+	for _, g := range bytes.Split(buf, []byte("\n\n")) {
+		header, frames, _ := bytes.Cut(g, []byte("\n"))
+		if bytes.Contains(header, []byte("[select")) && bytes.HasPrefix(frames, []byte("golang.org/x/sync/semaphore.(*Weighted).Acquire")) {
+			count++
+		}
+	}
+	return count
+}
+
+// BenchmarkSlotPool: a slot taken and given back by parallel requests,
+// 4 slots.
+func BenchmarkSlotPool(b *testing.B) {
+	p := newSlotPool(4)
+	ctx := context.Background()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := p.acquire(ctx); err != nil {
+				b.Fatal(err)
+			}
+			p.release()
+		}
+	})
 }
