@@ -12,7 +12,6 @@ import (
 	"mime"
 	"net/http"
 	"reflect"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,42 +27,6 @@ import (
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/rerank"
 )
-
-// Limits bound what one request may ask for. Error messages name each
-// limit by the flag of ndpp-bench serve that sets it.
-type Limits struct {
-	MaxBody       int64 // request body bytes (--max-body)
-	MaxCandidates int   // /v1/rerank candidates (--max-candidates)
-	MaxK          int   // /v1/rerank k (--max-k)
-	MaxShown      int   // /v1/rerank shown items (--max-shown)
-	MaxItems      int   // items per basket, /v1/score and /v1/recommend (--max-items)
-	MaxBaskets    int   // baskets per request (--max-baskets)
-	MaxN          int   // /v1/recommend n (--max-n)
-	MaxInflight   int   // requests computed at once; others wait (--max-inflight)
-
-	// /v1/rerank's deadline and polish bounds.
-	RerankTimeout    time.Duration // deadline of a request without timeout_ms (--rerank-timeout)
-	MaxRerankTimeout time.Duration // largest timeout_ms (--max-rerank-timeout)
-	MaxPolishRatios  int64         // largest polish_max_ratios, and its default (--max-polish-ratios)
-	MaxPolishPool    int           // largest polish_pool (--max-polish-pool)
-}
-
-// DefaultLimits returns the limits of ndpp-bench serve's defaults.
-func DefaultLimits() Limits {
-	return Limits{MaxBody: 1 << 20, MaxCandidates: 2000, MaxK: 100, MaxShown: 100,
-		MaxItems: 100, MaxBaskets: 256, MaxN: 1000, MaxInflight: 4 * runtime.GOMAXPROCS(0),
-		// 250 ms: a rerank sits in a page's render path; the greedy of the
-		// largest request the default limits allow (2000 candidates,
-		// k = 100, d = 30) takes 5–35 ms on a loaded 2-core machine, so
-		// the deadline leaves it a wide margin and gives the polish the
-		// rest.
-		RerankTimeout: 250 * time.Millisecond, MaxRerankTimeout: 10 * time.Second,
-		MaxPolishRatios: rerank.DefaultPolishMaxRatios, MaxPolishPool: rerank.MaxPolishPool}
-}
-
-// DefaultSaturationThreshold is how long every computing slot must have
-// been busy before /readyz answers 503 (--saturation-threshold).
-const DefaultSaturationThreshold = time.Second
 
 // plural writes "1 request", "2 requests".
 func plural(n int64, noun string) string {
@@ -141,6 +104,7 @@ type Handler struct {
 	mux     http.Handler
 	cur     atomic.Pointer[servedModel]
 	src     Source
+	opts    Options
 	lim     Limits
 	log     *log.Logger
 	ws      sync.Pool // *rerank.Workspace
@@ -165,14 +129,21 @@ type Handler struct {
 	hook func(endpoint string)
 }
 
-// New loads the model of src and returns the service over it, logging to
-// logger.
-func New(ctx context.Context, src Source, lim Limits, logger *log.Logger) (*Handler, error) {
+// New loads the model of src and returns the service over it, configured
+// by o (which must pass Options.Check).
+func New(ctx context.Context, src Source, o Options) (*Handler, error) {
+	if err := o.Check(); err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	logger := o.Logger
+	if logger == nil {
+		logger = log.New(io.Discard, "", 0)
+	}
 	sm, err := loadServed(ctx, src)
 	if err != nil {
 		return nil, err
 	}
-	s := &Handler{src: src, lim: lim, log: logger, slots: newSlotPool(lim.MaxInflight), saturation: DefaultSaturationThreshold,
+	s := &Handler{src: src, opts: o, lim: o.Limits, log: logger, slots: newSlotPool(o.Limits.MaxInflight), saturation: o.SaturationThreshold,
 		reg: prometheus.NewRegistry()}
 	s.ws.New = func() any { return new(rerank.Workspace) }
 	s.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ndpp_serve_requests_total",
@@ -223,20 +194,6 @@ func (s *Handler) model() *servedModel { return s.cur.Load() }
 // Model returns the model being served.
 func (s *Handler) Model() *ndpp.Model { return s.model().m }
 
-// LoadedAt returns when the model being served was loaded.
-func (s *Handler) LoadedAt() time.Time { return s.model().loaded }
-
-// SetSaturationThreshold sets how long every computing slot must have been
-// busy before /readyz answers 503 (DefaultSaturationThreshold until set).
-func (s *Handler) SetSaturationThreshold(d time.Duration) { s.saturation = d }
-
-// SetDraining makes /readyz answer 503 "draining" from now on.
-func (s *Handler) SetDraining() { s.draining.Store(true) }
-
-// Active returns the API requests being handled (waiting for a slot or
-// computing).
-func (s *Handler) Active() int64 { return s.active.Load() }
-
 // readyBody is the JSON of /readyz.
 type readyBody struct {
 	Status           string  `json:"status"` // "ready", "draining" or "saturated"
@@ -262,11 +219,12 @@ func (s *Handler) readiness() (bool, readyBody) {
 
 // Reload loads the model of the Source again and swaps it in; requests
 // that have taken the old model finish with it. On error the old model
-// stays.
+// stays, and the error is logged and returned.
 func (s *Handler) Reload(ctx context.Context) error {
 	sm, err := loadServed(ctx, s.src)
 	if err != nil {
 		s.reloadsC.WithLabelValues("error").Inc()
+		s.log.Printf("reload: keeping the model loaded at %s: %v", s.model().loaded.Format(time.RFC3339), err)
 		return err
 	}
 	s.cur.Store(sm)

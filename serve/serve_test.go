@@ -55,7 +55,9 @@ func (s *syncBuffer) String() string {
 func testServer(t *testing.T, path string, lim Limits, setup ...func(*Handler)) (*Handler, string, *syncBuffer) {
 	t.Helper()
 	var logs syncBuffer
-	s, err := New(context.Background(), File(path, npz.LoadOptions{}), lim, log.New(&logs, "", 0))
+	o := DefaultOptions()
+	o.Limits, o.Logger = lim, log.New(&logs, "", 0)
+	s, err := New(context.Background(), File(path, npz.LoadOptions{}), o)
 	require.NoError(t, err)
 	for _, f := range setup {
 		f(s)
@@ -500,22 +502,24 @@ func (f *failingSource) Load(ctx context.Context) (*ndpp.Model, error) {
 // TestServeSources: a model from any Source is served under its name; one
 // whose kernel overflows is refused (whatever the Source), and so is none;
 // a Source that fails on reload keeps the old model, and the failure is
-// counted.
+// counted and logged.
 func TestServeSources(t *testing.T) {
 	ctx := context.Background()
 	m := ndpp.Random(30, 3, 1, ndpp.RandomOptions{Diag: 0.1})
-	_, err := New(ctx, Static("nothing", nil), DefaultLimits(), nil)
+	_, err := New(ctx, Static("nothing", nil), DefaultOptions())
 	require.ErrorContains(t, err, "nothing: no model")
 	v, b, _, c := m.Rows()
 	huge, err := ndpp.NewFromRows(30, 3, scaled(v, 1e200), scaled(b, 1e200), c)
 	require.NoError(t, err)
-	_, err = New(ctx, Static("huge", huge), DefaultLimits(), nil)
+	_, err = New(ctx, Static("huge", huge), DefaultOptions())
 	require.ErrorIs(t, err, ndpp.ErrOverflow)
 	require.True(t, strings.HasPrefix(err.Error(), "huge: "), err.Error())
 
 	src := &failingSource{m: m}
 	var logs syncBuffer
-	h, err := New(ctx, src, DefaultLimits(), log.New(&logs, "", 0))
+	o := DefaultOptions()
+	o.Logger = log.New(&logs, "", 0)
+	h, err := New(ctx, src, o)
 	require.NoError(t, err)
 	require.Same(t, m, h.Model())
 	rec := httptest.NewRecorder()
@@ -528,6 +532,7 @@ func TestServeSources(t *testing.T) {
 	src.broken.Store(true)
 	require.ErrorContains(t, h.Reload(ctx), "gone")
 	require.Same(t, m, h.Model())
+	require.Contains(t, logs.String(), "reload: keeping the model loaded at ")
 	rec = httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	require.Contains(t, rec.Body.String(), `ndpp_serve_model_reloads_total{result="error"} 1`)

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log"
 	"os"
 	"path/filepath"
 	"slices"
@@ -99,7 +97,7 @@ func TestModelsThatOverflowAreRefused(t *testing.T) {
 		require.Contains(t, errs, "overflow", "%v", args)
 		require.Empty(t, stdout, "%v", args)
 	}
-	_, err := serve.New(context.Background(), serve.File(path, npz.LoadOptions{}), serve.DefaultLimits(), log.New(io.Discard, "", 0))
+	_, err := serve.New(context.Background(), serve.File(path, npz.LoadOptions{}), serve.DefaultOptions())
 	require.ErrorIs(t, err, ndpp.ErrOverflow)
 	// A large but harmless scale is accepted.
 	code, _, errs := runCmd(t, "", "score", "--model", hugeModel(t, 1e10), "--input", test)

@@ -2,15 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/ndpp-go/ndpp/blas"
 	"github.com/ndpp-go/ndpp/internal/memlimit"
@@ -37,27 +34,28 @@ var serveSignals = func(c chan<- os.Signal) (stop func()) {
 	return func() { signal.Stop(c) }
 }
 
-// runServe serves until SIGTERM or SIGINT, then drains: /readyz answers
-// 503 at once while the listener keeps accepting and serving for
-// --drain-delay (so that load balancers see it and stop sending; a second
-// SIGTERM or SIGINT skips the rest of the delay; responses then close
-// their connection, so that clients reconnect to where the load balancer
-// sends them); then the listener closes (http.Server.Shutdown) and the
-// requests in flight finish or meet their deadlines. It returns nil
-// when they have all answered, and an error naming how many were still
-// running if they have not by --shutdown-timeout after the listener closed.
+// runServe serves the --model file with package serve until SIGTERM or
+// SIGINT, then drains (serve.Run): /readyz answers 503 at once while the
+// listener keeps accepting and serving for --drain-delay (a second
+// SIGTERM or SIGINT skips the rest of the delay), then the listener closes
+// and the requests in flight finish or meet their deadlines. It returns
+// nil when they have all answered, and an error naming how many were
+// still running if they have not by --shutdown-timeout after the listener
+// closed. SIGHUP reloads the model file (a broken file keeps the old
+// model).
 func runServe(e *env, args []string) error {
 	var g globals
-	lim := serve.DefaultLimits()
+	opts := serve.DefaultOptions()
+	lim := &opts.Limits
 	fs := newFlagSet(e, "serve", "serve a model over HTTP with JSON: POST /v1/score, /v1/recommend, /v1/rerank; GET /v1/model, /healthz, /readyz, /metrics (Prometheus). Items are the model's tokens, as in basket files (JSON strings or integers). SIGHUP reloads the model file (a broken file keeps the old model). "+
 		"/healthz is liveness: 200 while the process serves. /readyz answers 503 with a JSON reason while every --max-inflight slot has been busy without a break for --saturation-threshold, and from SIGTERM or SIGINT on; 200 otherwise. "+
 		"SIGTERM or SIGINT drains: not ready at once, requests still accepted and served for --drain-delay (a second signal skips the rest of the delay), then the listener closes and the requests in flight finish; the exit status is 0 when they have all answered, 1 if some still run --shutdown-timeout after the listener closed.",
 		"ndpp-bench serve --model M.npz --addr 127.0.0.1:8080", &g)
 	modelPath := fs.String("model", "", "model file (.npz) (required)")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address (host:port; port 0 picks a free one)")
-	shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "longest wait for requests in flight once the listener has closed at shutdown (longer than --max-rerank-timeout); past it serve exits 1")
-	drainDelay := fs.Duration("drain-delay", 5*time.Second, "after SIGTERM or SIGINT, how long /readyz answers 503 while requests are still accepted and served, before the listener closes (0: close at once)")
-	saturation := fs.Duration("saturation-threshold", serve.DefaultSaturationThreshold, "/readyz answers 503 once every --max-inflight slot has been busy this long without a break (0: as soon as all are busy)")
+	fs.DurationVar(&opts.ShutdownTimeout, "shutdown-timeout", opts.ShutdownTimeout, "longest wait for requests in flight once the listener has closed at shutdown (longer than --max-rerank-timeout); past it serve exits 1")
+	fs.DurationVar(&opts.DrainDelay, "drain-delay", opts.DrainDelay, "after SIGTERM or SIGINT, how long /readyz answers 503 while requests are still accepted and served, before the listener closes (0: close at once)")
+	fs.DurationVar(&opts.SaturationThreshold, "saturation-threshold", opts.SaturationThreshold, "/readyz answers 503 once every --max-inflight slot has been busy this long without a break (0: as soon as all are busy)")
 	fs.Int64Var(&lim.MaxBody, "max-body", lim.MaxBody, "largest request body in bytes")
 	fs.IntVar(&lim.MaxCandidates, "max-candidates", lim.MaxCandidates, "most candidates in a /v1/rerank request")
 	fs.IntVar(&lim.MaxK, "max-k", lim.MaxK, "largest k of /v1/rerank")
@@ -82,105 +80,57 @@ func runServe(e *env, args []string) error {
 	if err := checkFiles([]outfile.File{modelFile("--model", *modelPath)}, nil); err != nil {
 		return err
 	}
-	if lim.MaxBody < 1 || lim.MaxCandidates < 1 || lim.MaxK < 1 || lim.MaxShown < 0 || lim.MaxItems < 1 ||
-		lim.MaxBaskets < 1 || lim.MaxN < 1 || lim.MaxInflight < 1 {
-		return usagef("limits must be ≥ 1 (--max-shown ≥ 0)")
-	}
-	if lim.RerankTimeout <= 0 || lim.MaxRerankTimeout < lim.RerankTimeout || lim.MaxPolishRatios < 1 ||
-		lim.MaxPolishPool < 1 || lim.MaxPolishPool > rerank.MaxPolishPool {
-		return usagef("want 0 < --rerank-timeout ≤ --max-rerank-timeout, --max-polish-ratios ≥ 1 and 1 ≤ --max-polish-pool ≤ %d", rerank.MaxPolishPool)
-	}
-	if *shutdown <= lim.MaxRerankTimeout {
-		return usagef("--shutdown-timeout %v must be longer than --max-rerank-timeout %v (a request in flight at shutdown must be able to meet its deadline)", *shutdown, lim.MaxRerankTimeout)
-	}
-	if *drainDelay < 0 {
-		return usagef("--drain-delay must be ≥ 0")
-	}
-	if *saturation < 0 {
-		return usagef("--saturation-threshold must be ≥ 0")
+	if err := opts.Check(); err != nil {
+		return usageError{err.Error()}
 	}
 	logger := log.New(e.stderr, "ndpp-bench serve: ", log.LstdFlags)
-	s, err := serve.New(context.Background(), budgetSource{serve.File(*modelPath, npz.LoadOptions{MaxBytes: g.budget.Bytes}), g.budget}, lim, logger)
+	opts.Logger = logger
+	src := budgetSource{serve.File(*modelPath, npz.LoadOptions{MaxBytes: g.budget.Bytes}), g.budget}
+	s, err := serve.New(context.Background(), src, opts)
 	if err != nil {
 		return err
 	}
-	s.SetSaturationThreshold(*saturation)
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return err
 	}
 	logger.Printf("listening on %s (model %s: n = %d, d = %d; backend %s)", ln.Addr(), *modelPath, s.Model().N(), s.Model().D(), blas.Backend())
-	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
-		IdleTimeout: 2 * time.Minute, ErrorLog: logger}
+
+	// Signals: SIGHUP reloads; the first SIGTERM or SIGINT ends stop (the
+	// drain begins), the second skip (the rest of the drain delay).
+	stop, drain := context.WithCancelCause(context.Background())
+	skip, hurry := context.WithCancelCause(context.Background())
+	defer drain(nil)
+	defer hurry(nil)
 	sigs := make(chan os.Signal, 4)
-	stop := serveSignals(sigs)
-	defer stop()
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	// next returns the next signal other than SIGHUP (reloading on those);
-	// or, with a nil signal, the error of the listener if it fails, or nil
-	// when after fires first.
-	next := func(after <-chan time.Time) (os.Signal, error) {
+	unsubscribe := serveSignals(sigs)
+	defer unsubscribe()
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
 		for {
 			select {
-			case err := <-served:
-				if err == nil {
-					err = errors.New("the listener stopped")
-				}
-				return nil, err
+			case <-done:
+				return
 			case sig := <-sigs:
-				if sig == syscall.SIGHUP {
-					if err := s.Reload(context.Background()); err != nil {
-						logger.Printf("reload: keeping the model loaded at %s: %v", s.LoadedAt().Format(time.RFC3339), err)
-					}
-					continue
+				switch {
+				case sig == syscall.SIGHUP:
+					_ = s.Reload(context.Background()) // logged; the old model stays
+				case stop.Err() == nil:
+					drain(signalCause{sig})
+				default:
+					hurry(signalCause{sig})
 				}
-				return sig, nil
-			case <-after:
-				return nil, nil
 			}
 		}
-	}
-	sig, err := next(nil)
-	if sig == nil {
-		return err
-	}
-	// Drain: not ready, still serving, until the delay is over or a
-	// second signal.
-	s.SetDraining()
-	srv.SetKeepAlivesEnabled(false) // clients reconnect, to where the load balancer sends them
-	logger.Printf("%v: not ready; still serving for --drain-delay %v", sig, *drainDelay)
-	delay := time.NewTimer(*drainDelay)
-	sig, err = next(delay.C)
-	delay.Stop()
-	if err != nil {
-		return err
-	}
-	if sig != nil {
-		logger.Printf("%v: skipping the rest of the drain delay", sig)
-	}
-	logger.Printf("closing the listener; finishing the %s in flight (at most --shutdown-timeout %v)", plural(s.Active(), "request"), *shutdown)
-	ctx, cancel := context.WithTimeout(context.Background(), *shutdown)
-	defer cancel()
-	if err := srv.Shutdown(ctx); err != nil {
-		running := s.Active()
-		srv.Close()
-		if running == 0 { // a client still sending its request line or headers
-			return fmt.Errorf("shutdown: connections still open after --shutdown-timeout %v (no request being handled)", *shutdown)
-		}
-		return fmt.Errorf("shutdown: %s still running after --shutdown-timeout %v", plural(running, "request"), *shutdown)
-	}
-	logger.Printf("stopped")
-	return nil
+	}()
+	return serve.Run(stop, ln, s, serve.RunOptions{SkipDelay: skip})
 }
 
-// plural writes "1 request", "2 requests".
-func plural(n int64, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
+// signalCause is a context's cause: the signal that ended it.
+type signalCause struct{ os.Signal }
+
+func (c signalCause) Error() string { return c.String() }
 
 // budgetSource is a model Source whose refusals over the memory budget
 // name the budget's source (--max-memory, NDPP_MAX_MEMORY).

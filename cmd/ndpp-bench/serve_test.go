@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -51,7 +50,7 @@ func (s *syncBuffer) String() string {
 // commands').
 func testServer(t *testing.T, path string) string {
 	t.Helper()
-	s, err := serve.New(context.Background(), serve.File(path, npz.LoadOptions{}), serve.DefaultLimits(), log.New(io.Discard, "", 0))
+	s, err := serve.New(context.Background(), serve.File(path, npz.LoadOptions{}), serve.DefaultOptions())
 	require.NoError(t, err)
 	ts := httptest.NewServer(s)
 	t.Cleanup(ts.Close)
