@@ -17,13 +17,13 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ndpp-go/ndpp/blas"
+	"github.com/ndpp-go/ndpp/internal/jsonitem"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/rerank"
 )
@@ -254,7 +254,7 @@ func (s *Handler) handler() http.Handler {
 	mux.Handle("/metrics", metrics)
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		code := writeError(w, &apiError{code: http.StatusNotFound, field: "path", msg: fmt.Sprintf("no endpoint %q (POST /v1/score, /v1/recommend, /v1/rerank; GET /v1/model, /healthz, /readyz, /metrics)", truncate(r.URL.Path))})
+		code := writeError(w, &apiError{code: http.StatusNotFound, field: "path", msg: fmt.Sprintf("no endpoint %q (POST /v1/score, /v1/recommend, /v1/rerank; GET /v1/model, /healthz, /readyz, /metrics)", jsonitem.Truncate(r.URL.Path))})
 		s.observe("other", code, start)
 	}))
 	return mux
@@ -414,18 +414,18 @@ func decodeBody(r *http.Request, dst any) *apiError {
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return badField("body", "truncated JSON")
 	case errors.As(err, &se):
-		return badField("body", "invalid JSON at byte %d: %s", se.Offset, truncate(se.Error()))
+		return badField("body", "invalid JSON at byte %d: %s", se.Offset, jsonitem.Truncate(se.Error()))
 	case errors.As(err, &te):
 		field := te.Field
 		if field == "" {
 			field = "body"
 		}
-		return badField(jsonPath(field), "got a JSON %s, want %s", truncate(te.Value), jsonType(te.Type.String()))
+		return badField(jsonPath(field), "got a JSON %s, want %s", jsonitem.Truncate(te.Value), jsonType(te.Type.String()))
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name, _ := strconv.Unquote(strings.TrimPrefix(err.Error(), "json: unknown field "))
-		return badField(truncate(name), "unknown field")
+		return badField(jsonitem.Truncate(name), "unknown field")
 	}
-	return badField("body", "%s", truncate(err.Error()))
+	return badField("body", "%s", jsonitem.Truncate(err.Error()))
 }
 
 // checkKeys refuses, in a body that is a JSON object, a key that is not
@@ -467,7 +467,7 @@ func checkObject(raw []byte, t reflect.Type, path string) *apiError {
 		if !ok {
 			return nil
 		}
-		name := truncate(key)
+		name := jsonitem.Truncate(key)
 		if path != "" {
 			name = path + "." + name
 		}
@@ -567,74 +567,19 @@ func jsonType(goType string) string {
 	return "an object"
 }
 
-// rows maps the JSON items of a list to the model's rows (Model.Row):
-// JSON strings are tokens, JSON integers their decimal text. Unknown items
-// and repeats are errors naming field[i].
+// rows maps the JSON items of a list to the model's rows (jsonitem.Rows):
+// unknown items and repeats are errors naming field[i].
 func (sm *servedModel) rows(field string, items []json.RawMessage, dst []int) ([]int, *apiError) {
-	dst = dst[:0]
-	var seen map[int]int
-	if len(items) > 32 {
-		seen = make(map[int]int, len(items))
+	rows, e := jsonitem.Rows(sm.m, field, items, dst)
+	if e != nil {
+		return nil, badField(fmt.Sprintf("%s[%d]", field, e.Index), "%s", e.Msg)
 	}
-	for i, raw := range items {
-		f := func() string { return fmt.Sprintf("%s[%d]", field, i) }
-		tok, ok := itemText(raw)
-		if !ok {
-			return nil, badField(f(), "%s is not an item (a JSON string or integer)", truncate(string(raw)))
-		}
-		row, known := sm.tokenRow(tok)
-		if !known {
-			return nil, badField(f(), "unknown item %q", truncate(tok))
-		}
-		if seen != nil {
-			if j, dup := seen[row]; dup {
-				return nil, badField(f(), "item %q repeats %s[%d]", tok, field, j)
-			}
-			seen[row] = i
-		} else {
-			for j, r := range dst {
-				if r == row {
-					return nil, badField(f(), "item %q repeats %s[%d]", tok, field, j)
-				}
-			}
-		}
-		dst = append(dst, row)
-	}
-	return dst, nil
+	return rows, nil
 }
 
 // tokenRow returns the model row of an item token (Model.Row: a
 // vocabulary token, else the decimal text of an id or of a row).
 func (sm *servedModel) tokenRow(tok string) (int, bool) { return sm.m.Row(tok) }
-
-// itemText returns the token of a JSON string or integer.
-func itemText(raw json.RawMessage) (string, bool) {
-	if len(raw) > 0 && raw[0] == '"' {
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
-			return "", false
-		}
-		return s, true
-	}
-	s := string(raw)
-	if s == "" || strings.ContainsAny(s, ".eE") || s == "null" || s == "true" || s == "false" || s[0] == '[' || s[0] == '{' {
-		return "", false
-	}
-	return s, true
-}
-
-// truncate shortens a value echoed in an error to at most 40 bytes (cut
-// at a character boundary, "..." added).
-func truncate(s string) string {
-	if len(s) <= 40 {
-		return s
-	}
-	cut := 37
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
-}
 
 type scoreRequest struct {
 	Baskets [][]json.RawMessage `json:"baskets"`
@@ -873,31 +818,31 @@ func (s *Handler) rerank(sm *servedModel, r *http.Request) (any, *apiError) {
 		rq.NewItems = make([]ndpp.Item, len(req.NewItems))
 		for i, ni := range req.NewItems {
 			f := fmt.Sprintf("new_items[%d].id", i)
-			tok, ok := itemText(ni.ID)
+			tok, ok := jsonitem.Text(ni.ID)
 			if !ok {
-				return nil, badField(f, "%s is not an item id (a JSON string or integer)", truncate(string(ni.ID)))
+				return nil, badField(f, "%s is not an item id (a JSON string or integer)", jsonitem.Truncate(string(ni.ID)))
 			}
 			if _, clash := sm.tokenRow(tok); clash {
-				return nil, badField(f, "%q is one of the model's items", truncate(tok))
+				return nil, badField(f, "%q is one of the model's items", jsonitem.Truncate(tok))
 			}
 			if j, dup := newTok[tok]; dup {
-				return nil, badField(f, "%q repeats new_items[%d]", truncate(tok), j-n)
+				return nil, badField(f, "%q repeats new_items[%d]", jsonitem.Truncate(tok), j-n)
 			}
 			newTok[tok] = n + i
 			rq.NewItems[i] = ndpp.Item{ID: n + i, V: ni.V, B: ni.B, Delta: ni.Delta}
 		}
 		rq.Candidates = make([]int, len(req.Candidates))
 		for i, raw := range req.Candidates {
-			tok, ok := itemText(raw)
+			tok, ok := jsonitem.Text(raw)
 			if !ok {
-				return nil, badField(fmt.Sprintf("candidates[%d]", i), "%s is not an item (a JSON string or integer)", truncate(string(raw)))
+				return nil, badField(fmt.Sprintf("candidates[%d]", i), "%s is not an item (a JSON string or integer)", jsonitem.Truncate(string(raw)))
 			}
 			if id, isNew := newTok[tok]; isNew {
 				rq.Candidates[i] = id
 			} else if row, known := sm.tokenRow(tok); known {
 				rq.Candidates[i] = row
 			} else {
-				return nil, badField(fmt.Sprintf("candidates[%d]", i), "unknown item %q", truncate(tok))
+				return nil, badField(fmt.Sprintf("candidates[%d]", i), "unknown item %q", jsonitem.Truncate(tok))
 			}
 		}
 	} else if rq.Candidates, aerr = sm.rows("candidates", req.Candidates, nil); aerr != nil {
@@ -912,11 +857,11 @@ func (s *Handler) rerank(sm *servedModel, r *http.Request) (any, *apiError) {
 			if len(raw) > 0 && raw[0] == '"' {
 				var str string
 				_ = json.Unmarshal(raw, &str)
-				return nil, badField(fmt.Sprintf("quality[%d]", i), "%q is a string; want a finite number ≥ 0", truncate(str))
+				return nil, badField(fmt.Sprintf("quality[%d]", i), "%q is a string; want a finite number ≥ 0", jsonitem.Truncate(str))
 			}
 			q, err := strconv.ParseFloat(string(raw), 64)
 			if err != nil || !(q >= 0) || math.IsInf(q, 0) {
-				return nil, badField(fmt.Sprintf("quality[%d]", i), "%s; want a finite number ≥ 0", truncate(string(raw)))
+				return nil, badField(fmt.Sprintf("quality[%d]", i), "%s; want a finite number ≥ 0", jsonitem.Truncate(string(raw)))
 			}
 			rq.Quality[i] = q
 		}
@@ -983,7 +928,7 @@ func attributeValues(field string, in map[string][]json.RawMessage) (map[string]
 			}
 			n, err := strconv.ParseInt(string(raw), 10, 64)
 			if err != nil {
-				return nil, badField(fmt.Sprintf("%s.%s[%d]", field, name, i), "%s; want a string or an integer", truncate(string(raw)))
+				return nil, badField(fmt.Sprintf("%s.%s[%d]", field, name, i), "%s; want a string or an integer", jsonitem.Truncate(string(raw)))
 			}
 			vals[i] = "i" + strconv.FormatInt(n, 10)
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ndpp-go/ndpp/internal/jsonitem"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/ndpp/npz"
 	"github.com/ndpp-go/ndpp/rerank"
@@ -234,9 +235,9 @@ func TestServeBadRequests(t *testing.T) {
 	for _, c := range cases {
 		var e errorBody
 		status, raw := post(t, url+c.path, c.body, nil)
-		require.Equal(t, c.code, status, "%s %s: %s", c.path, truncate(c.body), raw)
+		require.Equal(t, c.code, status, "%s %s: %s", c.path, jsonitem.Truncate(c.body), raw)
 		require.NoError(t, json.Unmarshal([]byte(raw), &e), raw)
-		require.Equal(t, c.field, e.Field, "%s %s: %s", c.path, truncate(c.body), raw)
+		require.Equal(t, c.field, e.Field, "%s %s: %s", c.path, jsonitem.Truncate(c.body), raw)
 		require.True(t, strings.HasPrefix(e.Error, c.field+": "), raw)
 		require.Less(t, len(raw), 300, "the error echoes too much: %s", raw)
 	}
