@@ -109,6 +109,13 @@
 // wrapping ctx.Err(): see Workspace.Rerank. Measured latencies, and the
 // answer times of deadline-bounded polishes: BENCHMARKS.md in this folder.
 //
+// # JSON
+//
+// JSONRequest is the one JSON form of a request (package serve's POST
+// /v1/rerank takes it): items named by the model's tokens, as in basket
+// files, and the JSON names of the README's "Serving" section.
+// JSONRequest.Request maps it to a Request over a model.
+//
 // # Concurrency and allocation
 //
 // A Workspace serves one request at a time and keeps its buffers, so the

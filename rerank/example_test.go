@@ -15,14 +15,22 @@ import (
 
 // An HTTP handler that reranks over one shared model, with a pool of
 // workspaces so that requests in parallel each have their own and the
-// steady state allocates nothing in the reranker.
+// steady state allocates nothing in the reranker. The body is the JSON
+// form of a request, JSONRequest (items named as the model names them:
+// here rows), which Request maps to the model. Package serve is the full
+// service (limits, deadlines, metrics, readiness).
 func Example_handler() {
 	m := ndpp.Random(1000, 30, 1, ndpp.RandomOptions{Diag: 0.05}) // or npz.Load
 
 	pool := sync.Pool{New: func() any { return new(rerank.Workspace) }}
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req rerank.Request
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		var jr rerank.JSONRequest
+		if err := json.NewDecoder(r.Body).Decode(&jr); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		req, err := jr.Request(m)
+		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
@@ -42,6 +50,7 @@ func Example_handler() {
 	for _, body := range []string{
 		`{"candidates": [3, 17, 42, 99, 500, 731], "quality": [1, 0.5, 2, 1, 1, 0.1], "shown": [17], "k": 3}`,
 		`{"candidates": [3, 3], "k": 1}`,
+		`{"candidates": [3, 17], "k": 3}`,
 	} {
 		resp, err := http.Post(srv.URL, "application/json", strings.NewReader(body))
 		if err != nil {
@@ -58,5 +67,6 @@ func Example_handler() {
 	}
 	// Output:
 	// 200 items [42 500 3] gains [5.5179 1.2681 1.2176]
-	// 422 rerank: candidates[1]: item 3 repeats candidates[0]
+	// 400 rerank: candidates[1]: item "3" repeats candidates[0]
+	// 422 rerank: k: k = 3; want 1 ≤ k ≤ 2 (the number of candidates)
 }

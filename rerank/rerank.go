@@ -13,11 +13,12 @@ import (
 
 // Request is one reranking request over a model's items (rows 0…n−1; map
 // external ids or tokens to rows with ndpp.Model.TokenVocab, built once per
-// model).
+// model). Its JSON form is JSONRequest, whose items are the model's tokens;
+// a Request itself refuses to be decoded from JSON.
 type Request struct {
 	// Candidates are the items to choose from: non-empty, model rows in
 	// range or IDs of NewItems, distinct. Their order breaks ties (the earlier candidate wins).
-	Candidates []int `json:"candidates"`
+	Candidates []int
 	// NewItems are items outside the model, given by their vectors (v, b
 	// — nil when the model has B = V — and δ, 0 without a diagonal), that
 	// Candidates may name by their ID: IDs distinct and ≥ the model's n
@@ -26,13 +27,13 @@ type Request struct {
 	// ndpp.ItemCheck validates vector items (shape, finite values, the
 	// scale bound that keeps kernel entries finite). They cannot be shown
 	// items.
-	NewItems []ndpp.Item `json:"new_items,omitempty"`
+	NewItems []ndpp.Item
 	// Quality, when not nil, holds a score qᵢ ≥ 0 per candidate (finite,
 	// in the order of Candidates): the kernel becomes diag(q)·L·diag(q), so
 	// a candidate's gain is multiplied by qᵢ². A candidate with qᵢ² = 0
 	// (qᵢ = 0, or so small that qᵢ² underflows) is never chosen, nor is one
 	// whose gain overflows.
-	Quality []float64 `json:"quality,omitempty"`
+	Quality []float64
 	// Relevance, when not nil, holds a relevance score rᵢ per candidate
 	// (finite, in the order of Candidates), turned into quality by Chen et
 	// al.'s (2018) trade-off knob Theta: qᵢ = exp(α·(rᵢ − r_max)) with
@@ -46,21 +47,21 @@ type Request struct {
 	// θ → 1): the result is that of Quality = q. A candidate whose qᵢ²
 	// underflows to 0 (α(rᵢ − r_max) below about −373) is never chosen. Relevance
 	// and Quality cannot both be given.
-	Relevance []float64 `json:"relevance,omitempty"`
+	Relevance []float64
 	// Theta ∈ [0, 1] is the relevance–diversity knob of Relevance (it
 	// needs Relevance unless 0).
-	Theta float64 `json:"theta,omitempty"`
+	Theta float64
 	// Shown are items already shown to the user, oldest first (in range,
 	// distinct; they need not be candidates). The gains are conditioned on
 	// them, and a candidate that was shown is never chosen.
-	Shown []int `json:"shown,omitempty"`
+	Shown []int
 	// Attributes holds, per attribute name, one value per candidate (in
 	// the order of Candidates), for Constraints.
-	Attributes map[string][]string `json:"attributes,omitempty"`
+	Attributes map[string][]string
 	// ShownAttributes holds, per attribute name (one of Attributes), one
 	// value per shown item (in the order of Shown); a shown item without
 	// a value counts toward no constraint.
-	ShownAttributes map[string][]string `json:"shown_attributes,omitempty"`
+	ShownAttributes map[string][]string
 	// Constraints limit repeated attribute values in the list (see
 	// Constraint). Each step chooses the candidate with the largest gain
 	// among those that may come next without breaking a constraint (given
@@ -71,30 +72,30 @@ type Request struct {
 	// replaces), and the polished list keeps that order. With Theta = 1
 	// (and for DegradedGreedy), each position takes the first candidate
 	// in relevance order that may come next.
-	Constraints []Constraint `json:"constraints,omitempty"`
+	Constraints []Constraint
 	// K is the number of items to choose, 1 ≤ K ≤ len(Candidates).
-	K int `json:"k"`
+	K int
 	// Window, when positive, conditions each choice on the last Window
 	// items of Shown followed by the items chosen so far (sliding-window
 	// greedy); 0 conditions on all of them.
-	Window int `json:"window,omitempty"`
+	Window int
 	// Polish, without a window, improves the greedy result by local
 	// search over single and pair swaps (stream.LocalSearch) on L′
 	// conditioned on the shown items: the result is then a (1 + ε)-local
 	// optimum of det L′ given them, within a pool of pair-swap candidates,
 	// never below the greedy's value. It allocates per request (a model of
 	// the candidates and an oracle), unlike the greedy path.
-	Polish bool `json:"polish,omitempty"`
+	Polish bool
 	// PolishEps is the local search's ε (0: stream.DefaultLocalSearchEps):
 	// a swap is applied when it multiplies the determinant by more than
 	// 1 + ε.
-	PolishEps float64 `json:"polish_eps,omitempty"`
+	PolishEps float64
 	// PolishPool is the number of candidates among which pair swaps are
 	// searched (0: DefaultPolishPool; 1: single swaps only; at most
 	// MaxPolishPool). A pair round costs about P²·K²/4 determinant ratios
 	// for a pool of P, which dominates the polish at large K (see
 	// PolishMaxRatios).
-	PolishPool int `json:"polish_pool,omitempty"`
+	PolishPool int
 	// PolishMaxRatios bounds the determinant ratios the polish may
 	// evaluate (0: DefaultPolishMaxRatios; stream.LocalSearchOptions'
 	// MaxEvals). The cost model: a single-swap sweep evaluates about K·N
@@ -106,7 +107,7 @@ type Request struct {
 	// when K nears the kernel's rank) O(K²·(K + d)), counted as K² ratios.
 	// When the budget is spent, the polish stops with the best set found
 	// so far (never below the greedy's) and Result.PolishCapped is set.
-	PolishMaxRatios int64 `json:"polish_max_ratios,omitempty"`
+	PolishMaxRatios int64
 	// Degrade lets Rerank answer when ctx's deadline passes before the
 	// work is done, with the best result reached and Result.Degraded set
 	// (see Rerank). Without it, or when ctx is cancelled rather than timed
@@ -114,7 +115,7 @@ type Request struct {
 	// polish that may degrade stops its search early by the estimated
 	// time of what follows it (ordering the set, and the fresh LU the
 	// search may be in), so that the answer comes by the deadline.
-	Degrade bool `json:"degrade,omitempty"`
+	Degrade bool
 }
 
 // Defaults and bounds of the polish.
@@ -196,8 +197,10 @@ type Result struct {
 // RequestError is a request that cannot be served, naming the field
 // ("candidates", "quality", "relevance", "theta", "shown", "k", "window",
 // "attributes", "shown_attributes", "constraints", "polish_eps",
-// "polish_pool" or "polish_max_ratios") and, for an entry of
-// a list, its position (Index ≥ 0; −1 otherwise).
+// "polish_pool" or "polish_max_ratios"; in the errors of
+// JSONRequest.Request, the path of the entry in the JSON form, such as
+// "attributes.brand" or "new_items[2].id") and, for an entry of a list,
+// its position (Index ≥ 0; −1 otherwise).
 type RequestError struct {
 	Field  string
 	Index  int

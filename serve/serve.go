@@ -577,10 +577,6 @@ func (sm *servedModel) rows(field string, items []json.RawMessage, dst []int) ([
 	return rows, nil
 }
 
-// tokenRow returns the model row of an item token (Model.Row: a
-// vocabulary token, else the decimal text of an id or of a row).
-func (sm *servedModel) tokenRow(tok string) (int, bool) { return sm.m.Row(tok) }
-
 type scoreRequest struct {
 	Baskets [][]json.RawMessage `json:"baskets"`
 }
@@ -719,43 +715,6 @@ func (s *Handler) recommend(sm *servedModel, r *http.Request) (any, *apiError) {
 	return recommendBatch{Results: out}, nil
 }
 
-type rerankRequest struct {
-	Candidates []json.RawMessage `json:"candidates"`
-	K          *int              `json:"k"`
-	Quality    []json.RawMessage `json:"quality"`
-	Relevance  []float64         `json:"relevance"` // with theta: rerank.Request.Relevance
-	Theta      float64           `json:"theta"`
-	// Attributes and ShownAttributes: per name, one value (a string or
-	// an integer) per candidate / shown item; Constraints over them.
-	Attributes      map[string][]json.RawMessage `json:"attributes"`
-	ShownAttributes map[string][]json.RawMessage `json:"shown_attributes"`
-	Constraints     []rerank.Constraint          `json:"constraints"`
-	// NewItems are items outside the model that candidates may name.
-	NewItems        []rerankNewItem   `json:"new_items"`
-	Shown           []json.RawMessage `json:"shown"`
-	Window          int               `json:"window"`
-	Polish          bool              `json:"polish"`
-	PolishEps       float64           `json:"polish_eps"`
-	PolishPool      int               `json:"polish_pool"`
-	PolishMaxRatios int64             `json:"polish_max_ratios"` // 0: --max-polish-ratios
-	// TimeoutMs is the request's deadline in milliseconds (absent or 0:
-	// --rerank-timeout; at most --max-rerank-timeout).
-	TimeoutMs int64 `json:"timeout_ms"`
-	// Degrade (default true) answers at the deadline with the best result
-	// reached and "degraded" set; false answers 503 instead.
-	Degrade *bool `json:"degrade"`
-}
-
-// rerankNewItem is an item given by its vectors: an id like the model's
-// items (a string or an integer, not one of the model's), v, b (absent for
-// a model with B = V) and δ (absent or 0 without a diagonal).
-type rerankNewItem struct {
-	ID    json.RawMessage `json:"id"`
-	V     []float64       `json:"v"`
-	B     []float64       `json:"b"`
-	Delta float64         `json:"delta"`
-}
-
 type rerankResponse struct {
 	Items        []json.RawMessage `json:"items"`
 	Gains        []float64         `json:"gains"`
@@ -767,7 +726,7 @@ type rerankResponse struct {
 }
 
 func (s *Handler) rerank(sm *servedModel, r *http.Request) (any, *apiError) {
-	var req rerankRequest
+	var req rerank.JSONRequest
 	if aerr := decodeBody(r, &req); aerr != nil {
 		return nil, aerr
 	}
@@ -794,77 +753,16 @@ func (s *Handler) rerank(sm *servedModel, r *http.Request) (any, *apiError) {
 	case req.PolishPool > s.lim.MaxPolishPool:
 		return nil, badField("polish_pool", "%d; want 0 ≤ polish_pool ≤ %d (--max-polish-pool)", req.PolishPool, s.lim.MaxPolishPool)
 	}
-	rq := rerank.Request{K: *req.K, Window: req.Window, Polish: req.Polish, PolishEps: req.PolishEps, PolishPool: req.PolishPool,
-		PolishMaxRatios: req.PolishMaxRatios, Degrade: req.Degrade == nil || *req.Degrade, Relevance: req.Relevance, Theta: req.Theta}
+	rq, err := req.Request(sm.m)
+	if err != nil {
+		return nil, requestError(err)
+	}
 	if rq.PolishMaxRatios == 0 {
 		rq.PolishMaxRatios = s.lim.MaxPolishRatios
 	}
-	var aerr *apiError
-	if rq.Attributes, aerr = attributeValues("attributes", req.Attributes); aerr != nil {
-		return nil, aerr
-	}
-	if rq.ShownAttributes, aerr = attributeValues("shown_attributes", req.ShownAttributes); aerr != nil {
-		return nil, aerr
-	}
-	rq.Constraints = req.Constraints
 	timeout := s.lim.RerankTimeout
 	if req.TimeoutMs > 0 {
 		timeout = time.Duration(req.TimeoutMs) * time.Millisecond
-	}
-	var newTok map[string]int // new item token → its id in rq (n + index)
-	if len(req.NewItems) > 0 {
-		n := sm.m.N()
-		newTok = make(map[string]int, len(req.NewItems))
-		rq.NewItems = make([]ndpp.Item, len(req.NewItems))
-		for i, ni := range req.NewItems {
-			f := fmt.Sprintf("new_items[%d].id", i)
-			tok, ok := jsonitem.Text(ni.ID)
-			if !ok {
-				return nil, badField(f, "%s is not an item id (a JSON string or integer)", jsonitem.Truncate(string(ni.ID)))
-			}
-			if _, clash := sm.tokenRow(tok); clash {
-				return nil, badField(f, "%q is one of the model's items", jsonitem.Truncate(tok))
-			}
-			if j, dup := newTok[tok]; dup {
-				return nil, badField(f, "%q repeats new_items[%d]", jsonitem.Truncate(tok), j-n)
-			}
-			newTok[tok] = n + i
-			rq.NewItems[i] = ndpp.Item{ID: n + i, V: ni.V, B: ni.B, Delta: ni.Delta}
-		}
-		rq.Candidates = make([]int, len(req.Candidates))
-		for i, raw := range req.Candidates {
-			tok, ok := jsonitem.Text(raw)
-			if !ok {
-				return nil, badField(fmt.Sprintf("candidates[%d]", i), "%s is not an item (a JSON string or integer)", jsonitem.Truncate(string(raw)))
-			}
-			if id, isNew := newTok[tok]; isNew {
-				rq.Candidates[i] = id
-			} else if row, known := sm.tokenRow(tok); known {
-				rq.Candidates[i] = row
-			} else {
-				return nil, badField(fmt.Sprintf("candidates[%d]", i), "unknown item %q", jsonitem.Truncate(tok))
-			}
-		}
-	} else if rq.Candidates, aerr = sm.rows("candidates", req.Candidates, nil); aerr != nil {
-		return nil, aerr
-	}
-	if rq.Shown, aerr = sm.rows("shown", req.Shown, nil); aerr != nil {
-		return nil, aerr
-	}
-	if req.Quality != nil {
-		rq.Quality = make([]float64, len(req.Quality))
-		for i, raw := range req.Quality {
-			if len(raw) > 0 && raw[0] == '"' {
-				var str string
-				_ = json.Unmarshal(raw, &str)
-				return nil, badField(fmt.Sprintf("quality[%d]", i), "%q is a string; want a finite number ≥ 0", jsonitem.Truncate(str))
-			}
-			q, err := strconv.ParseFloat(string(raw), 64)
-			if err != nil || !(q >= 0) || math.IsInf(q, 0) {
-				return nil, badField(fmt.Sprintf("quality[%d]", i), "%s; want a finite number ≥ 0", jsonitem.Truncate(string(raw)))
-			}
-			rq.Quality[i] = q
-		}
 	}
 	// The client's context (a client that goes away stops the work) with
 	// the request's deadline, counted from its arrival: a request that
@@ -876,14 +774,9 @@ func (s *Handler) rerank(sm *servedModel, r *http.Request) (any, *apiError) {
 	defer s.ws.Put(ws)
 	res, err := ws.Rerank(ctx, sm.m, rq)
 	if err != nil {
-		var re *rerank.RequestError
 		switch {
-		case errors.As(err, &re):
-			f := re.Field
-			if re.Index >= 0 {
-				f = fmt.Sprintf("%s[%d]", re.Field, re.Index)
-			}
-			return nil, badField(f, "%s", re.Reason)
+		case errors.As(err, new(*rerank.RequestError)):
+			return nil, requestError(err)
 		case errors.Is(err, context.DeadlineExceeded):
 			return nil, &apiError{code: http.StatusServiceUnavailable, field: "timeout_ms",
 				msg: fmt.Sprintf("not done within %v and degrade is false", timeout)}
@@ -910,31 +803,18 @@ func (s *Handler) rerank(sm *servedModel, r *http.Request) (any, *apiError) {
 	return out, nil
 }
 
-// attributeValues turns JSON attribute values (strings or integers) into
-// the strings rerank compares: a string s as "s" + s, an integer as "i" +
-// its decimal digits (so that "3" and 3 differ).
-func attributeValues(field string, in map[string][]json.RawMessage) (map[string][]string, *apiError) {
-	if in == nil {
-		return nil, nil
+// requestError is the 400 of a *rerank.RequestError in err, naming its
+// field (and the position in it).
+func requestError(err error) *apiError {
+	var re *rerank.RequestError
+	if !errors.As(err, &re) {
+		return &apiError{code: http.StatusInternalServerError, msg: err.Error()}
 	}
-	out := make(map[string][]string, len(in))
-	for name, raws := range in {
-		vals := make([]string, len(raws))
-		for i, raw := range raws {
-			var str string
-			if json.Unmarshal(raw, &str) == nil {
-				vals[i] = "s" + str
-				continue
-			}
-			n, err := strconv.ParseInt(string(raw), 10, 64)
-			if err != nil {
-				return nil, badField(fmt.Sprintf("%s.%s[%d]", field, name, i), "%s; want a string or an integer", jsonitem.Truncate(string(raw)))
-			}
-			vals[i] = "i" + strconv.FormatInt(n, 10)
-		}
-		out[name] = vals
+	f := re.Field
+	if re.Index >= 0 {
+		f = fmt.Sprintf("%s[%d]", re.Field, re.Index)
 	}
-	return out, nil
+	return badField(f, "%s", re.Reason)
 }
 
 type modelInfo struct {
