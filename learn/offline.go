@@ -14,6 +14,7 @@ import (
 	"github.com/ndpp-go/ndpp/blas"
 	"github.com/ndpp-go/ndpp/learn/internal/exactnorm"
 	"github.com/ndpp-go/ndpp/ndpp"
+	"github.com/ndpp-go/ndpp/ndpp/baskets"
 )
 
 // TracePoint is one point of a learning curve: the negative of the
@@ -194,22 +195,11 @@ func (opt OfflineOptions) validate() error {
 	return nil
 }
 
-// checkBaskets validates baskets against n items.
-func checkBaskets(name string, baskets [][]int, n int) error {
-	for bi, s := range baskets {
-		if len(s) == 0 {
-			return fmt.Errorf("learn: %s basket %d is empty", name, bi)
-		}
-		for p, it := range s {
-			if it < 0 || it >= n {
-				return fmt.Errorf("learn: %s basket %d: item %d out of range [0, %d)", name, bi, it, n)
-			}
-			for q := 0; q < p; q++ {
-				if s[q] == it {
-					return fmt.Errorf("learn: %s basket %d: duplicate item %d", name, bi, it)
-				}
-			}
-		}
+// checkBaskets validates baskets against n items (baskets.Check), naming
+// the set in the error.
+func checkBaskets(name string, b [][]int, n int) error {
+	if err := baskets.Check(b, n); err != nil {
+		return fmt.Errorf("learn: %s %w", name, err)
 	}
 	return nil
 }
