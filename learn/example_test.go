@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/ndpp-go/ndpp/eval"
 	"github.com/ndpp-go/ndpp/learn"
 )
 
@@ -32,7 +33,7 @@ func ExampleTrainOnline() {
 	if err != nil {
 		panic(err)
 	}
-	m, err := learn.Evaluate(context.Background(), res.Model, test, learn.EvalOptions{Seed: 1})
+	m, err := eval.Evaluate(context.Background(), res.Model, test, eval.Options{Seed: 1})
 	if err != nil {
 		panic(err)
 	}
@@ -49,13 +50,13 @@ func ExampleTrainOffline() {
 	if err != nil {
 		panic(err)
 	}
-	m, err := learn.Evaluate(context.Background(), res.Model, test, learn.EvalOptions{Seed: 1})
+	m, err := eval.Evaluate(context.Background(), res.Model, test, eval.Options{Seed: 1})
 	if err != nil {
 		panic(err)
 	}
 	// The simplest models that could win: popularity for ranking, the
 	// independent-items model for likelihood.
-	base, err := learn.Baselines(context.Background(), train, test, 20, learn.EvalOptions{Seed: 1})
+	base, err := eval.Baselines(context.Background(), train, test, 20, eval.Options{Seed: 1})
 	if err != nil {
 		panic(err)
 	}

@@ -19,7 +19,7 @@ import (
 
 // TracePoint is one point of a learning curve: the negative of the
 // learners' objective, −(mean log det(L_S + εI) − log det(L + I)) (see
-// LogLikelihoodEps), on the trace baskets after Seconds of training (time spent
+// eval.LogLikelihoodEps), on the trace baskets after Seconds of training (time spent
 // computing the trace itself excluded) and Baskets processed.
 type TracePoint struct {
 	Seconds float64 `json:"seconds"`
@@ -46,7 +46,7 @@ type OfflineOptions struct {
 	// LowRank fits Gartrell et al.'s kernel L = VᵀV + BᵀCB. By default the
 	// kernel has a learned diagonal, L = Δ + VᵀV + BᵀCB (see Params), with
 	// θ = log δ started at the independent-items model of the training
-	// counts (δᵢ = (cᵢ + 1)/(m − cᵢ + 1), see Independent).
+	// counts (δᵢ = (cᵢ + 1)/(m − cᵢ + 1), see eval.Independent).
 	LowRank bool
 	Seed    uint64
 	Init    InitOptions
@@ -425,7 +425,7 @@ func newTrainerCounts(p *Params, counts []float64, m int, opt OfflineOptions) *o
 }
 
 // initTheta starts the diagonal at the independent-items model of the
-// training counts: δᵢ = pᵢ/(1 − pᵢ), pᵢ = (cᵢ + 1)/(m + 2) (Independent).
+// training counts: δᵢ = pᵢ/(1 − pᵢ), pᵢ = (cᵢ + 1)/(m + 2) (eval.Independent).
 func (tr *offlineTrainer) initTheta() {
 	m := float64(tr.m)
 	p, d := tr.p, tr.p.Dim

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/ndpp-go/ndpp/eval"
 	"github.com/ndpp-go/ndpp/internal/f64"
 	"github.com/ndpp-go/ndpp/learn/internal/exactnorm"
 	"github.com/ndpp-go/ndpp/ndpp"
@@ -727,7 +728,7 @@ func (o *Online) Model(opts ...ndpp.Option) (*ndpp.Model, error) {
 }
 
 // Independent returns the independent-items model of the baskets seen so
-// far (learn.Independent of them) over the item ids 0…n−1: the baseline
+// far (eval.Independent of them) over the item ids 0…n−1: the baseline
 // beside the learned model, from the learner's running counts.
 func (o *Online) Independent(n int) (*ndpp.Model, error) {
 	if n <= 0 {
@@ -740,7 +741,7 @@ func (o *Online) Independent(n int) (*ndpp.Model, error) {
 		}
 		counts[id] = o.mu(r)
 	}
-	return independentModel(counts, float64(o.pos))
+	return eval.IndependentOfCounts(counts, o.pos)
 }
 
 // ModelOver returns the current model over the item ids 0…n−1, row i for

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndpp-go/ndpp/blas"
+	"github.com/ndpp-go/ndpp/eval"
 	"github.com/ndpp-go/ndpp/ndpp/baskets"
 )
 
@@ -397,11 +398,11 @@ func TestOnlineLearns(t *testing.T) {
 			require.NoError(t, err)
 			m0, err := o.Model()
 			require.NoError(t, err)
-			e0, err := Evaluate(context.Background(), m0, test, EvalOptions{})
+			e0, err := eval.Evaluate(context.Background(), m0, test, eval.Options{})
 			require.NoError(t, err)
 			res, err := o.Run(context.Background(), SliceSource(train), OnlineRun{TraceSet: test, TraceEvery: 1200})
 			require.NoError(t, err)
-			e1, err := Evaluate(context.Background(), res.Model, test, EvalOptions{}) // the trace's convention (ε)
+			e1, err := eval.Evaluate(context.Background(), res.Model, test, eval.Options{}) // the trace's convention (ε)
 			require.NoError(t, err)
 			name := fmt.Sprintf("norm=%v opt=%v", norm, optim)
 			if norm == NormExact {
@@ -417,7 +418,7 @@ func TestOnlineLearns(t *testing.T) {
 	require.Greater(t, ll["exactadam"], ll["basketadam"])
 	// The default learner (diagonal, exact normaliser, Adam) beats the
 	// simplest models that could win.
-	base, err := Baselines(context.Background(), train, test, 40, EvalOptions{})
+	base, err := eval.Baselines(context.Background(), train, test, 40, eval.Options{})
 	require.NoError(t, err)
 	require.Greater(t, ll["exactadam"], base.TestLLEps, "LL above independent items")
 	require.Greater(t, mpr["exactadam"], base.MPRMicro, "MPR above popularity")

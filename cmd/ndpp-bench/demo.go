@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ndpp-go/ndpp/blas"
+	"github.com/ndpp-go/ndpp/eval"
 	"github.com/ndpp-go/ndpp/internal/outfile"
 	"github.com/ndpp-go/ndpp/learn"
 	"github.com/ndpp-go/ndpp/ndpp"
@@ -238,15 +239,15 @@ func (f *demoFlags) learn(ctx context.Context, train, val, test [][]int, n int, 
 		return nil, nil, nil, fmt.Errorf("offline learning: %w", err)
 	}
 	logf("offline learning: %.1f passes in %.2fs", off.Passes, off.Seconds)
-	base, err := learn.Baselines(ctx, train, test, n, learn.EvalOptions{Seed: f.seed})
+	base, err := eval.Baselines(ctx, train, test, n, eval.Options{Seed: f.seed})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("evaluating the baselines: %w", err)
 	}
-	cooc, err := learn.CooccurrenceBaseline(ctx, train, test, n, learn.EvalOptions{Seed: f.seed, MaxMemory: f.g.budget.Bytes})
+	cooc, err := eval.CooccurrenceBaseline(ctx, train, test, n, eval.Options{Seed: f.seed, MaxMemory: f.g.budget.Bytes})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("evaluating the co-occurrence baseline: %w", f.g.budget.Rename(err))
 	}
-	lc, err := learn.LatentClassBaseline(ctx, train, test, n, learn.EvalOptions{Seed: f.seed, MaxMemory: f.g.budget.Bytes})
+	lc, err := eval.LatentClassBaseline(ctx, train, test, n, eval.Options{Seed: f.seed, MaxMemory: f.g.budget.Bytes})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("evaluating the latent class baseline: %w", f.g.budget.Rename(err))
 	}
@@ -254,7 +255,7 @@ func (f *demoFlags) learn(ctx context.Context, train, val, test [][]int, n int, 
 		mode string
 		res  *learn.Result
 	}{{"online", on}, {"offline", off}} {
-		met, err := learn.Evaluate(ctx, r.res.Model, test, learn.EvalOptions{Seed: f.seed})
+		met, err := eval.Evaluate(ctx, r.res.Model, test, eval.Options{Seed: f.seed})
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("evaluating the %s model: %w", r.mode, err)
 		}
@@ -362,7 +363,7 @@ func (f *demoFlags) infer(ctx context.Context, m *ndpp.Model, logf func(string, 
 }
 
 func printDemoTables(w io.Writer, f demoFlags, learnRows []metricsJSON, inferRows []demoInferRow) {
-	fmt.Fprintf(w, "Learning (d = %d; test metrics, paper protocol; baseline: independent items' LL, popularity's ranking; co-occurrence: ranking by item co-occurrence; latent class: a mixture of %d independent-items models)\n", f.d, learn.DefaultLatentClasses)
+	fmt.Fprintf(w, "Learning (d = %d; test metrics, paper protocol; baseline: independent items' LL, popularity's ranking; co-occurrence: ranking by item co-occurrence; latent class: a mixture of %d independent-items models)\n", f.d, eval.DefaultLatentClasses)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "mode\tseconds\ttest LL\tMPR\tAUC\tPrec@5\t")
 	for _, r := range learnRows {

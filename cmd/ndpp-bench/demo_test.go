@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ndpp-go/ndpp/learn"
+	"github.com/ndpp-go/ndpp/eval"
 	"github.com/ndpp-go/ndpp/ndpp/baskets"
 	"github.com/ndpp-go/ndpp/ndpp/npz"
 )
@@ -88,7 +88,7 @@ func checkDemoModelMapsTokens(t *testing.T, path string) {
 
 	rows, err := baskets.ReadFile(subset, baskets.LineOptions{Base: 1, N: m.N()})
 	require.NoError(t, err)
-	want, err := learn.Evaluate(context.Background(), m, rows, learn.EvalOptions{Seed: 1, Key: sortKeys(m.TokenVocab())})
+	want, err := eval.Evaluate(context.Background(), m, rows, eval.Options{Seed: 1, Key: sortKeys(m.TokenVocab())})
 	require.NoError(t, err)
 	require.Equal(t, want.TestLLEps, *got.TestLLEps)
 	require.Equal(t, want.AUC, *got.AUC)

@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ndpp-go/ndpp/eval"
 	"github.com/ndpp-go/ndpp/internal/outfile"
-	"github.com/ndpp-go/ndpp/learn"
 )
 
 func init() {
@@ -67,25 +67,25 @@ func runEval(e *env, args []string) error {
 	}
 	start := time.Now()
 	keys := sortKeys(voc)
-	met, err := learn.Evaluate(e.context(), m, baskets, learn.EvalOptions{Seed: f.seed, Key: keys, Workers: f.g.threads})
+	met, err := eval.Evaluate(e.context(), m, baskets, eval.Options{Seed: f.seed, Key: keys, Workers: f.g.threads})
 	if err != nil {
 		return err
 	}
 	secs := time.Since(start).Seconds()
-	var base, cooc, lc *learn.Metrics
+	var base, cooc, lc *eval.Metrics
 	if f.train != "" {
 		train, err := f.bf.read(f.train, e.stdin, voc, false, m.N())
 		if err != nil {
 			return err
 		}
-		opt := learn.EvalOptions{Seed: f.seed, Key: keys, Workers: f.g.threads, MaxMemory: f.g.budget.Bytes}
-		if base, err = learn.Baselines(e.context(), train, baskets, m.N(), opt); err != nil {
+		opt := eval.Options{Seed: f.seed, Key: keys, Workers: f.g.threads, MaxMemory: f.g.budget.Bytes}
+		if base, err = eval.Baselines(e.context(), train, baskets, m.N(), opt); err != nil {
 			return err
 		}
-		if cooc, err = learn.CooccurrenceBaseline(e.context(), train, baskets, m.N(), opt); err != nil {
+		if cooc, err = eval.CooccurrenceBaseline(e.context(), train, baskets, m.N(), opt); err != nil {
 			return f.g.budget.Rename(err)
 		}
-		if lc, err = learn.LatentClassBaseline(e.context(), train, baskets, m.N(), opt); err != nil {
+		if lc, err = eval.LatentClassBaseline(e.context(), train, baskets, m.N(), opt); err != nil {
 			return f.g.budget.Rename(err)
 		}
 	}
