@@ -67,11 +67,11 @@ func independentModel(counts []float64, m float64) (*ndpp.Model, error) {
 	return ndpp.NewFromRows(n, 1, make([]float64, n), nil, []float64{0}, ndpp.WithDiag(delta))
 }
 
-// Baselines evaluates the independent-items model of train (Independent) on
-// test with Evaluate: its MPR, Prec@k and AUC are the popularity
-// baseline's, its TestLL and TestLLEps the independent-items
+// IndependentBaseline evaluates the independent-items model of train
+// (Independent) on test with Evaluate: its MPR, Prec@k and AUC are the
+// popularity baseline's, its TestLL and TestLLEps the independent-items
 // log-likelihoods. ctx is as for Evaluate.
-func Baselines(ctx context.Context, train, test [][]int, n int, opt Options) (*Metrics, error) {
+func IndependentBaseline(ctx context.Context, train, test [][]int, n int, opt Options) (*Metrics, error) {
 	m, err := Independent(train, n)
 	if err != nil {
 		return nil, err

@@ -71,7 +71,7 @@ func TestIndependentIsTheProductModel(t *testing.T) {
 	}
 	require.InDelta(t, 100*mean(pr), met.MPRMicro, 1e-9)
 
-	b, err := Baselines(context.Background(), train, test, n, Options{Seed: 1, Eps: -1})
+	b, err := IndependentBaseline(context.Background(), train, test, n, Options{Seed: 1, Eps: -1})
 	require.NoError(t, err)
 	require.Equal(t, met, b)
 }

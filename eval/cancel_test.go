@@ -35,7 +35,7 @@ func plantedBaskets(n, count int, seed uint64) [][]int {
 	return out
 }
 
-// TestEvaluateCancel checks that Evaluate and Baselines stop with an error
+// TestEvaluateCancel checks that Evaluate and IndependentBaseline stop with an error
 // wrapping context.Canceled.
 func TestEvaluateCancel(t *testing.T) {
 	train, test := plantedBaskets(30, 200, 4), plantedBaskets(30, 100, 5)
@@ -45,7 +45,7 @@ func TestEvaluateCancel(t *testing.T) {
 	require.NoError(t, err)
 	_, err = Evaluate(ctx, m, test, Options{Seed: 1})
 	require.ErrorIs(t, err, context.Canceled)
-	_, err = Baselines(ctx, train, test, 30, Options{Seed: 1})
+	_, err = IndependentBaseline(ctx, train, test, 30, Options{Seed: 1})
 	require.ErrorIs(t, err, context.Canceled)
 	// Cancelled within the test baskets' log-likelihoods (their second
 	// chunk), before the ranking starts.

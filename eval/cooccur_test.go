@@ -209,7 +209,7 @@ func TestCooccurrenceBaselineMatchesCounter(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, want.MPR, got.MPR)
 	require.Equal(t, want.Prec10Micro, got.Prec10Micro)
-	pop, err := Baselines(context.Background(), train, test, n, Options{})
+	pop, err := IndependentBaseline(context.Background(), train, test, n, Options{})
 	require.NoError(t, err)
 	require.Greater(t, got.MPR, pop.MPR)
 }

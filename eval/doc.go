@@ -37,8 +37,9 @@
 // log δᵢ per item, it follows the spread of sizes within the buckets as
 // much as the model, and AUCPaired compares each basket with its own random
 // basket only. Standard errors over the test baskets come with TestLL, TestLLEps, MPR
-// and AUCPaired. Baselines evaluates the independent-items model of the training
-// baskets the same way: its conditional gains rank items by popularity.
+// and AUCPaired. IndependentBaseline evaluates the independent-items model
+// of the training baskets the same way: its conditional gains rank items by
+// popularity.
 //
 // The co-occurrence baseline (Cooccurrence, CooccurrenceBaseline) ranks the
 // held-out item by how often each candidate j appeared with the rest Y of
@@ -66,13 +67,23 @@
 // (docs/math.md, "What a conditional gain can express"), where the counts
 // add up.
 //
+// # A model beside the baselines (Compare)
+//
+// Compare evaluates models and, on the same test baskets, the baselines
+// their training data allows: the independent-items model (popularity's
+// ranking), co-occurrence and the latent class model from the training
+// baskets, or, for a training stream that was not kept, the
+// independent-items model and the co-occurrence counts kept as it went by
+// (Training). It is the one call of every command that reports a model
+// beside the baselines.
+//
 // CheckDiverged refuses a learned model whose training diverged: its kernel
 // overflows, or its log-likelihood on held-out baskets is far below the
 // independent-items model's.
 //
 // # Cancellation
 //
-// Evaluate, Baselines, Cooccurrence.Evaluate, CooccurrenceBaseline,
+// Compare, Evaluate, IndependentBaseline, Cooccurrence.Evaluate, CooccurrenceBaseline,
 // FitLatentClass, LatentClass.Evaluate, LatentClassBaseline, LogDetsEps,
 // LogLikelihoodEps and CheckDiverged take a context.Context: they check it
 // every chunk of 32 baskets scored for a log-likelihood, every chunk of

@@ -56,7 +56,7 @@ func ExampleTrainOffline() {
 	}
 	// The simplest models that could win: popularity for ranking, the
 	// independent-items model for likelihood.
-	base, err := eval.Baselines(context.Background(), train, test, 20, eval.Options{Seed: 1})
+	base, err := eval.IndependentBaseline(context.Background(), train, test, 20, eval.Options{Seed: 1})
 	if err != nil {
 		panic(err)
 	}

@@ -418,7 +418,7 @@ func TestOnlineLearns(t *testing.T) {
 	require.Greater(t, ll["exactadam"], ll["basketadam"])
 	// The default learner (diagonal, exact normaliser, Adam) beats the
 	// simplest models that could win.
-	base, err := eval.Baselines(context.Background(), train, test, 40, eval.Options{})
+	base, err := eval.IndependentBaseline(context.Background(), train, test, 40, eval.Options{})
 	require.NoError(t, err)
 	require.Greater(t, ll["exactadam"], base.TestLLEps, "LL above independent items")
 	require.Greater(t, mpr["exactadam"], base.MPRMicro, "MPR above popularity")

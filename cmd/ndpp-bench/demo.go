@@ -239,27 +239,16 @@ func (f *demoFlags) learn(ctx context.Context, train, val, test [][]int, n int, 
 		return nil, nil, nil, fmt.Errorf("offline learning: %w", err)
 	}
 	logf("offline learning: %.1f passes in %.2fs", off.Passes, off.Seconds)
-	base, err := eval.Baselines(ctx, train, test, n, eval.Options{Seed: f.seed})
+	cmp, err := eval.Compare(ctx, []*ndpp.Model{on.Model, off.Model}, test, eval.Training{Baskets: train},
+		eval.CompareOptions{Options: eval.Options{Seed: f.seed, MaxMemory: f.g.budget.Bytes}})
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("evaluating the baselines: %w", err)
+		return nil, nil, nil, fmt.Errorf("evaluating the models and the baselines: %w", f.g.budget.Rename(err))
 	}
-	cooc, err := eval.CooccurrenceBaseline(ctx, train, test, n, eval.Options{Seed: f.seed, MaxMemory: f.g.budget.Bytes})
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("evaluating the co-occurrence baseline: %w", f.g.budget.Rename(err))
-	}
-	lc, err := eval.LatentClassBaseline(ctx, train, test, n, eval.Options{Seed: f.seed, MaxMemory: f.g.budget.Bytes})
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("evaluating the latent class baseline: %w", f.g.budget.Rename(err))
-	}
-	for _, r := range []struct {
+	for i, r := range []struct {
 		mode string
 		res  *learn.Result
 	}{{"online", on}, {"offline", off}} {
-		met, err := eval.Evaluate(ctx, r.res.Model, test, eval.Options{Seed: f.seed})
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("evaluating the %s model: %w", r.mode, err)
-		}
-		row := toMetricsJSON(r.mode, f.d, met, base, cooc, lc, r.res.Seconds, r.res.Passes, r.res.Baskets)
+		row := toMetricsJSON(r.mode, f.d, cmp.Models[i], cmp, r.res.Seconds, r.res.Passes, r.res.Baskets)
 		row.ItemOrder = "ids" // rows are the file's integer ids (minus --base)
 		rows = append(rows, row)
 		for _, p := range r.res.Trace {

@@ -132,11 +132,10 @@ func num(x float64) *float64 {
 	return &x
 }
 
-// toMetricsJSON puts a model's metrics and, when base is not nil, the
-// baselines' (Baselines on the same split) and, when cooc and lc are not
-// nil, the co-occurrence and latent class baselines' into the output
-// record.
-func toMetricsJSON(mode string, d int, m, base, cooc, lc *eval.Metrics, seconds, passes float64, baskets int) metricsJSON {
+// toMetricsJSON puts a model's metrics and the baselines' evaluated beside
+// them (cmp; those that are nil are left out) into the output record.
+func toMetricsJSON(mode string, d int, m *eval.Metrics, cmp *eval.Comparison, seconds, passes float64, baskets int) metricsJSON {
+	base, cooc, lc := cmp.Independent, cmp.Cooccurrence, cmp.LatentClass
 	r := metricsJSON{Mode: mode, D: d, TestLL: num(m.TestLL), TestLLEps: num(m.TestLLEps), MPR: num(m.MPR), AUC: num(m.AUC),
 		Prec5: num(m.Prec5), Prec10: num(m.Prec10), MPRMicro: num(m.MPRMicro), AUCMicro: num(m.AUCMicro), AUCPaired: num(m.AUCPaired),
 		TestLLSE: num(m.TestLLSE), TestLLEpsSE: num(m.TestLLEpsSE), MPRSE: num(m.MPRSE), MPRMicroSE: num(m.MPRMicroSE), AUCPairedSE: num(m.AUCPairedSE),
@@ -557,41 +556,20 @@ func runLearn(e *env, args []string) error {
 	rss, rssOK := peakRSS()
 	n := voc.Len()
 	keys := sortKeys(voc)
-	evalOpt := eval.Options{Seed: f.seed, Key: keys, Workers: f.g.threads}
-	met, err := eval.Evaluate(e.context(), model, test, evalOpt)
+	// The baselines: of the training baskets (offline), or of what the
+	// online pass counted as the stream went by (no latent class model:
+	// the stream was not kept).
+	training := eval.Training{Baskets: train, Independent: baseModel, Cooccurrence: coCounts}
+	cmp, err := eval.Compare(e.context(), []*ndpp.Model{model}, test, training, eval.CompareOptions{
+		Options:        eval.Options{Seed: f.seed, Key: keys, Workers: f.g.threads, MaxMemory: f.g.budget.Bytes},
+		NoCooccurrence: !f.cooc, NoLatentClass: !f.latent})
 	if err != nil {
-		return err
+		return f.g.budget.Rename(err)
 	}
-	var base, lc *eval.Metrics
-	if baseModel == nil && f.latent {
-		lcOpt := evalOpt
-		lcOpt.MaxMemory = f.g.budget.Bytes
-		if lc, err = eval.LatentClassBaseline(e.context(), train, test, n, lcOpt); err != nil {
-			return f.g.budget.Rename(err)
-		}
-	}
-	if baseModel == nil {
-		if base, err = eval.Baselines(e.context(), train, test, n, evalOpt); err != nil {
-			return err
-		}
-		if f.cooc {
-			if coCounts, err = eval.CountCooccurrence(train, n, eval.DefaultCooccurPairs, f.g.budget.Bytes); err != nil {
-				return f.g.budget.Rename(err)
-			}
-		}
-	} else if base, err = eval.Evaluate(e.context(), baseModel, test, evalOpt); err != nil {
-		// The online learner counted the training baskets as they went by.
-		return err
-	}
-	var cooc *eval.Metrics
-	if coCounts != nil {
-		if cooc, err = coCounts.Evaluate(e.context(), test, n, eval.DefaultCooccurNorm, evalOpt); err != nil {
-			return err
-		}
-	}
-	if !f.g.quiet && coCounts != nil && coCounts.Evictions() > 0 {
+	met := cmp.Models[0]
+	if !f.g.quiet && cmp.CooccurrenceEvictions > 0 {
 		fmt.Fprintf(e.stderr, "learn: the co-occurrence baseline reached its budget of %d pairs (%d evictions): the rarest pairs are dropped, and its figures are lower than exact counts would give\n",
-			eval.DefaultCooccurPairs, coCounts.Evictions())
+			eval.DefaultCooccurPairs, cmp.CooccurrenceEvictions)
 	}
 	if !f.g.quiet {
 		rankNote(e, "learn", met, model)
@@ -623,7 +601,7 @@ func runLearn(e *env, args []string) error {
 		valLL = fmt.Sprintf("%.4f", res.ValLLEps)
 	}
 	extra := [][2]string{{"items", strconv.Itoa(n)}, {"validation log-likelihood, ε (objective)", valLL}}
-	r := toMetricsJSON(f.mode, model.D(), met, base, cooc, lc, res.Seconds, res.Passes, res.Baskets)
+	r := toMetricsJSON(f.mode, model.D(), met, cmp, res.Seconds, res.Passes, res.Baskets)
 	r.ItemOrder = itemOrder(voc, keys)
 	if rssOK {
 		r.PeakRSSBytes = &rss
