@@ -6,6 +6,21 @@
 // model was fitted; the learners (package learn) score their validation
 // baskets with its log-likelihoods.
 //
+// # Held-out baskets
+//
+// Every command that holds out baskets — ndpp-bench learn (online, as the
+// file streams by, and offline) and demo — holds them out by one rule,
+// baskets.HoldOut: seeded reservoir sampling over the baskets in the
+// file's order, nVal validation and nTest test baskets (300 and 2,000 by
+// default, as in the papers), every other basket a training basket, passed
+// on in the file's order apart from the reservoir's delays.
+// baskets.HoldOutSlice gives the same split of baskets in memory. The same
+// file and seed therefore give the same test baskets to learn and demo
+// (tested), and the figures of learn/RESULTS.md and learn/RANKING.md are of
+// this split. eval --train takes its training and test files as given, and
+// the Beam Learn pipeline trains on every basket it reads (it holds none
+// out). docs/math.md states the rule beside the metrics.
+//
 // # Log-likelihoods
 //
 // The log-likelihood of a basket is the model's own, log P(S) =

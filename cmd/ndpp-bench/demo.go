@@ -161,7 +161,9 @@ func runDemo(e *env, args []string) error {
 			n = max(n, i+1)
 		}
 	}
-	train, val, test, err := baskets.Split(data, f.nVal, f.nTest, f.seed)
+	// The hold-out rule of every command (package eval): the same file
+	// and seed hold out the same baskets as ndpp-bench learn.
+	train, val, test, err := baskets.HoldOutSlice(data, f.nVal, f.nTest, f.seed)
 	if err != nil {
 		return usagef("%v", err)
 	}
