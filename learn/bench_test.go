@@ -78,7 +78,7 @@ func BenchmarkOnlineVsOffline(b *testing.B) {
 	var off, on float64
 	for b.Loop() {
 		for seed := uint64(1); seed <= 3; seed++ {
-			train, val, _, err := baskets.Split(data, 300, 2000, seed)
+			train, val, _, err := baskets.HoldOutSlice(data, 300, 2000, seed)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -112,7 +112,7 @@ func BenchmarkOnlineVsOffline(b *testing.B) {
 func BenchmarkOnlinePass(b *testing.B) {
 	b.Run("data=apparel/d=30", func(b *testing.B) {
 		data, n := apparel(b)
-		train, _, _, err := baskets.Split(data, 300, 2000, 1)
+		train, _, _, err := baskets.HoldOutSlice(data, 300, 2000, 1)
 		if err != nil {
 			b.Fatal(err)
 		}

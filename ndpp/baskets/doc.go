@@ -39,8 +39,8 @@
 // other basket passed on once, so a one-pass learner can read a file larger
 // than memory or a pipe. HoldOutSlice gives the same split of in-memory
 // baskets, so online and offline learners are evaluated on the same
-// baskets. Split holds out by a seeded permutation of a slice. The papers
-// use 300 validation and 2000 test baskets.
+// baskets. It is the hold-out rule of every command (package eval). The
+// papers use 300 validation and 2000 test baskets.
 //
 // # References
 //
