@@ -23,7 +23,7 @@ import (
 func TestOnlineRunCancel(t *testing.T) {
 	baskets := plantedBaskets(50, 3500, 6)
 	opt := OnlineOptions{D: 4, Seed: 2, Schedule: Schedule{FactorEvery: 10, Lag: 7}}
-	whole, err := TrainOnline(context.Background(), SliceSource(baskets), opt, OnlineRun{})
+	whole, err := TrainOnline(context.Background(), sliceSource(baskets), opt, OnlineRun{})
 	require.NoError(t, err)
 
 	before := runtime.NumGoroutine()
@@ -31,7 +31,7 @@ func TestOnlineRunCancel(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	_, err = o.Run(ctx, SliceSource(baskets), OnlineRun{Progress: func(n int) {
+	_, err = o.Run(ctx, sliceSource(baskets), OnlineRun{Progress: func(n int) {
 		if n == 2*ProgressEvery {
 			cancel()
 		}
@@ -46,7 +46,7 @@ func TestOnlineRunCancel(t *testing.T) {
 	resumed, err := LoadOnline(&buf)
 	require.NoError(t, err)
 	for _, l := range []*Online{resumed, o} {
-		src := SliceSource(baskets)
+		src := sliceSource(baskets)
 		require.NoError(t, SkipBaskets(src, l.Position()))
 		res, err := l.Run(context.Background(), src, OnlineRun{})
 		require.NoError(t, err)
@@ -59,7 +59,7 @@ func TestOnlineRunCancel(t *testing.T) {
 	// A context done before the call: no basket is taken.
 	o, err = NewOnline(opt)
 	require.NoError(t, err)
-	_, err = o.Run(ctx, SliceSource(baskets), OnlineRun{})
+	_, err = o.Run(ctx, sliceSource(baskets), OnlineRun{})
 	require.ErrorIs(t, err, context.Canceled)
 	require.Zero(t, o.Position())
 	requireGoroutinesBack(t, before)
@@ -189,16 +189,16 @@ func TestOnlineRunCancelInTrace(t *testing.T) {
 	traceSet := plantedBaskets(40, 10*evalChunk, 8)
 	opt := OnlineOptions{D: 3, Seed: 4}
 	run := OnlineRun{TraceSet: traceSet, TraceEvery: ProgressEvery}
-	whole, err := TrainOnline(context.Background(), SliceSource(baskets), opt, run)
+	whole, err := TrainOnline(context.Background(), sliceSource(baskets), opt, run)
 	require.NoError(t, err)
 
 	o, err := NewOnline(opt)
 	require.NoError(t, err)
-	_, err = o.Run(ndpptest.CancelAfter(0), SliceSource(baskets), run)
+	_, err = o.Run(ndpptest.CancelAfter(0), sliceSource(baskets), run)
 	require.ErrorIs(t, err, context.Canceled)
 	require.Equal(t, int64(ProgressEvery), o.Position())
 
-	src := SliceSource(baskets)
+	src := sliceSource(baskets)
 	require.NoError(t, SkipBaskets(src, o.Position()))
 	res, err := o.Run(context.Background(), src, run)
 	require.NoError(t, err)

@@ -61,7 +61,7 @@
 //
 // # Online learner (Online, TrainOnline)
 //
-// One pass over any BasketSource (a file is streamed by a baskets.Reader,
+// One pass over any baskets.Source (a file is streamed by a baskets.Reader,
 // held-out baskets taken out of the stream by baskets.HoldOut); memory
 // O(nd + d²) whatever the number of baskets; the catalogue grows with the
 // distinct items seen (rows in order of first appearance, the ids kept).

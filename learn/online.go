@@ -11,30 +11,8 @@ import (
 	"github.com/ndpp-go/ndpp/internal/f64"
 	"github.com/ndpp-go/ndpp/learn/internal/exactnorm"
 	"github.com/ndpp-go/ndpp/ndpp"
+	"github.com/ndpp-go/ndpp/ndpp/baskets"
 )
-
-// BasketSource yields baskets one at a time; Next returns io.EOF at the end.
-// *baskets.Reader (package ndpp/baskets) satisfies it, so files are streamed, never loaded.
-type BasketSource interface {
-	Next() ([]int, error)
-}
-
-// SliceSource returns a BasketSource over in-memory baskets.
-func SliceSource(baskets [][]int) BasketSource { return &sliceSource{b: baskets} }
-
-type sliceSource struct {
-	b [][]int
-	i int
-}
-
-// Next returns the next basket or io.EOF.
-func (s *sliceSource) Next() ([]int, error) {
-	if s.i >= len(s.b) {
-		return nil, io.EOF
-	}
-	s.i++
-	return s.b[s.i-1], nil
-}
 
 // Normalizer selects the normaliser term of the online objective.
 type Normalizer int
@@ -887,9 +865,9 @@ func (o *Online) beginBasket(rows []int) {
 // SkipBaskets reads and discards k baskets from src (to resume a stream at
 // a checkpoint's Position). It returns io.ErrUnexpectedEOF if src has fewer.
 // A nil src panics.
-func SkipBaskets(src BasketSource, k int64) error {
+func SkipBaskets(src baskets.Source, k int64) error {
 	if src == nil {
-		panic("learn: SkipBaskets with a nil BasketSource")
+		panic("learn: SkipBaskets with a nil baskets.Source")
 	}
 	for i := int64(0); i < k; i++ {
 		if _, err := src.Next(); err != nil {

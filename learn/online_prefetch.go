@@ -2,9 +2,11 @@ package learn
 
 import (
 	"io"
+
+	"github.com/ndpp-go/ndpp/ndpp/baskets"
 )
 
-// prefetch reads a BasketSource ahead on a goroutine of its own, in
+// prefetch reads a baskets.Source ahead on a goroutine of its own, in
 // chunks of prefetchBaskets baskets (copied: a source may reuse the slice it
 // returns), up to prefetchChunks chunks ahead; next returns them in order,
 // then the source's error (io.EOF at the end).
@@ -30,7 +32,7 @@ const (
 	prefetchChunks  = 4
 )
 
-func newPrefetch(src BasketSource) *prefetch {
+func newPrefetch(src baskets.Source) *prefetch {
 	pf := &prefetch{out: make(chan *basketChunk, prefetchChunks), free: make(chan *basketChunk, prefetchChunks+2),
 		done: make(chan struct{})}
 	go pf.read(src)
@@ -40,7 +42,7 @@ func newPrefetch(src BasketSource) *prefetch {
 // read fills chunks from src until it returns an error or stop is called.
 // A panic in src.Next is handed to next, which panics with it on the
 // learner's goroutine, as src.Next called there would.
-func (pf *prefetch) read(src BasketSource) {
+func (pf *prefetch) read(src baskets.Source) {
 	defer close(pf.out)
 	for {
 		select {
@@ -81,7 +83,7 @@ func (pf *prefetch) read(src BasketSource) {
 
 // nextRecover calls src.Next and returns the value of a panic in it, if
 // any.
-func nextRecover(src BasketSource) (b []int, panicked any, err error) {
+func nextRecover(src baskets.Source) (b []int, panicked any, err error) {
 	defer func() { panicked = recover() }()
 	b, err = src.Next()
 	return b, nil, err

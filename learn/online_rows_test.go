@@ -81,7 +81,7 @@ func TestRunPrefetch(t *testing.T) {
 	opt := OnlineOptions{D: 6, Seed: 2}
 	ahead, err := TrainOnline(context.Background(), &reusingSource{b: data, err: io.EOF}, opt, OnlineRun{})
 	require.NoError(t, err)
-	direct, err := TrainOnline(context.Background(), SliceSource(data), opt, OnlineRun{MaxBaskets: int64(len(data))})
+	direct, err := TrainOnline(context.Background(), sliceSource(data), opt, OnlineRun{MaxBaskets: int64(len(data))})
 	require.NoError(t, err)
 	require.Equal(t, len(data), ahead.Baskets)
 	if diff := cmp.Diff(direct.Params, ahead.Params); diff != "" {

@@ -7,6 +7,8 @@ import (
 	"io"
 	"math"
 	"time"
+
+	"github.com/ndpp-go/ndpp/ndpp/baskets"
 )
 
 // OnlineRun configures TrainOnline.
@@ -36,7 +38,7 @@ const ProgressEvery = 1000
 
 // TrainOnline makes one pass over src with a new learner (opt) and returns
 // the final model. It is Run on NewOnline.
-func TrainOnline(ctx context.Context, src BasketSource, opt OnlineOptions, run OnlineRun) (*Result, error) {
+func TrainOnline(ctx context.Context, src baskets.Source, opt OnlineOptions, run OnlineRun) (*Result, error) {
 	o, err := NewOnline(opt)
 	if err != nil {
 		return nil, err
@@ -59,9 +61,9 @@ func TrainOnline(ctx context.Context, src BasketSource, opt OnlineOptions, run O
 // can be saved and resumed (or Run again) as if it had stopped there. To
 // resume from a checkpoint, load it (LoadOnline), skip Position() baskets
 // of a new stream (SkipBaskets) and call Run. A nil src panics.
-func (o *Online) Run(ctx context.Context, src BasketSource, run OnlineRun) (*Result, error) {
+func (o *Online) Run(ctx context.Context, src baskets.Source, run OnlineRun) (*Result, error) {
 	if src == nil {
-		panic("learn: Online.Run with a nil BasketSource")
+		panic("learn: Online.Run with a nil baskets.Source")
 	}
 	if run.TraceEvery == 0 {
 		run.TraceEvery = 500
@@ -219,13 +221,13 @@ func (r *onlineRunner) finish(ctx context.Context) (*Result, error) {
 // while the learner learns from the current one.
 type basketFeed struct {
 	o   *Online
-	src BasketSource
+	src baskets.Source
 	pf  *prefetch
 }
 
 // newBasketFeed returns the feed of src for o (read ahead when ahead is
 // set).
-func newBasketFeed(o *Online, src BasketSource, ahead bool) *basketFeed {
+func newBasketFeed(o *Online, src baskets.Source, ahead bool) *basketFeed {
 	f := &basketFeed{o: o, src: src}
 	if ahead {
 		f.pf = newPrefetch(src)

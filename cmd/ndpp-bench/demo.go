@@ -229,7 +229,7 @@ func runDemo(e *env, args []string) error {
 func (f *demoFlags) learn(ctx context.Context, train, val, test [][]int, n int, logf func(string, ...any)) ([]metricsJSON, []nllRow, *ndpp.Model, error) {
 	var rows []metricsJSON
 	var nll []nllRow
-	on, err := learn.TrainOnline(ctx, learn.SliceSource(train), learn.OnlineOptions{D: f.d, Seed: f.seed, N: n},
+	on, err := learn.TrainOnline(ctx, baskets.SliceSource(train), learn.OnlineOptions{D: f.d, Seed: f.seed, N: n},
 		learn.OnlineRun{TraceSet: val, TraceEvery: max(1, len(train)/40)})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("online learning: %w", err)

@@ -735,7 +735,7 @@ func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, mode
 	var o *learn.Online
 	// The training baskets are counted as the learner reads them (and as
 	// a resumed run skips them, so the counts cover every one).
-	var src learn.BasketSource = hold
+	var src baskets.Source = hold
 	if f.cooc {
 		if cooc, err = eval.NewCooccurrence(eval.DefaultCooccurPairs, f.g.budget.Bytes); err != nil {
 			return nil, nil, nil, nil, nil, f.g.budget.Rename(err)

@@ -20,8 +20,8 @@
 // items in a basket are removed, lines or rows without items are skipped,
 // and both are counted (Stats); a token that is not an item is an error
 // naming the file, the line and the token. A Reader yields one basket at a
-// time, so files larger than memory can feed an online learner (it
-// satisfies learn.BasketSource).
+// time, so files larger than memory can feed an online learner (it is a
+// Source, the stream every learner and baseline reads).
 //
 // # Vocabularies
 //
