@@ -71,13 +71,20 @@ func (s *reusingSource) Next() ([]int, error) {
 	return s.buf, nil
 }
 
+// aheadBaskets and aheadChunks are baskets.ReadAhead's chunk of baskets
+// and the chunks it reads ahead.
+const (
+	aheadBaskets = 256
+	aheadChunks  = 4
+)
+
 // TestRunPrefetch checks a pass that reads its source ahead (Run without
 // MaxBaskets or TraceSource) against one that reads it basket by basket
 // (MaxBaskets): the same parameters bit for bit, from a source that reuses
 // its buffer; and that a source's error, a bad basket and a panic in the
 // source end the pass after the baskets before them.
 func TestRunPrefetch(t *testing.T) {
-	data := benchBaskets(300, 3*prefetchBaskets+17, 5)
+	data := benchBaskets(300, 3*aheadBaskets+17, 5)
 	opt := OnlineOptions{D: 6, Seed: 2}
 	ahead, err := TrainOnline(context.Background(), &reusingSource{b: data, err: io.EOF}, opt, OnlineRun{})
 	require.NoError(t, err)
@@ -91,12 +98,12 @@ func TestRunPrefetch(t *testing.T) {
 	bad := errors.New("bad source")
 	o, err := NewOnline(opt)
 	require.NoError(t, err)
-	_, err = o.Run(context.Background(), &reusingSource{b: data[:prefetchBaskets+3], err: bad}, OnlineRun{})
+	_, err = o.Run(context.Background(), &reusingSource{b: data[:aheadBaskets+3], err: bad}, OnlineRun{})
 	require.ErrorIs(t, err, bad)
-	require.Equal(t, int64(prefetchBaskets+3), o.Position())
+	require.Equal(t, int64(aheadBaskets+3), o.Position())
 
 	broken := append(append([][]int(nil), data[:10]...), []int{-1})
-	for len(broken) < 10+(prefetchChunks+4)*prefetchBaskets {
+	for len(broken) < 10+(aheadChunks+4)*aheadBaskets {
 		broken = append(broken, data...)
 	}
 	o, err = NewOnline(opt)
@@ -105,7 +112,7 @@ func TestRunPrefetch(t *testing.T) {
 	_, err = o.Run(context.Background(), src, OnlineRun{})
 	require.Error(t, err)
 	require.Equal(t, int64(10), o.Position())
-	require.LessOrEqual(t, src.i, 10+(prefetchChunks+3)*prefetchBaskets, "the source was read on after the pass stopped")
+	require.LessOrEqual(t, src.i, 10+(aheadChunks+3)*aheadBaskets, "the source was read on after the pass stopped")
 
 	// A panic in the source's Next reaches Run's caller, after the
 	// baskets before it.

@@ -215,14 +215,14 @@ func (r *onlineRunner) finish(ctx context.Context) (*Result, error) {
 }
 
 // basketFeed hands Run the baskets of a source: read ahead on another
-// goroutine (prefetch) when the whole source is read and nothing else
-// depends on how far, else straight from the source. With read-ahead, the
-// next basket's items' state is brought into the caches (prefetchItems)
-// while the learner learns from the current one.
+// goroutine (baskets.ReadAhead) when the whole source is read and nothing
+// else depends on how far, else straight from the source. With read-ahead,
+// the next basket's items' state is brought into the caches
+// (prefetchItems) while the learner learns from the current one.
 type basketFeed struct {
 	o   *Online
 	src baskets.Source
-	pf  *prefetch
+	pf  *baskets.ReadAhead
 }
 
 // newBasketFeed returns the feed of src for o (read ahead when ahead is
@@ -230,7 +230,7 @@ type basketFeed struct {
 func newBasketFeed(o *Online, src baskets.Source, ahead bool) *basketFeed {
 	f := &basketFeed{o: o, src: src}
 	if ahead {
-		f.pf = newPrefetch(src)
+		f.pf = baskets.NewReadAhead(src)
 	}
 	return f
 }
@@ -241,9 +241,9 @@ func (f *basketFeed) next() ([]int, error) {
 	if f.pf == nil {
 		return f.src.Next()
 	}
-	s, err := f.pf.next()
+	s, err := f.pf.Next()
 	if err == nil {
-		if nb := f.pf.peek(); nb != nil {
+		if nb := f.pf.Peek(); nb != nil {
 			f.o.prefetchItems(nb)
 		}
 	}
@@ -253,6 +253,6 @@ func (f *basketFeed) next() ([]int, error) {
 // stop ends the read-ahead, if any.
 func (f *basketFeed) stop() {
 	if f.pf != nil {
-		f.pf.stop()
+		f.pf.Close()
 	}
 }
