@@ -16,8 +16,8 @@ import (
 )
 
 // TestOnlineRunCancel cancels Run mid-pass (from its Progress callback, so
-// at a known basket) with the source read ahead: Run returns an error
-// wrapping context.Canceled with no goroutine of its own left running,
+// at a known basket): Run returns an error wrapping context.Canceled with
+// no goroutine of its own (the normaliser's) left running,
 // and the learner — saved and resumed, or run on as it is — ends with the
 // parameters of an uninterrupted pass, bit for bit.
 func TestOnlineRunCancel(t *testing.T) {

@@ -62,7 +62,9 @@
 // # Online learner (Online, TrainOnline)
 //
 // One pass over any baskets.Source (a file is streamed by a baskets.Reader,
-// held-out baskets taken out of the stream by baskets.HoldOut); memory
+// held-out baskets taken out of the stream by baskets.HoldOut, the reading
+// overlapped with the learning by the Reader's ReadAhead option or
+// baskets.NewReadAhead; Run itself reads basket by basket); memory
 // O(nd + d²) whatever the number of baskets; the catalogue grows with the
 // distinct items seen (rows in order of first appearance, the ids kept).
 // With a diagonal, δᵢ(t) = rᵢ(t)·exp(φᵢ) with rᵢ(t) = (μᵢ + 1)/(t − μᵢ + 1),

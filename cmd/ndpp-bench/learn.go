@@ -770,14 +770,25 @@ func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, mode
 	bar := newProgress(e, &f.g, -1, "online learning (baskets)")
 	done := 0
 	run := learn.OnlineRun{Checkpoint: f.checkpoint, Progress: func(b int) { bar.Add(b - done); done = b }}
+	// The stream (reading, the hold-out, the pair counts) is read ahead of
+	// the learner on another goroutine, unless the trace reads the
+	// hold-out's validation baskets as they fill.
+	var ahead *baskets.ReadAhead
 	if f.trace != "" {
 		run.TraceSource = hold.Validation
+	} else {
+		ahead = baskets.NewReadAhead(src)
+		defer ahead.Close()
+		src = ahead
 	}
-	if res, err = o.Run(e.context(), src, run); err != nil {
-		bar.Finish()
+	res, err = o.Run(e.context(), src, run)
+	bar.Finish()
+	if err != nil {
 		return nil, nil, nil, nil, nil, tokenHint(inFile(f.data, err))
 	}
-	bar.Finish()
+	if ahead != nil {
+		ahead.Close() // the hold-out and the vocabulary are the learner's again
+	}
 	var val [][]int
 	if val, test, err = hold.Held(); err != nil {
 		return nil, nil, nil, nil, nil, inFile(f.data, err)

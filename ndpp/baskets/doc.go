@@ -23,6 +23,16 @@
 // time, so files larger than memory can feed an online learner (it is a
 // Source, the stream every learner and baseline reads).
 //
+// # Reading ahead
+//
+// With the ReadAhead option (LineOptions, CSVOptions), a Reader reads and
+// parses its file on a goroutine of its own, ahead of Next, into a fixed
+// pool of chunks, as package items reads item streams; NewReadAhead does
+// the same for any Source (a chain of a Reader, a HoldOut and a counter,
+// as ndpp-bench learn streams a file to the online learner). Both are
+// Peekers: a learner sees the next basket while it learns from the
+// current one. Nothing else in the library reads ahead.
+//
 // # Vocabularies
 //
 // Tokens that are not integer rows are mapped through an *ndpp.Vocab: the
