@@ -80,9 +80,9 @@ type OfflineOptions struct {
 	// (default: 1 pass).
 	EvalEvery int
 	// Patience stops training after this many validation checks without
-	// improvement (default 5); the best model seen is returned.
+	// improvement (default 6); the best model seen is returned.
 	Patience int
-	// Eps is ε in the numerator log det(L_S + εI) (default 1e-5, the
+	// Eps is ε in the numerator log det(L_S + εI) (default eval.DefaultEps, the
 	// reference's). It keeps the term finite: the symmetric part of L_S + εI
 	// is ≥ εI, so L_S + εI is invertible. Negative means 0.
 	Eps float64
@@ -158,11 +158,7 @@ func (o OfflineOptions) withDefaultsFor(n int) OfflineOptions {
 	if o.RateScale == 0 {
 		o.RateScale = DefaultRateScale
 	}
-	if o.Eps == 0 {
-		o.Eps = 1e-5
-	} else if o.Eps < 0 {
-		o.Eps = 0
-	}
+	o.Eps = resolveEps(o.Eps)
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
 	}

@@ -64,7 +64,8 @@ type OnlineOptions struct {
 	N         int
 	Optimizer Optimizer
 	// LR is the learning rate of the embeddings and C (default, Adam:
-	// 0.006 with a diagonal, 0.002 without; SGD: 0.005).
+	// DefaultOnlineLR with a diagonal, DefaultOnlineLowRankLR without; SGD:
+	// DefaultOnlineSGDLR).
 	LR float64
 	// RateScale, with a diagonal and Adam, scales the steps on item i's
 	// embeddings by min(1, √(δᵢ/RateScale)) (default 0.1; negative: no
@@ -81,7 +82,8 @@ type OnlineOptions struct {
 	// Alpha, Beta weight R(V_S, B_S) = α Σ‖vᵢ‖²/μᵢ + β Σ‖bᵢ‖²/μᵢ over the
 	// basket, μᵢ the occurrences of item i so far (for B = V only α).
 	Alpha, Beta float64
-	// Eps is ε in log det(L_S + εI) (default 1e-5; negative means 0).
+	// Eps is ε in log det(L_S + εI) (default eval.DefaultEps; negative
+	// means 0).
 	Eps float64
 	// Normalizer is NormExact (default) or NormBasket.
 	Normalizer Normalizer
@@ -140,17 +142,31 @@ type Schedule struct {
 // synthetic catalogues).
 const DefaultOnlineDiagLR = 0.03
 
+// The online learner's default learning rates of the embeddings and C
+// (OnlineOptions.LR).
+const (
+	// DefaultOnlineLR is Adam's on a kernel with a diagonal (the default
+	// kernel).
+	DefaultOnlineLR = 0.006
+	// DefaultOnlineLowRankLR is Adam's on a kernel without a diagonal
+	// (OnlineOptions.LowRank).
+	DefaultOnlineLowRankLR = 0.002
+	// DefaultOnlineSGDLR is SGD's, with or without a diagonal.
+	DefaultOnlineSGDLR = 0.005
+)
+
 func (o OnlineOptions) withDefaults() OnlineOptions {
 	if o.D == 0 {
 		o.D = DefaultD
 	}
 	if o.LR == 0 {
-		o.LR = 0.002
-		if !o.LowRank {
-			o.LR = 0.006
-		}
-		if o.Optimizer == SGD {
-			o.LR = 0.005
+		switch {
+		case o.Optimizer == SGD:
+			o.LR = DefaultOnlineSGDLR
+		case o.LowRank:
+			o.LR = DefaultOnlineLowRankLR
+		default:
+			o.LR = DefaultOnlineLR
 		}
 	}
 	if o.DiagLR == 0 {
@@ -165,11 +181,7 @@ func (o OnlineOptions) withDefaults() OnlineOptions {
 		o.Init.Share = 0.01
 	}
 	o.Init = o.Init.withDefaultsFor(o.D, !o.LowRank)
-	if o.Eps == 0 {
-		o.Eps = 1e-5
-	} else if o.Eps < 0 {
-		o.Eps = 0
-	}
+	o.Eps = resolveEps(o.Eps)
 	o.Schedule = o.Schedule.withDefaults()
 	if o.CEvery == 0 {
 		o.CEvery = 32

@@ -444,7 +444,8 @@ func runLearn(e *env, args []string) error {
 	fs.StringVar(&f.out, "out", "", "write the learned model to this .npz file, or - for standard output (the report then goes to standard error)")
 	fs.BoolVar(&f.shared, "shared", false, "B = V (the reference code's setting)")
 	fs.BoolVar(&f.diag, "diag", true, "learn the kernel with a diagonal, L = D + VᵀV + BᵀCB (false: Gartrell et al.'s L = VᵀV + BᵀCB)")
-	fs.Float64Var(&f.lr, "lr", 0, "learning rate (default: offline 0.05; online adam 0.006 with --diag, 0.002 without; sgd 0.005)")
+	fs.Float64Var(&f.lr, "lr", 0, fmt.Sprintf("learning rate (default: offline %g; online adam %g with --diag, %g without; sgd %g)",
+		learn.DefaultOfflineLR, learn.DefaultOnlineLR, learn.DefaultOnlineLowRankLR, learn.DefaultOnlineSGDLR))
 	fs.Float64Var(&f.diagLR, "diag-lr", 0, fmt.Sprintf("with --diag: learning rate of the diagonal (default: online %g, offline --lr)", learn.DefaultOnlineDiagLR))
 	fs.Float64Var(&f.rateScale, "rate-scale", 0, "with --diag and adam: scale item i's embedding steps by min(1, √(δᵢ/rate-scale)) (default 0.1; negative: off)")
 	fs.IntVar(&f.batch, "batch", 0, "offline: minibatch size (default max(800, items/4))")
