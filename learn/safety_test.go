@@ -21,9 +21,9 @@ func TestTrainOnlineHugeItemIDTakesOneRow(t *testing.T) {
 	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(64<<20))
 }
 
-// TestNilBasketSourcePanicsWithItsName: a nil source is a programmer error
+// TestNilSourcePanicsWithItsName: a nil source is a programmer error
 // reported with the package and the argument, not a nil dereference.
-func TestNilBasketSourcePanicsWithItsName(t *testing.T) {
+func TestNilSourcePanicsWithItsName(t *testing.T) {
 	require.PanicsWithValue(t, "learn: Online.Run with a nil baskets.Source", func() {
 		_, _ = TrainOnline(context.Background(), nil, OnlineOptions{D: 2}, OnlineRun{})
 	})
