@@ -49,7 +49,7 @@ const (
 
 // DefaultCooccurNorm is the normalisation of the co-occurrence baseline:
 // the cosine, the strongest of the normalisations on UK Online Retail
-// (the package documentation).
+// (learn/RESULTS.md).
 const DefaultCooccurNorm = CooccurCosine
 
 // String names the normalisation.

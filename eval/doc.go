@@ -60,25 +60,22 @@
 // held-out item by how often each candidate j appeared with the rest Y of
 // the basket in training, through the same ranking code as a model's
 // gains: s_j = Σ_{y∈Y} c(j, y)/√(c(j)·c(y)) (cosine; c(j) counts the
-// training baskets holding j, c(j, y) those holding both). Of the
-// normalisations measured on UK Online Retail (CooccurNorm; paper MPR of
-// the splits of seeds 1 and 2) — counts 82.7 and 82.9, /c(j) 83.4 and
-// 83.3, /c(y) 85.4 and 85.4, /√c(j) 85.7 and 85.9, cosine 87.3 and 87.4 —
-// the cosine ranks best (popularity: 73.5 and 73.8). Candidates
+// training baskets holding j, c(j, y) those holding both; of the
+// normalisations of CooccurNorm it ranks best or near best on every set
+// measured, learn/RESULTS.md). Candidates
 // that tie, in particular those never seen with an item of Y (s_j = 0),
 // are ordered by c(j), so every candidate outside Y keeps its place in the
 // percentile rank's denominator and none is dropped by the s_j ≠ 0 rule.
 // It scores candidates, not baskets: it has no log-likelihood, and no AUC.
 // Pair counts are held within a budget of pairs whatever the number of
-// baskets (exact below it, space-saving beyond), so the online learner's
-// stream is counted in the same pass (Cooccurrence.Counting). The
-// learned NDPPs rank below it on UK Online Retail, the registries' apparel
-// and 3-category sets, and 13 of 15 registry categories, and the latent
-// class baseline (LatentClass, LatentClassBaseline: a mixture of
+// baskets (exact below it, space-saving beyond), so an online learner's
+// stream is counted in the same pass (Cooccurrence.Counting). The latent
+// class baseline (LatentClass, LatentClassBaseline) is a mixture of
 // DefaultLatentClasses independent-items models fitted by EM, evaluated
-// with its exact log-likelihood and its gains P(Y+j)/P(Y)) beats them on
-// likelihood and ranking (learn/RANKING.md): a conditional gain of this kernel family is bounded
-// by a leverage against the basket that only falls as the basket grows
+// with its exact log-likelihood and its gains P(Y+j)/P(Y). Both rank above
+// the learned NDPPs on the real sets measured (learn/RESULTS.md,
+// learn/RANKING.md): a conditional gain of this kernel family is bounded by
+// a leverage against the basket that only falls as the basket grows
 // (docs/math.md, "What a conditional gain can express"), where the counts
 // add up.
 //
