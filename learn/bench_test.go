@@ -78,7 +78,7 @@ func BenchmarkOnlineVsOffline(b *testing.B) {
 	var off, on float64
 	for b.Loop() {
 		for seed := uint64(1); seed <= 3; seed++ {
-			train, val, _, err := baskets.Split(data, 300, 2000, seed)
+			train, val, _, err := baskets.HoldOutSlice(data, 300, 2000, seed)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -90,7 +90,7 @@ func BenchmarkOnlineVsOffline(b *testing.B) {
 				b.Fatal(err)
 			}
 			runtime.GC()
-			rn, err := TrainOnline(context.Background(), SliceSource(train), OnlineOptions{D: 30, N: n, Seed: seed}, OnlineRun{})
+			rn, err := TrainOnline(context.Background(), sliceSource(train), OnlineOptions{D: 30, N: n, Seed: seed}, OnlineRun{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -112,7 +112,7 @@ func BenchmarkOnlineVsOffline(b *testing.B) {
 func BenchmarkOnlinePass(b *testing.B) {
 	b.Run("data=apparel/d=30", func(b *testing.B) {
 		data, n := apparel(b)
-		train, _, _, err := baskets.Split(data, 300, 2000, 1)
+		train, _, _, err := baskets.HoldOutSlice(data, 300, 2000, 1)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -130,7 +130,7 @@ func benchPass(b *testing.B, baskets [][]int, n int) {
 		b.StopTimer()
 		runtime.GC()
 		b.StartTimer()
-		if _, err := TrainOnline(context.Background(), SliceSource(baskets), OnlineOptions{D: 30, N: n, Seed: 1}, OnlineRun{}); err != nil {
+		if _, err := TrainOnline(context.Background(), sliceSource(baskets), OnlineOptions{D: 30, N: n, Seed: 1}, OnlineRun{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -180,7 +180,7 @@ func BenchmarkOnlineCatalogue(b *testing.B) {
 				b.StopTimer()
 				runtime.GC()
 				b.StartTimer()
-				if _, err := TrainOnline(context.Background(), SliceSource(data), OnlineOptions{D: 30, Seed: 1}, OnlineRun{}); err != nil {
+				if _, err := TrainOnline(context.Background(), sliceSource(data), OnlineOptions{D: 30, Seed: 1}, OnlineRun{}); err != nil {
 					b.Fatal(err)
 				}
 			}

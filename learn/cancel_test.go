@@ -4,27 +4,26 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"runtime"
-	"slices"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ndpp-go/ndpp/eval"
 	"github.com/ndpp-go/ndpp/internal/ndpptest"
 )
 
 // TestOnlineRunCancel cancels Run mid-pass (from its Progress callback, so
-// at a known basket) with the source read ahead: Run returns an error
-// wrapping context.Canceled with no goroutine of its own left running,
+// at a known basket): Run returns an error wrapping context.Canceled with
+// no goroutine of its own (the normaliser's) left running,
 // and the learner — saved and resumed, or run on as it is — ends with the
 // parameters of an uninterrupted pass, bit for bit.
 func TestOnlineRunCancel(t *testing.T) {
 	baskets := plantedBaskets(50, 3500, 6)
 	opt := OnlineOptions{D: 4, Seed: 2, Schedule: Schedule{FactorEvery: 10, Lag: 7}}
-	whole, err := TrainOnline(context.Background(), SliceSource(baskets), opt, OnlineRun{})
+	whole, err := TrainOnline(context.Background(), sliceSource(baskets), opt, OnlineRun{})
 	require.NoError(t, err)
 
 	before := runtime.NumGoroutine()
@@ -32,7 +31,7 @@ func TestOnlineRunCancel(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	_, err = o.Run(ctx, SliceSource(baskets), OnlineRun{Progress: func(n int) {
+	_, err = o.Run(ctx, sliceSource(baskets), OnlineRun{Progress: func(n int) {
 		if n == 2*ProgressEvery {
 			cancel()
 		}
@@ -47,7 +46,7 @@ func TestOnlineRunCancel(t *testing.T) {
 	resumed, err := LoadOnline(&buf)
 	require.NoError(t, err)
 	for _, l := range []*Online{resumed, o} {
-		src := SliceSource(baskets)
+		src := sliceSource(baskets)
 		require.NoError(t, SkipBaskets(src, l.Position()))
 		res, err := l.Run(context.Background(), src, OnlineRun{})
 		require.NoError(t, err)
@@ -60,7 +59,7 @@ func TestOnlineRunCancel(t *testing.T) {
 	// A context done before the call: no basket is taken.
 	o, err = NewOnline(opt)
 	require.NoError(t, err)
-	_, err = o.Run(ctx, SliceSource(baskets), OnlineRun{})
+	_, err = o.Run(ctx, sliceSource(baskets), OnlineRun{})
 	require.ErrorIs(t, err, context.Canceled)
 	require.Zero(t, o.Position())
 	requireGoroutinesBack(t, before)
@@ -120,62 +119,38 @@ func TestOfflineCancel(t *testing.T) {
 	require.True(t, sameBits(v, fb.Params().V), "a cancelled step changes nothing")
 }
 
-// TestEvaluateCancel checks that Evaluate and Baselines stop with an error
-// wrapping context.Canceled.
-func TestEvaluateCancel(t *testing.T) {
-	train, test := plantedBaskets(30, 200, 4), plantedBaskets(30, 100, 5)
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	m, err := Independent(train, 30)
+// evalChunk is the number of baskets eval.LogDetsEps scores between two
+// checks of the context.
+const evalChunk = 32
+
+// TestCondValueCancel: the next-item term of a validation score stops
+// with an error wrapping context.Canceled between chunks of its baskets
+// (eval.LogDetsEps).
+func TestCondValueCancel(t *testing.T) {
+	train, long := plantedBaskets(30, 200, 4), plantedBaskets(30, 4*evalChunk, 6)
+	m, err := eval.Independent(train, 30)
 	require.NoError(t, err)
-	_, err = Evaluate(ctx, m, test, EvalOptions{Seed: 1})
-	require.ErrorIs(t, err, context.Canceled)
-	_, err = Baselines(ctx, train, test, 30, EvalOptions{Seed: 1})
-	require.ErrorIs(t, err, context.Canceled)
-	// Cancelled within the test baskets' log-likelihoods (their second
-	// chunk), before the ranking starts.
-	long := plantedBaskets(30, 4*logDetsChunk, 6)
-	_, err = Evaluate(ndpptest.CancelAfter(1), m, long, EvalOptions{Seed: 1, Workers: 1})
-	require.ErrorIs(t, err, context.Canceled)
-	require.ErrorContains(t, err, "scoring baskets stopped")
-	// The next-item term of a validation score stops the same way.
 	_, err = meanCondValue(ndpptest.CancelAfter(1), m, long, OfflineOptions{Seed: 1, CondWeight: 1, Workers: 1}.withDefaults())
 	require.ErrorIs(t, err, context.Canceled)
 }
 
-// TestMeanLogLikelihoodCancel checks that the scoring of validation and
-// trace baskets stops between chunks of baskets: cancelled at its fourth
-// check of the context, it returns an error wrapping context.Canceled;
-// uncancelled, its value is LogDetsEps's, bit for bit, and a bad basket's
-// error names its index among all the baskets.
-func TestMeanLogLikelihoodCancel(t *testing.T) {
-	train, val := plantedBaskets(30, 200, 4), plantedBaskets(30, 40*logDetsChunk, 5)
-	m, err := Independent(train, 30)
+// TestMeanLogLikelihoodIsEvals: the validation and trace figure is
+// eval.LogLikelihoodEps's, bit for bit, and stops when ctx is done.
+func TestMeanLogLikelihoodIsEvals(t *testing.T) {
+	train, val := plantedBaskets(30, 200, 4), plantedBaskets(30, 40*evalChunk, 5)
+	m, err := eval.Independent(train, 30)
+	require.NoError(t, err)
+	want, err := eval.LogLikelihoodEps(context.Background(), m, val, 0)
 	require.NoError(t, err)
 	for _, workers := range []int{1, 3} {
-		_, err := meanLogLikelihood(ndpptest.CancelAfter(3), m, val, DefaultEps, workers)
+		got, err := meanLogLikelihood(context.Background(), m, val, eval.DefaultEps, workers)
+		require.NoError(t, err)
+		require.Equal(t, math.Float64bits(want), math.Float64bits(got))
+		_, err = meanLogLikelihood(ndpptest.CancelAfter(3), m, val, eval.DefaultEps, workers)
 		require.ErrorIs(t, err, context.Canceled, "workers %d", workers)
-
-		got, err := meanLogLikelihood(context.Background(), m, val, DefaultEps, workers)
-		require.NoError(t, err)
-		lds, err := m.LogDetsEps(val, workers, DefaultEps)
-		require.NoError(t, err)
-		require.Equal(t, math.Float64bits(mean(lds)-m.LogNormalizer()), math.Float64bits(got))
 	}
-	bad := slices.Clone(val)
-	bad[3*logDetsChunk+5] = []int{1, 30}
-	_, err = meanLogLikelihood(context.Background(), m, bad, DefaultEps, 2)
-	require.ErrorContains(t, err, fmt.Sprintf("basket %d: ", 3*logDetsChunk+5))
-	_, err = meanLogLikelihood(context.Background(), m, val, math.NaN(), 2)
+	_, err = meanLogLikelihood(context.Background(), m, nil, eval.DefaultEps, 1)
 	require.Error(t, err)
-
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	_, err = LogLikelihoodEps(ctx, m, val, 0)
-	require.ErrorIs(t, err, context.Canceled)
-	err = CheckDiverged(ctx, m, m, val)
-	require.ErrorIs(t, err, context.Canceled)
-	require.False(t, errors.As(err, new(*DivergedError)), "a cancelled check is no verdict")
 }
 
 // TestOfflineCancelInValidation cancels TrainOffline from its progress
@@ -211,19 +186,19 @@ func TestOfflineCancelInValidation(t *testing.T) {
 // gives the parameters of an uninterrupted pass, bit for bit.
 func TestOnlineRunCancelInTrace(t *testing.T) {
 	baskets := plantedBaskets(40, 2500, 7)
-	traceSet := plantedBaskets(40, 10*logDetsChunk, 8)
+	traceSet := plantedBaskets(40, 10*evalChunk, 8)
 	opt := OnlineOptions{D: 3, Seed: 4}
 	run := OnlineRun{TraceSet: traceSet, TraceEvery: ProgressEvery}
-	whole, err := TrainOnline(context.Background(), SliceSource(baskets), opt, run)
+	whole, err := TrainOnline(context.Background(), sliceSource(baskets), opt, run)
 	require.NoError(t, err)
 
 	o, err := NewOnline(opt)
 	require.NoError(t, err)
-	_, err = o.Run(ndpptest.CancelAfter(0), SliceSource(baskets), run)
+	_, err = o.Run(ndpptest.CancelAfter(0), sliceSource(baskets), run)
 	require.ErrorIs(t, err, context.Canceled)
 	require.Equal(t, int64(ProgressEvery), o.Position())
 
-	src := SliceSource(baskets)
+	src := sliceSource(baskets)
 	require.NoError(t, SkipBaskets(src, o.Position()))
 	res, err := o.Run(context.Background(), src, run)
 	require.NoError(t, err)

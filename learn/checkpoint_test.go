@@ -49,7 +49,7 @@ func learnerAt(t *testing.T, opt OnlineOptions, baskets [][]int, pos int64) *Onl
 	t.Helper()
 	o, err := NewOnline(opt)
 	require.NoError(t, err)
-	_, err = o.Run(context.Background(), SliceSource(baskets), OnlineRun{MaxBaskets: pos})
+	_, err = o.Run(context.Background(), sliceSource(baskets), OnlineRun{MaxBaskets: pos})
 	require.NoError(t, err)
 	return o
 }
@@ -71,7 +71,7 @@ func saveBytes(t *testing.T, o *Online) []byte {
 func TestOnlineCheckpointFixtures(t *testing.T) {
 	baskets := fixtureBaskets()
 	for _, fx := range checkpointFixtures {
-		whole, err := TrainOnline(context.Background(), SliceSource(baskets), fx.opt, OnlineRun{})
+		whole, err := TrainOnline(context.Background(), sliceSource(baskets), fx.opt, OnlineRun{})
 		require.NoError(t, err)
 		path := filepath.Join("testdata", fx.file)
 		fresh := saveBytes(t, learnerAt(t, fx.opt, baskets, fx.pos))

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/ndpp-go/ndpp/eval"
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
@@ -123,7 +124,7 @@ const condValStep = math.MaxInt32
 // meanCondValue is the mean next-item term of condTerm over the baskets of
 // val with at least two items, under the model m, with draws fixed for
 // the run (condValStep); 0 when there is none. It checks ctx as
-// logDetsEps does.
+// eval.LogDetsEps does.
 func meanCondValue(ctx context.Context, m *ndpp.Model, val [][]int, opt OfflineOptions) (float64, error) {
 	var sets [][]int
 	var nc []int
@@ -149,7 +150,7 @@ func meanCondValue(ctx context.Context, m *ndpp.Model, val [][]int, opt OfflineO
 	if len(nc) == 0 {
 		return 0, nil
 	}
-	lds, err := logDetsEps(ctx, m, sets, opt.Workers, opt.Eps)
+	lds, err := eval.LogDetsEps(ctx, m, sets, opt.Eps, opt.Workers)
 	if err != nil {
 		return 0, err
 	}

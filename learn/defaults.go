@@ -1,8 +1,9 @@
 package learn
 
 // Defaults of the learners' options that commands print in their help
-// (a zero option selects them). DefaultOfflineLR and DefaultOnlineDiagLR
-// are with the options they belong to.
+// (a zero option selects them). The learning rates (DefaultOfflineLR,
+// DefaultOnlineLR, DefaultOnlineLowRankLR, DefaultOnlineSGDLR,
+// DefaultOnlineDiagLR) are with the options they belong to.
 const (
 	// DefaultD is the rank d of OnlineOptions.D and OfflineOptions.D.
 	DefaultD = 30

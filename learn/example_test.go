@@ -5,12 +5,14 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/ndpp-go/ndpp/eval"
 	"github.com/ndpp-go/ndpp/learn"
+	"github.com/ndpp-go/ndpp/ndpp/baskets"
 )
 
-// baskets returns a small synthetic data set: items come in pairs {2g, 2g+1}
+// pairBaskets returns a small synthetic data set: items come in pairs {2g, 2g+1}
 // that are bought together.
-func baskets(count int) [][]int {
+func pairBaskets(count int) [][]int {
 	out := make([][]int, count)
 	for i := range out {
 		g := (i * 7) % 10
@@ -26,13 +28,13 @@ func baskets(count int) [][]int {
 // One pass of the online learner over a stream of baskets (here in memory;
 // a *baskets.Reader streams a file), then the paper's metrics.
 func ExampleTrainOnline() {
-	data := baskets(3000)
+	data := pairBaskets(3000)
 	train, test := data[:2500], data[2500:]
-	res, err := learn.TrainOnline(context.Background(), learn.SliceSource(train), learn.OnlineOptions{D: 4, N: 20, Seed: 1}, learn.OnlineRun{})
+	res, err := learn.TrainOnline(context.Background(), baskets.SliceSource(train), learn.OnlineOptions{D: 4, N: 20, Seed: 1}, learn.OnlineRun{})
 	if err != nil {
 		panic(err)
 	}
-	m, err := learn.Evaluate(context.Background(), res.Model, test, learn.EvalOptions{Seed: 1})
+	m, err := eval.Evaluate(context.Background(), res.Model, test, eval.Options{Seed: 1})
 	if err != nil {
 		panic(err)
 	}
@@ -43,19 +45,19 @@ func ExampleTrainOnline() {
 // The offline baseline: minibatch Adam on the full objective with
 // validation-based stopping.
 func ExampleTrainOffline() {
-	data := baskets(3000)
+	data := pairBaskets(3000)
 	train, val, test := data[:2400], data[2400:2600], data[2600:]
 	res, err := learn.TrainOffline(context.Background(), train, val, 20, learn.OfflineOptions{D: 4, Seed: 1, LR: 0.01, Batch: 100})
 	if err != nil {
 		panic(err)
 	}
-	m, err := learn.Evaluate(context.Background(), res.Model, test, learn.EvalOptions{Seed: 1})
+	m, err := eval.Evaluate(context.Background(), res.Model, test, eval.Options{Seed: 1})
 	if err != nil {
 		panic(err)
 	}
 	// The simplest models that could win: popularity for ranking, the
 	// independent-items model for likelihood.
-	base, err := learn.Baselines(context.Background(), train, test, 20, learn.EvalOptions{Seed: 1})
+	base, err := eval.IndependentBaseline(context.Background(), train, test, 20, eval.Options{Seed: 1})
 	if err != nil {
 		panic(err)
 	}
@@ -66,16 +68,16 @@ func ExampleTrainOffline() {
 // Checkpoint and resume: the resumed learner ends with the same parameters
 // as one that never stopped.
 func ExampleLoadOnline() {
-	data := baskets(1000)
+	data := pairBaskets(1000)
 	opt := learn.OnlineOptions{D: 3, N: 20, Seed: 2}
-	whole, _ := learn.TrainOnline(context.Background(), learn.SliceSource(data), opt, learn.OnlineRun{})
+	whole, _ := learn.TrainOnline(context.Background(), baskets.SliceSource(data), opt, learn.OnlineRun{})
 
 	o, _ := learn.NewOnline(opt)
-	_, _ = o.Run(context.Background(), learn.SliceSource(data), learn.OnlineRun{MaxBaskets: 400})
+	_, _ = o.Run(context.Background(), baskets.SliceSource(data), learn.OnlineRun{MaxBaskets: 400})
 	var ck bytesBuffer
 	_ = o.Save(&ck)
 	r, _ := learn.LoadOnline(&ck)
-	src := learn.SliceSource(data)
+	src := baskets.SliceSource(data)
 	_ = learn.SkipBaskets(src, r.Position())
 	rest, _ := r.Run(context.Background(), src, learn.OnlineRun{})
 	fmt.Println(equal(whole.Params.V, rest.Params.V))

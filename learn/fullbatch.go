@@ -49,7 +49,7 @@ func (s *GradSum) Add(o *GradSum) error {
 }
 
 // BasketGradient returns the GradSum of baskets at p, with ε as in
-// OfflineOptions.Eps (0: DefaultEps; negative: none). Baskets are
+// OfflineOptions.Eps (0: eval.DefaultEps; negative: none). Baskets are
 // validated against p's items. ctx is checked every gradientCheckEvery
 // baskets: once it is done, BasketGradient returns an error wrapping
 // ctx.Err().

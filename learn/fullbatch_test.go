@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ndpp-go/ndpp/eval"
 )
 
 // TestBasketGradientMatchesFiniteDifferences: a GradSum's value and
@@ -27,7 +29,7 @@ func TestBasketGradientMatchesFiniteDifferences(t *testing.T) {
 		sum, err := BasketGradient(context.Background(), p, baskets, 0)
 		require.NoError(t, err)
 		require.Equal(t, len(baskets), sum.Baskets)
-		o := objSpec{eps: DefaultEps}
+		o := objSpec{eps: eval.DefaultEps}
 		require.InDelta(t, directObjective(p, baskets, o), sum.Value, valueTol*math.Max(1, math.Abs(sum.Value)))
 		fdCheck(t, "V", p, p.V, sum.Grad.V, baskets, o, fdRelTol)
 		if !shared {
@@ -74,7 +76,7 @@ func TestFullBatchStepIsTheFullGradient(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, fb.Step(context.Background(), sum))
 		g := fb.tr.g
-		obj := func() float64 { return regularisedObjective(before, train, DefaultEps, counts, alpha, beta) }
+		obj := func() float64 { return regularisedObjective(before, train, eval.DefaultEps, counts, alpha, beta) }
 		check := func(name string, x, analytic []float64) {
 			fdCheckFn(t, fmt.Sprintf("seed %d %s", seed, name), x, analytic, obj, fdRelTol)
 		}

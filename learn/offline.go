@@ -14,11 +14,12 @@ import (
 	"github.com/ndpp-go/ndpp/blas"
 	"github.com/ndpp-go/ndpp/learn/internal/exactnorm"
 	"github.com/ndpp-go/ndpp/ndpp"
+	"github.com/ndpp-go/ndpp/ndpp/baskets"
 )
 
 // TracePoint is one point of a learning curve: the negative of the
 // learners' objective, −(mean log det(L_S + εI) − log det(L + I)) (see
-// LogLikelihoodEps), on the trace baskets after Seconds of training (time spent
+// eval.LogLikelihoodEps), on the trace baskets after Seconds of training (time spent
 // computing the trace itself excluded) and Baskets processed.
 type TracePoint struct {
 	Seconds float64 `json:"seconds"`
@@ -45,7 +46,7 @@ type OfflineOptions struct {
 	// LowRank fits Gartrell et al.'s kernel L = VᵀV + BᵀCB. By default the
 	// kernel has a learned diagonal, L = Δ + VᵀV + BᵀCB (see Params), with
 	// θ = log δ started at the independent-items model of the training
-	// counts (δᵢ = (cᵢ + 1)/(m − cᵢ + 1), see Independent).
+	// counts (δᵢ = (cᵢ + 1)/(m − cᵢ + 1), see eval.Independent).
 	LowRank bool
 	Seed    uint64
 	Init    InitOptions
@@ -79,9 +80,9 @@ type OfflineOptions struct {
 	// (default: 1 pass).
 	EvalEvery int
 	// Patience stops training after this many validation checks without
-	// improvement (default 5); the best model seen is returned.
+	// improvement (default 6); the best model seen is returned.
 	Patience int
-	// Eps is ε in the numerator log det(L_S + εI) (default 1e-5, the
+	// Eps is ε in the numerator log det(L_S + εI) (default eval.DefaultEps, the
 	// reference's). It keeps the term finite: the symmetric part of L_S + εI
 	// is ≥ εI, so L_S + εI is invertible. Negative means 0.
 	Eps float64
@@ -157,11 +158,7 @@ func (o OfflineOptions) withDefaultsFor(n int) OfflineOptions {
 	if o.RateScale == 0 {
 		o.RateScale = DefaultRateScale
 	}
-	if o.Eps == 0 {
-		o.Eps = 1e-5
-	} else if o.Eps < 0 {
-		o.Eps = 0
-	}
+	o.Eps = resolveEps(o.Eps)
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
 	}
@@ -194,22 +191,11 @@ func (opt OfflineOptions) validate() error {
 	return nil
 }
 
-// checkBaskets validates baskets against n items.
-func checkBaskets(name string, baskets [][]int, n int) error {
-	for bi, s := range baskets {
-		if len(s) == 0 {
-			return fmt.Errorf("learn: %s basket %d is empty", name, bi)
-		}
-		for p, it := range s {
-			if it < 0 || it >= n {
-				return fmt.Errorf("learn: %s basket %d: item %d out of range [0, %d)", name, bi, it, n)
-			}
-			for q := 0; q < p; q++ {
-				if s[q] == it {
-					return fmt.Errorf("learn: %s basket %d: duplicate item %d", name, bi, it)
-				}
-			}
-		}
+// checkBaskets validates baskets against n items (baskets.Check), naming
+// the set in the error.
+func checkBaskets(name string, b [][]int, n int) error {
+	if err := baskets.Check(b, n); err != nil {
+		return fmt.Errorf("learn: %s %w", name, err)
 	}
 	return nil
 }
@@ -435,7 +421,7 @@ func newTrainerCounts(p *Params, counts []float64, m int, opt OfflineOptions) *o
 }
 
 // initTheta starts the diagonal at the independent-items model of the
-// training counts: δᵢ = pᵢ/(1 − pᵢ), pᵢ = (cᵢ + 1)/(m + 2) (Independent).
+// training counts: δᵢ = pᵢ/(1 − pᵢ), pᵢ = (cᵢ + 1)/(m + 2) (eval.Independent).
 func (tr *offlineTrainer) initTheta() {
 	m := float64(tr.m)
 	p, d := tr.p, tr.p.Dim

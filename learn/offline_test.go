@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ndpp-go/ndpp/eval"
 )
 
 // TestOfflineGradientMatchesFiniteDifferences checks the full minibatch
@@ -66,7 +68,7 @@ func TestOfflineLearnsAndStops(t *testing.T) {
 		ll1, err := res.Model.LogLikelihood(test)
 		require.NoError(t, err)
 		require.Greater(t, ll1, ll0+minGain, "shared=%v", shared)
-		vl, err := meanLogLikelihood(context.Background(), res.Model, val, DefaultEps, 0) // the objective's convention
+		vl, err := meanLogLikelihood(context.Background(), res.Model, val, eval.DefaultEps, 0) // the objective's convention
 		require.NoError(t, err)
 		require.InDelta(t, vl, res.ValLLEps, 1e-12)
 		require.Equal(t, shared, res.Model.Shared())
@@ -79,7 +81,7 @@ func TestOfflineLearnsAndStops(t *testing.T) {
 		}
 		// The returned model is the best on validation: its trace NLL
 		// appears in the trace.
-		tl, err := meanLogLikelihood(context.Background(), res.Model, test, DefaultEps, 0)
+		tl, err := meanLogLikelihood(context.Background(), res.Model, test, eval.DefaultEps, 0)
 		require.NoError(t, err)
 		found := false
 		for _, tp := range res.Trace {

@@ -7,33 +7,12 @@ import (
 	"math"
 	"slices"
 
+	"github.com/ndpp-go/ndpp/eval"
 	"github.com/ndpp-go/ndpp/internal/f64"
 	"github.com/ndpp-go/ndpp/learn/internal/exactnorm"
 	"github.com/ndpp-go/ndpp/ndpp"
+	"github.com/ndpp-go/ndpp/ndpp/baskets"
 )
-
-// BasketSource yields baskets one at a time; Next returns io.EOF at the end.
-// *baskets.Reader (package ndpp/baskets) satisfies it, so files are streamed, never loaded.
-type BasketSource interface {
-	Next() ([]int, error)
-}
-
-// SliceSource returns a BasketSource over in-memory baskets.
-func SliceSource(baskets [][]int) BasketSource { return &sliceSource{b: baskets} }
-
-type sliceSource struct {
-	b [][]int
-	i int
-}
-
-// Next returns the next basket or io.EOF.
-func (s *sliceSource) Next() ([]int, error) {
-	if s.i >= len(s.b) {
-		return nil, io.EOF
-	}
-	s.i++
-	return s.b[s.i-1], nil
-}
 
 // Normalizer selects the normaliser term of the online objective.
 type Normalizer int
@@ -85,7 +64,8 @@ type OnlineOptions struct {
 	N         int
 	Optimizer Optimizer
 	// LR is the learning rate of the embeddings and C (default, Adam:
-	// 0.006 with a diagonal, 0.002 without; SGD: 0.005).
+	// DefaultOnlineLR with a diagonal, DefaultOnlineLowRankLR without; SGD:
+	// DefaultOnlineSGDLR).
 	LR float64
 	// RateScale, with a diagonal and Adam, scales the steps on item i's
 	// embeddings by min(1, √(δᵢ/RateScale)) (default 0.1; negative: no
@@ -102,7 +82,8 @@ type OnlineOptions struct {
 	// Alpha, Beta weight R(V_S, B_S) = α Σ‖vᵢ‖²/μᵢ + β Σ‖bᵢ‖²/μᵢ over the
 	// basket, μᵢ the occurrences of item i so far (for B = V only α).
 	Alpha, Beta float64
-	// Eps is ε in log det(L_S + εI) (default 1e-5; negative means 0).
+	// Eps is ε in log det(L_S + εI) (default eval.DefaultEps; negative
+	// means 0).
 	Eps float64
 	// Normalizer is NormExact (default) or NormBasket.
 	Normalizer Normalizer
@@ -161,17 +142,31 @@ type Schedule struct {
 // synthetic catalogues).
 const DefaultOnlineDiagLR = 0.03
 
+// The online learner's default learning rates of the embeddings and C
+// (OnlineOptions.LR).
+const (
+	// DefaultOnlineLR is Adam's on a kernel with a diagonal (the default
+	// kernel).
+	DefaultOnlineLR = 0.006
+	// DefaultOnlineLowRankLR is Adam's on a kernel without a diagonal
+	// (OnlineOptions.LowRank).
+	DefaultOnlineLowRankLR = 0.002
+	// DefaultOnlineSGDLR is SGD's, with or without a diagonal.
+	DefaultOnlineSGDLR = 0.005
+)
+
 func (o OnlineOptions) withDefaults() OnlineOptions {
 	if o.D == 0 {
 		o.D = DefaultD
 	}
 	if o.LR == 0 {
-		o.LR = 0.002
-		if !o.LowRank {
-			o.LR = 0.006
-		}
-		if o.Optimizer == SGD {
-			o.LR = 0.005
+		switch {
+		case o.Optimizer == SGD:
+			o.LR = DefaultOnlineSGDLR
+		case o.LowRank:
+			o.LR = DefaultOnlineLowRankLR
+		default:
+			o.LR = DefaultOnlineLR
 		}
 	}
 	if o.DiagLR == 0 {
@@ -186,11 +181,7 @@ func (o OnlineOptions) withDefaults() OnlineOptions {
 		o.Init.Share = 0.01
 	}
 	o.Init = o.Init.withDefaultsFor(o.D, !o.LowRank)
-	if o.Eps == 0 {
-		o.Eps = 1e-5
-	} else if o.Eps < 0 {
-		o.Eps = 0
-	}
+	o.Eps = resolveEps(o.Eps)
 	o.Schedule = o.Schedule.withDefaults()
 	if o.CEvery == 0 {
 		o.CEvery = 32
@@ -727,7 +718,7 @@ func (o *Online) Model(opts ...ndpp.Option) (*ndpp.Model, error) {
 }
 
 // Independent returns the independent-items model of the baskets seen so
-// far (learn.Independent of them) over the item ids 0…n−1: the baseline
+// far (eval.Independent of them) over the item ids 0…n−1: the baseline
 // beside the learned model, from the learner's running counts.
 func (o *Online) Independent(n int) (*ndpp.Model, error) {
 	if n <= 0 {
@@ -740,7 +731,7 @@ func (o *Online) Independent(n int) (*ndpp.Model, error) {
 		}
 		counts[id] = o.mu(r)
 	}
-	return independentModel(counts, float64(o.pos))
+	return eval.IndependentOfCounts(counts, o.pos)
 }
 
 // ModelOver returns the current model over the item ids 0…n−1, row i for
@@ -886,9 +877,9 @@ func (o *Online) beginBasket(rows []int) {
 // SkipBaskets reads and discards k baskets from src (to resume a stream at
 // a checkpoint's Position). It returns io.ErrUnexpectedEOF if src has fewer.
 // A nil src panics.
-func SkipBaskets(src BasketSource, k int64) error {
+func SkipBaskets(src baskets.Source, k int64) error {
 	if src == nil {
-		panic("learn: SkipBaskets with a nil BasketSource")
+		panic("learn: SkipBaskets with a nil baskets.Source")
 	}
 	for i := int64(0); i < k; i++ {
 		if _, err := src.Next(); err != nil {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ndpp-go/ndpp/ndpp/baskets"
 )
 
 // TestRowIndex checks rowIndex against a map, over small, large and
@@ -71,17 +73,21 @@ func (s *reusingSource) Next() ([]int, error) {
 	return s.buf, nil
 }
 
-// TestRunPrefetch checks a pass that reads its source ahead (Run without
-// MaxBaskets or TraceSource) against one that reads it basket by basket
-// (MaxBaskets): the same parameters bit for bit, from a source that reuses
-// its buffer; and that a source's error, a bad basket and a panic in the
-// source end the pass after the baskets before them.
-func TestRunPrefetch(t *testing.T) {
-	data := benchBaskets(300, 3*prefetchBaskets+17, 5)
+// TestRunReadAhead checks a pass over a source read ahead
+// (baskets.NewReadAhead, whose next basket Run brings into the caches)
+// against one that reads it basket by basket: the same parameters bit for
+// bit, from a source that reuses its buffer; and that a source's error, a
+// bad basket and a panic in the source end the pass after the baskets
+// before them.
+func TestRunReadAhead(t *testing.T) {
+	const chunk = 256 // baskets.ReadAhead's chunk of baskets
+	data := benchBaskets(300, 3*chunk+17, 5)
 	opt := OnlineOptions{D: 6, Seed: 2}
-	ahead, err := TrainOnline(context.Background(), &reusingSource{b: data, err: io.EOF}, opt, OnlineRun{})
+	ra := baskets.NewReadAhead(&reusingSource{b: data, err: io.EOF})
+	ahead, err := TrainOnline(context.Background(), ra, opt, OnlineRun{})
 	require.NoError(t, err)
-	direct, err := TrainOnline(context.Background(), SliceSource(data), opt, OnlineRun{MaxBaskets: int64(len(data))})
+	require.NoError(t, ra.Close())
+	direct, err := TrainOnline(context.Background(), &reusingSource{b: data, err: io.EOF}, opt, OnlineRun{})
 	require.NoError(t, err)
 	require.Equal(t, len(data), ahead.Baskets)
 	if diff := cmp.Diff(direct.Params, ahead.Params); diff != "" {
@@ -91,30 +97,31 @@ func TestRunPrefetch(t *testing.T) {
 	bad := errors.New("bad source")
 	o, err := NewOnline(opt)
 	require.NoError(t, err)
-	_, err = o.Run(context.Background(), &reusingSource{b: data[:prefetchBaskets+3], err: bad}, OnlineRun{})
+	ra = baskets.NewReadAhead(&reusingSource{b: data[:chunk+3], err: bad})
+	_, err = o.Run(context.Background(), ra, OnlineRun{})
 	require.ErrorIs(t, err, bad)
-	require.Equal(t, int64(prefetchBaskets+3), o.Position())
+	require.Equal(t, int64(chunk+3), o.Position())
+	require.NoError(t, ra.Close())
 
 	broken := append(append([][]int(nil), data[:10]...), []int{-1})
-	for len(broken) < 10+(prefetchChunks+4)*prefetchBaskets {
-		broken = append(broken, data...)
-	}
 	o, err = NewOnline(opt)
 	require.NoError(t, err)
-	src := &reusingSource{b: broken, err: io.EOF}
-	_, err = o.Run(context.Background(), src, OnlineRun{})
+	ra = baskets.NewReadAhead(baskets.SliceSource(append(broken, data...)))
+	_, err = o.Run(context.Background(), ra, OnlineRun{})
 	require.Error(t, err)
 	require.Equal(t, int64(10), o.Position())
-	require.LessOrEqual(t, src.i, 10+(prefetchChunks+3)*prefetchBaskets, "the source was read on after the pass stopped")
+	require.NoError(t, ra.Close())
 
 	// A panic in the source's Next reaches Run's caller, after the
 	// baskets before it.
 	o, err = NewOnline(opt)
 	require.NoError(t, err)
+	ra = baskets.NewReadAhead(&reusingSource{b: data[:20]})
 	require.PanicsWithValue(t, "reusingSource: no more baskets", func() {
-		_, _ = o.Run(context.Background(), &reusingSource{b: data[:20]}, OnlineRun{})
+		_, _ = o.Run(context.Background(), ra, OnlineRun{})
 	})
 	require.Equal(t, int64(20), o.Position())
+	require.NoError(t, ra.Close())
 }
 
 // TestItemRows checks that itemRows keeps every row's values and hands

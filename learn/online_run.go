@@ -7,6 +7,8 @@ import (
 	"io"
 	"math"
 	"time"
+
+	"github.com/ndpp-go/ndpp/ndpp/baskets"
 )
 
 // OnlineRun configures TrainOnline.
@@ -36,7 +38,7 @@ const ProgressEvery = 1000
 
 // TrainOnline makes one pass over src with a new learner (opt) and returns
 // the final model. It is Run on NewOnline.
-func TrainOnline(ctx context.Context, src BasketSource, opt OnlineOptions, run OnlineRun) (*Result, error) {
+func TrainOnline(ctx context.Context, src baskets.Source, opt OnlineOptions, run OnlineRun) (*Result, error) {
 	o, err := NewOnline(opt)
 	if err != nil {
 		return nil, err
@@ -47,21 +49,24 @@ func TrainOnline(ctx context.Context, src BasketSource, opt OnlineOptions, run O
 // Run feeds the learner baskets from src until io.EOF (or MaxBaskets) and
 // returns the result. With the exact normaliser, a second goroutine
 // computes the normaliser's jobs while the learner goes on (the results
-// are the same bits as Observe's alone). Without MaxBaskets and
-// TraceSource, Run reads src ahead of the learner on a goroutine of its
-// own (the baskets copied: src may reuse the slice it returns). Both
-// goroutines have ended when Run returns; a pending normaliser result
-// still takes effect at its position in a later Observe. When Run returns
-// an error, src may have been read past Position().
+// are the same bits as Observe's alone); it has ended when Run returns,
+// and a pending normaliser result still takes effect at its position in a
+// later Observe. Run reads src basket by basket on its own goroutine and
+// keeps no basket after Observe: a source that reads ahead of it (a
+// baskets.Reader with ReadAhead, baskets.NewReadAhead over any source)
+// overlaps the reading with the learning, and with a baskets.Peeker the
+// next basket's items' state is brought into the caches while the learner
+// learns from the current one. When Run returns an error, src has been
+// read Position() baskets, and one more if that basket was refused.
 //
 // Run checks ctx before every basket: once ctx is done it returns an
 // error wrapping ctx.Err(), with the learner between two baskets, so it
 // can be saved and resumed (or Run again) as if it had stopped there. To
 // resume from a checkpoint, load it (LoadOnline), skip Position() baskets
 // of a new stream (SkipBaskets) and call Run. A nil src panics.
-func (o *Online) Run(ctx context.Context, src BasketSource, run OnlineRun) (*Result, error) {
+func (o *Online) Run(ctx context.Context, src baskets.Source, run OnlineRun) (*Result, error) {
 	if src == nil {
-		panic("learn: Online.Run with a nil BasketSource")
+		panic("learn: Online.Run with a nil baskets.Source")
 	}
 	if run.TraceEvery == 0 {
 		run.TraceEvery = 500
@@ -76,8 +81,7 @@ func (o *Online) Run(ctx context.Context, src BasketSource, run OnlineRun) (*Res
 		o.np.Start()
 		defer o.np.Stop()
 	}
-	feed := newBasketFeed(o, src, run.MaxBaskets == 0 && run.TraceSource == nil)
-	defer feed.stop()
+	feed := newBasketFeed(o, src)
 	r := &onlineRunner{o: o, run: run, res: &Result{ValLLEps: math.NaN()}, begin: time.Now()}
 	res, done := r.res, ctx.Done()
 	for run.MaxBaskets == 0 || int64(res.Baskets) < run.MaxBaskets {
@@ -212,45 +216,30 @@ func (r *onlineRunner) finish(ctx context.Context) (*Result, error) {
 	return res, nil
 }
 
-// basketFeed hands Run the baskets of a source: read ahead on another
-// goroutine (prefetch) when the whole source is read and nothing else
-// depends on how far, else straight from the source. With read-ahead, the
-// next basket's items' state is brought into the caches (prefetchItems)
-// while the learner learns from the current one.
+// basketFeed hands Run the baskets of a source. With a source that shows
+// its next basket (baskets.Peeker), that basket's items' state is brought
+// into the caches (prefetchItems) while the learner learns from the
+// current one.
 type basketFeed struct {
 	o   *Online
-	src BasketSource
-	pf  *prefetch
+	src baskets.Source
+	pk  baskets.Peeker // src, when it is one
 }
 
-// newBasketFeed returns the feed of src for o (read ahead when ahead is
-// set).
-func newBasketFeed(o *Online, src BasketSource, ahead bool) *basketFeed {
+// newBasketFeed returns the feed of src for o.
+func newBasketFeed(o *Online, src baskets.Source) *basketFeed {
 	f := &basketFeed{o: o, src: src}
-	if ahead {
-		f.pf = newPrefetch(src)
-	}
+	f.pk, _ = src.(baskets.Peeker)
 	return f
 }
 
-// next returns the next basket (valid until the next call) or the source's
-// error.
+// next returns the next basket or the source's error.
 func (f *basketFeed) next() ([]int, error) {
-	if f.pf == nil {
-		return f.src.Next()
-	}
-	s, err := f.pf.next()
-	if err == nil {
-		if nb := f.pf.peek(); nb != nil {
+	s, err := f.src.Next()
+	if err == nil && f.pk != nil {
+		if nb := f.pk.Peek(); nb != nil {
 			f.o.prefetchItems(nb)
 		}
 	}
 	return s, err
-}
-
-// stop ends the read-ahead, if any.
-func (f *basketFeed) stop() {
-	if f.pf != nil {
-		f.pf.stop()
-	}
 }

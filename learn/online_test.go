@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndpp-go/ndpp/blas"
+	"github.com/ndpp-go/ndpp/eval"
 	"github.com/ndpp-go/ndpp/ndpp/baskets"
 )
 
@@ -28,6 +29,9 @@ const (
 // plantedBaskets draws baskets from a planted structure: items come in
 // groups of 4 and a basket takes 1–3 items of one group, plus popular item 0
 // now and then. A learner should beat its initialisation on held-out data.
+// sliceSource is baskets.SliceSource (tests name their baskets "baskets").
+func sliceSource(b [][]int) baskets.Source { return baskets.SliceSource(b) }
+
 func plantedBaskets(n, count int, seed uint64) [][]int {
 	rng := rand.New(rand.NewPCG(seed, 11))
 	out := make([][]int, count)
@@ -87,7 +91,7 @@ func TestOnlineCheckpointResumeAcrossChunks(t *testing.T) {
 			if reserved == 0 {
 				o, err := NewOnline(opt)
 				require.NoError(t, err)
-				_, err = o.Run(context.Background(), SliceSource(baskets), OnlineRun{})
+				_, err = o.Run(context.Background(), sliceSource(baskets), OnlineRun{})
 				require.NoError(t, err)
 				require.Greater(t, o.N(), itemChunk, "rows grown past the first chunk")
 			}
@@ -97,19 +101,19 @@ func TestOnlineCheckpointResumeAcrossChunks(t *testing.T) {
 }
 
 func testResumeIsIdentical(t *testing.T, baskets [][]int, opt OnlineOptions) {
-	whole, err := TrainOnline(context.Background(), SliceSource(baskets), opt, OnlineRun{})
+	whole, err := TrainOnline(context.Background(), sliceSource(baskets), opt, OnlineRun{})
 	require.NoError(t, err)
 	for _, cut := range []int64{1, 7, 123, 299} {
 		o, err := NewOnline(opt)
 		require.NoError(t, err)
-		_, err = o.Run(context.Background(), SliceSource(baskets), OnlineRun{MaxBaskets: cut})
+		_, err = o.Run(context.Background(), sliceSource(baskets), OnlineRun{MaxBaskets: cut})
 		require.NoError(t, err)
 		path := filepath.Join(t.TempDir(), "ck.bin")
 		require.NoError(t, o.SaveFile(path))
 		r, err := LoadOnlineFile(path)
 		require.NoError(t, err)
 		require.Equal(t, cut, r.Position())
-		src := SliceSource(baskets)
+		src := sliceSource(baskets)
 		require.NoError(t, SkipBaskets(src, r.Position()))
 		res, err := r.Run(context.Background(), src, OnlineRun{})
 		require.NoError(t, err)
@@ -374,7 +378,7 @@ func TestOnlineGrowsAndRejectsBadBaskets(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 25, o.Options().Schedule.FactorEvery)
 	require.Equal(t, 25, o.Options().Schedule.Lag)
-	_, err = TrainOnline(context.Background(), SliceSource(nil), OnlineOptions{}, OnlineRun{})
+	_, err = TrainOnline(context.Background(), sliceSource(nil), OnlineOptions{}, OnlineRun{})
 	require.Error(t, err)
 }
 
@@ -397,11 +401,11 @@ func TestOnlineLearns(t *testing.T) {
 			require.NoError(t, err)
 			m0, err := o.Model()
 			require.NoError(t, err)
-			e0, err := Evaluate(context.Background(), m0, test, EvalOptions{})
+			e0, err := eval.Evaluate(context.Background(), m0, test, eval.Options{})
 			require.NoError(t, err)
-			res, err := o.Run(context.Background(), SliceSource(train), OnlineRun{TraceSet: test, TraceEvery: 1200})
+			res, err := o.Run(context.Background(), sliceSource(train), OnlineRun{TraceSet: test, TraceEvery: 1200})
 			require.NoError(t, err)
-			e1, err := Evaluate(context.Background(), res.Model, test, EvalOptions{}) // the trace's convention (ε)
+			e1, err := eval.Evaluate(context.Background(), res.Model, test, eval.Options{}) // the trace's convention (ε)
 			require.NoError(t, err)
 			name := fmt.Sprintf("norm=%v opt=%v", norm, optim)
 			if norm == NormExact {
@@ -417,14 +421,12 @@ func TestOnlineLearns(t *testing.T) {
 	require.Greater(t, ll["exactadam"], ll["basketadam"])
 	// The default learner (diagonal, exact normaliser, Adam) beats the
 	// simplest models that could win.
-	base, err := Baselines(context.Background(), train, test, 40, EvalOptions{})
+	base, err := eval.IndependentBaseline(context.Background(), train, test, 40, eval.Options{})
 	require.NoError(t, err)
 	require.Greater(t, ll["exactadam"], base.TestLLEps, "LL above independent items")
 	require.Greater(t, mpr["exactadam"], base.MPRMicro, "MPR above popularity")
 	require.Greater(t, ll["exactsgd"], ll["basketsgd"])
 }
-
-var _ BasketSource = (*baskets.Reader)(nil)
 
 // TestOnlinePipelineTakesSnapshotFactorisation checks the exact normaliser's
 // schedule against direct computations: snapshots are taken at baskets 1,
@@ -508,7 +510,7 @@ func TestOnlineIndependentOfScheduling(t *testing.T) {
 	var results []*Params
 	for _, procs := range []int{1, 2, 4} {
 		prev := runtime.GOMAXPROCS(procs)
-		res, err := TrainOnline(context.Background(), SliceSource(baskets), OnlineOptions{D: 5, Seed: 4, Schedule: Schedule{FactorEvery: 6, Lag: 4}}, OnlineRun{})
+		res, err := TrainOnline(context.Background(), sliceSource(baskets), OnlineOptions{D: 5, Seed: 4, Schedule: Schedule{FactorEvery: 6, Lag: 4}}, OnlineRun{})
 		runtime.GOMAXPROCS(prev)
 		require.NoError(t, err)
 		results = append(results, res.Params)
@@ -587,7 +589,7 @@ func TestOnlineRunLeavesNoJobRunning(t *testing.T) {
 	baskets := plantedBaskets(30, 80, 4)
 	o, err := NewOnline(OnlineOptions{D: 4, Seed: 2, Schedule: Schedule{FactorEvery: 10, Lag: 8}})
 	require.NoError(t, err)
-	_, err = o.Run(context.Background(), SliceSource(baskets), OnlineRun{MaxBaskets: 23})
+	_, err = o.Run(context.Background(), sliceSource(baskets), OnlineRun{MaxBaskets: 23})
 	require.NoError(t, err)
 	require.False(t, o.np.Running())
 	require.Equal(t, int64(29), o.np.SwapAt(), "a result pending")
@@ -597,11 +599,11 @@ func TestOnlineRunLeavesNoJobRunning(t *testing.T) {
 	require.Equal(t, int64(33), o.Position())
 	require.Equal(t, int64(39), o.np.SwapAt())
 	// Going on gives what one uninterrupted run gives.
-	src := SliceSource(baskets)
+	src := sliceSource(baskets)
 	require.NoError(t, SkipBaskets(src, 33))
 	res, err := o.Run(context.Background(), src, OnlineRun{})
 	require.NoError(t, err)
-	whole, err := TrainOnline(context.Background(), SliceSource(baskets), OnlineOptions{D: 4, Seed: 2, Schedule: Schedule{FactorEvery: 10, Lag: 8}}, OnlineRun{})
+	whole, err := TrainOnline(context.Background(), sliceSource(baskets), OnlineOptions{D: 4, Seed: 2, Schedule: Schedule{FactorEvery: 10, Lag: 8}}, OnlineRun{})
 	require.NoError(t, err)
 	require.True(t, sameBits(whole.Params.V, res.Params.V))
 	require.True(t, sameBits(whole.Params.D, res.Params.D))
@@ -616,11 +618,11 @@ func TestOnlineRedoesFailedJob(t *testing.T) {
 	baskets := plantedBaskets(60, 120, 8)
 	o, err := NewOnline(OnlineOptions{D: 4, N: 60, Seed: 3, LR: 0.02, Init: InitOptions{CScale: 0.5}, LowRank: true, Schedule: Schedule{FactorEvery: 10, Lag: 6}})
 	require.NoError(t, err)
-	_, err = o.Run(context.Background(), SliceSource(baskets[:44]), OnlineRun{}) // snapshot at 41, result at 47
+	_, err = o.Run(context.Background(), sliceSource(baskets[:44]), OnlineRun{}) // snapshot at 41, result at 47
 	require.NoError(t, err)
 	require.Equal(t, int64(47), o.np.SwapAt())
 	o.np.FailPending()
-	_, err = o.Run(context.Background(), SliceSource(baskets[44:46]), OnlineRun{})
+	_, err = o.Run(context.Background(), sliceSource(baskets[44:46]), OnlineRun{})
 	require.NoError(t, err)
 	before := o.Params() // the parameters basket 47 starts from
 	gen := o.np.Gen()
@@ -637,7 +639,7 @@ func TestOnlineRedoesFailedJob(t *testing.T) {
 		zRow(z, before, i)
 		require.Equal(t, z, o.np.Column(i), "snapshot value of column %d", i)
 	}
-	_, err = o.Run(context.Background(), SliceSource(baskets[47:]), OnlineRun{})
+	_, err = o.Run(context.Background(), sliceSource(baskets[47:]), OnlineRun{})
 	require.NoError(t, err)
 	requireGramTracks(t, o, "after the redo")
 }

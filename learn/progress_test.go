@@ -18,7 +18,7 @@ func TestProgressCallbacks(t *testing.T) {
 		}
 	}
 	var seen []int
-	res, err := TrainOnline(context.Background(), SliceSource(baskets), OnlineOptions{D: 4, N: 40, Seed: 1},
+	res, err := TrainOnline(context.Background(), sliceSource(baskets), OnlineOptions{D: 4, N: 40, Seed: 1},
 		OnlineRun{Progress: func(b int) { seen = append(seen, b) }})
 	require.NoError(t, err)
 	require.Equal(t, []int{ProgressEvery, 2 * ProgressEvery, len(baskets)}, seen)

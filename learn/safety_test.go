@@ -13,7 +13,7 @@ import (
 func TestTrainOnlineHugeItemIDTakesOneRow(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	res, err := TrainOnline(context.Background(), SliceSource([][]int{{3, 1_000_000_000}, {3}}), OnlineOptions{D: 4}, OnlineRun{})
+	res, err := TrainOnline(context.Background(), sliceSource([][]int{{3, 1_000_000_000}, {3}}), OnlineOptions{D: 4}, OnlineRun{})
 	require.NoError(t, err)
 	runtime.ReadMemStats(&after)
 	require.Equal(t, 2, res.Model.N())
@@ -21,11 +21,11 @@ func TestTrainOnlineHugeItemIDTakesOneRow(t *testing.T) {
 	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(64<<20))
 }
 
-// TestNilBasketSourcePanicsWithItsName: a nil source is a programmer error
+// TestNilSourcePanicsWithItsName: a nil source is a programmer error
 // reported with the package and the argument, not a nil dereference.
-func TestNilBasketSourcePanicsWithItsName(t *testing.T) {
-	require.PanicsWithValue(t, "learn: Online.Run with a nil BasketSource", func() {
+func TestNilSourcePanicsWithItsName(t *testing.T) {
+	require.PanicsWithValue(t, "learn: Online.Run with a nil baskets.Source", func() {
 		_, _ = TrainOnline(context.Background(), nil, OnlineOptions{D: 2}, OnlineRun{})
 	})
-	require.PanicsWithValue(t, "learn: SkipBaskets with a nil BasketSource", func() { _ = SkipBaskets(nil, 1) })
+	require.PanicsWithValue(t, "learn: SkipBaskets with a nil baskets.Source", func() { _ = SkipBaskets(nil, 1) })
 }

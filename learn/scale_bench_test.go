@@ -37,10 +37,12 @@ func BenchmarkOnlinePassScale(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		res, err := TrainOnline(context.Background(), src, OnlineOptions{D: 30}, OnlineRun{})
+		ra := baskets.NewReadAhead(src) // generated on another goroutine
+		res, err := TrainOnline(context.Background(), ra, OnlineOptions{D: 30}, OnlineRun{})
 		if err != nil {
 			b.Fatal(err)
 		}
+		ra.Close()
 		b.StopTimer()
 		b.Logf("baskets %d, items %d, params hash %x", res.Baskets, res.Params.N, paramsHash(res.Params))
 		b.StartTimer()

@@ -25,7 +25,7 @@
 // the regularised term that the learners maximise (ε = 1e-5, Gartrell et
 // al.'s): finite for every set, also beyond MaxRank, and O(ε) from
 // log det L_S otherwise; figures built on it carry "eps" in their name
-// (learn.LogLikelihoodEps, test_ll_eps).
+// (eval.LogLikelihoodEps, test_ll_eps).
 //
 // A Model is immutable and may be shared by many goroutines; LogDets
 // scores baskets in parallel. Things that change parameters (learners) own

@@ -56,7 +56,7 @@
 //
 // R_m being the kernel less the first m−1 terms — the NDPP form of the
 // incremental Cholesky of the offline greedy, stream.Schur's Update, which
-// both use (ndpp-math.md, "Offline greedy"). Adding an item costs one kernel row and
+// both use (docs/math.md, "Offline greedy"). Adding an item costs one kernel row and
 // column over the working rows (vector–matrix products streaming over the
 // gathered vectors and the families, stored transposed, in internal/f64's
 // kernels) and O(r) per row. Sliding

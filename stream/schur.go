@@ -7,7 +7,7 @@ import "math"
 // rerank): for the conditioning set y₁ … y_r it keeps, for every row x,
 // the Schur complement s_x of x given the set, the magnitude μ_x of the
 // terms that cancel in it, and the two coefficient families of the
-// incremental LU (L is not symmetric; ndpp-math.md, "Offline greedy"):
+// incremental LU (L is not symmetric; docs/math.md, "Offline greedy"):
 //
 //	a_m(x) = R_m(x, y_m) / s_{y_m},  b_m(x) = R_m(y_m, x),  s_x = L_xx − Σ_m a_m(x)·b_m(x),
 //

@@ -8,6 +8,7 @@ import (
 	"github.com/ndpp-go/ndpp/detcache"
 	"github.com/ndpp-go/ndpp/learn"
 	"github.com/ndpp-go/ndpp/ndpp"
+	"github.com/ndpp-go/ndpp/ndpp/baskets"
 	"github.com/ndpp-go/ndpp/stream"
 )
 
@@ -81,9 +82,9 @@ func init() {
 			name: "learn-pass", sizes: []int{30},
 			label: func(d int) string { return fmt.Sprintf("online/5000 baskets/n=1000/d=%d", d) },
 			setup: func(d int) func() {
-				baskets := syntheticBaskets(5000, 1000, 9)
+				data := syntheticBaskets(5000, 1000, 9)
 				return func() {
-					if _, err := learn.TrainOnline(context.Background(), learn.SliceSource(baskets), learn.OnlineOptions{D: d, N: 1000, Seed: 1}, learn.OnlineRun{}); err != nil {
+					if _, err := learn.TrainOnline(context.Background(), baskets.SliceSource(data), learn.OnlineOptions{D: d, N: 1000, Seed: 1}, learn.OnlineRun{}); err != nil {
 						panic("ndpp-bench: " + err.Error())
 					}
 				}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ndpp-go/ndpp/blas"
+	"github.com/ndpp-go/ndpp/eval"
 	"github.com/ndpp-go/ndpp/internal/outfile"
 	"github.com/ndpp-go/ndpp/learn"
 	"github.com/ndpp-go/ndpp/ndpp"
@@ -160,7 +161,9 @@ func runDemo(e *env, args []string) error {
 			n = max(n, i+1)
 		}
 	}
-	train, val, test, err := baskets.Split(data, f.nVal, f.nTest, f.seed)
+	// The hold-out rule of every command (package eval): the same file
+	// and seed hold out the same baskets as ndpp-bench learn.
+	train, val, test, err := baskets.HoldOutSlice(data, f.nVal, f.nTest, f.seed)
 	if err != nil {
 		return usagef("%v", err)
 	}
@@ -226,7 +229,7 @@ func runDemo(e *env, args []string) error {
 func (f *demoFlags) learn(ctx context.Context, train, val, test [][]int, n int, logf func(string, ...any)) ([]metricsJSON, []nllRow, *ndpp.Model, error) {
 	var rows []metricsJSON
 	var nll []nllRow
-	on, err := learn.TrainOnline(ctx, learn.SliceSource(train), learn.OnlineOptions{D: f.d, Seed: f.seed, N: n},
+	on, err := learn.TrainOnline(ctx, baskets.SliceSource(train), learn.OnlineOptions{D: f.d, Seed: f.seed, N: n},
 		learn.OnlineRun{TraceSet: val, TraceEvery: max(1, len(train)/40)})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("online learning: %w", err)
@@ -238,27 +241,16 @@ func (f *demoFlags) learn(ctx context.Context, train, val, test [][]int, n int, 
 		return nil, nil, nil, fmt.Errorf("offline learning: %w", err)
 	}
 	logf("offline learning: %.1f passes in %.2fs", off.Passes, off.Seconds)
-	base, err := learn.Baselines(ctx, train, test, n, learn.EvalOptions{Seed: f.seed})
+	cmp, err := eval.Compare(ctx, []*ndpp.Model{on.Model, off.Model}, test, eval.Training{Baskets: train},
+		eval.CompareOptions{Options: eval.Options{Seed: f.seed, MaxMemory: f.g.budget.Bytes}})
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("evaluating the baselines: %w", err)
+		return nil, nil, nil, fmt.Errorf("evaluating the models and the baselines: %w", f.g.budget.Rename(err))
 	}
-	cooc, err := learn.CooccurrenceBaseline(ctx, train, test, n, learn.EvalOptions{Seed: f.seed, MaxMemory: f.g.budget.Bytes})
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("evaluating the co-occurrence baseline: %w", f.g.budget.Rename(err))
-	}
-	lc, err := learn.LatentClassBaseline(ctx, train, test, n, learn.EvalOptions{Seed: f.seed, MaxMemory: f.g.budget.Bytes})
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("evaluating the latent class baseline: %w", f.g.budget.Rename(err))
-	}
-	for _, r := range []struct {
+	for i, r := range []struct {
 		mode string
 		res  *learn.Result
 	}{{"online", on}, {"offline", off}} {
-		met, err := learn.Evaluate(ctx, r.res.Model, test, learn.EvalOptions{Seed: f.seed})
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("evaluating the %s model: %w", r.mode, err)
-		}
-		row := toMetricsJSON(r.mode, f.d, met, base, cooc, lc, r.res.Seconds, r.res.Passes, r.res.Baskets)
+		row := toMetricsJSON(r.mode, f.d, cmp.Models[i], cmp, r.res.Seconds, r.res.Passes, r.res.Baskets)
 		row.ItemOrder = "ids" // rows are the file's integer ids (minus --base)
 		rows = append(rows, row)
 		for _, p := range r.res.Trace {
@@ -362,7 +354,7 @@ func (f *demoFlags) infer(ctx context.Context, m *ndpp.Model, logf func(string, 
 }
 
 func printDemoTables(w io.Writer, f demoFlags, learnRows []metricsJSON, inferRows []demoInferRow) {
-	fmt.Fprintf(w, "Learning (d = %d; test metrics, paper protocol; baseline: independent items' LL, popularity's ranking; co-occurrence: ranking by item co-occurrence; latent class: a mixture of %d independent-items models)\n", f.d, learn.DefaultLatentClasses)
+	fmt.Fprintf(w, "Learning (d = %d; test metrics, paper protocol; baseline: independent items' LL, popularity's ranking; co-occurrence: ranking by item co-occurrence; latent class: a mixture of %d independent-items models)\n", f.d, eval.DefaultLatentClasses)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "mode\tseconds\ttest LL\tMPR\tAUC\tPrec@5\t")
 	for _, r := range learnRows {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ndpp-go/ndpp/learn"
+	"github.com/ndpp-go/ndpp/eval"
 	"github.com/ndpp-go/ndpp/ndpp/baskets"
 	"github.com/ndpp-go/ndpp/ndpp/npz"
 )
@@ -88,7 +88,7 @@ func checkDemoModelMapsTokens(t *testing.T, path string) {
 
 	rows, err := baskets.ReadFile(subset, baskets.LineOptions{Base: 1, N: m.N()})
 	require.NoError(t, err)
-	want, err := learn.Evaluate(context.Background(), m, rows, learn.EvalOptions{Seed: 1, Key: sortKeys(m.TokenVocab())})
+	want, err := eval.Evaluate(context.Background(), m, rows, eval.Options{Seed: 1, Key: sortKeys(m.TokenVocab())})
 	require.NoError(t, err)
 	require.Equal(t, want.TestLLEps, *got.TestLLEps)
 	require.Equal(t, want.AUC, *got.AUC)
@@ -143,4 +143,43 @@ func TestBundledDataIsTestdata(t *testing.T) {
 	want, err := os.ReadFile(filepath.Join("..", "..", "testdata", "1_100_100_100_apparel_regs.csv"))
 	require.NoError(t, err)
 	require.True(t, bytes.Equal(want, bundledApparel), "cmd/ndpp-bench/data/1_100_100_100_apparel_regs.csv differs from testdata/1_100_100_100_apparel_regs.csv")
+}
+
+// TestDemoAndLearnHoldOutTheSameBaskets: demo and learn (online, streaming
+// the file, and offline) hold out the same test baskets for the same file
+// and seed (the rule of package eval). The baselines' ranking figures are
+// functions of the training and test baskets that do not depend on how
+// each command numbers the items (demo: the file's ids − 1; learn: order
+// of first appearance), so they agree exactly when the splits do, and the
+// independent-items log-likelihood to the rounding of its sums.
+func TestDemoAndLearnHoldOutTheSameBaskets(t *testing.T) {
+	data := filepath.Join("..", "..", "testdata", "1_100_100_100_apparel_regs.csv")
+	split := []string{"--val", "150", "--test", "700", "--seed", "5"}
+	code, stdout, stderr := runCmd(t, "", append([]string{"demo", "--data", data, "--out", t.TempDir(), "--d", "2", "--k", "2",
+		"--orders", "1", "--offline-seconds", "0.5", "--json", "--quiet"}, split...)...)
+	require.Equal(t, 0, code, stderr)
+	var demo struct {
+		Learning []map[string]any `json:"learning"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &demo))
+	require.Equal(t, "online", demo.Learning[0]["mode"])
+	want := demo.Learning[0]
+	for _, mode := range []string{"online", "offline"} {
+		code, stdout, stderr := runCmd(t, "", append([]string{"learn", "--data", data, "--mode", mode, "--d", "2", "--epochs", "1",
+			"--latent-class=false", "--json", "--quiet"}, split...)...)
+		require.Equal(t, 0, code, stderr)
+		var got map[string]any
+		require.NoError(t, json.Unmarshal([]byte(stdout), &got))
+		for _, k := range []string{"baseline_popularity_mpr", "baseline_popularity_mpr_micro", "baseline_popularity_prec5",
+			"baseline_popularity_prec10", "baseline_cooccurrence_mpr", "baseline_cooccurrence_mpr_micro",
+			"baseline_cooccurrence_prec5", "baseline_cooccurrence_prec10"} {
+			require.Equal(t, want[k], got[k], "%s: %s", mode, k)
+		}
+		for _, k := range []string{"baseline_independent_ll", "baseline_independent_ll_eps"} {
+			require.InDelta(t, want[k], got[k], 1e-12, "%s: %s", mode, k)
+		}
+		if mode == "online" { // the training baskets of one pass
+			require.Equal(t, want["baskets"], got["baskets"])
+		}
+	}
 }

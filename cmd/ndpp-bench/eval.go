@@ -3,10 +3,10 @@ package main
 import (
 	"fmt"
 	"strconv"
-	"time"
 
+	"github.com/ndpp-go/ndpp/eval"
 	"github.com/ndpp-go/ndpp/internal/outfile"
-	"github.com/ndpp-go/ndpp/learn"
+	"github.com/ndpp-go/ndpp/ndpp"
 )
 
 func init() {
@@ -65,30 +65,22 @@ func runEval(e *env, args []string) error {
 	if len(baskets) == 0 {
 		return fmt.Errorf("%s holds no baskets", f.test)
 	}
-	start := time.Now()
-	keys := sortKeys(voc)
-	met, err := learn.Evaluate(e.context(), m, baskets, learn.EvalOptions{Seed: f.seed, Key: keys, Workers: f.g.threads})
-	if err != nil {
-		return err
-	}
-	secs := time.Since(start).Seconds()
-	var base, cooc, lc *learn.Metrics
+	var train [][]int // nil: no baselines
 	if f.train != "" {
-		train, err := f.bf.read(f.train, e.stdin, voc, false, m.N())
-		if err != nil {
+		if train, err = f.bf.read(f.train, e.stdin, voc, false, m.N()); err != nil {
 			return err
 		}
-		opt := learn.EvalOptions{Seed: f.seed, Key: keys, Workers: f.g.threads, MaxMemory: f.g.budget.Bytes}
-		if base, err = learn.Baselines(e.context(), train, baskets, m.N(), opt); err != nil {
-			return err
-		}
-		if cooc, err = learn.CooccurrenceBaseline(e.context(), train, baskets, m.N(), opt); err != nil {
-			return f.g.budget.Rename(err)
-		}
-		if lc, err = learn.LatentClassBaseline(e.context(), train, baskets, m.N(), opt); err != nil {
-			return f.g.budget.Rename(err)
+		if train == nil {
+			train = [][]int{} // an empty file still names the baselines' data
 		}
 	}
+	keys := sortKeys(voc)
+	cmp, err := eval.Compare(e.context(), []*ndpp.Model{m}, baskets, eval.Training{Baskets: train},
+		eval.CompareOptions{Options: eval.Options{Seed: f.seed, Key: keys, Workers: f.g.threads, MaxMemory: f.g.budget.Bytes}})
+	if err != nil {
+		return f.g.budget.Rename(err)
+	}
+	met, secs := cmp.Models[0], cmp.ModelSeconds[0]
 	if !f.g.quiet && met.Skipped > 0 {
 		fmt.Fprintf(e.stderr, "eval: %d baskets skipped for MPR/Prec@k (conditioning set with zero determinant)\n", met.Skipped)
 	}
@@ -96,7 +88,7 @@ func runEval(e *env, args []string) error {
 		rankNote(e, "eval", met, m)
 	}
 	extra := [][2]string{{"items", strconv.Itoa(m.N())}, {"predicted baskets", strconv.Itoa(met.Predicted)}}
-	r := toMetricsJSON("eval", m.D(), met, base, cooc, lc, secs, 0, len(baskets))
+	r := toMetricsJSON("eval", m.D(), met, cmp, secs, 0, len(baskets))
 	r.ItemOrder = itemOrder(voc, keys)
 	return writeMetrics(e, &f.g, r, extra)
 }

@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/ndpp-go/ndpp/eval"
 	"github.com/ndpp-go/ndpp/internal/outfile"
 	"github.com/ndpp-go/ndpp/learn"
 	"github.com/ndpp-go/ndpp/ndpp"
@@ -72,7 +73,7 @@ type metricsJSON struct {
 	// evaluation not (getrusage's ru_maxrss; absent where the platform does
 	// not report it, and in eval). The online pass also counts the
 	// co-occurrence baseline as it streams (up to
-	// learn.DefaultCooccurPairs pairs), so its figure includes the counts
+	// eval.DefaultCooccurPairs pairs), so its figure includes the counts
 	// unless --cooccurrence=false; the offline learner's does not (its
 	// baselines are computed after training).
 	PeakRSSBytes *int64 `json:"peak_rss_bytes,omitempty"`
@@ -103,7 +104,7 @@ type metricsJSON struct {
 	BaselineIndependentLL       *float64 `json:"baseline_independent_ll,omitempty"`
 	BaselineIndependentLLEps    *float64 `json:"baseline_independent_ll_eps,omitempty"`
 	// The co-occurrence baseline on the same split, ranked by the same
-	// code (learn.Cooccurrence.Evaluate): candidate j given the rest Y of
+	// code (eval.Cooccurrence.Evaluate): candidate j given the rest Y of
 	// the basket scores Σ_{y∈Y} c(j, y)/√(c(j)·c(y)), c counting training
 	// baskets, ties (and candidates never seen with Y) ordered by c(j). It
 	// scores candidates, not baskets, so it has no log-likelihood or AUC.
@@ -112,8 +113,8 @@ type metricsJSON struct {
 	BaselineCooccurrencePrec5    *float64 `json:"baseline_cooccurrence_prec5,omitempty"`
 	BaselineCooccurrencePrec10   *float64 `json:"baseline_cooccurrence_prec10,omitempty"`
 	// The latent class baseline on the same split (offline learn and eval
-	// with training data; learn.LatentClassBaseline): a mixture of
-	// learn.DefaultLatentClasses independent-items models fitted by EM,
+	// with training data; eval.LatentClassBaseline): a mixture of
+	// eval.DefaultLatentClasses independent-items models fitted by EM,
 	// with its exact test log-likelihood and its ranking by P(Y+j)/P(Y).
 	BaselineLatentClassLL       *float64 `json:"baseline_latent_class_ll,omitempty"`
 	BaselineLatentClassMPR      *float64 `json:"baseline_latent_class_mpr,omitempty"`
@@ -131,11 +132,10 @@ func num(x float64) *float64 {
 	return &x
 }
 
-// toMetricsJSON puts a model's metrics and, when base is not nil, the
-// baselines' (Baselines on the same split) and, when cooc and lc are not
-// nil, the co-occurrence and latent class baselines' into the output
-// record.
-func toMetricsJSON(mode string, d int, m, base, cooc, lc *learn.Metrics, seconds, passes float64, baskets int) metricsJSON {
+// toMetricsJSON puts a model's metrics and the baselines' evaluated beside
+// them (cmp; those that are nil are left out) into the output record.
+func toMetricsJSON(mode string, d int, m *eval.Metrics, cmp *eval.Comparison, seconds, passes float64, baskets int) metricsJSON {
+	base, cooc, lc := cmp.Independent, cmp.Cooccurrence, cmp.LatentClass
 	r := metricsJSON{Mode: mode, D: d, TestLL: num(m.TestLL), TestLLEps: num(m.TestLLEps), MPR: num(m.MPR), AUC: num(m.AUC),
 		Prec5: num(m.Prec5), Prec10: num(m.Prec10), MPRMicro: num(m.MPRMicro), AUCMicro: num(m.AUCMicro), AUCPaired: num(m.AUCPaired),
 		TestLLSE: num(m.TestLLSE), TestLLEpsSE: num(m.TestLLEpsSE), MPRSE: num(m.MPRSE), MPRMicroSE: num(m.MPRMicroSE), AUCPairedSE: num(m.AUCPairedSE),
@@ -444,7 +444,8 @@ func runLearn(e *env, args []string) error {
 	fs.StringVar(&f.out, "out", "", "write the learned model to this .npz file, or - for standard output (the report then goes to standard error)")
 	fs.BoolVar(&f.shared, "shared", false, "B = V (the reference code's setting)")
 	fs.BoolVar(&f.diag, "diag", true, "learn the kernel with a diagonal, L = D + VᵀV + BᵀCB (false: Gartrell et al.'s L = VᵀV + BᵀCB)")
-	fs.Float64Var(&f.lr, "lr", 0, "learning rate (default: offline 0.05; online adam 0.006 with --diag, 0.002 without; sgd 0.005)")
+	fs.Float64Var(&f.lr, "lr", 0, fmt.Sprintf("learning rate (default: offline %g; online adam %g with --diag, %g without; sgd %g)",
+		learn.DefaultOfflineLR, learn.DefaultOnlineLR, learn.DefaultOnlineLowRankLR, learn.DefaultOnlineSGDLR))
 	fs.Float64Var(&f.diagLR, "diag-lr", 0, fmt.Sprintf("with --diag: learning rate of the diagonal (default: online %g, offline --lr)", learn.DefaultOnlineDiagLR))
 	fs.Float64Var(&f.rateScale, "rate-scale", 0, "with --diag and adam: scale item i's embedding steps by min(1, √(δᵢ/rate-scale)) (default 0.1; negative: off)")
 	fs.IntVar(&f.batch, "batch", 0, "offline: minibatch size (default max(800, items/4))")
@@ -467,7 +468,7 @@ func runLearn(e *env, args []string) error {
 	fs.IntVar(&f.lag, "lag", 0, "online, exact normaliser: a refactorisation takes effect this many baskets after its snapshot, at most --factor-every (default min(factor-every, 70))")
 	fs.Float64Var(&f.condWeight, "cond-weight", 0, "offline: weight of a next-item term (a held-out item of each training basket against --cond-negatives sampled items, by the conditional gain the paper MPR ranks by); 0 = off")
 	fs.BoolVar(&f.cooc, "cooccurrence", true, "evaluate the co-occurrence baseline (false: none; the online pass then keeps no pair counts, so its time and peak memory are the learner's alone)")
-	fs.BoolVar(&f.latent, "latent-class", true, fmt.Sprintf("offline: evaluate the latent class baseline (a mixture of %d independent-items models fitted by EM; false: none)", learn.DefaultLatentClasses))
+	fs.BoolVar(&f.latent, "latent-class", true, fmt.Sprintf("offline: evaluate the latent class baseline (a mixture of %d independent-items models fitted by EM; false: none)", eval.DefaultLatentClasses))
 	fs.IntVar(&f.condNeg, "cond-negatives", 0, fmt.Sprintf("offline, with --cond-weight: sampled candidates per basket (default %d)", learn.DefaultCondNegatives))
 	fs.IntVar(&f.cEvery, "c-every", 0, "online: step C every this many baskets (default 32 for adam, 16 for sgd)")
 	if err := parseFlags(fs, args); err != nil {
@@ -507,7 +508,7 @@ func runLearn(e *env, args []string) error {
 	var res *learn.Result
 	var train, val, test [][]int
 	var model, baseModel *ndpp.Model
-	var coCounts *learn.Cooccurrence // the training baskets' co-occurrence counts
+	var coCounts *eval.Cooccurrence // the training baskets' co-occurrence counts
 	if f.mode == "offline" {
 		data, err := f.bf.read(f.data, e.stdin, voc, true, 0)
 		if err != nil {
@@ -556,48 +557,27 @@ func runLearn(e *env, args []string) error {
 	rss, rssOK := peakRSS()
 	n := voc.Len()
 	keys := sortKeys(voc)
-	evalOpt := learn.EvalOptions{Seed: f.seed, Key: keys, Workers: f.g.threads}
-	met, err := learn.Evaluate(e.context(), model, test, evalOpt)
+	// The baselines: of the training baskets (offline), or of what the
+	// online pass counted as the stream went by (no latent class model:
+	// the stream was not kept).
+	training := eval.Training{Baskets: train, Independent: baseModel, Cooccurrence: coCounts}
+	cmp, err := eval.Compare(e.context(), []*ndpp.Model{model}, test, training, eval.CompareOptions{
+		Options:        eval.Options{Seed: f.seed, Key: keys, Workers: f.g.threads, MaxMemory: f.g.budget.Bytes},
+		NoCooccurrence: !f.cooc, NoLatentClass: !f.latent})
 	if err != nil {
-		return err
+		return f.g.budget.Rename(err)
 	}
-	var base, lc *learn.Metrics
-	if baseModel == nil && f.latent {
-		lcOpt := evalOpt
-		lcOpt.MaxMemory = f.g.budget.Bytes
-		if lc, err = learn.LatentClassBaseline(e.context(), train, test, n, lcOpt); err != nil {
-			return f.g.budget.Rename(err)
-		}
-	}
-	if baseModel == nil {
-		if base, err = learn.Baselines(e.context(), train, test, n, evalOpt); err != nil {
-			return err
-		}
-		if f.cooc {
-			if coCounts, err = learn.CountCooccurrence(train, n, learn.DefaultCooccurPairs, f.g.budget.Bytes); err != nil {
-				return f.g.budget.Rename(err)
-			}
-		}
-	} else if base, err = learn.Evaluate(e.context(), baseModel, test, evalOpt); err != nil {
-		// The online learner counted the training baskets as they went by.
-		return err
-	}
-	var cooc *learn.Metrics
-	if coCounts != nil {
-		if cooc, err = coCounts.Evaluate(e.context(), test, n, learn.DefaultCooccurNorm, evalOpt); err != nil {
-			return err
-		}
-	}
-	if !f.g.quiet && coCounts != nil && coCounts.Evictions() > 0 {
+	met := cmp.Models[0]
+	if !f.g.quiet && cmp.CooccurrenceEvictions > 0 {
 		fmt.Fprintf(e.stderr, "learn: the co-occurrence baseline reached its budget of %d pairs (%d evictions): the rarest pairs are dropped, and its figures are lower than exact counts would give\n",
-			learn.DefaultCooccurPairs, coCounts.Evictions())
+			eval.DefaultCooccurPairs, cmp.CooccurrenceEvictions)
 	}
 	if !f.g.quiet {
 		rankNote(e, "learn", met, model)
 	}
 	indep := baseModel
 	if indep == nil {
-		if indep, err = learn.Independent(train, n); err != nil {
+		if indep, err = eval.Independent(train, n); err != nil {
 			return err
 		}
 	}
@@ -622,7 +602,7 @@ func runLearn(e *env, args []string) error {
 		valLL = fmt.Sprintf("%.4f", res.ValLLEps)
 	}
 	extra := [][2]string{{"items", strconv.Itoa(n)}, {"validation log-likelihood, ε (objective)", valLL}}
-	r := toMetricsJSON(f.mode, model.D(), met, base, cooc, lc, res.Seconds, res.Passes, res.Baskets)
+	r := toMetricsJSON(f.mode, model.D(), met, cmp, res.Seconds, res.Passes, res.Baskets)
 	r.ItemOrder = itemOrder(voc, keys)
 	if rssOK {
 		r.PeakRSSBytes = &rss
@@ -646,10 +626,10 @@ func (f *learnFlags) checkMemory(n int) error {
 }
 
 // checkDiverged refuses a learned model whose training diverged
-// (learn.CheckDiverged), with the flags that help.
+// (eval.CheckDiverged), with the flags that help.
 func checkDiverged(ctx context.Context, model, indep *ndpp.Model, held [][]int) error {
-	err := learn.CheckDiverged(ctx, model, indep, held)
-	if de, ok := errors.AsType[*learn.DivergedError](err); ok {
+	err := eval.CheckDiverged(ctx, model, indep, held)
+	if de, ok := errors.AsType[*eval.DivergedError](err); ok {
 		return fmt.Errorf("training diverged (lower --lr or --init-scale); no model saved: %w", de.Err)
 	}
 	return err
@@ -659,7 +639,7 @@ func checkDiverged(ctx context.Context, model, indep *ndpp.Model, held [][]int) 
 // the model (beyond its rank, or of dependent items), which makes the test
 // log-likelihood −Inf while the ε figure stays finite, and why the ε figure
 // is −Inf if it is.
-func rankNote(e *env, cmd string, met *learn.Metrics, m *ndpp.Model) {
+func rankNote(e *env, cmd string, met *eval.Metrics, m *ndpp.Model) {
 	if met.BeyondRank > 0 {
 		bound := "2d"
 		if m.Shared() {
@@ -739,9 +719,9 @@ func traceSet(path string, val [][]int) [][]int {
 // learner in one pass, and returns the result, the model over the
 // vocabulary, the independent-items model and, with --cooccurrence, the
 // co-occurrence counts of the training baskets (counted as they stream by,
-// in memory bounded by learn.DefaultCooccurPairs pairs), and the test
+// in memory bounded by eval.DefaultCooccurPairs pairs), and the test
 // baskets.
-func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, model, base *ndpp.Model, cooc *learn.Cooccurrence, test [][]int, err error) {
+func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, model, base *ndpp.Model, cooc *eval.Cooccurrence, test [][]int, err error) {
 	optim, _ := learn.ParseOptimizer(f.optimizer)
 	norm, _ := learn.ParseNormalizer(f.normalizer)
 	r, err := f.bf.open(f.data, e.stdin, voc, true, 0)
@@ -756,9 +736,9 @@ func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, mode
 	var o *learn.Online
 	// The training baskets are counted as the learner reads them (and as
 	// a resumed run skips them, so the counts cover every one).
-	var src learn.BasketSource = hold
+	var src baskets.Source = hold
 	if f.cooc {
-		if cooc, err = learn.NewCooccurrence(learn.DefaultCooccurPairs, f.g.budget.Bytes); err != nil {
+		if cooc, err = eval.NewCooccurrence(eval.DefaultCooccurPairs, f.g.budget.Bytes); err != nil {
 			return nil, nil, nil, nil, nil, f.g.budget.Rename(err)
 		}
 		src = cooc.Counting(hold)
@@ -791,14 +771,25 @@ func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, mode
 	bar := newProgress(e, &f.g, -1, "online learning (baskets)")
 	done := 0
 	run := learn.OnlineRun{Checkpoint: f.checkpoint, Progress: func(b int) { bar.Add(b - done); done = b }}
+	// The stream (reading, the hold-out, the pair counts) is read ahead of
+	// the learner on another goroutine, unless the trace reads the
+	// hold-out's validation baskets as they fill.
+	var ahead *baskets.ReadAhead
 	if f.trace != "" {
 		run.TraceSource = hold.Validation
+	} else {
+		ahead = baskets.NewReadAhead(src)
+		defer ahead.Close()
+		src = ahead
 	}
-	if res, err = o.Run(e.context(), src, run); err != nil {
-		bar.Finish()
+	res, err = o.Run(e.context(), src, run)
+	bar.Finish()
+	if err != nil {
 		return nil, nil, nil, nil, nil, tokenHint(inFile(f.data, err))
 	}
-	bar.Finish()
+	if ahead != nil {
+		ahead.Close() // the hold-out and the vocabulary are the learner's again
+	}
 	var val [][]int
 	if val, test, err = hold.Held(); err != nil {
 		return nil, nil, nil, nil, nil, inFile(f.data, err)
@@ -811,7 +802,7 @@ func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, mode
 		return nil, nil, nil, nil, nil, err
 	}
 	if len(val) > 0 {
-		if res.ValLLEps, err = learn.LogLikelihoodEps(e.context(), model, val, 0); err != nil {
+		if res.ValLLEps, err = eval.LogLikelihoodEps(e.context(), model, val, 0); err != nil {
 			return nil, nil, nil, nil, nil, err
 		}
 	}

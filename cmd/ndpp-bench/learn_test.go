@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/ndpp-go/ndpp/learn"
+	"github.com/ndpp-go/ndpp/eval"
 )
 
 // learnJSONKeys are the fields of learn --json and eval --json.
@@ -306,8 +306,8 @@ func TestLearnReportsBasketsBeyondTheRank(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatal(err)
 	}
-	if r.TestLLEps == nil || r.TestLL != nil || r.BeyondRank == 0 || r.Eps != learn.DefaultEps {
-		t.Errorf("test_ll %v, test_ll_eps %v, beyond rank %d, eps %g: want null (probability 0), a finite ε figure, a positive count, ε = %g", r.TestLL, r.TestLLEps, r.BeyondRank, r.Eps, learn.DefaultEps)
+	if r.TestLLEps == nil || r.TestLL != nil || r.BeyondRank == 0 || r.Eps != eval.DefaultEps {
+		t.Errorf("test_ll %v, test_ll_eps %v, beyond rank %d, eps %g: want null (probability 0), a finite ε figure, a positive count, ε = %g", r.TestLL, r.TestLLEps, r.BeyondRank, r.Eps, eval.DefaultEps)
 	}
 	if r.BaselineIndependentLL == nil || r.BaselinePopularityMPR == nil || r.BaselinePopularityMPRMicro == nil {
 		t.Errorf("baselines missing: %s", out)

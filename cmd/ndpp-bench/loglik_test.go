@@ -13,14 +13,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ndpp-go/ndpp/learn"
+	"github.com/ndpp-go/ndpp/eval"
 	"github.com/ndpp-go/ndpp/ndpp/npz"
 )
 
 // TestLogLikelihoodOneConvention: score, /v1/score, eval's test_ll and
 // Model.LogLikelihood give the same log P(S) = log det L_S − log det(L + I)
 // on the same baskets, and eval names the learners' ε figure test_ll_eps
-// (learn.LogLikelihoodEps's value).
+// (eval.LogLikelihoodEps's value).
 func TestLogLikelihoodOneConvention(t *testing.T) {
 	m, err := npz.Load(smallModel)
 	require.NoError(t, err)
@@ -72,10 +72,10 @@ func TestLogLikelihoodOneConvention(t *testing.T) {
 	var r map[string]any
 	require.NoError(t, json.Unmarshal([]byte(out), &r))
 	require.InDelta(t, want, r["test_ll"].(float64), tol, "eval test_ll")
-	wantEps, err := learn.LogLikelihoodEps(context.Background(), m, baskets, 0)
+	wantEps, err := eval.LogLikelihoodEps(context.Background(), m, baskets, 0)
 	require.NoError(t, err)
 	require.InDelta(t, wantEps, r["test_ll_eps"].(float64), tol, "eval test_ll_eps")
-	require.Equal(t, learn.DefaultEps, r["eps"].(float64))
+	require.Equal(t, eval.DefaultEps, r["eps"].(float64))
 	require.NotEqual(t, want, wantEps) // two figures, two names
 
 	// The table names both.

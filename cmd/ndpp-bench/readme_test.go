@@ -62,13 +62,13 @@ func Example_readme() {
 	})
 	fmt.Println(recs, rr.Items, rr.Gains)
 
-	// One-pass online learning from a basket file, streamed; then the offline learner.
-	br, _ := baskets.Open("testdata/1_100_100_100_apparel_regs.csv", baskets.LineOptions{})
+	// One-pass online learning from a basket file, streamed (parsed ahead); then the offline learner.
+	br, _ := baskets.Open("testdata/1_100_100_100_apparel_regs.csv", baskets.LineOptions{ReadAhead: baskets.DefaultReadAhead})
 	defer br.Close()
 	lr, _ := learn.TrainOnline(context.Background(), br, learn.OnlineOptions{D: 30}, learn.OnlineRun{})
 	_ = npz.Save("apparel.npz", lr.Model) // records the file's item ids; atomic; readable by numpy.load
 	data, _ := baskets.ReadFile("testdata/1_100_100_100_apparel_regs.csv", baskets.LineOptions{Base: 1, N: 100})
-	train, val, _, _ := baskets.Split(data, 300, 2000, 1)
+	train, val, _, _ := baskets.HoldOutSlice(data, 300, 2000, 1) // the split of every command (package eval)
 	off, _ := learn.TrainOffline(context.Background(), train, val, 100, learn.OfflineOptions{D: 30})
 	fmt.Println(off.Passes, off.ValLLEps)
 }

@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ndpp-go/ndpp/eval"
 	"github.com/ndpp-go/ndpp/internal/memlimit"
-	"github.com/ndpp-go/ndpp/learn"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/ndpp/baskets"
 	"github.com/ndpp-go/ndpp/ndpp/npz"
@@ -211,14 +211,14 @@ func TestEvalReadsTokensThroughTheModelsVocabulary(t *testing.T) {
 	voc := m.TokenVocab()
 	right, err := baskets.ReadFile(subset, baskets.LineOptions{Vocab: voc})
 	require.NoError(t, err)
-	want, err := learn.Evaluate(context.Background(), m, right, learn.EvalOptions{Seed: 1, Key: sortKeys(voc)})
+	want, err := eval.Evaluate(context.Background(), m, right, eval.Options{Seed: 1, Key: sortKeys(voc)})
 	require.NoError(t, err)
 	require.Equal(t, want.TestLLEps, *got.TestLLEps)
 	require.Equal(t, want.AUC, *got.AUC)
 
 	wrongRows, err := baskets.ReadFile(subset, baskets.LineOptions{N: m.N()})
 	require.NoError(t, err)
-	wrong, err := learn.Evaluate(context.Background(), m, wrongRows, learn.EvalOptions{Seed: 1, Key: sortKeys(voc)})
+	wrong, err := eval.Evaluate(context.Background(), m, wrongRows, eval.Options{Seed: 1, Key: sortKeys(voc)})
 	require.NoError(t, err)
 	t.Logf("tokens through the vocabulary: LL %.3f, AUC %.3f; tokens as rows: LL %.3f, AUC %.3f", want.TestLLEps, want.AUC, wrong.TestLLEps, wrong.AUC)
 	require.Greater(t, want.TestLLEps, wrong.TestLLEps+1)

@@ -31,6 +31,9 @@ type CSVOptions struct {
 	// Tokens says which item tokens a growing vocabulary takes as items
 	// (see Tokens; the zero value takes any).
 	Tokens Tokens
+	// ReadAhead > 0 parses the file on a goroutine of the reader's own
+	// (see LineOptions.ReadAhead and Reader).
+	ReadAhead int
 }
 
 type csvState struct {
@@ -74,6 +77,7 @@ func NewCSVReader(r io.Reader, opt CSVOptions) (*Reader, error) {
 	}
 	br := newReader(readerName(r), opt.Vocab, opt.Grow, 0, opt.N, opt.MaxSize)
 	br.tokens.rule = opt.Tokens
+	br.aheadChunks = opt.ReadAhead
 	if err := br.checkOptions(); err != nil {
 		return nil, err
 	}

@@ -20,8 +20,18 @@
 // items in a basket are removed, lines or rows without items are skipped,
 // and both are counted (Stats); a token that is not an item is an error
 // naming the file, the line and the token. A Reader yields one basket at a
-// time, so files larger than memory can feed an online learner (it
-// satisfies learn.BasketSource).
+// time, so files larger than memory can feed an online learner (it is a
+// Source, the stream every learner and baseline reads).
+//
+// # Reading ahead
+//
+// With the ReadAhead option (LineOptions, CSVOptions), a Reader reads and
+// parses its file on a goroutine of its own, ahead of Next, into a fixed
+// pool of chunks, as package items reads item streams; NewReadAhead does
+// the same for any Source (a chain of a Reader, a HoldOut and a counter,
+// as ndpp-bench learn streams a file to the online learner). Both are
+// Peekers: a learner sees the next basket while it learns from the
+// current one. Nothing else in the library reads ahead.
 //
 // # Vocabularies
 //
@@ -39,8 +49,8 @@
 // other basket passed on once, so a one-pass learner can read a file larger
 // than memory or a pipe. HoldOutSlice gives the same split of in-memory
 // baskets, so online and offline learners are evaluated on the same
-// baskets. Split holds out by a seeded permutation of a slice. The papers
-// use 300 validation and 2000 test baskets.
+// baskets. It is the hold-out rule of every command (package eval). The
+// papers use 300 validation and 2000 test baskets.
 //
 // # References
 //

@@ -74,13 +74,14 @@ func ExampleNewCSVReader() {
 	// [85123A 71053]
 }
 
-// The papers' evaluation split: 300 validation and 2000 test baskets.
-func ExampleSplit() {
+// The papers' evaluation split, 300 validation and 2000 test baskets, by
+// the hold-out rule of every command (HoldOut as a file streams by).
+func ExampleHoldOutSlice() {
 	data, err := baskets.ReadFile("../../testdata/1_100_100_100_apparel_regs.csv", baskets.LineOptions{Base: 1, N: 100})
 	if err != nil {
 		log.Fatal(err)
 	}
-	train, val, test, err := baskets.Split(data, 300, 2000, 1)
+	train, val, test, err := baskets.HoldOutSlice(data, 300, 2000, 1)
 	if err != nil {
 		log.Fatal(err)
 	}

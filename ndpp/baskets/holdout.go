@@ -155,7 +155,7 @@ func inStreamOrder(s []heldBasket) [][]int {
 	return out
 }
 
-// SliceSource returns a Source over in-memory baskets.
+// SliceSource returns a Source over in-memory baskets; it is a Peeker.
 func SliceSource(b [][]int) Source { return &sliceSource{b: b} }
 
 type sliceSource struct {
@@ -169,6 +169,14 @@ func (s *sliceSource) Next() ([]int, error) {
 	}
 	s.i++
 	return s.b[s.i-1], nil
+}
+
+// Peek returns the basket Next will return, nil at the end (Peeker).
+func (s *sliceSource) Peek() []int {
+	if s.i == len(s.b) {
+		return nil
+	}
+	return s.b[s.i]
 }
 
 // HoldOutSlice applies HoldOut to in-memory baskets and returns the three

@@ -161,3 +161,9 @@ func TestHoldOutErrors(t *testing.T) {
 	_, err = h.Next()
 	require.ErrorContains(t, err, "disk on fire")
 }
+
+// The package's streams are Sources.
+var (
+	_ Source = (*Reader)(nil)
+	_ Source = (*HoldOut)(nil)
+)

@@ -38,6 +38,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
 	"github.com/ndpp-go/ndpp/beam/pipelines"
+	"github.com/ndpp-go/ndpp/eval"
 	"github.com/ndpp-go/ndpp/internal/memlimit"
 	"github.com/ndpp-go/ndpp/internal/outfile"
 	"github.com/ndpp-go/ndpp/learn"
@@ -342,10 +343,10 @@ func runLearn(stdout, stderr io.Writer) error {
 	if err != nil {
 		return b.Rename(err)
 	}
-	// All baskets are training baskets: of learn.CheckDiverged's rule only
+	// All baskets are training baskets: of eval.CheckDiverged's rule only
 	// the kernel's scale applies.
-	if err := learn.CheckDiverged(ctx, res.Model, nil, nil); err != nil {
-		if de, ok := errors.AsType[*learn.DivergedError](err); ok {
+	if err := eval.CheckDiverged(ctx, res.Model, nil, nil); err != nil {
+		if de, ok := errors.AsType[*eval.DivergedError](err); ok {
 			return fmt.Errorf("training diverged (lower --lr or --init-scale); no model saved: %w", de.Err)
 		}
 		return err

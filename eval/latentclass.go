@@ -1,4 +1,4 @@
-package learn
+package eval
 
 import (
 	"context"
@@ -80,10 +80,10 @@ func FitLatentClass(ctx context.Context, train [][]int, n int, opt LatentClassOp
 		opt.Rounds = DefaultLatentClassRounds
 	}
 	if n < 1 || opt.K < 1 || opt.Rounds < 1 {
-		return nil, fmt.Errorf("learn: latent class model of %d items, K = %d, %d rounds; need each ≥ 1", n, opt.K, opt.Rounds)
+		return nil, fmt.Errorf("eval: latent class model of %d items, K = %d, %d rounds; need each ≥ 1", n, opt.K, opt.Rounds)
 	}
 	if len(train) == 0 {
-		return nil, errors.New("learn: latent class model: no training baskets")
+		return nil, errors.New("eval: latent class model: no training baskets")
 	}
 	k := opt.K
 	budget := memlimit.Given(opt.MaxMemory, "LatentClassOptions.MaxMemory")
@@ -96,7 +96,7 @@ func FitLatentClass(ctx context.Context, train [][]int, n int, opt LatentClassOp
 	for b, s := range train {
 		for _, j := range s {
 			if j < 0 || j >= n {
-				return nil, fmt.Errorf("learn: latent class model: training basket %d: item %d out of range [0, %d)", b, j, n)
+				return nil, fmt.Errorf("eval: latent class model: training basket %d: item %d out of range [0, %d)", b, j, n)
 			}
 			if seen[j] != b+1 {
 				seen[j] = b + 1
@@ -115,14 +115,14 @@ func FitLatentClass(ctx context.Context, train [][]int, n int, opt LatentClassOp
 	rng := rand.New(rand.NewPCG(opt.Seed, 0x1a7e))
 	for round := 0; round < opt.Rounds; round++ {
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("learn: latent class model: stopped at round %d: %w", round, err)
+			return nil, fmt.Errorf("eval: latent class model: stopped at round %d: %w", round, err)
 		}
 		clear(theta)
 		clear(pi)
 		for b, s := range train {
 			if b%4096 == 0 {
 				if err := ctx.Err(); err != nil {
-					return nil, fmt.Errorf("learn: latent class model: stopped at round %d: %w", round, err)
+					return nil, fmt.Errorf("eval: latent class model: stopped at round %d: %w", round, err)
 				}
 			}
 			if round == 0 {
@@ -215,11 +215,11 @@ func (m *LatentClass) K() int { return m.k }
 func (m *LatentClass) LogProb(s []int) (float64, error) {
 	for p, j := range s {
 		if j < 0 || j >= m.n {
-			return 0, fmt.Errorf("learn: latent class model: item %d out of range [0, %d)", j, m.n)
+			return 0, fmt.Errorf("eval: latent class model: item %d out of range [0, %d)", j, m.n)
 		}
 		for _, i := range s[:p] {
 			if i == j {
-				return 0, fmt.Errorf("learn: latent class model: item %d repeated", j)
+				return 0, fmt.Errorf("eval: latent class model: item %d repeated", j)
 			}
 		}
 	}
@@ -253,7 +253,7 @@ func (m *LatentClass) scoreBatch(ys [][]int, dst, tie [][]float64, errs []error)
 // the exact test log-likelihood (TestLL, its standard error; TestLLEps
 // equals it) and the next-item ranking (MPR, MPRMicro, Prec5, Prec10,
 // their micro means). It computes no AUC.
-func (m *LatentClass) Evaluate(ctx context.Context, test [][]int, opt EvalOptions) (*Metrics, error) {
+func (m *LatentClass) Evaluate(ctx context.Context, test [][]int, opt Options) (*Metrics, error) {
 	baskets, err := protocolBaskets(test, m.n, opt.Key)
 	if err != nil {
 		return nil, err
@@ -264,7 +264,7 @@ func (m *LatentClass) Evaluate(ctx context.Context, test [][]int, opt EvalOption
 	for i, s := range baskets {
 		if i%4096 == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, fmt.Errorf("learn: latent class model: scoring stopped at basket %d of %d: %w", i, len(baskets), err)
+				return nil, fmt.Errorf("eval: latent class model: scoring stopped at basket %d of %d: %w", i, len(baskets), err)
 			}
 		}
 		lls[i] = m.posterior(s, w, nil, 0)
@@ -280,7 +280,7 @@ func (m *LatentClass) Evaluate(ctx context.Context, test [][]int, opt EvalOption
 // LatentClassBaseline fits the latent class baseline to the training
 // baskets over n items (FitLatentClass with K = DefaultLatentClasses and
 // seed opt.Seed, within opt.MaxMemory) and evaluates it on test.
-func LatentClassBaseline(ctx context.Context, train, test [][]int, n int, opt EvalOptions) (*Metrics, error) {
+func LatentClassBaseline(ctx context.Context, train, test [][]int, n int, opt Options) (*Metrics, error) {
 	m, err := FitLatentClass(ctx, train, n, LatentClassOptions{Seed: opt.Seed, MaxMemory: opt.MaxMemory})
 	if err != nil {
 		return nil, err

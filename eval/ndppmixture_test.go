@@ -1,4 +1,4 @@
-package learn
+package eval_test
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ndpp-go/ndpp/eval"
+	"github.com/ndpp-go/ndpp/learn"
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
@@ -56,8 +58,8 @@ func (m *ndppMixture) logProb(s []int) float64 {
 	return mx + math.Log(sum)
 }
 
-func (m *ndppMixture) items() int   { return m.n }
-func (m *ndppMixture) hasTie() bool { return true }
+// scorer ranks candidates by the mixture's score (eval's ranking).
+func (m *ndppMixture) scorer() eval.TestScorer { return eval.TestScorer{N: m.n, Score: m.scoreBatch} }
 
 func (m *ndppMixture) scoreBatch(ys [][]int, dst, tie [][]float64, errs []error) error {
 	g := make([]float64, m.n)
@@ -78,7 +80,7 @@ func (m *ndppMixture) scoreBatch(ys [][]int, dst, tie [][]float64, errs []error)
 				d[j] += wk * g[j]
 			}
 		}
-		popularityTie(d, t, m.counts, y)
+		eval.PopularityTie(d, t, m.counts, y)
 		errs[b] = nil
 	}
 	return nil
@@ -122,8 +124,7 @@ func TestNDPPMixtureExact(t *testing.T) {
 // only when NDPP_MIX_DATA names a basket file (NDPP_MIX_SEED: the split's
 // seed).
 func TestNDPPMixtureAnalysis(t *testing.T) {
-	a := loadAnalysisSplit(t, "NDPP_MIX_DATA", "NDPP_MIX_SEED")
-	train, val, test, n, keys, seed := a.train, a.val, a.test, a.n, a.keys, a.seed
+	train, val, test, n, keys, seed := eval.AnalysisSplit(t, "NDPP_MIX_DATA", "NDPP_MIX_SEED")
 	k := 30
 	if v := os.Getenv("NDPP_MIX_K"); v != "" {
 		x, err := strconv.Atoi(v)
@@ -131,13 +132,13 @@ func TestNDPPMixtureAnalysis(t *testing.T) {
 		k = x
 	}
 	ctx := context.Background()
-	lc, err := FitLatentClass(ctx, train, n, LatentClassOptions{K: k, Seed: seed})
+	lc, err := eval.FitLatentClass(ctx, train, n, eval.LatentClassOptions{K: k, Seed: seed})
 	require.NoError(t, err)
 	w := make([]float64, k)
 	split := func(bs [][]int) [][][]int {
 		parts := make([][][]int, k)
 		for _, s := range bs {
-			lc.posterior(s, w, nil, 0)
+			lc.Posterior(s, w)
 			best := 0
 			for c := range w {
 				if w[c] > w[best] {
@@ -149,13 +150,13 @@ func TestNDPPMixtureAnalysis(t *testing.T) {
 		return parts
 	}
 	tp, vp := split(train), split(val)
-	mix := &ndppMixture{n: n, counts: lc.counts}
+	mix := &ndppMixture{n: n, counts: lc.Counts()}
 	total := 0
 	for c := 0; c < k; c++ {
 		if len(tp[c]) < 30 {
 			continue
 		}
-		res, err := TrainOffline(ctx, tp[c], vp[c], n, OfflineOptions{Seed: seed})
+		res, err := learn.TrainOffline(ctx, tp[c], vp[c], n, learn.OfflineOptions{Seed: seed})
 		require.NoError(t, err)
 		m, err := res.Params.Model()
 		require.NoError(t, err)
@@ -166,15 +167,15 @@ func TestNDPPMixtureAnalysis(t *testing.T) {
 	for c := range mix.logPi {
 		mix.logPi[c] = math.Log(mix.logPi[c] / float64(total))
 	}
-	pb, err := protocolBaskets(test, n, keys)
+	pb, err := eval.ProtocolBaskets(test, n, keys)
 	require.NoError(t, err)
 	ll := 0.0
 	for _, s := range pb {
 		ll += mix.logProb(s)
 	}
-	met := &Metrics{}
-	require.NoError(t, rankMetrics(ctx, met, mix, pb, 0))
-	lcm, err := lc.Evaluate(ctx, test, EvalOptions{Seed: seed, Key: keys})
+	met, err := eval.RankMetrics(ctx, mix.scorer(), pb)
+	require.NoError(t, err)
+	lcm, err := lc.Evaluate(ctx, test, eval.Options{Seed: seed, Key: keys})
 	require.NoError(t, err)
 	t.Logf("mixture of %d NDPPs: paper MPR %.2f, micro %.2f, Prec@5 %.1f, test LL %.3f; latent class (K = %d): MPR %.2f, test LL %.3f",
 		len(mix.ms), met.MPR, met.MPRMicro, met.Prec5, ll/float64(len(pb)), k, lcm.MPR, lcm.TestLL)

@@ -1,4 +1,4 @@
-package learn
+package eval
 
 import (
 	"context"
@@ -26,6 +26,6 @@ func TestCooccurrenceMemoryBudget(t *testing.T) {
 	err = c.Add([]int{1, 10 * CooccurBytesPerPair})
 	require.ErrorAs(t, err, &me)
 	require.Contains(t, err.Error(), "co-occurrence counts of 1001 items")
-	_, err = CooccurrenceBaseline(context.Background(), [][]int{{0, 1}}, [][]int{{0, 1}}, 2, EvalOptions{MaxMemory: 1})
+	_, err = CooccurrenceBaseline(context.Background(), [][]int{{0, 1}}, [][]int{{0, 1}}, 2, Options{MaxMemory: 1})
 	require.ErrorAs(t, err, &me)
 }

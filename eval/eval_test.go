@@ -1,4 +1,4 @@
-package learn
+package eval
 
 import (
 	"context"
@@ -17,6 +17,38 @@ import (
 // metricTol is the agreement of metrics with the brute-force protocol
 // (they are means of exactly computed ranks; only LL has rounding).
 const metricTol = 1e-9
+
+// directLogDet is log det a by gonum's LU (NaN for a non-positive
+// determinant).
+func directLogDet(a *mat.Dense) float64 {
+	var lu mat.LU
+	lu.Factorize(a)
+	ld, s := lu.LogDet()
+	if s <= 0 {
+		return math.NaN()
+	}
+	return ld
+}
+
+// directKernel builds L_S (+ shift·I) entry by entry from m's V, B, C and
+// diagonal with gonum: L_ij = [i = j]δᵢ + vᵢ·vⱼ + bᵢᵀCbⱼ.
+func directKernel(m *ndpp.Model, items []int, shift float64) *mat.Dense {
+	V, B, C := m.V(), m.B(), m.C()
+	k := len(items)
+	L := mat.NewDense(k, k, nil)
+	for r, i := range items {
+		for s, j := range items {
+			var cb mat.VecDense
+			cb.MulVec(C, B.ColView(j))
+			x := mat.Dot(V.ColView(i), V.ColView(j)) + mat.Dot(B.ColView(i), &cb)
+			if r == s {
+				x += m.ItemDiag(i) + shift
+			}
+			L.Set(r, s, x)
+		}
+	}
+	return L
+}
 
 // bruteBucket is the right-closed 3-bin cut written with explicit edges.
 func bruteBucket(x, lo, hi float64) int {
@@ -37,7 +69,7 @@ func TestEvaluateMatchesBruteForce(t *testing.T) {
 	for seed := uint64(1); seed <= 5; seed++ {
 		n, d := 14, 4
 		m := ndpp.Random(n, d, seed, ndpp.RandomOptions{Shared: seed%2 == 0})
-		p := ParamsFromModel(m)
+		p := m
 		rng := rand.New(rand.NewPCG(seed, 99))
 		var test [][]int
 		for len(test) < 60 {
@@ -48,9 +80,9 @@ func TestEvaluateMatchesBruteForce(t *testing.T) {
 			}
 			test = append(test, s)
 		}
-		got, err := Evaluate(context.Background(), m, test, EvalOptions{Seed: 4, Eps: -1})
+		got, err := Evaluate(context.Background(), m, test, Options{Seed: 4, Eps: -1})
 		require.NoError(t, err)
-		withEps, err := Evaluate(context.Background(), m, test, EvalOptions{Seed: 4, Eps: 0.01})
+		withEps, err := Evaluate(context.Background(), m, test, Options{Seed: 4, Eps: 0.01})
 		require.NoError(t, err)
 
 		all := make([]int, n)
@@ -162,7 +194,7 @@ func TestEvaluateMatchesBruteForce(t *testing.T) {
 		require.InDelta(t, 100*p10/nb, got.Prec10, metricTol)
 		require.InDelta(t, 100*m10/nr, got.Prec10Micro, metricTol)
 		// AUC: reproducible for a seed, in [0, 1].
-		again, err := Evaluate(context.Background(), m, test, EvalOptions{Seed: 4, Eps: -1})
+		again, err := Evaluate(context.Background(), m, test, Options{Seed: 4, Eps: -1})
 		require.NoError(t, err)
 		require.Equal(t, got.AUC, again.AUC)
 		require.Equal(t, got.AUCMicro, again.AUCMicro)
@@ -211,7 +243,7 @@ func TestAUCPairedComparesEqualSizes(t *testing.T) {
 			test = append(test, rand.New(rand.NewPCG(uint64(k), uint64(r))).Perm(n)[:k])
 		}
 	}
-	got, err := Evaluate(context.Background(), m, test, EvalOptions{Seed: 1})
+	got, err := Evaluate(context.Background(), m, test, Options{Seed: 1})
 	require.NoError(t, err)
 	require.Equal(t, 0.5, got.AUCPaired)
 	require.Equal(t, 0.5, got.AUCMicro) // the same sizes on both sides: symmetric
@@ -274,14 +306,14 @@ func TestEvaluateSortKeyAndErrors(t *testing.T) {
 	for i := range key {
 		key[i] = int64(100 - i)
 	}
-	a, err := Evaluate(context.Background(), m, test, EvalOptions{})
+	a, err := Evaluate(context.Background(), m, test, Options{})
 	require.NoError(t, err)
-	b, err := Evaluate(context.Background(), m, test, EvalOptions{Key: key})
+	b, err := Evaluate(context.Background(), m, test, Options{Key: key})
 	require.NoError(t, err)
 	require.Equal(t, a.TestLLEps, b.TestLLEps)
 	require.Equal(t, 2, b.Predicted)
 	// With reversed keys, {1, 2, 3} holds out item 1 given {2, 3}.
-	one, err := Evaluate(context.Background(), m, [][]int{{3, 1, 2}}, EvalOptions{Key: key})
+	one, err := Evaluate(context.Background(), m, [][]int{{3, 1, 2}}, Options{Key: key})
 	require.NoError(t, err)
 	gains := make([]float64, 10)
 	require.NoError(t, m.ConditionalGains([]int{3, 2}, gains))
@@ -295,13 +327,13 @@ func TestEvaluateSortKeyAndErrors(t *testing.T) {
 		}
 	}
 	require.InDelta(t, 100*(1-float64(ge)/float64(nz)), one.MPRMicro, metricTol)
-	_, err = Evaluate(context.Background(), m, nil, EvalOptions{})
+	_, err = Evaluate(context.Background(), m, nil, Options{})
 	require.Error(t, err)
-	_, err = Evaluate(context.Background(), m, [][]int{{}}, EvalOptions{})
+	_, err = Evaluate(context.Background(), m, [][]int{{}}, Options{})
 	require.Error(t, err)
-	_, err = Evaluate(context.Background(), m, [][]int{{10}}, EvalOptions{})
+	_, err = Evaluate(context.Background(), m, [][]int{{10}}, Options{})
 	require.ErrorContains(t, err, "out of range")
-	_, err = Evaluate(context.Background(), m, test, EvalOptions{Key: []int64{1}})
+	_, err = Evaluate(context.Background(), m, test, Options{Key: []int64{1}})
 	require.Error(t, err)
 }
 
@@ -312,7 +344,7 @@ func TestEvaluateSortKeyAndErrors(t *testing.T) {
 func TestEvaluateCountsZeroProbabilityBaskets(t *testing.T) {
 	m := ndpp.Random(8, 1, 3, ndpp.RandomOptions{})
 	test := [][]int{{0, 1}, {2, 3, 4}, {5}, {1, 6, 7}, {0, 2}, {3}}
-	met, err := Evaluate(context.Background(), m, test, EvalOptions{Seed: 1, Eps: -1})
+	met, err := Evaluate(context.Background(), m, test, Options{Seed: 1, Eps: -1})
 	require.NoError(t, err)
 	require.Equal(t, 4, met.ZeroProb)
 	require.Equal(t, 4, met.ZeroProbEps) // no ε: the same baskets
@@ -320,7 +352,7 @@ func TestEvaluateCountsZeroProbabilityBaskets(t *testing.T) {
 	require.True(t, math.IsInf(met.TestLLEps, -1))
 	require.True(t, math.IsInf(met.TestLL, -1))
 	require.True(t, math.IsNaN(met.TestLLEpsSE)) // no spread of an infinite mean
-	met, err = Evaluate(context.Background(), m, [][]int{{0}, {5}}, EvalOptions{Seed: 1, Eps: -1})
+	met, err = Evaluate(context.Background(), m, [][]int{{0}, {5}}, Options{Seed: 1, Eps: -1})
 	require.NoError(t, err)
 	require.Zero(t, met.ZeroProb)
 	require.False(t, math.IsInf(met.TestLLEps, 0))
@@ -342,9 +374,9 @@ func TestStdErrNeedsTwoValues(t *testing.T) {
 // log det(L_S + εI); the counts still say which baskets exceed the rank.
 func TestEvaluateEpsKeepsLikelihoodFinite(t *testing.T) {
 	m := ndpp.Random(8, 1, 3, ndpp.RandomOptions{})
-	p := ParamsFromModel(m)
+	p := m
 	test := [][]int{{0, 1}, {2, 3, 4}, {5}, {1, 6, 7}, {0, 2}, {3}}
-	met, err := Evaluate(context.Background(), m, test, EvalOptions{Seed: 1})
+	met, err := Evaluate(context.Background(), m, test, Options{Seed: 1})
 	require.NoError(t, err)
 	require.Equal(t, DefaultEps, met.Eps)
 	require.Zero(t, met.ZeroProbEps)
@@ -370,7 +402,7 @@ func TestEvaluateBinsIgnoreSkippedBaskets(t *testing.T) {
 		big[i] = 3 + i
 	}
 	test := [][]int{{0, 1}, {2, 3, 4}, {5, 6, 7, 8}, big}
-	met, err := Evaluate(context.Background(), m, test, EvalOptions{Seed: 1})
+	met, err := Evaluate(context.Background(), m, test, Options{Seed: 1})
 	require.NoError(t, err)
 	require.Equal(t, 1, met.Skipped)
 	require.Equal(t, 3, met.Predicted)

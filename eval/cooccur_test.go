@@ -1,4 +1,4 @@
-package learn
+package eval
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ndpp-go/ndpp/ndpp/baskets"
 )
 
 // TestCooccurrenceByHand checks the paper protocol's figures of the
@@ -30,7 +32,7 @@ func TestCooccurrenceByHand(t *testing.T) {
 	// two candidates are strictly above it.
 	// {2}: nothing held out.
 	test := [][]int{{1, 0}, {3, 2}, {2}}
-	m, err := c.Evaluate(context.Background(), test, 4, CooccurCount, EvalOptions{})
+	m, err := c.Evaluate(context.Background(), test, 4, CooccurCount, Options{})
 	require.NoError(t, err)
 	require.Equal(t, 2, m.Predicted)
 	require.Equal(t, 3, m.Baskets)
@@ -44,7 +46,7 @@ func TestCooccurrenceByHand(t *testing.T) {
 	// out 0 of {0, 1} (Y = {1}: 0 scores 2, 2 scores 1, 3 scores 0: PR =
 	// 2/3) and 2 of {2, 3} (Y = {3}: 0 scores 1, 1 and 2 score 0 and
 	// c(1) = 3 > c(2) = 1: PR = 0).
-	m, err = c.Evaluate(context.Background(), test, 4, CooccurCount, EvalOptions{Key: []int64{3, 2, 1, 0}})
+	m, err = c.Evaluate(context.Background(), test, 4, CooccurCount, Options{Key: []int64{3, 2, 1, 0}})
 	require.NoError(t, err)
 	require.InDelta(t, 100.0/3, m.MPR, 1e-12)
 }
@@ -139,7 +141,7 @@ func TestCooccurrenceBruteForce(t *testing.T) {
 				require.NoError(t, c.Add(s))
 			}
 			require.Zero(t, c.Evictions())
-			got, err := c.Evaluate(context.Background(), test, n, norm, EvalOptions{Key: key, Workers: 3})
+			got, err := c.Evaluate(context.Background(), test, n, norm, Options{Key: key, Workers: 3})
 			require.NoError(t, err)
 
 			var pr, p5, p10 []float64
@@ -190,11 +192,11 @@ func TestCooccurrenceBaselineMatchesCounter(t *testing.T) {
 	const n = 40
 	train := randBaskets(rng, 400, n, 5)
 	test := randBaskets(rng, 100, n, 5)
-	got, err := CooccurrenceBaseline(context.Background(), train, test, n, EvalOptions{})
+	got, err := CooccurrenceBaseline(context.Background(), train, test, n, Options{})
 	require.NoError(t, err)
 	c, err := NewCooccurrence(DefaultCooccurPairs, 0)
 	require.NoError(t, err)
-	src := c.Counting(SliceSource(train))
+	src := c.Counting(baskets.SliceSource(train))
 	for {
 		_, err := src.Next()
 		if err == io.EOF {
@@ -203,11 +205,11 @@ func TestCooccurrenceBaselineMatchesCounter(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.Equal(t, int64(len(train)), c.Baskets())
-	want, err := c.Evaluate(context.Background(), test, n, DefaultCooccurNorm, EvalOptions{})
+	want, err := c.Evaluate(context.Background(), test, n, DefaultCooccurNorm, Options{})
 	require.NoError(t, err)
 	require.Equal(t, want.MPR, got.MPR)
 	require.Equal(t, want.Prec10Micro, got.Prec10Micro)
-	pop, err := Baselines(context.Background(), train, test, n, EvalOptions{})
+	pop, err := IndependentBaseline(context.Background(), train, test, n, Options{})
 	require.NoError(t, err)
 	require.Greater(t, got.MPR, pop.MPR)
 }
@@ -286,7 +288,7 @@ func TestCooccurrenceBudget(t *testing.T) {
 		require.Equal(t, c.Pairs(), held)
 		require.Equal(t, total, sum, "held counts add up to N")
 		// Evaluation still works from the held pairs.
-		_, err = c.Evaluate(context.Background(), train[:50], n, DefaultCooccurNorm, EvalOptions{})
+		_, err = c.Evaluate(context.Background(), train[:50], n, DefaultCooccurNorm, Options{})
 		require.NoError(t, err)
 	}
 }
@@ -312,14 +314,14 @@ func TestCooccurrenceErrors(t *testing.T) {
 	lo, _ := c.Count(2, 5)
 	require.Equal(t, int64(1), lo, "a repeated item counts once")
 	require.Equal(t, int64(1), c.ItemCount(5))
-	_, err = c.Evaluate(context.Background(), [][]int{{0, 1}}, 4, CooccurCount, EvalOptions{})
+	_, err = c.Evaluate(context.Background(), [][]int{{0, 1}}, 4, CooccurCount, Options{})
 	require.Error(t, err, "item 5 was counted, n = 4")
-	_, err = c.Evaluate(context.Background(), [][]int{{0, 1}}, 6, CooccurNorm(9), EvalOptions{})
+	_, err = c.Evaluate(context.Background(), [][]int{{0, 1}}, 6, CooccurNorm(9), Options{})
 	require.Error(t, err)
-	_, err = c.Evaluate(context.Background(), [][]int{{0, 7}}, 6, CooccurCount, EvalOptions{})
+	_, err = c.Evaluate(context.Background(), [][]int{{0, 7}}, 6, CooccurCount, Options{})
 	require.Error(t, err)
-	_, err = c.Evaluate(context.Background(), nil, 6, CooccurCount, EvalOptions{})
+	_, err = c.Evaluate(context.Background(), nil, 6, CooccurCount, Options{})
 	require.Error(t, err)
-	_, err = CooccurrenceBaseline(context.Background(), [][]int{{0, 0}}, [][]int{{0, 1}}, 2, EvalOptions{})
+	_, err = CooccurrenceBaseline(context.Background(), [][]int{{0, 0}}, [][]int{{0, 1}}, 2, Options{})
 	require.Error(t, err)
 }

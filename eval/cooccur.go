@@ -1,4 +1,4 @@
-package learn
+package eval
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/ndpp-go/ndpp/internal/memlimit"
+	"github.com/ndpp-go/ndpp/ndpp/baskets"
 )
 
 // DefaultCooccurPairs is the pair budget of the co-occurrence baseline
@@ -48,7 +49,7 @@ const (
 
 // DefaultCooccurNorm is the normalisation of the co-occurrence baseline:
 // the cosine, the strongest of the normalisations on UK Online Retail
-// (learn/doc.go).
+// (learn/RESULTS.md).
 const DefaultCooccurNorm = CooccurCosine
 
 // String names the normalisation.
@@ -124,7 +125,7 @@ func CooccurrenceMemory(maxPairs int) int64 {
 // (0: three quarters of the machine's or the process's memory limit).
 func NewCooccurrence(maxPairs int, maxBytes int64) (*Cooccurrence, error) {
 	if maxPairs < 1 || maxPairs > math.MaxInt32 {
-		return nil, fmt.Errorf("learn: co-occurrence budget of %d pairs; need 1 ≤ pairs ≤ %d", maxPairs, math.MaxInt32)
+		return nil, fmt.Errorf("eval: co-occurrence budget of %d pairs; need 1 ≤ pairs ≤ %d", maxPairs, math.MaxInt32)
 	}
 	budget := memlimit.Given(maxBytes, "the co-occurrence counts' maxBytes")
 	if err := budget.Check(fmt.Sprintf("co-occurrence counts of %d pairs", maxPairs), CooccurrenceMemory(maxPairs)); err != nil {
@@ -142,7 +143,7 @@ func pairKey(a, b int) uint64 { return uint64(a)<<32 | uint64(b) }
 func (c *Cooccurrence) Add(basket []int) error {
 	for _, it := range basket {
 		if it < 0 || it > math.MaxInt32 {
-			return fmt.Errorf("learn: co-occurrence: item id %d out of [0, 2³¹)", it)
+			return fmt.Errorf("eval: co-occurrence: item id %d out of [0, 2³¹)", it)
 		}
 	}
 	s := append(c.buf[:0], basket...)
@@ -271,15 +272,15 @@ func (c *Cooccurrence) MinCount() int64 {
 	return c.cnt[c.heap[0]]
 }
 
-// Counting returns a BasketSource that yields src's baskets and counts each
-// in c as it goes by (an online learner's training stream, counted in the
-// same pass). A basket the counter refuses ends the stream with its error.
-func (c *Cooccurrence) Counting(src BasketSource) BasketSource {
+// Counting returns a Source that yields src's baskets and counts each in c
+// as it goes by (an online learner's training stream, counted in the same
+// pass). A basket the counter refuses ends the stream with its error.
+func (c *Cooccurrence) Counting(src baskets.Source) baskets.Source {
 	return &countingSource{src: src, c: c}
 }
 
 type countingSource struct {
-	src BasketSource
+	src baskets.Source
 	c   *Cooccurrence
 }
 
@@ -309,12 +310,12 @@ type cooccurScorer struct {
 // scorer builds the scoring snapshot over items 0…n−1.
 func (c *Cooccurrence) scorer(n int, norm CooccurNorm) (*cooccurScorer, error) {
 	if norm < CooccurCount || norm > CooccurCosine {
-		return nil, fmt.Errorf("learn: co-occurrence: unknown normalisation %d", int(norm))
+		return nil, fmt.Errorf("eval: co-occurrence: unknown normalisation %d", int(norm))
 	}
 	if len(c.items) > n {
 		for i := n; i < len(c.items); i++ {
 			if c.items[i] > 0 {
-				return nil, fmt.Errorf("learn: co-occurrence over %d items: item id %d was counted", n, i)
+				return nil, fmt.Errorf("eval: co-occurrence over %d items: item id %d was counted", n, i)
 			}
 		}
 	}
@@ -407,9 +408,9 @@ func (sc *cooccurScorer) weight(c, cj, cy float64) float64 {
 // errors, Prec@k, Predicted, Baskets): a co-occurrence count is not a
 // probability of a basket, so TestLL, TestLLEps, the AUCs and their standard errors
 // are NaN.
-func (c *Cooccurrence) Evaluate(ctx context.Context, test [][]int, n int, norm CooccurNorm, opt EvalOptions) (*Metrics, error) {
+func (c *Cooccurrence) Evaluate(ctx context.Context, test [][]int, n int, norm CooccurNorm, opt Options) (*Metrics, error) {
 	if n <= 0 {
-		return nil, fmt.Errorf("learn: co-occurrence over n = %d items; need n ≥ 1", n)
+		return nil, fmt.Errorf("eval: co-occurrence over n = %d items; need n ≥ 1", n)
 	}
 	baskets, err := protocolBaskets(test, n, opt.Key)
 	if err != nil {
@@ -432,10 +433,10 @@ func (c *Cooccurrence) Evaluate(ctx context.Context, test [][]int, n int, norm C
 // Cooccurrence of budget maxPairs.
 func CountCooccurrence(train [][]int, n, maxPairs int, maxBytes int64) (*Cooccurrence, error) {
 	if n <= 0 {
-		return nil, fmt.Errorf("learn: n = %d items; need n ≥ 1", n)
+		return nil, fmt.Errorf("eval: n = %d items; need n ≥ 1", n)
 	}
-	if err := checkBaskets("training", train, n); err != nil {
-		return nil, err
+	if err := baskets.Check(train, n); err != nil {
+		return nil, fmt.Errorf("eval: training %w", err)
 	}
 	c, err := NewCooccurrence(maxPairs, maxBytes)
 	if err != nil {
@@ -453,7 +454,7 @@ func CountCooccurrence(train [][]int, n, maxPairs int, maxBytes int64) (*Cooccur
 // budget DefaultCooccurPairs (CountCooccurrence) and evaluates the counts
 // on test with DefaultCooccurNorm (Cooccurrence.Evaluate): the
 // co-occurrence baseline's MPR and Prec@k.
-func CooccurrenceBaseline(ctx context.Context, train, test [][]int, n int, opt EvalOptions) (*Metrics, error) {
+func CooccurrenceBaseline(ctx context.Context, train, test [][]int, n int, opt Options) (*Metrics, error) {
 	c, err := CountCooccurrence(train, n, DefaultCooccurPairs, opt.MaxMemory)
 	if err != nil {
 		return nil, err

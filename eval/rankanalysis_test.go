@@ -1,4 +1,4 @@
-package learn
+package eval
 
 import (
 	"context"
@@ -66,7 +66,7 @@ func TestRankAnalysis(t *testing.T) {
 		test = train[:min(2000, len(train))]
 	}
 	ctx := context.Background()
-	opt := EvalOptions{Seed: seed, Key: keys}
+	opt := Options{Seed: seed, Key: keys}
 	co, err := CountCooccurrence(train, n, DefaultCooccurPairs, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package learn
+package eval
 
 import (
 	"context"
@@ -20,7 +20,7 @@ type DivergedError struct {
 	Err error
 }
 
-func (e *DivergedError) Error() string { return "learn: training diverged: " + e.Err.Error() }
+func (e *DivergedError) Error() string { return "eval: training diverged: " + e.Err.Error() }
 
 func (e *DivergedError) Unwrap() error { return e.Err }
 
@@ -39,7 +39,7 @@ func (e *DivergedError) Unwrap() error { return e.Err }
 // chunks of the baskets scored, as LogLikelihoodEps does).
 func CheckDiverged(ctx context.Context, model, indep *ndpp.Model, held [][]int) error {
 	if model == nil {
-		return errors.New("learn: CheckDiverged of a nil model")
+		return errors.New("eval: CheckDiverged of a nil model")
 	}
 	if err := model.CheckScale(); err != nil {
 		return &DivergedError{err}
@@ -54,7 +54,7 @@ func CheckDiverged(ctx context.Context, model, indep *ndpp.Model, held [][]int) 
 		return nil
 	}
 	if indep == nil {
-		return errors.New("learn: CheckDiverged with held-out baskets needs the independent-items model")
+		return errors.New("eval: CheckDiverged with held-out baskets needs the independent-items model")
 	}
 	ll, err := LogLikelihoodEps(ctx, model, in, 0)
 	if err != nil {

@@ -1,4 +1,4 @@
-package learn
+package eval
 
 import (
 	"context"
@@ -134,16 +134,16 @@ func TestLatentClassErrors(t *testing.T) {
 	require.NoError(t, err)
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	_, err = m.Evaluate(cancelled, plantedBaskets(12, 50, 2), EvalOptions{Seed: 1})
+	_, err = m.Evaluate(cancelled, plantedBaskets(12, 50, 2), Options{Seed: 1})
 	require.ErrorIs(t, err, context.Canceled)
-	_, err = m.Evaluate(ctx, [][]int{{0, 12}}, EvalOptions{Seed: 1})
+	_, err = m.Evaluate(ctx, [][]int{{0, 12}}, Options{Seed: 1})
 	require.ErrorContains(t, err, "out of range")
 	_, err = m.LogProb([]int{1, 1})
 	require.Error(t, err)
 	_, err = m.LogProb([]int{12})
 	require.Error(t, err)
 
-	met, err := LatentClassBaseline(ctx, train, plantedBaskets(12, 200, 3), 12, EvalOptions{Seed: 1})
+	met, err := LatentClassBaseline(ctx, train, plantedBaskets(12, 200, 3), 12, Options{Seed: 1})
 	require.NoError(t, err)
 	require.True(t, met.MPR > 50 && met.TestLL < 0, "MPR %v, LL %v", met.MPR, met.TestLL)
 }
@@ -159,7 +159,7 @@ func TestLatentClassAnalysis(t *testing.T) {
 	for _, k := range []int{10, 30, 100} {
 		m, err := FitLatentClass(ctx, train, n, LatentClassOptions{K: k, Seed: seed})
 		require.NoError(t, err)
-		met, err := m.Evaluate(ctx, test, EvalOptions{Seed: seed, Key: keys})
+		met, err := m.Evaluate(ctx, test, Options{Seed: seed, Key: keys})
 		require.NoError(t, err)
 		t.Logf("K = %d: paper MPR %.2f, micro %.2f, Prec@5 %.1f; test LL %.3f", k, met.MPR, met.MPRMicro, met.Prec5, met.TestLL)
 	}

@@ -1,4 +1,4 @@
-package learn
+package eval
 
 import (
 	"context"
@@ -30,7 +30,7 @@ func TestIndependentIsTheProductModel(t *testing.T) {
 		}
 	}
 	p := func(i int) float64 { return (counts[i] + 1) / (float64(len(train)) + 2) }
-	met, err := Evaluate(context.Background(), m, test, EvalOptions{Seed: 1, Eps: -1})
+	met, err := Evaluate(context.Background(), m, test, Options{Seed: 1, Eps: -1})
 	require.NoError(t, err)
 	want := 0.0
 	for _, s := range test {
@@ -71,7 +71,7 @@ func TestIndependentIsTheProductModel(t *testing.T) {
 	}
 	require.InDelta(t, 100*mean(pr), met.MPRMicro, 1e-9)
 
-	b, err := Baselines(context.Background(), train, test, n, EvalOptions{Seed: 1, Eps: -1})
+	b, err := IndependentBaseline(context.Background(), train, test, n, Options{Seed: 1, Eps: -1})
 	require.NoError(t, err)
 	require.Equal(t, met, b)
 }

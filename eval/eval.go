@@ -1,4 +1,4 @@
-package learn
+package eval
 
 import (
 	"context"
@@ -15,8 +15,8 @@ import (
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
-// EvalOptions configures Evaluate.
-type EvalOptions struct {
+// Options configures Evaluate.
+type Options struct {
 	// Seed seeds the random negative baskets of the AUC.
 	Seed uint64
 	// Key, when non-nil, gives each row's item id for the protocol's sort
@@ -47,7 +47,7 @@ type EvalOptions struct {
 // model itself is 0; for other baskets it changes the value by O(ε).
 const DefaultEps = 1e-5
 
-// resolveEps applies the Eps convention of EvalOptions and the learners'
+// resolveEps applies the Eps convention of Options and the learners'
 // options: 0 means DefaultEps, negative means 0.
 func resolveEps(e float64) float64 {
 	switch {
@@ -136,7 +136,7 @@ type Metrics struct {
 // ctx is checked between chunks of the next-item ranking (its long part on
 // large catalogues): once it is done, Evaluate returns an error wrapping
 // ctx.Err().
-func Evaluate(ctx context.Context, m *ndpp.Model, test [][]int, opt EvalOptions) (*Metrics, error) {
+func Evaluate(ctx context.Context, m *ndpp.Model, test [][]int, opt Options) (*Metrics, error) {
 	n := m.N()
 	baskets, err := protocolBaskets(test, n, opt.Key)
 	if err != nil {
@@ -145,13 +145,13 @@ func Evaluate(ctx context.Context, m *ndpp.Model, test [][]int, opt EvalOptions)
 	key := sortKey(opt.Key)
 	eps := resolveEps(opt.Eps)
 	met := &Metrics{Baskets: len(baskets), Eps: eps}
-	pos, err := logDetsEps(ctx, m, baskets, opt.Workers, eps)
+	pos, err := LogDetsEps(ctx, m, baskets, eps, opt.Workers)
 	if err != nil {
 		return nil, err
 	}
 	exact := pos
 	if eps != 0 {
-		if exact, err = logDetsEps(ctx, m, baskets, opt.Workers, 0); err != nil {
+		if exact, err = LogDetsEps(ctx, m, baskets, 0, opt.Workers); err != nil {
 			return nil, err
 		}
 	}
@@ -184,7 +184,7 @@ func Evaluate(ctx context.Context, m *ndpp.Model, test [][]int, opt EvalOptions)
 		// In the test baskets' order, so that a set drawn twice scores the same bits.
 		slices.SortFunc(neg[i], func(a, b int) int { return cmpInt64(key(a), key(b)) })
 	}
-	negs, err := logDetsEps(ctx, m, neg, opt.Workers, eps)
+	negs, err := LogDetsEps(ctx, m, neg, eps, opt.Workers)
 	if err != nil {
 		return nil, err
 	}
@@ -213,20 +213,20 @@ func Evaluate(ctx context.Context, m *ndpp.Model, test [][]int, opt EvalOptions)
 // nil for the row index), so that the last item is the one held out.
 func protocolBaskets(test [][]int, n int, keys []int64) ([][]int, error) {
 	if len(test) == 0 {
-		return nil, fmt.Errorf("learn: no test baskets")
+		return nil, fmt.Errorf("eval: no test baskets")
 	}
 	if keys != nil && len(keys) != n {
-		return nil, fmt.Errorf("learn: %d sort keys for %d items", len(keys), n)
+		return nil, fmt.Errorf("eval: %d sort keys for %d items", len(keys), n)
 	}
 	key := sortKey(keys)
 	baskets := make([][]int, len(test))
 	for bi, s := range test {
 		if len(s) == 0 {
-			return nil, fmt.Errorf("learn: test basket %d: %w", bi, ndpp.ErrEmptySet)
+			return nil, fmt.Errorf("eval: test basket %d: %w", bi, ndpp.ErrEmptySet)
 		}
 		for _, it := range s {
 			if it < 0 || it >= n {
-				return nil, fmt.Errorf("learn: test basket %d: item %d out of range [0, %d)", bi, it, n)
+				return nil, fmt.Errorf("eval: test basket %d: item %d out of range [0, %d)", bi, it, n)
 			}
 		}
 		u := slices.Clone(s)
@@ -237,7 +237,7 @@ func protocolBaskets(test [][]int, n int, keys []int64) ([][]int, error) {
 }
 
 // sortKey returns the protocol's item id of a row: keys[i], or i when keys
-// is nil (EvalOptions.Key).
+// is nil (Options.Key).
 func sortKey(keys []int64) func(int) int64 {
 	return func(i int) int64 {
 		if keys != nil {
@@ -280,39 +280,34 @@ func rankMetrics(ctx context.Context, met *Metrics, sc candidateScorer, baskets 
 
 // LogLikelihoodEps returns the mean over baskets of log det(L_S + εI) −
 // log det(I + L), the learners' objective and Evaluate's TestLLEps, with the
-// Eps convention of EvalOptions (0: DefaultEps, negative: none). ctx is
-// checked between chunks of baskets (logDetsChunk): once it is done,
+// Eps convention of Options (0: DefaultEps, negative: none). ctx is
+// checked between chunks of baskets (LogDetsEps): once it is done,
 // LogLikelihoodEps returns an error wrapping ctx.Err().
 func LogLikelihoodEps(ctx context.Context, m *ndpp.Model, baskets [][]int, eps float64) (float64, error) {
-	return meanLogLikelihood(ctx, m, baskets, resolveEps(eps), 0)
-}
-
-// meanLogLikelihood is the mean of log det(L_S + εI) − log det(I + L) over
-// baskets, for a resolved ε ≥ 0 (the learners' options after defaults),
-// scored by logDetsEps (ctx is checked between its chunks).
-func meanLogLikelihood(ctx context.Context, m *ndpp.Model, baskets [][]int, eps float64, workers int) (float64, error) {
 	if len(baskets) == 0 {
-		return 0, fmt.Errorf("learn: no baskets to score")
+		return 0, fmt.Errorf("eval: no baskets to score")
 	}
-	lds, err := logDetsEps(ctx, m, baskets, workers, eps)
+	lds, err := LogDetsEps(ctx, m, baskets, resolveEps(eps), 0)
 	if err != nil {
 		return 0, err
 	}
 	return mean(lds) - m.LogNormalizer(), nil
 }
 
-// logDetsChunk is the number of baskets logDetsEps scores between two
+// logDetsChunk is the number of baskets LogDetsEps scores between two
 // checks of the context (a worker's share of work of well under a
 // millisecond on typical baskets).
 const logDetsChunk = 32
 
-// logDetsEps is Model.LogDetsEps with a context: the baskets are scored in
-// chunks of logDetsChunk shared out to workers (≤ 0: GOMAXPROCS), each
-// worker checking ctx before each chunk, as nextItemRanks does; once ctx is
-// done it returns an error wrapping ctx.Err(). The values are those of
-// LogDetsEps, bit for bit, and an error names the basket's index in
-// baskets.
-func logDetsEps(ctx context.Context, m *ndpp.Model, baskets [][]int, workers int, eps float64) ([]float64, error) {
+// LogDetsEps is Model.LogDetsEps with a context: log det(L_S + εI) of each
+// basket, for ε ≥ 0 as given (no default applies; the learners' validation
+// and Evaluate score through it). The baskets are scored in chunks of 32
+// shared out to workers (≤ 0: GOMAXPROCS), each worker checking ctx before
+// each chunk, as the next-item ranking does; once ctx is done it returns
+// an error wrapping ctx.Err(). The values are those of Model.LogDetsEps,
+// bit for bit, whatever the number of workers, and an error names the
+// basket's index in baskets.
+func LogDetsEps(ctx context.Context, m *ndpp.Model, baskets [][]int, eps float64, workers int) ([]float64, error) {
 	if _, err := m.LogDetsEps(nil, 1, eps); err != nil { // ε's validation
 		return nil, err
 	}
@@ -336,7 +331,7 @@ func logDetsEps(ctx context.Context, m *ndpp.Model, baskets [][]int, workers int
 				}
 				lo, hi := c*logDetsChunk, min((c+1)*logDetsChunk, len(baskets))
 				if err := ctx.Err(); err != nil {
-					errs[c] = fmt.Errorf("learn: scoring baskets stopped at basket %d of %d: %w", lo, len(baskets), err)
+					errs[c] = fmt.Errorf("eval: scoring baskets stopped at basket %d of %d: %w", lo, len(baskets), err)
 					return
 				}
 				lds, err := m.LogDetsEps(baskets[lo:hi], 1, eps)
@@ -638,7 +633,7 @@ func nextItemRanks(ctx context.Context, sc candidateScorer, baskets [][]int, wor
 					return
 				}
 				if err := ctx.Err(); err != nil {
-					errs[c] = fmt.Errorf("learn: evaluation: %w", err)
+					errs[c] = fmt.Errorf("eval: evaluation: %w", err)
 					return
 				}
 				lo, hi := c*chunk, min((c+1)*chunk, len(idx))

@@ -1,10 +1,12 @@
-package learn
+package eval
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/ndpp-go/ndpp/ndpp"
+	"github.com/ndpp-go/ndpp/ndpp/baskets"
 )
 
 // Independent returns the independent-items model of training baskets over
@@ -21,10 +23,10 @@ import (
 // popularity (MPR, Prec@k, AUC) and the independent-items log-likelihood.
 func Independent(train [][]int, n int) (*ndpp.Model, error) {
 	if n <= 0 {
-		return nil, fmt.Errorf("learn: n = %d items; need n ≥ 1", n)
+		return nil, fmt.Errorf("eval: n = %d items; need n ≥ 1", n)
 	}
-	if err := checkBaskets("training", train, n); err != nil {
-		return nil, err
+	if err := baskets.Check(train, n); err != nil {
+		return nil, fmt.Errorf("eval: training %w", err)
 	}
 	counts := make([]float64, n)
 	for _, s := range train {
@@ -33,6 +35,25 @@ func Independent(train [][]int, n int) (*ndpp.Model, error) {
 		}
 	}
 	return independentModel(counts, float64(len(train)))
+}
+
+// IndependentOfCounts returns the independent-items model of m baskets in
+// which item i occurs counts[i] times (Independent of baskets with those
+// counts; an online learner keeps them as it streams). Each count must be
+// in [0, m].
+func IndependentOfCounts(counts []float64, m int64) (*ndpp.Model, error) {
+	if len(counts) == 0 {
+		return nil, errors.New("eval: independent-items model of no items")
+	}
+	if m < 0 {
+		return nil, fmt.Errorf("eval: independent-items model of %d baskets", m)
+	}
+	for i, c := range counts {
+		if !(c >= 0 && c <= float64(m)) {
+			return nil, fmt.Errorf("eval: item %d counted %v times in %d baskets", i, c, m)
+		}
+	}
+	return independentModel(counts, float64(m))
 }
 
 // independentModel is the independent-items model of item counts in m
@@ -46,11 +67,11 @@ func independentModel(counts []float64, m float64) (*ndpp.Model, error) {
 	return ndpp.NewFromRows(n, 1, make([]float64, n), nil, []float64{0}, ndpp.WithDiag(delta))
 }
 
-// Baselines evaluates the independent-items model of train (Independent) on
-// test with Evaluate: its MPR, Prec@k and AUC are the popularity
-// baseline's, its TestLL and TestLLEps the independent-items
+// IndependentBaseline evaluates the independent-items model of train
+// (Independent) on test with Evaluate: its MPR, Prec@k and AUC are the
+// popularity baseline's, its TestLL and TestLLEps the independent-items
 // log-likelihoods. ctx is as for Evaluate.
-func Baselines(ctx context.Context, train, test [][]int, n int, opt EvalOptions) (*Metrics, error) {
+func IndependentBaseline(ctx context.Context, train, test [][]int, n int, opt Options) (*Metrics, error) {
 	m, err := Independent(train, n)
 	if err != nil {
 		return nil, err
