@@ -2,7 +2,6 @@ package blas
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 
@@ -14,15 +13,12 @@ import (
 	"gonum.org/v1/gonum/lapack/lapack64"
 )
 
-// Backend names accepted by Use and by the NDPP_BLAS environment variable.
+// Backend names accepted by Use.
 const (
 	Gonum    = "gonum"
 	OpenBLAS = "openblas"
 	Auto     = "auto"
 )
-
-// EnvVar is the environment variable read at start-up to choose the backend.
-const EnvVar = "NDPP_BLAS"
 
 // native holds the cgo implementations when the binary is built with the
 // openblas tag; they are nil otherwise.
@@ -33,32 +29,18 @@ var (
 )
 
 var (
-	mu       sync.Mutex
-	current  = Gonum
-	envError error
+	mu      sync.Mutex
+	current = Gonum
 )
 
+// init selects the default backend: auto when OpenBLAS is compiled in,
+// else gonum. The package reads no environment; a program chooses another
+// backend with Use.
 func init() {
-	def := Gonum
 	if nativeBLAS != nil {
-		def = Auto
-	}
-	name := strings.TrimSpace(os.Getenv(EnvVar))
-	if name == "" {
-		name = def
-	}
-	if err := Use(name); err != nil {
-		envError = fmt.Errorf("blas: %s=%q: %s", EnvVar, name, strings.TrimPrefix(err.Error(), "blas: "))
-		_ = Use(def)
+		_ = Use(Auto)
 	}
 }
-
-// EnvError reports a bad NDPP_BLAS value found at start-up, or nil. The
-// package then fell back to its default backend (gonum, or auto when
-// OpenBLAS is compiled in) so that a library keeps working; the error
-// names only the bad value, since a command may refuse to run instead (as
-// ndpp-bench does) and a library may log it and go on.
-func EnvError() error { return envError }
 
 // Available lists the backends compiled into this binary, in the order
 // gonum, openblas, auto. Without the openblas build tag it is just gonum.

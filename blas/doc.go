@@ -18,8 +18,8 @@
 //     measured by the benchmarks in this package. auto is the default when
 //     OpenBLAS is compiled in.
 //
-// The backend is chosen with Use, or at start-up with the environment
-// variable NDPP_BLAS=gonum|openblas|auto. Switching replaces process-wide
+// The backend is chosen with Use (the package reads no environment;
+// ndpp's commands take NDPP_BLAS as the default of --backend). Switching replaces process-wide
 // state (blas64.Use, lapack64.Use): it is not safe for concurrent use with
 // running computations. Choose the backend once at start-up.
 //

@@ -1,6 +1,10 @@
 package ndpp
 
-import "github.com/ndpp-go/ndpp/internal/memlimit"
+import (
+	"errors"
+
+	"github.com/ndpp-go/ndpp/internal/memlimit"
+)
 
 // RandomMemory estimates the bytes of a synthetic model of n items and
 // rank d (Random) together with a MAP inference pass over its items (as
@@ -12,4 +16,21 @@ import "github.com/ndpp-go/ndpp/internal/memlimit"
 func RandomMemory(n, d int) int64 {
 	nn, dd := int64(n), int64(d)
 	return memlimit.Sum(memlimit.Bytes(nn, dd, 3*8), memlimit.Bytes(nn, 4*8), memlimit.Bytes(2*dd, 2*dd, 8*8))
+}
+
+// ErrMemoryBudget is matched (errors.Is) by every refusal of work whose
+// estimated memory exceeds its budget, from any package of the module: a
+// budget option such as npz.LoadOptions.MaxBytes or
+// eval.Options.MaxMemory, or the machine default when the option is zero.
+// MemoryBudget reads the sizes of such a refusal.
+var ErrMemoryBudget = memlimit.ErrOverBudget
+
+// MemoryBudget returns the estimate and the budget, in bytes, of the
+// memory refusal in err's chain, and false when there is none.
+func MemoryBudget(err error) (need, limit int64, ok bool) {
+	var e *memlimit.Error
+	if !errors.As(err, &e) {
+		return 0, 0, false
+	}
+	return e.Need, e.Limit, true
 }

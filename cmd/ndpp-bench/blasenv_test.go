@@ -10,7 +10,7 @@ import (
 )
 
 // TestBadBLASEnvIsOneUsageError runs a command in a child process with
-// NDPP_BLAS=bogus (the variable is read at start-up): one line naming the
+// NDPP_BLAS=bogus (the default of --backend): one line naming the
 // bad value, no word of a fallback the command does not take, exit 2.
 func TestBadBLASEnvIsOneUsageError(t *testing.T) {
 	if os.Getenv("NDPP_BENCH_CHILD") == "1" {

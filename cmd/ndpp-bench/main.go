@@ -32,6 +32,7 @@ import (
 	"syscall"
 
 	"github.com/ndpp-go/ndpp/blas"
+	"github.com/ndpp-go/ndpp/internal/cmdenv"
 	"github.com/ndpp-go/ndpp/internal/memlimit"
 )
 
@@ -133,7 +134,7 @@ type globals struct {
 // register adds the global flags of set to fs.
 func (g *globals) register(fs *flag.FlagSet, set globalFlags) {
 	if set&gBackend != 0 {
-		fs.StringVar(&g.backend, "backend", "", "BLAS backend: gonum, openblas or auto (default: $NDPP_BLAS, else auto when OpenBLAS is compiled in)")
+		fs.StringVar(&g.backend, "backend", "", "BLAS backend: gonum, openblas or auto (default: $"+cmdenv.BLASVar+", else auto when OpenBLAS is compiled in)")
 	}
 	if set&gThreads != 0 {
 		fs.IntVar(&g.threads, "threads", 0, "worker goroutines (default: number of CPUs); OpenBLAS itself runs one thread per call, since ndpp parallelises across goroutines")
@@ -145,18 +146,19 @@ func (g *globals) register(fs *flag.FlagSet, set globalFlags) {
 		fs.BoolVar(&g.quiet, "quiet", false, "no progress or summary lines on stderr")
 	}
 	if set&gMaxMem != 0 {
-		fs.StringVar(&g.maxMem, "max-memory", "", "memory budget that large allocations are checked against before they are made, e.g. 8G (default: $"+memlimit.EnvVar+", else 3/4 of the machine's or the process's memory limit)")
+		fs.StringVar(&g.maxMem, "max-memory", "", "memory budget that large allocations are checked against before they are made, e.g. 8G (default: $"+cmdenv.MemoryVar+", else 3/4 of the machine's or the process's memory limit)")
 	}
 }
 
 // apply selects the backend and thread count.
 func (g *globals) apply() error {
-	if err := blas.EnvError(); err != nil && g.backend == "" {
-		return usageError{err.Error()}
-	}
 	if g.backend != "" {
 		if err := blas.Use(g.backend); err != nil {
 			return usageError{err.Error()}
+		}
+	} else if name := cmdenv.Backend(); name != "" {
+		if err := blas.Use(name); err != nil {
+			return usageError{cmdenv.BackendError(name, err).Error()}
 		}
 	}
 	if g.threads < 0 {
@@ -174,7 +176,7 @@ func (g *globals) apply() error {
 		g.budget = memlimit.Budget{Bytes: b, Source: "--max-memory"}
 		return nil
 	}
-	b, err := memlimit.FromEnv("ndpp-bench")
+	b, err := cmdenv.Budget("ndpp-bench")
 	if err != nil {
 		return usageError{err.Error()}
 	}

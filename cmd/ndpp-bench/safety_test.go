@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndpp-go/ndpp/eval"
-	"github.com/ndpp-go/ndpp/internal/memlimit"
+	"github.com/ndpp-go/ndpp/internal/cmdenv"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/ndpp/baskets"
 	"github.com/ndpp-go/ndpp/ndpp/npz"
@@ -162,13 +162,13 @@ func TestHugeSizesAreRefusedBeforeAllocating(t *testing.T) {
 	code, _, errs = runCmd(t, "", "infer", "--synthetic", "--n", "10000000000", "--k", "5")
 	require.Equal(t, 1, code, errs)
 	require.Regexp(t, `^ndpp-bench infer: a synthetic model of n = 10000000000 items and d = \d+ needs about [0-9.]+ [TP]iB of memory, more than the limit of [0-9.]+ [KMGT]iB \(3/4 of the [^;]*; NDPP_MAX_MEMORY or ndpp-bench --max-memory raises it\)\n$`, errs)
-	t.Setenv(memlimit.EnvVar, "1K")
+	t.Setenv(cmdenv.MemoryVar, "1K")
 	code, _, errs = runCmd(t, "", "sample", "--model", smallModel)
 	require.Equal(t, 1, code, errs)
-	require.Contains(t, errs, "more than the limit of 1 KiB (from "+memlimit.EnvVar+")")
+	require.Contains(t, errs, "more than the limit of 1 KiB (from "+cmdenv.MemoryVar+")")
 	code, _, errs = runCmd(t, "", "learn", "--data", data, "--d", "3")
 	require.Equal(t, 1, code, errs)
-	require.Contains(t, errs, "from "+memlimit.EnvVar)
+	require.Contains(t, errs, "from "+cmdenv.MemoryVar)
 	// --max-memory raises the budget above the environment's.
 	code, _, errs = runCmd(t, "", "learn", "--data", data, "--d", "3", "--epochs", "1", "--val", "20", "--test", "20", "--quiet", "--max-memory", "1G")
 	require.Equal(t, 0, code, errs)

@@ -10,8 +10,8 @@
 // memory, the control group's memory limit and the process's address-space
 // and data size limits — the rest is headroom for the garbage collector and
 // what the estimates leave out). The commands' default is the environment
-// variable NDPP_MAX_MEMORY (FromEnv), which their --max-memory flag
-// overrides; no library code reads the environment. Sizes are written as a
+// variable NDPP_MAX_MEMORY (internal/cmdenv), which their --max-memory
+// flag overrides; no library code reads the environment. Sizes are written as a
 // number of bytes with an optional suffix K, M, G or T (powers of 1024),
 // e.g. 512M or 1.5G.
 package memlimit

@@ -10,9 +10,6 @@ import (
 	"strings"
 )
 
-// EnvVar is the environment variable that sets the budget.
-const EnvVar = "NDPP_MAX_MEMORY"
-
 // fallback is the budget when the machine's memory cannot be found.
 const fallback = 16 << 30
 
@@ -24,7 +21,8 @@ type Budget struct {
 	// Bytes is the budget (> 0 in the budgets this package returns).
 	Bytes int64
 	// Source names where the budget comes from, for messages: a flag
-	// ("--max-memory"), EnvVar, an option of a library call, or the
+	// ("--max-memory"), an environment variable (a command's default), an
+	// option of a library call, or the
 	// machine limit that bounds it ("3/4 of the physical memory", …).
 	Source string
 	// Raise, when not empty, says how to raise a machine default, e.g.
@@ -52,24 +50,6 @@ func Given(bytes int64, source string) Budget {
 	b := Machine()
 	b.Raise = source + " raises it"
 	return b
-}
-
-// FromEnv returns the default budget of the command cmd (e.g.
-// "ndpp-bench"): EnvVar when it is set, else the Machine default (which
-// EnvVar or the command's --max-memory raises). A malformed EnvVar is an
-// error. Only commands read EnvVar: library calls take their budget as an
-// option.
-func FromEnv(cmd string) (Budget, error) {
-	if s, ok := os.LookupEnv(EnvVar); ok && strings.TrimSpace(s) != "" {
-		b, err := Parse(s)
-		if err != nil {
-			return Budget{}, fmt.Errorf("memlimit: %s=%q: %w", EnvVar, s, err)
-		}
-		return Budget{Bytes: b, Source: EnvVar}, nil
-	}
-	b := Machine()
-	b.Raise = EnvVar + " or " + cmd + " --max-memory raises it"
-	return b, nil
 }
 
 // Option returns the bytes to pass to a library call's budget option: 0
@@ -100,7 +80,8 @@ func (b Budget) Check(what string, need int64) error {
 
 // Rename gives the refusal in err's chain, if any, the Source and Raise of
 // b, and returns err: a caller that passed b.Bytes to a library call as an
-// option names its own source (a flag, EnvVar) in the message. The errors
+// option names its own source (a flag, an environment variable) in the
+// message. The errors
 // that wrap the refusal must build their messages when asked (as the
 // library's do), not when wrapped (fmt.Errorf). A Budget without a Source
 // leaves err as it is.
@@ -224,6 +205,13 @@ type Error struct {
 	Source string // where the budget comes from (Budget.Source)
 	Raise  string // how to raise a machine default (Budget.Raise)
 }
+
+// ErrOverBudget is matched by every *Error (errors.Is); package ndpp
+// exports it as ErrMemoryBudget for callers outside the module.
+var ErrOverBudget = errors.New("memory budget exceeded")
+
+// Is reports whether target is ErrOverBudget.
+func (e *Error) Is(target error) bool { return target == ErrOverBudget }
 
 func (e *Error) Error() string {
 	how := "from " + e.Source

@@ -29,21 +29,6 @@ func TestBudgets(t *testing.T) {
 	require.Contains(t, m.Source, "3/4 of the ")
 	require.Empty(t, m.Raise)
 
-	t.Setenv(EnvVar, "")
-	b, err := FromEnv("ndpp-bench")
-	require.NoError(t, err)
-	require.Equal(t, m.Bytes, b.Bytes)
-	require.Equal(t, EnvVar+" or ndpp-bench --max-memory raises it", b.Raise)
-
-	t.Setenv(EnvVar, "3G")
-	b, err = FromEnv("ndpp-bench")
-	require.NoError(t, err)
-	require.Equal(t, Budget{Bytes: 3 << 30, Source: EnvVar}, b)
-
-	t.Setenv(EnvVar, "lots")
-	_, err = FromEnv("ndpp-bench")
-	require.ErrorContains(t, err, `NDPP_MAX_MEMORY="lots"`)
-
 	// A library option: its bytes, or the machine default it raises.
 	require.Equal(t, Budget{Bytes: 1 << 20, Source: "x.Options.MaxBytes"}, Given(1<<20, "x.Options.MaxBytes"))
 	require.Equal(t, int64(1<<20), Given(1<<20, "x").Option())
@@ -54,19 +39,21 @@ func TestBudgets(t *testing.T) {
 }
 
 func TestCheckRefusesEstimatesAboveTheBudget(t *testing.T) {
-	b := Budget{Bytes: 1 << 30, Source: EnvVar}
+	b := Budget{Bytes: 1 << 30, Source: "NDPP_MAX_MEMORY"}
 	require.NoError(t, b.Check("small", 1<<30))
 	err := b.Check("a synthetic model", 3<<40)
 	var me *Error
 	require.True(t, errors.As(err, &me))
 	require.Equal(t, int64(1<<30), me.Limit)
+	require.ErrorIs(t, err, ErrOverBudget)
+	require.NotErrorIs(t, errors.New("other"), ErrOverBudget)
 	require.Equal(t, "a synthetic model needs about 3 TiB of memory, more than the limit of 1 GiB (from NDPP_MAX_MEMORY)", err.Error())
 	// An overflowing estimate is refused.
 	err = b.Check("huge", Bytes(1<<40, 1<<40))
 	require.True(t, errors.As(err, &me))
 	require.Equal(t, int64(math.MaxInt64), me.Need)
 	// The machine default says what raises it.
-	m := Budget{Bytes: 1 << 20, Source: "3/4 of the physical memory", Raise: EnvVar + " or ndpp-bench --max-memory raises it"}
+	m := Budget{Bytes: 1 << 20, Source: "3/4 of the physical memory", Raise: "NDPP_MAX_MEMORY or ndpp-bench --max-memory raises it"}
 	require.Equal(t, "x needs about 2 MiB of memory, more than the limit of 1 MiB (3/4 of the physical memory; NDPP_MAX_MEMORY or ndpp-bench --max-memory raises it)",
 		m.Check("x", 2<<20).Error())
 	// A zero budget is the machine's.

@@ -710,8 +710,14 @@ func TestLoadRefusesArchivesBeyondTheMemoryBudget(t *testing.T) {
 	m := ndpp.Random(2000, 20, 1, ndpp.RandomOptions{})
 	require.NoError(t, Save(path, m))
 	_, err := LoadOptions{MaxBytes: 512 << 10}.Load(path)
-	var me *memlimit.Error
-	require.ErrorAs(t, err, &me)
+	// Callers outside the module see the refusal through package ndpp.
+	require.ErrorIs(t, err, ndpp.ErrMemoryBudget)
+	need, limit, ok := ndpp.MemoryBudget(err)
+	require.True(t, ok)
+	require.Equal(t, int64(512<<10), limit)
+	require.Greater(t, need, limit)
+	_, _, ok = ndpp.MemoryBudget(errors.New("other"))
+	require.False(t, ok)
 	require.Contains(t, err.Error(), "m.npz")
 	require.Contains(t, err.Error(), "more than the limit of 512 KiB (from npz.LoadOptions.MaxBytes)")
 	got, err := LoadOptions{MaxBytes: 64 << 20}.Load(path)

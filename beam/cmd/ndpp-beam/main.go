@@ -38,7 +38,9 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
 	"github.com/ndpp-go/ndpp/beam/pipelines"
+	"github.com/ndpp-go/ndpp/blas"
 	"github.com/ndpp-go/ndpp/eval"
+	"github.com/ndpp-go/ndpp/internal/cmdenv"
 	"github.com/ndpp-go/ndpp/internal/memlimit"
 	"github.com/ndpp-go/ndpp/internal/outfile"
 	"github.com/ndpp-go/ndpp/learn"
@@ -73,6 +75,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) >= 2 && (args[1] == "-h" || args[1] == "-help" || args[1] == "--help") {
 		fmt.Fprint(stderr, usage)
 		return 0
+	}
+	// NDPP_BLAS chooses the backend of the driver and of every worker
+	// process (the library reads no environment).
+	if name := cmdenv.Backend(); name != "" {
+		if err := blas.Use(name); err != nil {
+			fmt.Fprintf(stderr, "ndpp-beam: %v\n", cmdenv.BackendError(name, err))
+			return 2
+		}
 	}
 	if len(args) < 2 || strings.HasPrefix(args[1], "-") {
 		// Started as a Beam worker (the runner passes only flags): Init
@@ -148,14 +158,14 @@ func initBeam() {
 // maxMemoryFlag adds --max-memory, the budget of the command's large
 // allocations; budget resolves it.
 func maxMemoryFlag() *string {
-	return flag.String("max-memory", "", "memory budget that large allocations are checked against before they are made, e.g. 8G (default: $"+memlimit.EnvVar+", else 3/4 of the machine's or the process's memory limit, on the driver and on each worker)")
+	return flag.String("max-memory", "", "memory budget that large allocations are checked against before they are made, e.g. 8G (default: $"+cmdenv.MemoryVar+", else 3/4 of the machine's or the process's memory limit, on the driver and on each worker)")
 }
 
 // budget returns the budget of --max-memory s, else of the environment
-// (memlimit.FromEnv).
+// (cmdenv.Budget).
 func budget(s string) (memlimit.Budget, error) {
 	if s == "" {
-		return memlimit.FromEnv("ndpp-beam")
+		return cmdenv.Budget("ndpp-beam")
 	}
 	b, err := memlimit.Parse(s)
 	if err != nil {
