@@ -149,30 +149,58 @@ func TestServeQueuedClientGone(t *testing.T) {
 	})
 }
 
-// TestServeRerankDeadlineCountsQueue: a rerank's deadline counts from its
-// arrival, so a request that waited for a computing slot past its
-// timeout_ms is answered at once in relevance order, flagged
-// "greedy_deadline", instead of starting its work late.
-func TestServeRerankDeadlineCountsQueue(t *testing.T) {
-	s, url, release, first, _ := heldSlot(t)
+// TestServeRerankQueuedAnswersByDeadline: a rerank's deadline counts from
+// its arrival and bounds its wait for a computing slot: with the only slot
+// held for as long as the test lasts, a queued request is answered at its
+// timeout_ms in relevance order, computed without a slot and flagged
+// "slot_deadline" (counted in ndpp_serve_rerank_degraded_total), and with
+// "degrade": false it is a 503 naming timeout_ms; the slot's holder is
+// still computing when both have answered.
+func TestServeRerankQueuedAnswersByDeadline(t *testing.T) {
+	s, url, release, first, calls := heldSlot(t)
 	type answer struct {
 		code int
+		raw  string
 		res  rerankResponse
 	}
-	queued := make(chan answer, 1)
-	go func() {
-		var res rerankResponse
-		code, _ := post(t, url+"/v1/rerank", `{"candidates": [1, 2, 3], "quality": [0.5, 2, 1], "k": 2, "timeout_ms": 20}`, &res)
-		queued <- answer{code, res}
-	}()
-	waitFor(t, func() bool { _, w, _, _ := s.slots.state(); return w == 1 })
-	time.Sleep(60 * time.Millisecond) // past the queued request's deadline
-	close(release)
-	require.Equal(t, http.StatusOK, <-first)
-	a := <-queued
-	require.Equal(t, http.StatusOK, a.code)
-	require.Equal(t, "greedy_deadline", a.res.Degraded)
+	queued := func(body string) chan answer {
+		ch := make(chan answer, 1)
+		go func() {
+			var res rerankResponse
+			code, raw := post(t, url+"/v1/rerank", body, &res)
+			ch <- answer{code, raw, res}
+		}()
+		return ch
+	}
+	wait := func(ch chan answer) answer {
+		select {
+		case a := <-ch:
+			return a
+		case <-time.After(20 * time.Second): // far past the request's deadline: it waits for the slot
+			close(release)
+			t.Fatal("a queued request was not answered while the slot stayed held")
+			return answer{}
+		}
+	}
+	a := wait(queued(`{"candidates": [1, 2, 3], "quality": [0.5, 2, 1], "k": 2, "timeout_ms": 50}`))
+	require.Equal(t, http.StatusOK, a.code, a.raw)
+	require.Equal(t, DegradedSlot, a.res.Degraded, a.raw)
 	require.Len(t, a.res.Items, 2)
 	require.JSONEq(t, "2", string(a.res.Items[0]), "relevance order: the candidate of the highest quality first")
 	require.JSONEq(t, "3", string(a.res.Items[1]))
+	require.Empty(t, a.res.Gains)
+	require.Nil(t, a.res.LogValue)
+
+	a = wait(queued(`{"candidates": [1, 2, 3], "k": 2, "timeout_ms": 50, "degrade": false}`))
+	require.Equal(t, http.StatusServiceUnavailable, a.code, a.raw)
+	require.Contains(t, a.raw, `"field":"timeout_ms"`)
+	require.Contains(t, a.raw, "computing slot")
+
+	require.Equal(t, int32(1), calls.Load(), "neither queued request took a slot")
+	_, w, _, _ := s.slots.state()
+	require.Zero(t, w, "no request is left waiting")
+	_, metrics := get(t, url+"/metrics")
+	require.Contains(t, metrics, `ndpp_serve_rerank_degraded_total{kind="slot_deadline"} 1`)
+	close(release)
+	require.Equal(t, http.StatusOK, <-first)
 }

@@ -124,8 +124,8 @@ type Handler struct {
 	items    prometheus.Gauge
 	degraded *prometheus.CounterVec // /v1/rerank answers by Degraded kind
 
-	// hook, when set (tests), runs in each API request after the model is
-	// taken and before it is used.
+	// hook, when set (tests), runs in each API request once it holds a
+	// computing slot, before it computes.
 	hook func(endpoint string)
 }
 
@@ -173,10 +173,11 @@ func New(ctx context.Context, src Source, o Options) (*Handler, error) {
 	s.reg.MustRegister(s.requests, s.latency, inflight, slotsBusy, waiting, saturated, ready, s.reloadsC, s.items,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.degraded = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ndpp_serve_rerank_degraded_total",
-		Help: "/v1/rerank answers degraded at their deadline, by kind: polish_deadline (the polish's best set so far) or greedy_deadline (relevance order)."}, []string{"kind"})
+		Help: "/v1/rerank answers degraded at their deadline, by kind: polish_deadline (the polish's best set so far), greedy_deadline (relevance order) or slot_deadline (relevance order: the deadline passed while waiting for a computing slot)."}, []string{"kind"})
 	s.reg.MustRegister(s.degraded)
 	s.degraded.WithLabelValues(rerank.DegradedPolish)
 	s.degraded.WithLabelValues(rerank.DegradedGreedy)
+	s.degraded.WithLabelValues(DegradedSlot)
 	s.reloadsC.WithLabelValues("ok")
 	s.reloadsC.WithLabelValues("error")
 	s.cur.Store(sm)
@@ -330,9 +331,43 @@ func (s *Handler) observe(endpoint string, code int, start time.Time) {
 	s.latency.WithLabelValues(endpoint).Observe(time.Since(start).Seconds())
 }
 
-// api wraps a POST endpoint: method and content type, the body limit, a
-// computing slot, the current model, panics (500, logged), metrics.
-func (s *Handler) api(endpoint string, f func(sm *servedModel, r *http.Request) (any, *apiError)) http.Handler {
+// exchange is an API request being served: the request, the model it
+// is served with (taken when its body has been read), and its computing
+// slot once it holds one.
+type exchange struct {
+	s        *Handler
+	endpoint string
+	r        *http.Request
+	sm       *servedModel
+	held     bool
+}
+
+// slot waits for a computing slot until ctx is done (then it returns
+// ctx.Err() without one), and runs the test hook once it holds one. The
+// endpoint computes only once it holds a slot; serveAPI releases it.
+func (x *exchange) slot(ctx context.Context) error {
+	if err := x.s.slots.acquire(ctx); err != nil {
+		return err
+	}
+	x.held = true
+	if x.s.hook != nil {
+		x.s.hook(x.endpoint)
+	}
+	return nil
+}
+
+// waitSlot waits for a computing slot as long as the client waits, for
+// the endpoints without a deadline of their own.
+func (x *exchange) waitSlot() *apiError {
+	if x.slot(x.r.Context()) != nil {
+		return &apiError{code: http.StatusServiceUnavailable, msg: "request cancelled while waiting for a slot"}
+	}
+	return nil
+}
+
+// api wraps a POST endpoint: method and content type, the body limit, the
+// current model, the computing slot, panics (500, logged), metrics.
+func (s *Handler) api(endpoint string, f func(x *exchange) (any, *apiError)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		s.active.Add(1)
@@ -343,7 +378,7 @@ func (s *Handler) api(endpoint string, f func(sm *servedModel, r *http.Request) 
 	})
 }
 
-func (s *Handler) serveAPI(endpoint string, f func(*servedModel, *http.Request) (any, *apiError), w http.ResponseWriter, r *http.Request) (code int) {
+func (s *Handler) serveAPI(endpoint string, f func(*exchange) (any, *apiError), w http.ResponseWriter, r *http.Request) (code int) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
 		return writeError(w, &apiError{code: http.StatusMethodNotAllowed, field: "method", msg: r.Method + " not allowed; use POST"})
@@ -363,21 +398,19 @@ func (s *Handler) serveAPI(endpoint string, f func(*servedModel, *http.Request) 
 		return writeError(w, badField("body", "reading: %v", err))
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	if s.slots.acquire(r.Context()) != nil {
-		return writeError(w, &apiError{code: http.StatusServiceUnavailable, msg: "request cancelled while waiting for a slot"})
-	}
-	defer s.slots.release()
+	x := &exchange{s: s, endpoint: endpoint, r: r, sm: s.model()}
+	defer func() {
+		if x.held {
+			s.slots.release()
+		}
+	}()
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Printf("panic in %s: %v", endpoint, p)
 			code = writeError(w, &apiError{code: http.StatusInternalServerError, msg: "internal error"})
 		}
 	}()
-	sm := s.model()
-	if s.hook != nil {
-		s.hook(endpoint)
-	}
-	out, aerr := f(sm, r)
+	out, aerr := f(x)
 	if aerr != nil {
 		return writeError(w, aerr)
 	}
@@ -612,7 +645,11 @@ func (s *Handler) baskets(sm *servedModel, field string, in [][]json.RawMessage,
 	return out, nil
 }
 
-func (s *Handler) score(sm *servedModel, r *http.Request) (any, *apiError) {
+func (s *Handler) score(x *exchange) (any, *apiError) {
+	sm, r := x.sm, x.r
+	if aerr := x.waitSlot(); aerr != nil {
+		return nil, aerr
+	}
 	var req scoreRequest
 	if aerr := decodeBody(r, &req); aerr != nil {
 		return nil, aerr
@@ -657,7 +694,11 @@ type recommendBatch struct {
 // together (the rows of gains given to ndpp.Model.RecommendBatch).
 const recBatch = ndpp.RecommendBatchSize
 
-func (s *Handler) recommend(sm *servedModel, r *http.Request) (any, *apiError) {
+func (s *Handler) recommend(x *exchange) (any, *apiError) {
+	sm, r := x.sm, x.r
+	if aerr := x.waitSlot(); aerr != nil {
+		return nil, aerr
+	}
 	var req recommendRequest
 	if aerr := decodeBody(r, &req); aerr != nil {
 		return nil, aerr
@@ -725,7 +766,18 @@ type rerankResponse struct {
 	Degraded     string            `json:"degraded,omitempty"`
 }
 
-func (s *Handler) rerank(sm *servedModel, r *http.Request) (any, *apiError) {
+// DegradedSlot is the "degraded" of a /v1/rerank answer whose deadline
+// passed while it waited for a computing slot (every one of
+// Limits.MaxInflight busy): relevance order as rerank.DegradedGreedy,
+// computed without a slot.
+const DegradedSlot = "slot_deadline"
+
+// rerank reads, checks and maps the request before it waits for a
+// computing slot, and waits no longer than its deadline: a request whose
+// deadline passes in the queue is answered at once in relevance order
+// (DegradedSlot), which needs no slot, or with a 503 without degrade.
+func (s *Handler) rerank(x *exchange) (any, *apiError) {
+	sm, r := x.sm, x.r
 	var req rerank.JSONRequest
 	if aerr := decodeBody(r, &req); aerr != nil {
 		return nil, aerr
@@ -765,11 +817,23 @@ func (s *Handler) rerank(sm *servedModel, r *http.Request) (any, *apiError) {
 		timeout = time.Duration(req.TimeoutMs) * time.Millisecond
 	}
 	// The client's context (a client that goes away stops the work) with
-	// the request's deadline, counted from its arrival: a request that
-	// waited for a slot past it is answered in relevance order at once
-	// ("greedy_deadline").
+	// the request's deadline, counted from its arrival: it bounds the wait
+	// for a slot, and what is left of it the work.
 	ctx, cancel := context.WithDeadline(r.Context(), arrival(r.Context()).Add(timeout))
 	defer cancel()
+	queued := false
+	if err := x.slot(ctx); err != nil {
+		switch {
+		case r.Context().Err() != nil:
+			return nil, &apiError{code: http.StatusServiceUnavailable, msg: "request cancelled while waiting for a slot"}
+		case !rq.Degrade:
+			return nil, &apiError{code: http.StatusServiceUnavailable, field: "timeout_ms",
+				msg: fmt.Sprintf("no computing slot free within %v (--max-inflight busy) and degrade is false", timeout)}
+		}
+		// Rerank with the deadline passed answers in relevance order
+		// without computing a greedy step.
+		queued = true
+	}
 	ws := s.ws.Get().(*rerank.Workspace)
 	defer s.ws.Put(ws)
 	res, err := ws.Rerank(ctx, sm.m, rq)
@@ -784,6 +848,9 @@ func (s *Handler) rerank(sm *servedModel, r *http.Request) (any, *apiError) {
 			return nil, &apiError{code: http.StatusServiceUnavailable, msg: "request cancelled"}
 		}
 		return nil, &apiError{code: http.StatusInternalServerError, msg: err.Error()}
+	}
+	if queued && res.Degraded == rerank.DegradedGreedy {
+		res.Degraded = DegradedSlot
 	}
 	if res.Degraded != "" {
 		s.degraded.WithLabelValues(res.Degraded).Inc()
