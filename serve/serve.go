@@ -126,7 +126,7 @@ type Handler struct {
 
 	// hook, when set (tests), runs in each API request once it holds a
 	// computing slot, before it computes.
-	hook func(endpoint string)
+	hook func(r *http.Request)
 }
 
 // New loads the model of src and returns the service over it, configured
@@ -147,7 +147,7 @@ func New(ctx context.Context, src Source, o Options) (*Handler, error) {
 		reg: prometheus.NewRegistry()}
 	s.ws.New = func() any { return new(rerank.Workspace) }
 	s.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ndpp_serve_requests_total",
-		Help: "HTTP requests by endpoint and status code."}, []string{"endpoint", "code"})
+		Help: "HTTP requests by endpoint and status code; 499: the client went away before the answer."}, []string{"endpoint", "code"})
 	s.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ndpp_serve_request_duration_seconds",
 		Help:    "Time from the request's arrival at the handler to its response, by endpoint.",
 		Buckets: prometheus.ExponentialBuckets(50e-6, 2, 18)}, []string{"endpoint"})
@@ -351,7 +351,7 @@ func (x *exchange) slot(ctx context.Context) error {
 	}
 	x.held = true
 	if x.s.hook != nil {
-		x.s.hook(x.endpoint)
+		x.s.hook(x.r)
 	}
 	return nil
 }
@@ -360,9 +360,21 @@ func (x *exchange) slot(ctx context.Context) error {
 // the endpoints without a deadline of their own.
 func (x *exchange) waitSlot() *apiError {
 	if x.slot(x.r.Context()) != nil {
-		return &apiError{code: http.StatusServiceUnavailable, msg: "request cancelled while waiting for a slot"}
+		return clientGone("while waiting for a computing slot")
 	}
 	return nil
+}
+
+// StatusClientClosedRequest (499, nginx's convention) is the status
+// counted in ndpp_serve_requests_total for a request whose client went
+// away before its answer (its connection closed): the service did not
+// fail, so a 5xx alert does not fire on clients' time-outs. No one reads
+// the response.
+const StatusClientClosedRequest = 499
+
+// clientGone is the answer to a request whose client went away (when).
+func clientGone(when string) *apiError {
+	return &apiError{code: StatusClientClosedRequest, msg: "the client closed the request " + when}
 }
 
 // api wraps a POST endpoint: method and content type, the body limit, the
@@ -730,7 +742,7 @@ func (s *Handler) recommend(x *exchange) (any, *apiError) {
 	recs, errs, err := sm.m.RecommendBatch(r.Context(), bs, n, ndpp.RecommendOptions{Gains: *gp})
 	if err != nil {
 		if r.Context().Err() != nil {
-			return nil, &apiError{code: http.StatusServiceUnavailable, msg: "request cancelled"}
+			return nil, clientGone("during the recommendation")
 		}
 		panic(err) // n and the gains' rows are sized by the server
 	}
@@ -825,7 +837,7 @@ func (s *Handler) rerank(x *exchange) (any, *apiError) {
 	if err := x.slot(ctx); err != nil {
 		switch {
 		case r.Context().Err() != nil:
-			return nil, &apiError{code: http.StatusServiceUnavailable, msg: "request cancelled while waiting for a slot"}
+			return nil, clientGone("while waiting for a computing slot")
 		case !rq.Degrade:
 			return nil, &apiError{code: http.StatusServiceUnavailable, field: "timeout_ms",
 				msg: fmt.Sprintf("no computing slot free within %v (--max-inflight busy) and degrade is false", timeout)}
@@ -841,11 +853,11 @@ func (s *Handler) rerank(x *exchange) (any, *apiError) {
 		switch {
 		case errors.As(err, new(*rerank.RequestError)):
 			return nil, requestError(err)
+		case r.Context().Err() != nil:
+			return nil, clientGone("during the rerank")
 		case errors.Is(err, context.DeadlineExceeded):
 			return nil, &apiError{code: http.StatusServiceUnavailable, field: "timeout_ms",
 				msg: fmt.Sprintf("not done within %v and degrade is false", timeout)}
-		case errors.Is(err, context.Canceled):
-			return nil, &apiError{code: http.StatusServiceUnavailable, msg: "request cancelled"}
 		}
 		return nil, &apiError{code: http.StatusInternalServerError, msg: err.Error()}
 	}

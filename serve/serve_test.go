@@ -319,7 +319,7 @@ func TestServeReload(t *testing.T) {
 
 	entered, release := make(chan struct{}), make(chan struct{})
 	var first atomic.Bool
-	s.hook = func(string) {
+	s.hook = func(*http.Request) {
 		if first.CompareAndSwap(false, true) {
 			close(entered)
 			<-release
