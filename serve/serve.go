@@ -461,11 +461,15 @@ func decodeBody(r *http.Request, dst any) *apiError {
 	case errors.As(err, &se):
 		return badField("body", "invalid JSON at byte %d: %s", se.Offset, jsonitem.Truncate(se.Error()))
 	case errors.As(err, &te):
-		field := te.Field
+		field := valuePath(body, te.Offset)
 		if field == "" {
 			field = "body"
 		}
-		return badField(jsonPath(field), "got a JSON %s, want %s", jsonitem.Truncate(te.Value), jsonType(te.Type.String()))
+		got := te.Value // "string", "number 1.5", "bool", "array", "object"
+		if got == "bool" {
+			got = "boolean"
+		}
+		return badField(field, "got a JSON %s, want %s", jsonitem.Truncate(got), jsonType(te.Type))
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name, _ := strconv.Unquote(strings.TrimPrefix(err.Error(), "json: unknown field "))
 		return badField(jsonitem.Truncate(name), "unknown field")
@@ -581,35 +585,93 @@ func checkValue(raw []byte, t reflect.Type, path string) *apiError {
 	return nil
 }
 
-// jsonPath writes the decoder's field path "baskets.2.3" as "baskets[2][3]".
-func jsonPath(p string) string {
-	parts := strings.Split(p, ".")
-	var b strings.Builder
-	for i, s := range parts {
-		if _, err := strconv.Atoi(s); err == nil && i > 0 {
-			b.WriteString("[" + s + "]")
+// valuePath returns the path in body ("relevance[1]",
+// "new_items[0].v", "attributes.brand[2]"; "" for body itself) of the
+// value that a json.UnmarshalTypeError's Offset points at: the end of a
+// string, number, boolean or null, or just past the opening bracket of an
+// array or object (the decoder's offsets). The decoder's own Field names
+// no array positions.
+func valuePath(body []byte, offset int64) string {
+	type frame struct {
+		at     string // the path of the array or object
+		obj    bool
+		key    string
+		hasKey bool
+		index  int
+	}
+	var stack []*frame
+	here := func() string { // the path of the value being read
+		if len(stack) == 0 {
+			return ""
+		}
+		f := stack[len(stack)-1]
+		if !f.obj {
+			return fmt.Sprintf("%s[%d]", f.at, f.index)
+		}
+		if f.at == "" {
+			return jsonitem.Truncate(f.key)
+		}
+		return f.at + "." + jsonitem.Truncate(f.key)
+	}
+	next := func() { // the value at here() has been read
+		if len(stack) > 0 {
+			f := stack[len(stack)-1]
+			f.hasKey = false
+			f.index++
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			at := here()
+			if dec.InputOffset() == offset {
+				return at
+			}
+			stack = append(stack, &frame{at: at, obj: tok == json.Delim('{')})
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			next()
 			continue
 		}
-		if i > 0 {
-			b.WriteByte('.')
+		if f := len(stack); f > 0 && stack[f-1].obj && !stack[f-1].hasKey {
+			stack[f-1].key, stack[f-1].hasKey = tok.(string), true
+			continue
 		}
-		b.WriteString(s)
+		if dec.InputOffset() == offset {
+			return here()
+		}
+		next()
 	}
-	return b.String()
 }
 
-func jsonType(goType string) string {
-	switch {
-	case strings.HasPrefix(goType, "[]"):
-		return "an array"
-	case goType == "int":
-		return "an integer"
-	case goType == "float64":
-		return "a number"
-	case goType == "string":
-		return "a string"
+// jsonType names the JSON type that decodes into a value of Go type t.
+func jsonType(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
 	}
-	return "an object"
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.String:
+		return "a string"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return "another JSON value"
 }
 
 // rows maps the JSON items of a list to the model's rows (jsonitem.Rows):
