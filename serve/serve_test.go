@@ -503,15 +503,20 @@ func TestServeRerankNewItems(t *testing.T) {
 		}
 		require.Equal(t, w, string(got.Items[i]))
 	}
-	for _, c := range []struct{ body, field string }{
-		{`{"candidates": ["item-1", "item-2"], "k": 1, "new_items": [{"id": "item-2", "v": [1, 2, 3, 4], "b": [1, 2, 3, 4], "delta": 0.1}]}`, "new_items[0].id"},
-		{`{"candidates": ["item-1", "x"], "k": 1, "new_items": [{"id": "x", "v": [1, 2, 3, 4], "b": [1, 2, 3, 4]}, {"id": "x", "v": [1, 2, 3, 4], "b": [1, 2, 3, 4]}]}`, "new_items[1].id"},
-		{`{"candidates": ["item-1", "x"], "k": 1, "new_items": [{"id": "x", "v": [1, 2, 3], "b": [1, 2, 3, 4]}]}`, "new_items[0]"},
-		{`{"candidates": ["item-1", "y"], "k": 1, "new_items": [{"id": "x", "v": [1, 2, 3, 4], "b": [1, 2, 3, 4]}]}`, "candidates[1]"},
+	// Errors name the client's items and positions, never the rows the
+	// new items get inside (50, 51, …).
+	for _, c := range []struct{ body, err string }{
+		{`{"candidates": ["item-1", "item-2"], "k": 1, "new_items": [{"id": "item-2", "v": [1, 2, 3, 4], "b": [1, 2, 3, 4], "delta": 0.1}]}`, `new_items[0].id: "item-2" is one of the model's items`},
+		{`{"candidates": ["item-1", "x"], "k": 1, "new_items": [{"id": "x", "v": [1, 2, 3, 4], "b": [1, 2, 3, 4]}, {"id": "x", "v": [1, 2, 3, 4], "b": [1, 2, 3, 4]}]}`, `new_items[1].id: "x" repeats new_items[0]`},
+		{`{"candidates": ["item-1", 5000], "k": 1, "new_items": [{"id": 5000, "v": [1, 2], "b": [1, 2, 3, 4]}]}`, `new_items[0]: item "5000": v has 2 entries; want d = 4`},
+		{`{"candidates": ["item-1", "y"], "k": 1, "new_items": [{"id": "x", "v": [1, 2, 3, 4], "b": [1, 2, 3, 4]}]}`, `candidates[1]: unknown item "y"`},
+		{`{"candidates": ["x", "item-1", "x"], "k": 1, "new_items": [{"id": "x", "v": [1, 2, 3, 4], "b": [1, 2, 3, 4]}]}`, `candidates[2]: item "x" repeats candidates[0]`},
 	} {
+		var e errorBody
 		code, raw := post(t, url+"/v1/rerank", c.body, nil)
 		require.Equal(t, 400, code, raw)
-		require.Contains(t, raw, `"field":"`+c.field+`"`, raw)
+		require.NoError(t, json.Unmarshal([]byte(raw), &e), raw)
+		require.Equal(t, c.err, e.Error)
 	}
 }
 
