@@ -500,12 +500,29 @@ func loadOnline(r io.Reader, limit int64) (*Online, error) {
 
 // SaveFile writes a checkpoint atomically: a reader (or a crash) sees the
 // previous checkpoint or the new one, never a partial file. A diverged
-// learner returns ErrDiverged and leaves the file as it was.
+// learner returns ErrDiverged and leaves the file as it was. path must
+// name a regular file or a path to create (checkCheckpointPath).
 func (o *Online) SaveFile(path string) error {
 	if o.diverged {
 		return ErrDiverged
 	}
+	if err := checkCheckpointPath(path); err != nil {
+		return err
+	}
 	if err := outfile.Write(path, o.Save); err != nil {
+		return fmt.Errorf("learn: save checkpoint: %w", err)
+	}
+	return nil
+}
+
+// checkCheckpointPath refuses a checkpoint path whose file exists and is
+// not a regular file (outfile.CheckRegular): a checkpoint is replaced
+// atomically and read back, which a device, a FIFO or a socket cannot be
+// (the output policy would write through them, and a FIFO without a
+// reader would block the write for ever). The error wraps
+// outfile.ErrNotRegular.
+func checkCheckpointPath(path string) error {
+	if err := outfile.CheckRegular(path); err != nil {
 		return fmt.Errorf("learn: save checkpoint: %w", err)
 	}
 	return nil

@@ -23,6 +23,8 @@ type OnlineRun struct {
 	TraceSource func() [][]int
 	// Checkpoint, when non-empty, saves the learner atomically to this
 	// path every CheckpointEvery baskets (default 10000) and at the end.
+	// It must name a regular file or a path to create: a device, FIFO or
+	// socket is refused before any basket is read.
 	Checkpoint      string
 	CheckpointEvery int
 	// Progress, when non-nil, is called with the number of baskets
@@ -71,6 +73,11 @@ func (o *Online) Run(ctx context.Context, src BasketSource, run OnlineRun) (*Res
 	}
 	if run.TraceEvery < 0 || run.CheckpointEvery < 0 || run.MaxBaskets < 0 {
 		return nil, errors.New("learn: negative run option")
+	}
+	if run.Checkpoint != "" {
+		if err := checkCheckpointPath(run.Checkpoint); err != nil {
+			return nil, err
+		}
 	}
 	if o.np != nil {
 		o.np.Start()

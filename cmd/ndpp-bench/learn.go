@@ -485,7 +485,7 @@ func runLearn(e *env, args []string) error {
 	// it resumed from); every other output is distinct from every input.
 	data, resume := stdFile("--data", f.data), stdFile("--resume", f.resume)
 	out, trace := stdFile("--out", f.out), stdFile("--trace", f.trace)
-	checkpoint := outfile.File{Flag: "--checkpoint", Path: f.checkpoint, Why: whyCheckpoint}
+	checkpoint := outfile.File{Flag: "--checkpoint", Path: f.checkpoint, Why: whyCheckpoint, Regular: true}
 	if err := checkFiles([]outfile.File{data, resume}, []outfile.File{out, trace}); err != nil {
 		return err
 	}
