@@ -114,9 +114,11 @@
 // counts, updated lazily only when the column is touched. A checkpoint
 // (Save/SaveFile, written atomically) holds everything that influences
 // later steps — parameters, moments, counts, the normaliser's state, the
-// stream position — so resuming (LoadOnline, SkipBaskets, Run) gives the
-// same parameters bit for bit as not stopping; so does Run after it was
-// stopped by its context. Checkpoints are states of the
+// stream position, a fingerprint of the baskets consumed — so resuming
+// (LoadOnline, SkipConsumed, Run) gives the same parameters bit for bit as
+// not stopping (so does Run after it was stopped by its context), and a
+// stream that does not start with the baskets consumed is refused.
+// Checkpoints are states of the
 // project's binary format (internal/binfmt: magic, version, CRC-32C; layout
 // in checkpoint.go), written as they are encoded; a changed byte, a
 // truncation or a checkpoint of an earlier version in another format is

@@ -59,8 +59,10 @@ func TrainOnline(ctx context.Context, src BasketSource, opt OnlineOptions, run O
 // Run checks ctx before every basket: once ctx is done it returns an
 // error wrapping ctx.Err(), with the learner between two baskets, so it
 // can be saved and resumed (or Run again) as if it had stopped there. To
-// resume from a checkpoint, load it (LoadOnline), skip Position() baskets
-// of a new stream (SkipBaskets) and call Run. A nil src panics.
+// resume from a checkpoint, load it (LoadOnline), read the baskets it
+// consumed from a new stream of the same input (SkipConsumed, which checks
+// them against the checkpoint's fingerprint) and call Run. A nil src
+// panics.
 func (o *Online) Run(ctx context.Context, src BasketSource, run OnlineRun) (*Result, error) {
 	if src == nil {
 		panic("learn: Online.Run with a nil BasketSource")
