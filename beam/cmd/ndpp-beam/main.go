@@ -235,7 +235,8 @@ func runScore(stderr io.Writer) error {
 		}
 	}
 	if opt.Summary != "" {
-		outputs = append(outputs, outfile.File{Flag: "--summary", Path: opt.Summary, Why: "the pipeline writes the summary by its path, and the command reads it back; give a file"})
+		outputs = append(outputs, outfile.File{Flag: "--summary", Path: opt.Summary, Regular: true,
+			Why: "the pipeline writes the summary by its path, and the command reads it back; give a file"})
 	}
 	inputs := []outfile.File{{Flag: "--model", Path: opt.Model, Why: whyModel}, {Flag: "--input", Path: opt.Input, Glob: true, Why: whyGlob}}
 	if err := outfile.Check(inputs, outputs); err != nil {
