@@ -8,7 +8,10 @@
 // output that is one of the inputs (a file the input glob matches, through
 // symbolic or hard links too) is refused before any work; local files are
 // replaced atomically, a symbolic link's target is replaced and the link
-// kept, a device or FIFO is written through. learn --out - writes the model
+// kept, a device or FIFO is written through (but not as score --summary,
+// which the command reads back: a regular file is needed). learn
+// --work-dir must be a directory the command can write in, checked before
+// the job as the outputs are. learn --out - writes the model
 // to standard output, and so does map --out - with the in-process runner;
 // inputs are globs the workers read and cannot be standard input.
 //
@@ -27,6 +30,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -309,6 +313,16 @@ func runLearn(stdout, stderr io.Writer) error {
 	}
 	if opt.WorkDir == outfile.Std {
 		return usageError("--work-dir cannot be standard input or output (-): it names a directory")
+	}
+	// The work directory is checked as the outputs are, before any job
+	// (not one on an object store).
+	if opt.WorkDir != "" {
+		if err := outfile.CheckDir(opt.WorkDir); err != nil {
+			if pe, ok := errors.AsType[*fs.PathError](err); ok {
+				err = pe.Err
+			}
+			return fmt.Errorf("--work-dir: cannot write in %s: %w", opt.WorkDir, err)
+		}
 	}
 	// The d-sized state is checked before the data is read, the items'
 	// once the vocabulary is built (LearnOptions.MaxMemory).

@@ -38,3 +38,29 @@ func TestSummaryMustBeARegularFile(t *testing.T) {
 		require.Empty(t, outs, "the job ran")
 	}
 }
+
+// TestLearnWorkDirChecked: a --work-dir that is missing, not a directory
+// or (as a user other than root) not writable is refused before the job,
+// in one line naming the flag, as --out is (it used to fail inside the
+// pipeline with Beam's multi-line log).
+func TestLearnWorkDirChecked(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join("..", "..", "..", "testdata", "1_100_100_100_apparel_regs.csv")
+	file := filepath.Join(dir, "file")
+	require.NoError(t, os.WriteFile(file, []byte("x"), 0o644))
+	cases := map[string]string{filepath.Join(dir, "missing"): "no such file or directory", file: "not a directory"}
+	if os.Geteuid() != 0 {
+		ro := filepath.Join(dir, "read-only")
+		require.NoError(t, os.Mkdir(ro, 0o555))
+		cases[ro] = "permission denied"
+	}
+	for work, want := range cases {
+		out := filepath.Join(dir, "m.npz")
+		stderr, code := ndppBeam(t, "learn", "--data", data, "--d", "2", "--steps", "1", "--out", out, "--work-dir", work, "--quiet")
+		require.Equal(t, 1, code, "%s: %s", work, stderr)
+		require.Equal(t, 1, strings.Count(stderr, "\n"), "%s: %s", work, stderr)
+		require.Contains(t, stderr, "ndpp-beam learn: --work-dir: cannot write in "+work+": ", work)
+		require.Contains(t, stderr, want, work)
+		require.NoFileExists(t, out)
+	}
+}
