@@ -39,7 +39,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
 	"github.com/ndpp-go/ndpp/beam/pipelines"
 	"github.com/ndpp-go/ndpp/internal/memlimit"
@@ -107,6 +106,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ndpp-beam: unknown command %q\n%s", cmd, usage)
 		return 2
 	}
+	if processEnv != nil {
+		processEnv.close()
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "ndpp-beam %s: %v\n", cmd, err)
 		if errors.Is(err, errUsage) || errors.Is(err, outfile.ErrUsage) {
@@ -139,13 +141,16 @@ func printUsage(w io.Writer, name string) {
 }
 
 // initBeam parses the flags and initialises Beam, its logs at level warn
-// unless --verbose.
-func initBeam() {
+// unless --verbose, and prepares a PROCESS environment (process.go).
+func initBeam() error {
 	flag.Parse()
 	if !verbose {
 		beamlog.LogLevel = "warn"
 	}
 	beam.Init()
+	var err error
+	processEnv, err = prepareProcessEnv()
+	return err
 }
 
 // maxMemoryFlag adds --max-memory, the budget of the command's large
@@ -218,7 +223,9 @@ func runScore(stderr io.Writer) error {
 	flag.IntVar(&opt.ChunkSize, "chunk-size", pipelines.DefaultChunkSize, "baskets scored together")
 	maxMem := maxMemoryFlag()
 	format := formatFlags()
-	initBeam()
+	if err := initBeam(); err != nil {
+		return err
+	}
 	if opt.Model == "" || opt.Input == "" || opt.Output == "" {
 		return usageError("--model, --input and --output are required")
 	}
@@ -252,7 +259,7 @@ func runScore(stderr io.Writer) error {
 		return err
 	}
 	start := time.Now()
-	if err := beamx.Run(ctx, p); err != nil {
+	if err := runPipeline(ctx, p); err != nil {
 		return err
 	}
 	el := time.Since(start).Seconds()
@@ -298,7 +305,9 @@ func runLearn(stdout, stderr io.Writer) error {
 	flag.BoolVar(&quiet, "quiet", false, "no progress lines")
 	maxMem := maxMemoryFlag()
 	format := formatFlags()
-	initBeam()
+	if err := initBeam(); err != nil {
+		return err
+	}
 	if opt.Data == "" || out == "" || opt.Steps < 1 {
 		return usageError("--data, --out and --steps ≥ 1 are required")
 	}
@@ -353,7 +362,7 @@ func runLearn(stdout, stderr io.Writer) error {
 		}
 	}
 	ctx := context.Background()
-	res, err := pipelines.Learn(ctx, beamx.Run, opt)
+	res, err := pipelines.Learn(ctx, runPipeline, opt)
 	if err != nil {
 		return b.Rename(err)
 	}
@@ -392,7 +401,9 @@ func runMap(stdout, stderr io.Writer) error {
 	flag.IntVar(&opt.ChunkSize, "chunk-size", 8*pipelines.DefaultChunkSize, "items that travel together")
 	flag.StringVar(&opt.Out, "out", "", "write the JSON result to this file, or - for standard output (with the in-process runner) (required)")
 	maxMem := maxMemoryFlag()
-	initBeam()
+	if err := initBeam(); err != nil {
+		return err
+	}
 	if opt.Items == "" || opt.Kernel == "" || opt.Out == "" || opt.K < 1 {
 		return usageError("--items, --kernel, --out and --k ≥ 1 are required")
 	}
@@ -429,7 +440,7 @@ func runMap(stdout, stderr io.Writer) error {
 		return err
 	}
 	start := time.Now()
-	if err := beamx.Run(ctx, p); err != nil {
+	if err := runPipeline(ctx, p); err != nil {
 		return err
 	}
 	if result.Path == outfile.Std {
