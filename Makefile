@@ -3,7 +3,7 @@ GO ?= go
 PKGS := ./...
 HAVE_OPENBLAS := $(shell pkg-config --exists openblas lapacke 2>/dev/null && echo yes)
 
-.PHONY: build build-openblas test test-gonum test-openblas test-noasm test-race bench bench-rerank bench-rerank-numpy loadtest lint demo fuzz beam-build beam-test lint-beam beam-portable-test
+.PHONY: build build-openblas test test-gonum test-openblas test-noasm test-race bench bench-rerank bench-rerank-numpy loadtest lint demo fuzz beam-build beam-tools beam-test lint-beam beam-portable-test
 
 build:
 	$(GO) build -o bin/ndpp-bench ./cmd/ndpp-bench
@@ -103,6 +103,12 @@ gen-test:
 # `make test` leaves it out; CI runs beam-test after the main tests.
 beam-build:
 	cd beam && $(GO) build -o ../bin/ndpp-beam ./cmd/ndpp-beam
+
+# A Prism job server and the Go SDK's boot program, at the version
+# beam/go.mod pins, for the job-server recipe of beam/README.md.
+beam-tools:
+	cd beam && $(GO) build -o ../bin/prism github.com/apache/beam/sdks/v2/go/cmd/prism
+	cd beam && $(GO) build -o ../bin/boot github.com/apache/beam/sdks/v2/go/container
 
 beam-test: lint-beam
 	cd beam && $(GO) build ./...

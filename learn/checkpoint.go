@@ -2,6 +2,7 @@ package learn
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,10 +13,11 @@ import (
 	"github.com/ndpp-go/ndpp/internal/binfmt"
 	"github.com/ndpp-go/ndpp/internal/outfile"
 	"github.com/ndpp-go/ndpp/learn/internal/exactnorm"
+	"github.com/ndpp-go/ndpp/ndpp/baskets"
 )
 
 // Online checkpoints are states of the project's binary format
-// (internal/binfmt: magic, version, body, CRC-32C). Format version 4 has
+// (internal/binfmt: magic, version, body, CRC-32C). Format version 5 has
 // this body, all values little-endian, slices as a length and their
 // entries:
 //
@@ -30,6 +32,7 @@ import (
 //	                (empty without a diagonal)
 //	Mu T      occurrences and Adam step counts per item
 //	TC Pos    D's step count, baskets consumed
+//	Consumed  the fingerprint of the baskets consumed (fingerprintBasket)
 //	MomV MomB MomD SqV SqB SqD   Adam moments (B's empty when B = V)
 //	PendC PendBW NormCount       C's gradient since D's last step
 //
@@ -43,11 +46,13 @@ import (
 //
 // Versions 1 and 2 were encoding/gob streams after a text header
 // ("ndpp-learn-online-checkpoint v2\n"), version 3 the format above without
-// the diagonal, the ids and the options added with them; they are refused
-// with a message that says so.
+// the diagonal, the ids and the options added with them, version 4 the
+// format above without Consumed; they are refused with a message that says
+// so (a version 4 checkpoint could not tell other data from its own when
+// resumed).
 const (
 	checkpointMagic   = "NDPPONLN"
-	checkpointVersion = 4
+	checkpointVersion = 5
 	checkpointWhat    = "learn: online checkpoint"
 	// gobCheckpointHeader starts the checkpoints of versions 1 and 2.
 	gobCheckpointHeader = "ndpp-learn-online-checkpoint v"
@@ -70,6 +75,7 @@ type checkpoint struct {
 	Mu              []float64
 	T               []int64
 	TC, Pos         int64
+	Consumed        uint64
 	MomV            []float64
 	MomB            []float64
 	MomD            []float64
@@ -140,7 +146,7 @@ func (o *Online) Save(w io.Writer) error {
 	}
 	cp := checkpoint{Opt: o.opt, N: o.p.N, Dim: o.p.Dim, IDs: o.ids, V: o.p.V, B: o.p.B, D: o.p.D,
 		Mu: o.st.scalars(stMu), T: o.st.counts(stT),
-		TC: o.tc, Pos: o.pos, MomD: o.mom.D, SqD: o.sq.D,
+		TC: o.tc, Pos: o.pos, Consumed: o.consumed, MomD: o.mom.D, SqD: o.sq.D,
 		PendC: o.pendC, PendBW: o.pendBW, NormCount: o.normCount}
 	// The per-item rows of st are written as the arrays of the format
 	// (the scalars gathered, n each; the rest from the rows as encoded).
@@ -256,6 +262,7 @@ func (cp *checkpoint) encode(e *binfmt.Encoder) {
 	e.I64s(cp.T)
 	e.I64(cp.TC)
 	e.I64(cp.Pos)
+	e.U64(cp.Consumed)
 	cp.momV.f64s(e, cp.MomV)
 	cp.momB.f64s(e, cp.MomB)
 	e.F64s(cp.MomD)
@@ -297,8 +304,11 @@ func decodeCheckpoint(data []byte) (*checkpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	if dec.Version() < checkpointVersion {
-		return nil, fmt.Errorf("%s: format version %d, of an earlier ndpp without the learned diagonal, which this version cannot resume; re-run the pass from the start, or finish it with the version that wrote the checkpoint", checkpointWhat, dec.Version())
+	switch dec.Version() {
+	case 3:
+		return nil, fmt.Errorf("%s: format version 3, of an earlier ndpp without the learned diagonal, which this version cannot resume; re-run the pass from the start, or finish it with the version that wrote the checkpoint", checkpointWhat)
+	case 4:
+		return nil, fmt.Errorf("%s: format version 4, of an earlier ndpp that did not record a fingerprint of the baskets a checkpoint consumed, so this version could not tell whether a resumed stream is the one it was trained on (resuming on other data would mix them without notice); re-run the pass from the start, or finish it with the version that wrote the checkpoint", checkpointWhat)
 	}
 	cp := &checkpoint{Opt: decodeOptions(dec)}
 	// Each item takes at least 8 bytes (its count in Mu).
@@ -324,6 +334,7 @@ func decodeCheckpoint(data []byte) (*checkpoint, error) {
 	cp.T = dec.I64s("T")
 	cp.TC = dec.I64()
 	cp.Pos = dec.I64()
+	cp.Consumed = dec.U64()
 	cp.MomV = dec.F64sLen("MomV", nd)
 	cp.MomB = dec.F64sLen("MomB", bLen)
 	cp.MomD = dec.F64sLen("MomD", dd)
@@ -454,7 +465,7 @@ func loadOnline(r io.Reader, limit int64) (*Online, error) {
 	if !cp.Opt.Shared {
 		p.B = cp.B
 	}
-	o := &Online{opt: cp.Opt, p: p, tc: cp.TC, pos: cp.Pos,
+	o := &Online{opt: cp.Opt, p: p, tc: cp.TC, pos: cp.Pos, consumed: cp.Consumed,
 		mom: &Grad{D: cp.MomD}, sq: &Grad{D: cp.SqD}, ids: cp.IDs}
 	if !cp.Opt.LowRank {
 		p.Theta = make([]float64, n)
@@ -500,12 +511,91 @@ func loadOnline(r io.Reader, limit int64) (*Online, error) {
 
 // SaveFile writes a checkpoint atomically: a reader (or a crash) sees the
 // previous checkpoint or the new one, never a partial file. A diverged
-// learner returns ErrDiverged and leaves the file as it was.
+// learner returns ErrDiverged and leaves the file as it was. path must
+// name a regular file or a path to create (checkCheckpointPath).
 func (o *Online) SaveFile(path string) error {
 	if o.diverged {
 		return ErrDiverged
 	}
+	if err := checkCheckpointPath(path); err != nil {
+		return err
+	}
 	if err := outfile.Write(path, o.Save); err != nil {
+		return fmt.Errorf("learn: save checkpoint: %w", err)
+	}
+	return nil
+}
+
+// fingerprintBasket returns the fingerprint h of a sequence of baskets
+// extended by basket: each value — the basket's length, then its items as
+// given — is added to h and mixed by the SplitMix64 finalizer (a bijection
+// of 64 bits), so that any change of an item, of a basket's length, of the
+// order of baskets or of items within one changes it with probability
+// 1 − 2⁻⁶⁴ (0 is the fingerprint of no basket). It is a check against
+// resuming on other data, not a cryptographic hash.
+func fingerprintBasket(h uint64, basket []int) uint64 {
+	h = mix64(h + uint64(len(basket)) + 0x9e3779b97f4a7c15)
+	for _, it := range basket {
+		h = mix64(h + uint64(it) + 0x9e3779b97f4a7c15)
+	}
+	return h
+}
+
+// mix64 is the finalizer of SplitMix64.
+func mix64(z uint64) uint64 {
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// ErrOtherBaskets is wrapped by the error of SkipConsumed when the stream
+// does not start with the baskets the learner consumed.
+var ErrOtherBaskets = errors.New("not the baskets the checkpoint was trained on")
+
+// SkipConsumed reads from src, the learner's input read again from its
+// start, the Position() baskets the learner has consumed, and checks that
+// they are those baskets: the checkpoint records their fingerprint. Run on
+// src then goes on as if the pass had never stopped. Other baskets — other
+// data, or the same data split otherwise before it reached the learner
+// (another hold-out or seed) — give an error wrapping ErrOtherBaskets,
+// and resuming on them would train on mixed data; a stream with fewer
+// baskets gives io.ErrUnexpectedEOF. It reads src past the consumed
+// baskets only on error, and returns an error wrapping ctx.Err() once ctx
+// is done. (SkipBaskets skips without the check.)
+func (o *Online) SkipConsumed(ctx context.Context, src baskets.Source) error {
+	if src == nil {
+		panic("learn: SkipConsumed with a nil baskets.Source")
+	}
+	var h uint64
+	for i := int64(0); i < o.pos; i++ {
+		if i%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("learn: skipping the baskets consumed: stopped after %d of %d: %w", i, o.pos, err)
+			}
+		}
+		b, err := src.Next()
+		if err == io.EOF {
+			return fmt.Errorf("learn: the stream ended after %d of the %d baskets the checkpoint consumed: %w", i, o.pos, io.ErrUnexpectedEOF)
+		}
+		if err != nil {
+			return err
+		}
+		h = fingerprintBasket(h, b)
+	}
+	if h != o.consumed {
+		return fmt.Errorf("learn: the first %d baskets of the stream are %w (fingerprint %016x, the checkpoint's %016x): resuming on them would train on mixed data", o.pos, ErrOtherBaskets, h, o.consumed)
+	}
+	return nil
+}
+
+// checkCheckpointPath refuses a checkpoint path whose file exists and is
+// not a regular file (outfile.CheckRegular): a checkpoint is replaced
+// atomically and read back, which a device, a FIFO or a socket cannot be
+// (the output policy would write through them, and a FIFO without a
+// reader would block the write for ever). The error wraps
+// outfile.ErrNotRegular.
+func checkCheckpointPath(path string) error {
+	if err := outfile.CheckRegular(path); err != nil {
 		return fmt.Errorf("learn: save checkpoint: %w", err)
 	}
 	return nil

@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -18,9 +20,10 @@ import (
 	"github.com/ndpp-go/ndpp/internal/f64"
 
 	"github.com/ndpp-go/ndpp/internal/binfmt"
+	"github.com/ndpp-go/ndpp/ndpp/baskets"
 )
 
-var updateCheckpoints = flag.Bool("update-checkpoints", false, "rewrite testdata/online-v4-*.ckpt")
+var updateCheckpoints = flag.Bool("update-checkpoints", false, "rewrite testdata/online-v5-*.ckpt")
 
 // checkpointFixtures are the committed checkpoints: a learner with opt on
 // fixtureBaskets, saved after pos baskets. Snapshots are taken after
@@ -37,9 +40,9 @@ var checkpointFixtures = []struct {
 	swapAt     int64 // the pending result's position (0: none)
 	nextResult int64 // the position where the next result takes effect
 }{
-	{"online-v4-pending-result.ckpt", OnlineOptions{D: 3, Seed: 1, DiagLR: 0.01, Schedule: Schedule{FactorEvery: 10}}, 27, 31, 31},
-	{"online-v4-no-pending.ckpt", OnlineOptions{D: 3, Seed: 1, DiagLR: 0.01, Schedule: Schedule{FactorEvery: 10, Lag: 4}}, 27, 0, 35},
-	{"online-v4-lowrank.ckpt", OnlineOptions{D: 3, Seed: 1, LowRank: true, DiagLR: 0.01, Schedule: Schedule{FactorEvery: 10}}, 27, 31, 31},
+	{"online-v5-pending-result.ckpt", OnlineOptions{D: 3, Seed: 1, DiagLR: 0.01, Schedule: Schedule{FactorEvery: 10}}, 27, 31, 31},
+	{"online-v5-no-pending.ckpt", OnlineOptions{D: 3, Seed: 1, DiagLR: 0.01, Schedule: Schedule{FactorEvery: 10, Lag: 4}}, 27, 0, 35},
+	{"online-v5-lowrank.ckpt", OnlineOptions{D: 3, Seed: 1, LowRank: true, DiagLR: 0.01, Schedule: Schedule{FactorEvery: 10}}, 27, 31, 31},
 }
 
 func fixtureBaskets() [][]int { return plantedBaskets(200, 60, 3) }
@@ -62,7 +65,7 @@ func saveBytes(t *testing.T, o *Online) []byte {
 }
 
 // TestOnlineCheckpointFixtures loads the committed checkpoints (format
-// version 4) and resumes them: the pending result takes effect at its
+// version 5) and resumes them: the pending result takes effect at its
 // position, the Gram matrix kept from the checkpoint's columns tracks the
 // parameters, and the pass ends with the parameters of a pass never
 // interrupted. Saving the same learner today writes the same bytes, so the
@@ -159,7 +162,7 @@ func TestOnlineCheckpointRefusesOtherInput(t *testing.T) {
 	later := bytes.Clone(data)
 	later[binfmt.MagicLen] = checkpointVersion + 1
 	_, err = LoadOnline(bytes.NewReader(later))
-	require.ErrorContains(t, err, "format version 5; this build reads versions 3 to 4")
+	require.ErrorContains(t, err, "format version 6; this build reads versions 3 to 5")
 	// Version 3 (before the diagonal) says what it is and what to do.
 	v3 := binfmt.NewEncoder(checkpointMagic, 3)
 	v3.Int(1)
@@ -167,6 +170,15 @@ func TestOnlineCheckpointRefusesOtherInput(t *testing.T) {
 	require.NoError(t, err)
 	_, err = LoadOnline(bytes.NewReader(v3data))
 	require.ErrorContains(t, err, "format version 3, of an earlier ndpp without the learned diagonal")
+	require.ErrorContains(t, err, "re-run the pass")
+	// Version 4 (without the fingerprint of the baskets consumed) says
+	// why it cannot be resumed and what to do.
+	v4 := binfmt.NewEncoder(checkpointMagic, 4)
+	v4.Int(1)
+	v4data, err := v4.Finish()
+	require.NoError(t, err)
+	_, err = LoadOnline(bytes.NewReader(v4data))
+	require.ErrorContains(t, err, "format version 4, of an earlier ndpp that did not record a fingerprint of the baskets")
 	require.ErrorContains(t, err, "re-run the pass")
 	_, err = LoadOnlineFile(filepath.Join(t.TempDir(), "missing.ckpt"))
 	require.ErrorIs(t, err, os.ErrNotExist)
@@ -309,3 +321,60 @@ func TestOnlineSaveReturnsWriteErrors(t *testing.T) {
 type failWriter struct{ err error }
 
 func (w failWriter) Write([]byte) (int, error) { return 0, w.err }
+
+// TestOnlineSkipConsumedChecksTheBaskets: a checkpoint records a
+// fingerprint of the baskets it consumed; SkipConsumed accepts the same
+// stream (and the resumed pass ends as one never stopped) and refuses a
+// stream whose consumed part differs in any way — other baskets of the same
+// length, one item changed, two baskets swapped — or is shorter.
+func TestOnlineSkipConsumedChecksTheBaskets(t *testing.T) {
+	bs := plantedBaskets(30, 80, 5)
+	opt := OnlineOptions{D: 3, Seed: 2, Schedule: Schedule{FactorEvery: 5}}
+	whole, err := TrainOnline(context.Background(), baskets.SliceSource(bs), opt, OnlineRun{})
+	require.NoError(t, err)
+	ck := saveBytes(t, learnerAt(t, opt, bs, 40))
+	load := func() *Online {
+		o, err := LoadOnline(bytes.NewReader(ck))
+		require.NoError(t, err)
+		return o
+	}
+
+	o := load()
+	src := baskets.SliceSource(bs)
+	require.NoError(t, o.SkipConsumed(context.Background(), src))
+	res, err := o.Run(context.Background(), src, OnlineRun{})
+	require.NoError(t, err)
+	require.Equal(t, whole.Params.V, res.Params.V)
+
+	changed := func(f func(b [][]int)) [][]int {
+		c := make([][]int, len(bs))
+		for i, b := range bs {
+			c[i] = slices.Clone(b)
+		}
+		f(c)
+		return c
+	}
+	long := slices.IndexFunc(bs[:40], func(b []int) bool { return len(b) > 1 })
+	require.GreaterOrEqual(t, long, 0)
+	for name, other := range map[string][][]int{
+		"other baskets":     plantedBaskets(30, 80, 6),
+		"one item":     changed(func(b [][]int) { b[17][0] = 29 - b[17][0] }),
+		"two swapped":  changed(func(b [][]int) { b[3], b[4] = b[4], b[3] }),
+		"order in one": changed(func(b [][]int) { slices.Reverse(b[long]) }),
+		"a basket split": changed(func(b [][]int) {
+			b[long], b[long+1] = b[long][:1], append(slices.Clone(b[long][1:]), b[long+1]...)
+		}),
+	} {
+		require.NotEqual(t, bs[:40], other[:40], name)
+		err := load().SkipConsumed(context.Background(), baskets.SliceSource(other))
+		require.ErrorIs(t, err, ErrOtherBaskets, name)
+		require.ErrorContains(t, err, "the first 40 baskets of the stream are not the baskets the checkpoint was trained on", name)
+	}
+	// Baskets after the consumed ones do not matter.
+	require.NoError(t, load().SkipConsumed(context.Background(), baskets.SliceSource(changed(func(b [][]int) { b[40], b[41] = b[41], b[40] }))))
+	err = load().SkipConsumed(context.Background(), baskets.SliceSource(bs[:30]))
+	require.ErrorIs(t, err, io.ErrUnexpectedEOF)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.ErrorIs(t, load().SkipConsumed(ctx, baskets.SliceSource(bs)), context.Canceled)
+}

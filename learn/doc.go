@@ -22,8 +22,10 @@
 // refactored on a second goroutine on a fixed Schedule, so the parameters
 // never depend on scheduling. A checkpoint (Save, written atomically in the
 // project's checksummed binary format; layout in checkpoint.go) holds
-// everything that influences later steps, so resuming (LoadOnline,
-// SkipBaskets, Run) gives the same parameters bit for bit as not stopping.
+// everything that influences later steps, with a fingerprint of the baskets
+// consumed, so resuming (LoadOnline, SkipConsumed, Run) gives the same
+// parameters bit for bit as not stopping, and a stream that does not start
+// with the baskets consumed is refused.
 //
 // The offline learner takes minibatch Adam steps over baskets scored in
 // parallel, with the exact normaliser each step, validation once per pass,

@@ -78,7 +78,7 @@ func ExampleLoadOnline() {
 	_ = o.Save(&ck)
 	r, _ := learn.LoadOnline(&ck)
 	src := baskets.SliceSource(data)
-	_ = learn.SkipBaskets(src, r.Position())
+	_ = r.SkipConsumed(context.Background(), src) // an error if src does not start with the baskets consumed
 	rest, _ := r.Run(context.Background(), src, learn.OnlineRun{})
 	fmt.Println(equal(whole.Params.V, rest.Params.V))
 	// Output: true

@@ -310,6 +310,10 @@ type Online struct {
 	// coef and coefPhi cache adamCoef(LR, t) and adamCoef(DiagLR, t)
 	// (coefLookup; derived from the options, so not checkpointed).
 	coef, coefPhi []float64
+
+	// consumed is the fingerprint of the baskets consumed (see
+	// fingerprintBasket), recorded in checkpoints.
+	consumed uint64
 }
 
 // NewOnline returns a learner with freshly initialised parameters.
@@ -818,6 +822,7 @@ func (o *Online) Observe(basket []int) error {
 			}
 		}
 	}
+	o.consumed = fingerprintBasket(o.consumed, basket)
 	o.rows = o.rows[:0]
 	for _, it := range basket {
 		r, _ := o.rowFor(it)
@@ -874,9 +879,10 @@ func (o *Online) beginBasket(rows []int) {
 	o.setTheta(rows)
 }
 
-// SkipBaskets reads and discards k baskets from src (to resume a stream at
-// a checkpoint's Position). It returns io.ErrUnexpectedEOF if src has fewer.
-// A nil src panics.
+// SkipBaskets reads and discards k baskets from src without looking at
+// them. It returns io.ErrUnexpectedEOF if src has fewer. A nil src panics.
+// To resume a checkpoint, use Online.SkipConsumed instead: it checks that
+// the baskets skipped are those the checkpoint consumed.
 func SkipBaskets(src baskets.Source, k int64) error {
 	if src == nil {
 		panic("learn: SkipBaskets with a nil baskets.Source")

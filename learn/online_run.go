@@ -25,6 +25,8 @@ type OnlineRun struct {
 	TraceSource func() [][]int
 	// Checkpoint, when non-empty, saves the learner atomically to this
 	// path every CheckpointEvery baskets (default 10000) and at the end.
+	// It must name a regular file or a path to create: a device, FIFO or
+	// socket is refused before any basket is read.
 	Checkpoint      string
 	CheckpointEvery int
 	// Progress, when non-nil, is called with the number of baskets
@@ -62,8 +64,10 @@ func TrainOnline(ctx context.Context, src baskets.Source, opt OnlineOptions, run
 // Run checks ctx before every basket: once ctx is done it returns an
 // error wrapping ctx.Err(), with the learner between two baskets, so it
 // can be saved and resumed (or Run again) as if it had stopped there. To
-// resume from a checkpoint, load it (LoadOnline), skip Position() baskets
-// of a new stream (SkipBaskets) and call Run. A nil src panics.
+// resume from a checkpoint, load it (LoadOnline), read the baskets it
+// consumed from a new stream of the same input (SkipConsumed, which checks
+// them against the checkpoint's fingerprint) and call Run. A nil src
+// panics.
 func (o *Online) Run(ctx context.Context, src baskets.Source, run OnlineRun) (*Result, error) {
 	if src == nil {
 		panic("learn: Online.Run with a nil baskets.Source")
@@ -76,6 +80,11 @@ func (o *Online) Run(ctx context.Context, src baskets.Source, run OnlineRun) (*R
 	}
 	if run.TraceEvery < 0 || run.CheckpointEvery < 0 || run.MaxBaskets < 0 {
 		return nil, errors.New("learn: negative run option")
+	}
+	if run.Checkpoint != "" {
+		if err := checkCheckpointPath(run.Checkpoint); err != nil {
+			return nil, err
+		}
 	}
 	if o.np != nil {
 		o.np.Start()

@@ -128,6 +128,24 @@ func (it Item) CopyTo(buf []float64) (Item, []float64) {
 	return out, buf
 }
 
+// ItemError is an item that CheckItem refuses: its ID and why, Reason
+// without the id (so that a caller can name the item as its user does);
+// Err is what it wraps (ErrOverflow for a scale that could overflow, else
+// nil). Its Error is "item ID: Reason".
+type ItemError struct {
+	ID     int
+	Reason string
+	Err    error
+}
+
+func (e *ItemError) Error() string { return fmt.Sprintf("item %d: %s", e.ID, e.Reason) }
+
+func (e *ItemError) Unwrap() error { return e.Err }
+
+func itemErr(id int, wrapped error, format string, args ...any) error {
+	return &ItemError{ID: id, Reason: fmt.Sprintf(format, args...), Err: wrapped}
+}
+
 // CheckItem validates a vector item against the kernel: len(V) = d, B nil
 // for B = V and of length d otherwise, finite entries, δ finite and ≥ 0 (0
 // for a kernel without a diagonal), and a scale that cannot overflow:
@@ -137,8 +155,10 @@ func (it Item) CopyTo(buf []float64) (Item, []float64) {
 // the bound Model.CheckScale applies to a model, taken per item (an
 // error wrapping ErrOverflow names the item). It bounds every kernel
 // entry of a set of such items, so that the determinants formed from them
-// stay finite; every item of a model that passes CheckScale passes it. It
-// costs O(d²) for max|C|: to check many items, use an ItemCheck.
+// stay finite; every item of a model that passes CheckScale passes it. An
+// item with a negative ID is a plain error; any other refusal is an
+// *ItemError. It costs O(d²) for max|C|: to check many items, use an
+// ItemCheck.
 func CheckItem(k Kernel, it Item) error { return NewItemCheck(k).Check(it) }
 
 // ItemCheck validates items against a kernel as CheckItem does, with the
@@ -171,33 +191,33 @@ func (c ItemCheck) Check(it Item) error {
 		return fmt.Errorf("item id %d; ids must be ≥ 0", it.ID)
 	}
 	if len(it.V) != d {
-		return fmt.Errorf("item %d: v has %d entries; want d = %d", it.ID, len(it.V), d)
+		return itemErr(it.ID, nil, "v has %d entries; want d = %d", len(it.V), d)
 	}
 	switch {
 	case k.Shared && it.B != nil:
-		return fmt.Errorf("item %d: has a b for a kernel with B = V", it.ID)
+		return itemErr(it.ID, nil, "has a b for a kernel with B = V")
 	case !k.Shared && len(it.B) != d:
-		return fmt.Errorf("item %d: b has %d entries; want d = %d", it.ID, len(it.B), d)
+		return itemErr(it.ID, nil, "b has %d entries; want d = %d", len(it.B), d)
 	}
 	for i, x := range it.V {
 		if !isFinite(x) {
-			return fmt.Errorf("item %d: v_%d = %v is not finite", it.ID, i+1, x)
+			return itemErr(it.ID, nil, "v_%d = %v is not finite", i+1, x)
 		}
 	}
 	for i, x := range it.B {
 		if !isFinite(x) {
-			return fmt.Errorf("item %d: b_%d = %v is not finite", it.ID, i+1, x)
+			return itemErr(it.ID, nil, "b_%d = %v is not finite", i+1, x)
 		}
 	}
 	if !isFinite(it.Delta) || it.Delta < 0 {
-		return fmt.Errorf("item %d: diagonal entry δ = %v; need finite and ≥ 0", it.ID, it.Delta)
+		return itemErr(it.ID, nil, "diagonal entry δ = %v; need finite and ≥ 0", it.Delta)
 	}
 	if it.Delta != 0 && !k.Diag {
-		return fmt.Errorf("item %d: diagonal entry δ = %v for a kernel without a diagonal", it.ID, it.Delta)
+		return itemErr(it.ID, nil, "diagonal entry δ = %v for a kernel without a diagonal", it.Delta)
 	}
 	if z := sumSq(it.V) + sumSq(it.B); !((z+it.Delta)*c.f <= MaxKernelScale) {
-		return fmt.Errorf("item %d: %w: its scale (‖z‖² + δ)·(1 + d·max|C|) = %.3g exceeds %g (‖z‖² = %.3g, δ = %.3g, max |C| = %.3g); such values come from diverged training or a rescaled file",
-			it.ID, ErrOverflow, (z+it.Delta)*c.f, MaxKernelScale, z, it.Delta, (c.f-1)/float64(d))
+		return itemErr(it.ID, ErrOverflow, "%v: its scale (‖z‖² + δ)·(1 + d·max|C|) = %.3g exceeds %g (‖z‖² = %.3g, δ = %.3g, max |C| = %.3g); such values come from diverged training or a rescaled file",
+			ErrOverflow, (z+it.Delta)*c.f, MaxKernelScale, z, it.Delta, (c.f-1)/float64(d))
 	}
 	return nil
 }

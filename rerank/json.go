@@ -70,7 +70,8 @@ type JSONItem struct {
 // values as Workspace.Rerank compares them (a JSON string s as "s" + s, an
 // integer as "i" + its digits). An entry that is not an item, an unknown
 // or repeated item, a new item whose id is one of the model's or repeats
-// another, a quality that is not a finite number ≥ 0, and an attribute
+// another, a new item that does not fit the model's kernel
+// (ndpp.CheckItem; the error names it by its id in j), a quality that is not a finite number ≥ 0, and an attribute
 // value that is neither a string nor an integer are a *RequestError whose
 // Field is the path of the entry in the JSON form ("candidates" with its
 // Index, "attributes.brand" with its Index, "new_items[2].id"). Rerank
@@ -122,6 +123,7 @@ func (j *JSONRequest) newItems(m *ndpp.Model, rq *Request) error {
 	n := m.N()
 	newTok := make(map[string]int, len(j.NewItems)) // new item token → its id in rq (n + index)
 	rq.NewItems = make([]ndpp.Item, len(j.NewItems))
+	chk := ndpp.NewItemCheck(ndpp.KernelOf(m))
 	for i, ni := range j.NewItems {
 		f := fmt.Sprintf("new_items[%d].id", i)
 		tok, ok := jsonitem.Text(ni.ID)
@@ -136,20 +138,37 @@ func (j *JSONRequest) newItems(m *ndpp.Model, rq *Request) error {
 		}
 		newTok[tok] = n + i
 		rq.NewItems[i] = ndpp.Item{ID: n + i, V: ni.V, B: ni.B, Delta: ni.Delta}
+		// Checked here, so that the error names the item by the client's
+		// id rather than by the id n + i it gets in rq.
+		if err := chk.Check(rq.NewItems[i]); err != nil {
+			reason := err.Error()
+			var ie *ndpp.ItemError
+			if errors.As(err, &ie) {
+				reason = ie.Reason
+			}
+			return reqErr("new_items", i, "item %q: %s", jsonitem.Truncate(tok), reason)
+		}
 	}
 	rq.Candidates = make([]int, len(j.Candidates))
+	at := make(map[int]int, len(j.Candidates)) // row or new item id → its first position
 	for i, raw := range j.Candidates {
 		tok, ok := jsonitem.Text(raw)
 		if !ok {
 			return reqErr("candidates", i, "%s is not an item (a JSON string or integer)", jsonitem.Truncate(string(raw)))
 		}
-		if id, isNew := newTok[tok]; isNew {
-			rq.Candidates[i] = id
-		} else if row, known := m.Row(tok); known {
-			rq.Candidates[i] = row
-		} else {
-			return reqErr("candidates", i, "unknown item %q", jsonitem.Truncate(tok))
+		id, isNew := newTok[tok]
+		if !isNew {
+			row, known := m.Row(tok)
+			if !known {
+				return reqErr("candidates", i, "unknown item %q", jsonitem.Truncate(tok))
+			}
+			id = row
 		}
+		if p, dup := at[id]; dup {
+			return reqErr("candidates", i, "item %q repeats candidates[%d]", jsonitem.Truncate(tok), p)
+		}
+		at[id] = i
+		rq.Candidates[i] = id
 	}
 	return nil
 }

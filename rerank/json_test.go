@@ -84,9 +84,14 @@ func TestJSONRequestErrors(t *testing.T) {
 		{`{"candidates": ["item-1"], "k": 1, "attributes": {"c": [1.5]}}`, "attributes.c[0]", "1.5; want a string or an integer"},
 		{`{"candidates": ["item-1"], "k": 1, "shown_attributes": {"c": [true]}}`, "shown_attributes.c[0]", "true; want a string or an integer"},
 		{`{"candidates": ["item-1", "x"], "k": 1, "new_items": [{"id": "item-3", "v": [1, 2, 3]}]}`, "new_items[0].id", `"item-3" is one of the model's items`},
-		{`{"candidates": ["item-1", "x"], "k": 1, "new_items": [{"id": "x"}, {"id": "x"}]}`, "new_items[1].id", `"x" repeats new_items[0]`},
+		{`{"candidates": ["item-1", "x"], "k": 1, "new_items": [{"id": "x", "v": [1, 2, 3], "b": [1, 2, 3]}, {"id": "x"}]}`, "new_items[1].id", `"x" repeats new_items[0]`},
 		{`{"candidates": ["item-1", "x"], "k": 1, "new_items": [{"id": null}]}`, "new_items[0].id", "null is not an item id (a JSON string or integer)"},
-		{`{"candidates": ["item-1", "y"], "k": 1, "new_items": [{"id": "x"}]}`, "candidates[1]", `unknown item "y"`},
+		{`{"candidates": ["item-1", "y"], "k": 1, "new_items": [{"id": "x", "v": [1, 2, 3], "b": [1, 2, 3]}]}`, "candidates[1]", `unknown item "y"`},
+		// New items are named by the client's ids, never by the rows they get.
+		{`{"candidates": ["item-1", 5000], "k": 1, "new_items": [{"id": 5000, "v": [1, 2], "b": [1, 2, 3]}]}`, "new_items[0]", `item "5000": v has 2 entries; want d = 3`},
+		{`{"candidates": ["item-1", "x"], "k": 1, "new_items": [{"id": "w", "v": [1, 2, 3], "b": [1, 2, 3]}, {"id": "x", "v": [1, 2, 3], "b": [1, 2, 3], "delta": -1}]}`, "new_items[1]", `item "x": diagonal entry δ = -1; need finite and ≥ 0`},
+		{`{"candidates": ["x", "item-1", "x"], "k": 1, "new_items": [{"id": "x", "v": [1, 2, 3], "b": [1, 2, 3]}]}`, "candidates[2]", `item "x" repeats candidates[0]`},
+		{`{"candidates": ["item-1", "x", "item-1"], "k": 1, "new_items": [{"id": "x", "v": [1, 2, 3], "b": [1, 2, 3]}]}`, "candidates[2]", `item "item-1" repeats candidates[0]`},
 	} {
 		j := decodeJSON(t, c.body)
 		_, err := j.Request(m)

@@ -253,6 +253,13 @@ func (w *Workspace) Rerank(ctx context.Context, m *ndpp.Model, req Request) (Res
 		w.relevanceOrder(&req)
 		return Result{Items: w.outItems, Gains: w.outGains[:0], Short: w.short}, nil
 	}
+	if err := ctx.Err(); err != nil { // done before the greedy starts: nothing to compute
+		if !mayDegrade(ctx, &req) {
+			return Result{}, fmt.Errorf("rerank: greedy: %w", err)
+		}
+		w.relevanceOrder(&req)
+		return Result{Items: w.outItems, Gains: w.outGains[:0], Short: w.short, Degraded: DegradedGreedy}, nil
+	}
 	t0 := time.Now()
 	if err := w.run(ctx, m, &req); err != nil {
 		if !mayDegrade(ctx, &req) {

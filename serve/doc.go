@@ -18,7 +18,12 @@
 //   - a pool of Limits.MaxInflight computing slots (a
 //     golang.org/x/sync/semaphore): a request reads its body first, then
 //     waits for a slot in order of arrival, and stops waiting when its
-//     client goes away;
+//     client goes away; a rerank, read and checked before it waits, waits
+//     no longer than its deadline, and is then answered at once in
+//     relevance order without a slot (DegradedSlot);
+//   - metrics: ndpp_serve_requests_total counts a request whose client
+//     went away before its answer with code 499
+//     (StatusClientClosedRequest, nginx's convention), not as a 5xx;
 //   - readiness: /readyz answers 503 while every slot has been busy
 //     without a break for Options.SaturationThreshold, and from the start
 //     of a drain on;

@@ -124,9 +124,9 @@ type Handler struct {
 	items    prometheus.Gauge
 	degraded *prometheus.CounterVec // /v1/rerank answers by Degraded kind
 
-	// hook, when set (tests), runs in each API request after the model is
-	// taken and before it is used.
-	hook func(endpoint string)
+	// hook, when set (tests), runs in each API request once it holds a
+	// computing slot, before it computes.
+	hook func(r *http.Request)
 }
 
 // New loads the model of src and returns the service over it, configured
@@ -147,7 +147,7 @@ func New(ctx context.Context, src Source, o Options) (*Handler, error) {
 		reg: prometheus.NewRegistry()}
 	s.ws.New = func() any { return new(rerank.Workspace) }
 	s.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ndpp_serve_requests_total",
-		Help: "HTTP requests by endpoint and status code."}, []string{"endpoint", "code"})
+		Help: "HTTP requests by endpoint and status code; 499: the client went away before the answer."}, []string{"endpoint", "code"})
 	s.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ndpp_serve_request_duration_seconds",
 		Help:    "Time from the request's arrival at the handler to its response, by endpoint.",
 		Buckets: prometheus.ExponentialBuckets(50e-6, 2, 18)}, []string{"endpoint"})
@@ -173,10 +173,11 @@ func New(ctx context.Context, src Source, o Options) (*Handler, error) {
 	s.reg.MustRegister(s.requests, s.latency, inflight, slotsBusy, waiting, saturated, ready, s.reloadsC, s.items,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.degraded = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ndpp_serve_rerank_degraded_total",
-		Help: "/v1/rerank answers degraded at their deadline, by kind: polish_deadline (the polish's best set so far) or greedy_deadline (relevance order)."}, []string{"kind"})
+		Help: "/v1/rerank answers degraded at their deadline, by kind: polish_deadline (the polish's best set so far), greedy_deadline (relevance order) or slot_deadline (relevance order: the deadline passed while waiting for a computing slot)."}, []string{"kind"})
 	s.reg.MustRegister(s.degraded)
 	s.degraded.WithLabelValues(rerank.DegradedPolish)
 	s.degraded.WithLabelValues(rerank.DegradedGreedy)
+	s.degraded.WithLabelValues(DegradedSlot)
 	s.reloadsC.WithLabelValues("ok")
 	s.reloadsC.WithLabelValues("error")
 	s.cur.Store(sm)
@@ -330,9 +331,55 @@ func (s *Handler) observe(endpoint string, code int, start time.Time) {
 	s.latency.WithLabelValues(endpoint).Observe(time.Since(start).Seconds())
 }
 
-// api wraps a POST endpoint: method and content type, the body limit, a
-// computing slot, the current model, panics (500, logged), metrics.
-func (s *Handler) api(endpoint string, f func(sm *servedModel, r *http.Request) (any, *apiError)) http.Handler {
+// exchange is an API request being served: the request, the model it
+// is served with (taken when its body has been read), and its computing
+// slot once it holds one.
+type exchange struct {
+	s        *Handler
+	endpoint string
+	r        *http.Request
+	sm       *servedModel
+	held     bool
+}
+
+// slot waits for a computing slot until ctx is done (then it returns
+// ctx.Err() without one), and runs the test hook once it holds one. The
+// endpoint computes only once it holds a slot; serveAPI releases it.
+func (x *exchange) slot(ctx context.Context) error {
+	if err := x.s.slots.acquire(ctx); err != nil {
+		return err
+	}
+	x.held = true
+	if x.s.hook != nil {
+		x.s.hook(x.r)
+	}
+	return nil
+}
+
+// waitSlot waits for a computing slot as long as the client waits, for
+// the endpoints without a deadline of their own.
+func (x *exchange) waitSlot() *apiError {
+	if x.slot(x.r.Context()) != nil {
+		return clientGone("while waiting for a computing slot")
+	}
+	return nil
+}
+
+// StatusClientClosedRequest (499, nginx's convention) is the status
+// counted in ndpp_serve_requests_total for a request whose client went
+// away before its answer (its connection closed): the service did not
+// fail, so a 5xx alert does not fire on clients' time-outs. No one reads
+// the response.
+const StatusClientClosedRequest = 499
+
+// clientGone is the answer to a request whose client went away (when).
+func clientGone(when string) *apiError {
+	return &apiError{code: StatusClientClosedRequest, msg: "the client closed the request " + when}
+}
+
+// api wraps a POST endpoint: method and content type, the body limit, the
+// current model, the computing slot, panics (500, logged), metrics.
+func (s *Handler) api(endpoint string, f func(x *exchange) (any, *apiError)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		s.active.Add(1)
@@ -343,7 +390,7 @@ func (s *Handler) api(endpoint string, f func(sm *servedModel, r *http.Request) 
 	})
 }
 
-func (s *Handler) serveAPI(endpoint string, f func(*servedModel, *http.Request) (any, *apiError), w http.ResponseWriter, r *http.Request) (code int) {
+func (s *Handler) serveAPI(endpoint string, f func(*exchange) (any, *apiError), w http.ResponseWriter, r *http.Request) (code int) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
 		return writeError(w, &apiError{code: http.StatusMethodNotAllowed, field: "method", msg: r.Method + " not allowed; use POST"})
@@ -363,21 +410,19 @@ func (s *Handler) serveAPI(endpoint string, f func(*servedModel, *http.Request) 
 		return writeError(w, badField("body", "reading: %v", err))
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	if s.slots.acquire(r.Context()) != nil {
-		return writeError(w, &apiError{code: http.StatusServiceUnavailable, msg: "request cancelled while waiting for a slot"})
-	}
-	defer s.slots.release()
+	x := &exchange{s: s, endpoint: endpoint, r: r, sm: s.model()}
+	defer func() {
+		if x.held {
+			s.slots.release()
+		}
+	}()
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Printf("panic in %s: %v", endpoint, p)
 			code = writeError(w, &apiError{code: http.StatusInternalServerError, msg: "internal error"})
 		}
 	}()
-	sm := s.model()
-	if s.hook != nil {
-		s.hook(endpoint)
-	}
-	out, aerr := f(sm, r)
+	out, aerr := f(x)
 	if aerr != nil {
 		return writeError(w, aerr)
 	}
@@ -416,11 +461,15 @@ func decodeBody(r *http.Request, dst any) *apiError {
 	case errors.As(err, &se):
 		return badField("body", "invalid JSON at byte %d: %s", se.Offset, jsonitem.Truncate(se.Error()))
 	case errors.As(err, &te):
-		field := te.Field
+		field := valuePath(body, te.Offset)
 		if field == "" {
 			field = "body"
 		}
-		return badField(jsonPath(field), "got a JSON %s, want %s", jsonitem.Truncate(te.Value), jsonType(te.Type.String()))
+		got := te.Value // "string", "number 1.5", "bool", "array", "object"
+		if got == "bool" {
+			got = "boolean"
+		}
+		return badField(field, "got a JSON %s, want %s", jsonitem.Truncate(got), jsonType(te.Type))
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name, _ := strconv.Unquote(strings.TrimPrefix(err.Error(), "json: unknown field "))
 		return badField(jsonitem.Truncate(name), "unknown field")
@@ -536,35 +585,93 @@ func checkValue(raw []byte, t reflect.Type, path string) *apiError {
 	return nil
 }
 
-// jsonPath writes the decoder's field path "baskets.2.3" as "baskets[2][3]".
-func jsonPath(p string) string {
-	parts := strings.Split(p, ".")
-	var b strings.Builder
-	for i, s := range parts {
-		if _, err := strconv.Atoi(s); err == nil && i > 0 {
-			b.WriteString("[" + s + "]")
+// valuePath returns the path in body ("relevance[1]",
+// "new_items[0].v", "attributes.brand[2]"; "" for body itself) of the
+// value that a json.UnmarshalTypeError's Offset points at: the end of a
+// string, number, boolean or null, or just past the opening bracket of an
+// array or object (the decoder's offsets). The decoder's own Field names
+// no array positions.
+func valuePath(body []byte, offset int64) string {
+	type frame struct {
+		at     string // the path of the array or object
+		obj    bool
+		key    string
+		hasKey bool
+		index  int
+	}
+	var stack []*frame
+	here := func() string { // the path of the value being read
+		if len(stack) == 0 {
+			return ""
+		}
+		f := stack[len(stack)-1]
+		if !f.obj {
+			return fmt.Sprintf("%s[%d]", f.at, f.index)
+		}
+		if f.at == "" {
+			return jsonitem.Truncate(f.key)
+		}
+		return f.at + "." + jsonitem.Truncate(f.key)
+	}
+	next := func() { // the value at here() has been read
+		if len(stack) > 0 {
+			f := stack[len(stack)-1]
+			f.hasKey = false
+			f.index++
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			at := here()
+			if dec.InputOffset() == offset {
+				return at
+			}
+			stack = append(stack, &frame{at: at, obj: tok == json.Delim('{')})
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			next()
 			continue
 		}
-		if i > 0 {
-			b.WriteByte('.')
+		if f := len(stack); f > 0 && stack[f-1].obj && !stack[f-1].hasKey {
+			stack[f-1].key, stack[f-1].hasKey = tok.(string), true
+			continue
 		}
-		b.WriteString(s)
+		if dec.InputOffset() == offset {
+			return here()
+		}
+		next()
 	}
-	return b.String()
 }
 
-func jsonType(goType string) string {
-	switch {
-	case strings.HasPrefix(goType, "[]"):
-		return "an array"
-	case goType == "int":
-		return "an integer"
-	case goType == "float64":
-		return "a number"
-	case goType == "string":
-		return "a string"
+// jsonType names the JSON type that decodes into a value of Go type t.
+func jsonType(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
 	}
-	return "an object"
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.String:
+		return "a string"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return "another JSON value"
 }
 
 // rows maps the JSON items of a list to the model's rows (jsonitem.Rows):
@@ -612,7 +719,11 @@ func (s *Handler) baskets(sm *servedModel, field string, in [][]json.RawMessage,
 	return out, nil
 }
 
-func (s *Handler) score(sm *servedModel, r *http.Request) (any, *apiError) {
+func (s *Handler) score(x *exchange) (any, *apiError) {
+	sm, r := x.sm, x.r
+	if aerr := x.waitSlot(); aerr != nil {
+		return nil, aerr
+	}
 	var req scoreRequest
 	if aerr := decodeBody(r, &req); aerr != nil {
 		return nil, aerr
@@ -657,7 +768,11 @@ type recommendBatch struct {
 // together (the rows of gains given to ndpp.Model.RecommendBatch).
 const recBatch = ndpp.RecommendBatchSize
 
-func (s *Handler) recommend(sm *servedModel, r *http.Request) (any, *apiError) {
+func (s *Handler) recommend(x *exchange) (any, *apiError) {
+	sm, r := x.sm, x.r
+	if aerr := x.waitSlot(); aerr != nil {
+		return nil, aerr
+	}
 	var req recommendRequest
 	if aerr := decodeBody(r, &req); aerr != nil {
 		return nil, aerr
@@ -689,7 +804,7 @@ func (s *Handler) recommend(sm *servedModel, r *http.Request) (any, *apiError) {
 	recs, errs, err := sm.m.RecommendBatch(r.Context(), bs, n, ndpp.RecommendOptions{Gains: *gp})
 	if err != nil {
 		if r.Context().Err() != nil {
-			return nil, &apiError{code: http.StatusServiceUnavailable, msg: "request cancelled"}
+			return nil, clientGone("during the recommendation")
 		}
 		panic(err) // n and the gains' rows are sized by the server
 	}
@@ -725,7 +840,18 @@ type rerankResponse struct {
 	Degraded     string            `json:"degraded,omitempty"`
 }
 
-func (s *Handler) rerank(sm *servedModel, r *http.Request) (any, *apiError) {
+// DegradedSlot is the "degraded" of a /v1/rerank answer whose deadline
+// passed while it waited for a computing slot (every one of
+// Limits.MaxInflight busy): relevance order as rerank.DegradedGreedy,
+// computed without a slot.
+const DegradedSlot = "slot_deadline"
+
+// rerank reads, checks and maps the request before it waits for a
+// computing slot, and waits no longer than its deadline: a request whose
+// deadline passes in the queue is answered at once in relevance order
+// (DegradedSlot), which needs no slot, or with a 503 without degrade.
+func (s *Handler) rerank(x *exchange) (any, *apiError) {
+	sm, r := x.sm, x.r
 	var req rerank.JSONRequest
 	if aerr := decodeBody(r, &req); aerr != nil {
 		return nil, aerr
@@ -765,11 +891,23 @@ func (s *Handler) rerank(sm *servedModel, r *http.Request) (any, *apiError) {
 		timeout = time.Duration(req.TimeoutMs) * time.Millisecond
 	}
 	// The client's context (a client that goes away stops the work) with
-	// the request's deadline, counted from its arrival: a request that
-	// waited for a slot past it is answered in relevance order at once
-	// ("greedy_deadline").
+	// the request's deadline, counted from its arrival: it bounds the wait
+	// for a slot, and what is left of it the work.
 	ctx, cancel := context.WithDeadline(r.Context(), arrival(r.Context()).Add(timeout))
 	defer cancel()
+	queued := false
+	if err := x.slot(ctx); err != nil {
+		switch {
+		case r.Context().Err() != nil:
+			return nil, clientGone("while waiting for a computing slot")
+		case !rq.Degrade:
+			return nil, &apiError{code: http.StatusServiceUnavailable, field: "timeout_ms",
+				msg: fmt.Sprintf("no computing slot free within %v (--max-inflight busy) and degrade is false", timeout)}
+		}
+		// Rerank with the deadline passed answers in relevance order
+		// without computing a greedy step.
+		queued = true
+	}
 	ws := s.ws.Get().(*rerank.Workspace)
 	defer s.ws.Put(ws)
 	res, err := ws.Rerank(ctx, sm.m, rq)
@@ -777,13 +915,16 @@ func (s *Handler) rerank(sm *servedModel, r *http.Request) (any, *apiError) {
 		switch {
 		case errors.As(err, new(*rerank.RequestError)):
 			return nil, requestError(err)
+		case r.Context().Err() != nil:
+			return nil, clientGone("during the rerank")
 		case errors.Is(err, context.DeadlineExceeded):
 			return nil, &apiError{code: http.StatusServiceUnavailable, field: "timeout_ms",
 				msg: fmt.Sprintf("not done within %v and degrade is false", timeout)}
-		case errors.Is(err, context.Canceled):
-			return nil, &apiError{code: http.StatusServiceUnavailable, msg: "request cancelled"}
 		}
 		return nil, &apiError{code: http.StatusInternalServerError, msg: err.Error()}
+	}
+	if queued && res.Degraded == rerank.DegradedGreedy {
+		res.Degraded = DegradedSlot
 	}
 	if res.Degraded != "" {
 		s.degraded.WithLabelValues(res.Degraded).Inc()

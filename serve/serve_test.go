@@ -265,6 +265,43 @@ func TestServeBadRequests(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode, string(raw))
 }
 
+// TestServeTypeErrors: a value of the wrong JSON type is refused with an
+// error that names the field, the JSON type sent and the JSON type wanted
+// (integer, number, boolean, string, array, object), for every kind of
+// field of the requests.
+func TestServeTypeErrors(t *testing.T) {
+	path := vocabModel(t, t.TempDir(), 50, 4, 1, 0.1)
+	_, url, _ := testServer(t, path, DefaultLimits())
+	const base = `{"candidates": ["item-1", "item-2"], "k": 1, `
+	for _, c := range []struct{ path, body, want string }{
+		{"/v1/rerank", base + `"timeout_ms": "100"}`, "timeout_ms: got a JSON string, want an integer"},
+		{"/v1/rerank", base + `"timeout_ms": 1.5}`, "timeout_ms: got a JSON number 1.5, want an integer"},
+		{"/v1/rerank", base + `"polish_max_ratios": "5"}`, "polish_max_ratios: got a JSON string, want an integer"},
+		{"/v1/rerank", base + `"polish": "yes"}`, "polish: got a JSON string, want a boolean"},
+		{"/v1/rerank", base + `"degrade": 0}`, "degrade: got a JSON number, want a boolean"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": "1"}`, "k: got a JSON string, want an integer"},
+		{"/v1/rerank", base + `"window": true}`, "window: got a JSON boolean, want an integer"},
+		{"/v1/rerank", base + `"polish_eps": "1e-9"}`, "polish_eps: got a JSON string, want a number"},
+		{"/v1/rerank", base + `"theta": [0.5]}`, "theta: got a JSON array, want a number"},
+		{"/v1/rerank", base + `"relevance": {"a": 1}}`, "relevance: got a JSON object, want an array"},
+		{"/v1/rerank", base + `"relevance": [1, "2"]}`, "relevance[1]: got a JSON string, want a number"},
+		{"/v1/rerank", base + `"attributes": ["c"]}`, "attributes: got a JSON array, want an object"},
+		{"/v1/rerank", base + `"constraints": {"attribute": "c"}}`, "constraints: got a JSON object, want an array"},
+		{"/v1/rerank", base + `"constraints": [{"attribute": 3, "max_run": 1}]}`, "constraints[0].attribute: got a JSON number, want a string"},
+		{"/v1/rerank", base + `"constraints": [{"attribute": "c", "max_run": "1"}]}`, "constraints[0].max_run: got a JSON string, want an integer"},
+		{"/v1/rerank", base + `"new_items": [{"id": "n", "v": "x"}]}`, "new_items[0].v: got a JSON string, want an array"},
+		{"/v1/rerank", base + `"new_items": [{"id": "n", "delta": "0.5"}]}`, "new_items[0].delta: got a JSON string, want a number"},
+		{"/v1/recommend", `{"basket": ["item-1"], "n": "3"}`, "n: got a JSON string, want an integer"},
+		{"/v1/score", `{"baskets": {"a": 1}}`, "baskets: got a JSON object, want an array"},
+	} {
+		var e errorBody
+		status, raw := post(t, url+c.path, c.body, nil)
+		require.Equal(t, http.StatusBadRequest, status, "%s %s: %s", c.path, c.body, raw)
+		require.NoError(t, json.Unmarshal([]byte(raw), &e), raw)
+		require.Equal(t, c.want, e.Error, c.body)
+	}
+}
+
 // TestServeInfoAndMetrics: /v1/model, /healthz, /readyz and the
 // Prometheus exposition with request counts and latency histograms.
 func TestServeInfoAndMetrics(t *testing.T) {
@@ -319,7 +356,7 @@ func TestServeReload(t *testing.T) {
 
 	entered, release := make(chan struct{}), make(chan struct{})
 	var first atomic.Bool
-	s.hook = func(string) {
+	s.hook = func(*http.Request) {
 		if first.CompareAndSwap(false, true) {
 			close(entered)
 			<-release
@@ -466,15 +503,20 @@ func TestServeRerankNewItems(t *testing.T) {
 		}
 		require.Equal(t, w, string(got.Items[i]))
 	}
-	for _, c := range []struct{ body, field string }{
-		{`{"candidates": ["item-1", "item-2"], "k": 1, "new_items": [{"id": "item-2", "v": [1, 2, 3, 4], "b": [1, 2, 3, 4], "delta": 0.1}]}`, "new_items[0].id"},
-		{`{"candidates": ["item-1", "x"], "k": 1, "new_items": [{"id": "x", "v": [1, 2, 3, 4], "b": [1, 2, 3, 4]}, {"id": "x", "v": [1, 2, 3, 4], "b": [1, 2, 3, 4]}]}`, "new_items[1].id"},
-		{`{"candidates": ["item-1", "x"], "k": 1, "new_items": [{"id": "x", "v": [1, 2, 3], "b": [1, 2, 3, 4]}]}`, "new_items[0]"},
-		{`{"candidates": ["item-1", "y"], "k": 1, "new_items": [{"id": "x", "v": [1, 2, 3, 4], "b": [1, 2, 3, 4]}]}`, "candidates[1]"},
+	// Errors name the client's items and positions, never the rows the
+	// new items get inside (50, 51, …).
+	for _, c := range []struct{ body, err string }{
+		{`{"candidates": ["item-1", "item-2"], "k": 1, "new_items": [{"id": "item-2", "v": [1, 2, 3, 4], "b": [1, 2, 3, 4], "delta": 0.1}]}`, `new_items[0].id: "item-2" is one of the model's items`},
+		{`{"candidates": ["item-1", "x"], "k": 1, "new_items": [{"id": "x", "v": [1, 2, 3, 4], "b": [1, 2, 3, 4]}, {"id": "x", "v": [1, 2, 3, 4], "b": [1, 2, 3, 4]}]}`, `new_items[1].id: "x" repeats new_items[0]`},
+		{`{"candidates": ["item-1", 5000], "k": 1, "new_items": [{"id": 5000, "v": [1, 2], "b": [1, 2, 3, 4]}]}`, `new_items[0]: item "5000": v has 2 entries; want d = 4`},
+		{`{"candidates": ["item-1", "y"], "k": 1, "new_items": [{"id": "x", "v": [1, 2, 3, 4], "b": [1, 2, 3, 4]}]}`, `candidates[1]: unknown item "y"`},
+		{`{"candidates": ["x", "item-1", "x"], "k": 1, "new_items": [{"id": "x", "v": [1, 2, 3, 4], "b": [1, 2, 3, 4]}]}`, `candidates[2]: item "x" repeats candidates[0]`},
 	} {
+		var e errorBody
 		code, raw := post(t, url+"/v1/rerank", c.body, nil)
 		require.Equal(t, 400, code, raw)
-		require.Contains(t, raw, `"field":"`+c.field+`"`, raw)
+		require.NoError(t, json.Unmarshal([]byte(raw), &e), raw)
+		require.Equal(t, c.err, e.Error)
 	}
 }
 

@@ -97,6 +97,14 @@ func TestWritingCommandsInterrupted(t *testing.T) {
 		require.FileExists(t, out, args)
 		require.NoError(t, os.Remove(out))
 	}
+	// A stream of 10¹² items, whose generators items positions before the
+	// first item is written, stops as soon as it is interrupted too.
+	for _, ctx := range []context.Context{done, ndpptest.CancelAfter(2)} {
+		args := []string{"items", "--synthetic", "--n", "1000000000000", "--d", "10", "--out", out, "--quiet"}
+		code, stdout, errs := runCtx(ctx, args...)
+		interrupted(args, code, stdout, errs)
+		require.NoFileExists(t, out, args)
+	}
 
 	var in strings.Builder
 	for i := 0; i < 3*scoreChunkSize+17; i++ {

@@ -77,8 +77,12 @@ func runItems(e *env, args []string) error {
 	if err := checkFiles(nil, []outfile.File{stdFile("--out", f.out), stdFile("--kernel-out", f.kernelOut)}); err != nil {
 		return err
 	}
-	src, err := items.NewSynthetic(f.n, f.d, f.seed, ndpp.RandomOptions{Diag: f.diag})
+	ctx := e.context()
+	src, err := items.NewSynthetic(ctx, f.n, f.d, f.seed, ndpp.RandomOptions{Diag: f.diag})
 	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
 		return usagef("%v", err)
 	}
 	kern := src.Kernel()
@@ -89,7 +93,6 @@ func runItems(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	ctx := e.context()
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("stopped before the first item: %w", err)
 	}

@@ -461,7 +461,7 @@ func runLearn(e *env, args []string) error {
 	fs.DurationVar(&f.timeLimit, "time-limit", 0, "offline: stop training after this long (0 = no limit)")
 	fs.StringVar(&f.trace, "trace", "", "write the learning curve to this CSV file (mode,seconds,baskets,nll_eps: the negative of the learners' objective, the validation log-likelihood with ε = 1e-5, over training time), or - for standard output (the report then goes to standard error)")
 	fs.StringVar(&f.checkpoint, "checkpoint", "", "online: save the learner state to this file (atomically, every 10000 baskets and at the end)")
-	fs.StringVar(&f.resume, "resume", "", "online: resume from this checkpoint, or - for standard input, skipping the baskets it has seen (the checkpoint's learning options and seed apply; a flag that sets one to another value is refused)")
+	fs.StringVar(&f.resume, "resume", "", "online: resume from this checkpoint, or - for standard input, skipping the baskets it has seen, which must be those it was trained on (the checkpoint records their fingerprint); the checkpoint's learning options and seed apply, and a flag that sets one to another value is refused")
 	fs.Float64Var(&f.initScale, "init-scale", 0, "standard deviation of the initial entries of V and B (default 0.25/√d; with --diag 0.01/√d)")
 	fs.Float64Var(&f.initShare, "init-share", 0, "with --diag: initial E‖vᵢ‖² as a share of the item's initial δᵢ (default: offline 0.5, online 0.01; negative: --init-scale as drawn)")
 	fs.IntVar(&f.factorEv, "factor-every", 0, "online, exact normaliser: refactor every this many baskets (on a second goroutine); 1 = synchronously at every basket, the exact gradient (default 25)")
@@ -486,7 +486,7 @@ func runLearn(e *env, args []string) error {
 	// it resumed from); every other output is distinct from every input.
 	data, resume := stdFile("--data", f.data), stdFile("--resume", f.resume)
 	out, trace := stdFile("--out", f.out), stdFile("--trace", f.trace)
-	checkpoint := outfile.File{Flag: "--checkpoint", Path: f.checkpoint, Why: whyCheckpoint}
+	checkpoint := outfile.File{Flag: "--checkpoint", Path: f.checkpoint, Why: whyCheckpoint, Regular: true}
 	if err := checkFiles([]outfile.File{data, resume}, []outfile.File{out, trace}); err != nil {
 		return err
 	}
@@ -755,8 +755,13 @@ func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, mode
 		if err := f.resumeConflicts(o.Options()); err != nil {
 			return nil, nil, nil, nil, nil, err
 		}
-		if err := learn.SkipBaskets(src, o.Position()); err != nil {
-			return nil, nil, nil, nil, nil, fmt.Errorf("resume %s: %w", f.resume, err)
+		// The checkpoint's fingerprint of the baskets it consumed must
+		// match the first baskets of this run's training stream.
+		if err := o.SkipConsumed(e.context(), src); err != nil {
+			if errors.Is(err, learn.ErrOtherBaskets) {
+				err = fmt.Errorf("%w; give the --data, --val and --test of the run that wrote it", err)
+			}
+			return nil, nil, nil, nil, nil, fmt.Errorf("--resume %s: %w", f.resume, err)
 		}
 	} else {
 		o, err = learn.NewOnline(learn.OnlineOptions{D: f.d, Shared: f.shared, LowRank: !f.diag, Seed: f.seed, Optimizer: optim,

@@ -29,8 +29,10 @@ type outputFlag struct {
 	valid func(t *testing.T, b []byte)
 	// std is false for outputs that refuse "-" (the checkpoint).
 	std bool
-	// fifo is false for outputs written more than once (the checkpoint).
-	fifo bool
+	// regular is true for outputs that must be regular files (the
+	// checkpoint, rewritten during the run and read back): a FIFO, a
+	// socket or a device is refused before any work, as "-" is.
+	regular bool
 }
 
 type policyInputs struct {
@@ -56,27 +58,27 @@ func outputFlags() []outputFlag {
 	other := func(in policyInputs) string { return in.other }
 	return []outputFlag{
 		{name: "learn --out", args: func(in policyInputs, out string) []string { return append(learnOff(in), "--out", out) },
-			input: data, valid: prefix("PK\x03\x04"), std: true, fifo: true},
+			input: data, valid: prefix("PK\x03\x04"), std: true},
 		{name: "learn --trace", args: func(in policyInputs, out string) []string { return append(learnOff(in), "--trace", out) },
-			input: data, valid: prefix("mode,seconds,baskets,nll_eps\n"), std: true, fifo: true},
+			input: data, valid: prefix("mode,seconds,baskets,nll_eps\n"), std: true},
 		{name: "learn --checkpoint", args: func(in policyInputs, out string) []string { return append(learnOn(in), "--checkpoint", out) },
-			input: data, valid: func(t *testing.T, b []byte) { require.NotEmpty(t, b) }},
+			input: data, valid: func(t *testing.T, b []byte) { require.NotEmpty(t, b) }, regular: true},
 		{name: "infer --trajectory", args: func(in policyInputs, out string) []string {
 			return []string{"infer", "--model", in.model, "--k", "3", "--algos", "online-lss", "--every", "5", "--quiet", "--trajectory", out}
-		}, input: model, valid: prefix("algo,items,log_value"), std: true, fifo: true},
+		}, input: model, valid: prefix("algo,items,log_value"), std: true},
 		{name: "sample --out", args: func(in policyInputs, out string) []string {
 			return []string{"sample", "--model", in.model, "--count", "20", "--quiet", "--out", out}
-		}, input: model, valid: func(t *testing.T, b []byte) { require.Equal(t, 20, bytes.Count(b, []byte("\n"))) }, std: true, fifo: true},
+		}, input: model, valid: func(t *testing.T, b []byte) { require.Equal(t, 20, bytes.Count(b, []byte("\n"))) }, std: true},
 		{name: "baskets --out", args: func(in policyInputs, out string) []string {
 			// No input file: the two-outputs case is items' (below).
 			return []string{"baskets", "--synthetic", "--n", "50", "--count", "30", "--out", out}
-		}, valid: func(t *testing.T, b []byte) { require.Equal(t, 30, bytes.Count(b, []byte("\n"))) }, std: true, fifo: true},
+		}, valid: func(t *testing.T, b []byte) { require.Equal(t, 30, bytes.Count(b, []byte("\n"))) }, std: true},
 		{name: "items --out", args: func(in policyInputs, out string) []string {
 			return []string{"items", "--synthetic", "--n", "40", "--d", "2", "--quiet", "--kernel-out", in.other, "--out", out}
-		}, input: other, valid: prefix("\x93NUMPY"), std: true, fifo: true},
+		}, input: other, valid: prefix("\x93NUMPY"), std: true},
 		{name: "items --kernel-out", args: func(in policyInputs, out string) []string {
 			return []string{"items", "--synthetic", "--n", "40", "--d", "2", "--quiet", "--out", in.other, "--kernel-out", out}
-		}, input: other, valid: prefix("PK\x03\x04"), std: true, fifo: true},
+		}, input: other, valid: prefix("PK\x03\x04"), std: true},
 	}
 }
 
@@ -94,8 +96,10 @@ func policySetup(t *testing.T) policyInputs {
 // command: named as one of the command's inputs (directly and through a
 // symbolic link) it is refused before any work; a symbolic link given as
 // the output keeps being a link and its target gets the content; a FIFO
-// and a device are written through and stay what they are; "-" writes
-// standard output (or is refused where the output cannot stream).
+// and a device are written through and stay what they are, or, for an
+// output that must be a regular file, are refused before any work, as is
+// a socket; "-" writes standard output (or is refused where the output
+// cannot stream).
 func TestEveryOutputFlagFollowsThePolicy(t *testing.T) {
 	for _, c := range outputFlags() {
 		t.Run(c.name, func(t *testing.T) {
@@ -141,7 +145,23 @@ func TestEveryOutputFlagFollowsThePolicy(t *testing.T) {
 			require.False(t, os.SameFile(old, st), "the target was written in place, not replaced")
 			require.Equal(t, []string{"realFile"}, dirNames(t, filepath.Join(dir, "models")), "a temporary file is left")
 
-			if c.fifo {
+			if c.regular {
+				// A FIFO (a write would wait for a reader), a socket and
+				// a device: refused before any work, left as they are.
+				fifo, _ := ndpptest.FIFO(t)
+				specials := map[string]string{"named pipe (FIFO)": fifo, "socket": ndpptest.Socket(t)}
+				if os.Geteuid() == 0 {
+					specials["device"] = ndpptest.NullDevice(t)
+				}
+				for kind, path := range specials {
+					code, _, errs = runCmd(t, "", c.args(in, path)...)
+					require.Equal(t, 2, code, errs)
+					require.Contains(t, errs, " "+path+" is a "+kind+": ", errs)
+					require.Contains(t, errs, "give a file", errs)
+				}
+				ndpptest.ReleaseFIFO(fifo)
+				requireType(t, fifo, fs.ModeNamedPipe)
+			} else {
 				// A FIFO: written through, read by a goroutine.
 				fifo, read := ndpptest.FIFO(t)
 				code, _, errs = runCmd(t, "", c.args(in, fifo)...)
@@ -150,7 +170,7 @@ func TestEveryOutputFlagFollowsThePolicy(t *testing.T) {
 				requireType(t, fifo, fs.ModeNamedPipe)
 			}
 
-			if os.Geteuid() == 0 {
+			if os.Geteuid() == 0 && !c.regular {
 				// A private device node with /dev/null's numbers.
 				null := ndpptest.NullDevice(t)
 				code, _, errs = runCmd(t, "", c.args(in, null)...)

@@ -4,6 +4,7 @@ package ndpptest
 
 import (
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -47,5 +48,28 @@ func NullDevice(t testing.TB) string {
 	if err := unix.Mknod(path, unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err != nil {
 		t.Skipf("mknod: %v", err)
 	}
+	return path
+}
+
+// ReleaseFIFO lets a reader that FIFO started and that still waits for a
+// writer (the code under test never opened the pipe) end: it opens the
+// pipe for writing without blocking and closes it at once, so that the
+// reader reads end of file. Without a waiting reader it does nothing.
+func ReleaseFIFO(path string) {
+	if f, err := os.OpenFile(path, os.O_WRONLY|unix.O_NONBLOCK, 0); err == nil {
+		f.Close()
+	}
+}
+
+// Socket makes a listening Unix domain socket in a private temporary
+// directory (closed when the test ends) and returns its path.
+func Socket(t testing.TB) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatalf("listen on a Unix socket: %v", err)
+	}
+	t.Cleanup(func() { ln.Close() })
 	return path
 }

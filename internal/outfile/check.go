@@ -29,6 +29,12 @@ type File struct {
 	// Glob marks an input path that is a pattern (filepath.Match syntax):
 	// every file it matches is an input.
 	Glob bool
+	// Regular marks an output that must be a regular file (or a path
+	// where one is created), such as a checkpoint rewritten during a run
+	// and read back: Check refuses a device, FIFO or socket there (see
+	// CheckRegular), with Why, as it refuses Std, instead of writing
+	// through.
+	Regular bool
 }
 
 // ErrUsage is wrapped by the errors of Check that are mistakes in the
@@ -51,6 +57,8 @@ func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(form
 //     an input's glob matches) or another output: the same path after
 //     symbolic links are resolved (see SameFile), or existing files that
 //     os.SameFile identifies (hard links);
+//   - an output marked Regular must not be a device, FIFO or socket
+//     (CheckRegular), nor Std;
 //   - every output other than Std must be writable (CheckWritable).
 //
 // Empty paths are skipped. Paths naming an object store ("scheme://...")
@@ -115,11 +123,63 @@ func Check(inputs, outputs []File) error {
 		if o.Path == "" || o.Path == Std || remote(o.Path) {
 			continue
 		}
+		var nr *notRegular
+		if err := CheckRegular(o.Path); o.Regular && errors.As(err, &nr) && nr.kind != "directory" {
+			why := o.Why
+			if why == "" {
+				why = "it needs a regular file"
+			}
+			return usagef("%s %s is a %s: %s", o.Flag, o.Path, nr.kind, why)
+		}
 		if err := CheckWritable(o.Path); err != nil {
 			return fmt.Errorf("%s: cannot write %s: %w", o.Flag, o.Path, unwrapPath(err))
 		}
 	}
 	return nil
+}
+
+// ErrNotRegular is wrapped by the errors of CheckRegular.
+var ErrNotRegular = errors.New("not a regular file")
+
+// notRegular is an existing file that is not a regular file: kind says
+// what it is.
+type notRegular struct {
+	path, kind string
+}
+
+func (e *notRegular) Error() string {
+	return fmt.Sprintf("%s is a %s, not a regular file", e.path, e.kind)
+}
+
+func (e *notRegular) Unwrap() error { return ErrNotRegular }
+
+// CheckRegular returns an error wrapping ErrNotRegular when path's target
+// (symbolic links followed, as Write follows them) exists and is not a
+// regular file: a device, a named pipe (FIFO), a socket or a directory,
+// which the error names. A regular file, a path that does not exist yet
+// and a dangling link's missing target pass. path is never opened, so a
+// FIFO without a reader cannot block it. Other errors (a path that cannot
+// be examined) are returned as they are.
+func CheckRegular(path string) error {
+	_, st, err := resolve(path)
+	if err != nil {
+		return &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if st == nil || st.Mode().IsRegular() {
+		return nil
+	}
+	kind := "special file"
+	switch m := st.Mode(); {
+	case m.IsDir():
+		kind = "directory"
+	case m&fs.ModeNamedPipe != 0:
+		kind = "named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		kind = "socket"
+	case m&fs.ModeDevice != 0:
+		kind = "device"
+	}
+	return &notRegular{path: path, kind: kind}
 }
 
 // remote reports whether path names an object store ("gs://bucket/x").

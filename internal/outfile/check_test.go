@@ -158,3 +158,28 @@ func relTo(t *testing.T, path string) string {
 	require.NoError(t, err)
 	return rel
 }
+
+// TestCheckDir: a directory where files can be created passes (and keeps
+// no file of the check); a missing path, a file and a link to a file are
+// refused as *fs.PathError values naming the path.
+func TestCheckDir(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, CheckDir(dir))
+	require.Empty(t, listDir(t, dir))
+	file := filepath.Join(dir, "file")
+	require.NoError(t, os.WriteFile(file, []byte("x"), 0o644))
+	link := filepath.Join(dir, "link")
+	require.NoError(t, os.Symlink("file", link))
+	for p, want := range map[string]error{filepath.Join(dir, "missing"): fs.ErrNotExist, file: nil, link: nil} {
+		err := CheckDir(p)
+		var pe *fs.PathError
+		require.ErrorAs(t, err, &pe, p)
+		require.Equal(t, p, pe.Path)
+		if want != nil {
+			require.ErrorIs(t, err, want)
+		} else {
+			require.ErrorContains(t, err, "not a directory")
+		}
+	}
+	require.NoError(t, CheckDir("gs://bucket/work"), "object stores are not checked")
+}

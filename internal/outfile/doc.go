@@ -20,7 +20,11 @@
 //     target is created.
 //   - A device, a FIFO or a socket is written through: opened write-only,
 //     never created, truncated by the open, or replaced by a rename
-//     (/dev/null stays a device, a named pipe's reader gets the bytes).
+//     (/dev/null stays a device, a named pipe's reader gets the bytes);
+//     except for an output that must be a regular file (File.Regular,
+//     CheckRegular: a checkpoint rewritten during a run and read back),
+//     for which a command refuses them before any work, as it refuses
+//     "-".
 //   - A directory is an error.
 //   - "-" (Std) is standard output, for the outputs a command can stream
 //     (WriteStd, Set), and standard input for its inputs; a

@@ -113,3 +113,45 @@ func TestSetWritesStdAtCommit(t *testing.T) {
 	var noStdout Set
 	require.Error(t, noStdout.Add(Std, writeString("x")))
 }
+
+// TestRegularOutputsRefuseSpecialFiles: an output that must be a regular
+// file (File.Regular) is refused by Check, as a usage error naming the
+// flag, what the path is and why, when it is a FIFO, a socket or a device,
+// also through a symbolic link, without opening it; a regular file, a new
+// path and a dangling link pass. CheckRegular says the same.
+func TestRegularOutputsRefuseSpecialFiles(t *testing.T) {
+	const why = "it is rewritten during the run; give a file"
+	pipe, _ := ndpptest.FIFO(t)
+	defer ndpptest.ReleaseFIFO(pipe)
+	specials := map[string]string{"named pipe (FIFO)": pipe, "socket": ndpptest.Socket(t)}
+	if os.Geteuid() == 0 {
+		specials["device"] = ndpptest.NullDevice(t)
+	}
+	dir := t.TempDir()
+	for kind, path := range specials {
+		link := filepath.Join(dir, "link-"+strings.Fields(kind)[0])
+		require.NoError(t, os.Symlink(path, link))
+		for _, p := range []string{path, link} {
+			err := Check(nil, []File{{Flag: "--checkpoint", Path: p, Regular: true, Why: why}})
+			require.ErrorIs(t, err, ErrUsage, p)
+			require.EqualError(t, err, "--checkpoint "+p+" is a "+kind+": "+why)
+			err = CheckRegular(p)
+			require.ErrorIs(t, err, ErrNotRegular, p)
+			require.ErrorContains(t, err, kind)
+			// Without Regular, the policy writes through.
+			require.NoError(t, Check(nil, []File{{Flag: "--out", Path: p}}))
+		}
+	}
+	requireMode(t, pipe, fs.ModeNamedPipe)
+	plain := filepath.Join(dir, "plain")
+	require.NoError(t, os.WriteFile(plain, []byte("x"), 0o644))
+	dangling := filepath.Join(dir, "dangling")
+	require.NoError(t, os.Symlink(filepath.Join(dir, "later"), dangling))
+	for _, p := range []string{plain, filepath.Join(dir, "new"), dangling} {
+		require.NoError(t, Check(nil, []File{{Flag: "--checkpoint", Path: p, Regular: true, Why: why}}))
+		require.NoError(t, CheckRegular(p))
+	}
+	err := CheckRegular(dir)
+	require.ErrorIs(t, err, ErrNotRegular)
+	require.ErrorContains(t, err, "directory")
+}

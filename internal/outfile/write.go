@@ -283,6 +283,35 @@ func CheckWritable(path string) error {
 	return nil
 }
 
+// CheckDir reports whether files can be created in the directory dir,
+// without leaving any: dir exists, is a directory (symbolic links
+// followed), and a temporary file of Write's naming can be created in it
+// and removed. A path naming an object store ("scheme://...") is not
+// checked. Errors are *fs.PathError values naming dir.
+func CheckDir(dir string) error {
+	if remote(dir) {
+		return nil
+	}
+	fail := func(err error) error { return &fs.PathError{Op: "write", Path: dir, Err: err} }
+	st, err := os.Stat(dir)
+	if err != nil {
+		return fail(unwrapPath(err))
+	}
+	if !st.IsDir() {
+		return fail(syscall.ENOTDIR)
+	}
+	f, err := createTemp(dir, "check")
+	if err != nil {
+		return fail(unwrapPath(err))
+	}
+	name := f.Name()
+	_ = f.Close()
+	if err := os.Remove(name); err != nil {
+		return fail(unwrapPath(err))
+	}
+	return nil
+}
+
 // maxLinks bounds the symbolic links resolve follows, as the kernel's own
 // limit does (ELOOP).
 const maxLinks = 40

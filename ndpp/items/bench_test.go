@@ -2,6 +2,7 @@ package items
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"testing"
@@ -16,7 +17,7 @@ func BenchmarkRead(b *testing.B) {
 	const n, d = 200000, 10
 	for _, format := range []string{FormatNPY, FormatText} {
 		var buf bytes.Buffer
-		src, err := NewSynthetic(n, d, 1, ndpp.RandomOptions{})
+		src, err := NewSynthetic(context.Background(), n, d, 1, ndpp.RandomOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}

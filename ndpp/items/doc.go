@@ -42,6 +42,7 @@
 //
 // Synthetic yields the items of ndpp.Random(n, d, seed, {Diag}) in order,
 // bit for bit, holding O(d²) state: it replays the random stream of Random
-// from three positions (the items' v, their b, and their δ). Writer writes
-// items in either format as they come.
+// from three positions (the items' v, their b, and their δ). Reaching them
+// costs 2·n·d draws, so NewSynthetic takes a context and stops when it is
+// done. Writer writes items in either format as they come.
 package items

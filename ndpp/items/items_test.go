@@ -3,6 +3,7 @@ package items
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ndpp-go/ndpp/internal/ndpptest"
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
@@ -68,7 +70,7 @@ func TestSyntheticEqualsRandom(t *testing.T) {
 	for _, opt := range []ndpp.RandomOptions{{}, {Diag: 0.5}, {Shared: true}, {Shared: true, Diag: 2}, {BlockDiagonal: true}} {
 		for _, nd := range [][2]int{{1, 1}, {7, 3}, {40, 5}} {
 			m := ndpp.Random(nd[0], nd[1], 9, opt)
-			s, err := NewSynthetic(nd[0], nd[1], 9, opt)
+			s, err := NewSynthetic(context.Background(), nd[0], nd[1], 9, opt)
 			require.NoError(t, err)
 			require.Equal(t, ndpp.KernelOf(m).C, s.Kernel().C, "%+v %v: C", opt, nd)
 			require.Equal(t, m.Shared(), s.Kernel().Shared)
@@ -77,8 +79,23 @@ func TestSyntheticEqualsRandom(t *testing.T) {
 			require.Equal(t, modelItems(m), synthItems(t, s), "%+v %v: items", opt, nd)
 		}
 	}
-	_, err := NewSynthetic(0, 3, 1, ndpp.RandomOptions{})
+	_, err := NewSynthetic(context.Background(), 0, 3, 1, ndpp.RandomOptions{})
 	require.ErrorContains(t, err, "n = 0")
+	_, err = NewSynthetic(context.Background(), math.MaxInt/4, 3, 1, ndpp.RandomOptions{})
+	require.ErrorContains(t, err, "overflows")
+}
+
+// TestSyntheticStopsWhenCancelled: positioning the generators of a stream
+// of 10¹² items (10¹³ draws to discard) looks at the context as it goes:
+// a context done before, or at its third look, stops it with an error
+// wrapping context.Canceled.
+func TestSyntheticStopsWhenCancelled(t *testing.T) {
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, ctx := range []context.Context{done, ndpptest.CancelAfter(2)} {
+		_, err := NewSynthetic(ctx, 1e12, 10, 1, ndpp.RandomOptions{Diag: 1})
+		require.ErrorIs(t, err, context.Canceled)
+	}
 }
 
 func gz(t *testing.T, b []byte) []byte {

@@ -1,6 +1,7 @@
 package items
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -25,10 +26,17 @@ type Synthetic struct {
 
 // NewSynthetic prepares the stream: it replays Random's generator once
 // over the 2·n·d draws of V and B (O(n·d) time, O(d²) memory) to reach C
-// and the diagonal's draws. It returns an error for n, d < 1.
-func NewSynthetic(n, d int, seed uint64, opt ndpp.RandomOptions) (*Synthetic, error) {
+// and the diagonal's draws — a normal draw takes a data-dependent number
+// of the generator's steps, so there is no shortcut that keeps Random's
+// bits. It looks at ctx every skipCheck draws and returns an error
+// wrapping ctx.Err() once ctx is done. It returns an error for n, d < 1
+// and for n·d beyond the int range.
+func NewSynthetic(ctx context.Context, n, d int, seed uint64, opt ndpp.RandomOptions) (*Synthetic, error) {
 	if n < 1 || d < 1 {
 		return nil, fmt.Errorf("items: synthetic stream with n = %d, d = %d; both must be ≥ 1", n, d)
+	}
+	if n > math.MaxInt/(2*d) {
+		return nil, fmt.Errorf("items: synthetic stream with n = %d, d = %d; 2·n·d overflows", n, d)
 	}
 	if opt.Scale == 0 {
 		opt.Scale = 1 / math.Sqrt(float64(d))
@@ -47,15 +55,27 @@ func NewSynthetic(n, d int, seed uint64, opt ndpp.RandomOptions) (*Synthetic, er
 		}
 		return rand.New(c)
 	}
+	skip := func(k int) error { // draws and discards k normals
+		for k > 0 {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("items: positioning the synthetic stream's generators: %w", err)
+			}
+			for range min(k, skipCheck) {
+				r.NormFloat64()
+			}
+			k -= min(k, skipCheck)
+		}
+		return nil
+	}
 	s := &Synthetic{n: n, d: d, scale: opt.Scale, diag: opt.Diag}
 	s.rv = clone()
-	for i := 0; i < n*d; i++ {
-		r.NormFloat64()
+	if err := skip(n * d); err != nil {
+		return nil, err
 	}
 	if !opt.Shared {
 		s.rb = clone()
-		for i := 0; i < n*d; i++ {
-			r.NormFloat64()
+		if err := skip(n * d); err != nil {
+			return nil, err
 		}
 	}
 	c := make([]float64, d*d)
@@ -78,6 +98,10 @@ func NewSynthetic(n, d int, seed uint64, opt ndpp.RandomOptions) (*Synthetic, er
 	s.kern = ndpp.Kernel{D: d, C: c, Shared: opt.Shared, Diag: opt.Diag > 0}
 	return s, nil
 }
+
+// skipCheck is the number of draws NewSynthetic discards between two looks
+// at its context (about a millisecond).
+const skipCheck = 1 << 16
 
 // Kernel returns the stream's kernel (C as Random draws it).
 func (s *Synthetic) Kernel() ndpp.Kernel { return s.kern }

@@ -8,7 +8,10 @@
 // output that is one of the inputs (a file the input glob matches, through
 // symbolic or hard links too) is refused before any work; local files are
 // replaced atomically, a symbolic link's target is replaced and the link
-// kept, a device or FIFO is written through. learn --out - writes the model
+// kept, a device or FIFO is written through (but not as score --summary,
+// which the command reads back: a regular file is needed). learn
+// --work-dir must be a directory the command can write in, checked before
+// the job as the outputs are. learn --out - writes the model
 // to standard output, and so does map --out - with the in-process runner;
 // inputs are globs the workers read and cannot be standard input.
 //
@@ -27,6 +30,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,7 +39,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
 	"github.com/ndpp-go/ndpp/beam/pipelines"
 	"github.com/ndpp-go/ndpp/blas"
@@ -114,6 +117,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ndpp-beam: unknown command %q\n%s", cmd, usage)
 		return 2
 	}
+	if processEnv != nil {
+		processEnv.close()
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "ndpp-beam %s: %v\n", cmd, err)
 		if errors.Is(err, errUsage) || errors.Is(err, outfile.ErrUsage) {
@@ -146,13 +152,16 @@ func printUsage(w io.Writer, name string) {
 }
 
 // initBeam parses the flags and initialises Beam, its logs at level warn
-// unless --verbose.
-func initBeam() {
+// unless --verbose, and prepares a PROCESS environment (process.go).
+func initBeam() error {
 	flag.Parse()
 	if !verbose {
 		beamlog.LogLevel = "warn"
 	}
 	beam.Init()
+	var err error
+	processEnv, err = prepareProcessEnv()
+	return err
 }
 
 // maxMemoryFlag adds --max-memory, the budget of the command's large
@@ -225,7 +234,9 @@ func runScore(stderr io.Writer) error {
 	flag.IntVar(&opt.ChunkSize, "chunk-size", pipelines.DefaultChunkSize, "baskets scored together")
 	maxMem := maxMemoryFlag()
 	format := formatFlags()
-	initBeam()
+	if err := initBeam(); err != nil {
+		return err
+	}
 	if opt.Model == "" || opt.Input == "" || opt.Output == "" {
 		return usageError("--model, --input and --output are required")
 	}
@@ -246,7 +257,8 @@ func runScore(stderr io.Writer) error {
 		}
 	}
 	if opt.Summary != "" {
-		outputs = append(outputs, outfile.File{Flag: "--summary", Path: opt.Summary, Why: "the pipeline writes the summary by its path, and the command reads it back; give a file"})
+		outputs = append(outputs, outfile.File{Flag: "--summary", Path: opt.Summary, Regular: true,
+			Why: "the pipeline writes the summary by its path, and the command reads it back; give a file"})
 	}
 	inputs := []outfile.File{{Flag: "--model", Path: opt.Model, Why: whyModel}, {Flag: "--input", Path: opt.Input, Glob: true, Why: whyGlob}}
 	if err := outfile.Check(inputs, outputs); err != nil {
@@ -258,7 +270,7 @@ func runScore(stderr io.Writer) error {
 		return err
 	}
 	start := time.Now()
-	if err := beamx.Run(ctx, p); err != nil {
+	if err := runPipeline(ctx, p); err != nil {
 		return err
 	}
 	el := time.Since(start).Seconds()
@@ -304,7 +316,9 @@ func runLearn(stdout, stderr io.Writer) error {
 	flag.BoolVar(&quiet, "quiet", false, "no progress lines")
 	maxMem := maxMemoryFlag()
 	format := formatFlags()
-	initBeam()
+	if err := initBeam(); err != nil {
+		return err
+	}
 	if opt.Data == "" || out == "" || opt.Steps < 1 {
 		return usageError("--data, --out and --steps ≥ 1 are required")
 	}
@@ -319,6 +333,16 @@ func runLearn(stdout, stderr io.Writer) error {
 	}
 	if opt.WorkDir == outfile.Std {
 		return usageError("--work-dir cannot be standard input or output (-): it names a directory")
+	}
+	// The work directory is checked as the outputs are, before any job
+	// (not one on an object store).
+	if opt.WorkDir != "" {
+		if err := outfile.CheckDir(opt.WorkDir); err != nil {
+			if pe, ok := errors.AsType[*fs.PathError](err); ok {
+				err = pe.Err
+			}
+			return fmt.Errorf("--work-dir: cannot write in %s: %w", opt.WorkDir, err)
+		}
 	}
 	// The d-sized state is checked before the data is read, the items'
 	// once the vocabulary is built (LearnOptions.MaxMemory).
@@ -349,7 +373,7 @@ func runLearn(stdout, stderr io.Writer) error {
 		}
 	}
 	ctx := context.Background()
-	res, err := pipelines.Learn(ctx, beamx.Run, opt)
+	res, err := pipelines.Learn(ctx, runPipeline, opt)
 	if err != nil {
 		return b.Rename(err)
 	}
@@ -388,7 +412,9 @@ func runMap(stdout, stderr io.Writer) error {
 	flag.IntVar(&opt.ChunkSize, "chunk-size", 8*pipelines.DefaultChunkSize, "items that travel together")
 	flag.StringVar(&opt.Out, "out", "", "write the JSON result to this file, or - for standard output (with the in-process runner) (required)")
 	maxMem := maxMemoryFlag()
-	initBeam()
+	if err := initBeam(); err != nil {
+		return err
+	}
 	if opt.Items == "" || opt.Kernel == "" || opt.Out == "" || opt.K < 1 {
 		return usageError("--items, --kernel, --out and --k ≥ 1 are required")
 	}
@@ -425,7 +451,7 @@ func runMap(stdout, stderr io.Writer) error {
 		return err
 	}
 	start := time.Now()
-	if err := beamx.Run(ctx, p); err != nil {
+	if err := runPipeline(ctx, p); err != nil {
 		return err
 	}
 	if result.Path == outfile.Std {
