@@ -357,10 +357,10 @@ func TestOnlineSkipConsumedChecksTheBaskets(t *testing.T) {
 	long := slices.IndexFunc(bs[:40], func(b []int) bool { return len(b) > 1 })
 	require.GreaterOrEqual(t, long, 0)
 	for name, other := range map[string][][]int{
-		"other baskets":     plantedBaskets(30, 80, 6),
-		"one item":     changed(func(b [][]int) { b[17][0] = 29 - b[17][0] }),
-		"two swapped":  changed(func(b [][]int) { b[3], b[4] = b[4], b[3] }),
-		"order in one": changed(func(b [][]int) { slices.Reverse(b[long]) }),
+		"other baskets": plantedBaskets(30, 80, 6),
+		"one item":      changed(func(b [][]int) { b[17][0] = 29 - b[17][0] }),
+		"two swapped":   changed(func(b [][]int) { b[3], b[4] = b[4], b[3] }),
+		"order in one":  changed(func(b [][]int) { slices.Reverse(b[long]) }),
 		"a basket split": changed(func(b [][]int) {
 			b[long], b[long+1] = b[long][:1], append(slices.Clone(b[long][1:]), b[long+1]...)
 		}),
