@@ -109,3 +109,28 @@ func TestGivenCancelled(t *testing.T) {
 	}
 	require.Equal(t, draw(t, want, rand.New(rand.NewPCG(6, 6))), draw(t, got, rand.New(rand.NewPCG(6, 6))))
 }
+
+// TestKSampleCancelled: a k-NDPP sample whose context is done before it
+// starts or during a try stops with the context's error and no items; the
+// sampler then draws what a fresh one draws.
+func TestKSampleCancelled(t *testing.T) {
+	m := ndpp.Random(300, 4, 2, ndpp.RandomOptions{Diag: 0.05})
+	ks, err := NewK(context.Background(), m, 6, KOptions{Given: []int{5}})
+	require.NoError(t, err)
+	want, err := ks.Clone().Sample(context.Background(), rand.New(rand.NewPCG(3, 3)))
+	require.NoError(t, err)
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, ctx := range []context.Context{done, ndpptest.CancelAfter(0), ndpptest.CancelAfter(7)} {
+		y, err := ks.Sample(ctx, rand.New(rand.NewPCG(9, 9)))
+		require.ErrorIs(t, err, context.Canceled)
+		require.Empty(t, y)
+		got, err := ks.Sample(context.Background(), rand.New(rand.NewPCG(3, 3)))
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+	}
+	_, err = NewK(done, m, 6, KOptions{})
+	require.ErrorIs(t, err, context.Canceled)
+	_, err = ks.ExpectedTries(done)
+	require.ErrorIs(t, err, context.Canceled)
+}

@@ -49,6 +49,9 @@ type Sampler struct {
 	n, d   int
 	r      int  // rank of the low-rank part: 2d, or d when B = V
 	shared bool // B = V: zᵢ = vᵢ, W = I + C
+	// t scales the kernel: the sampler draws from the NDPP of t·L (1 for
+	// New; the k-NDPP sampler's other scales, see KSampler).
+	t float64
 
 	x0      []float64 // r×r: X of the process over the items not given
 	g2      []float64 // r×r: Σ ẑᵢẑᵢᵀ over the items not given
@@ -81,17 +84,13 @@ func New(ctx context.Context, m *ndpp.Model, opt Options) (*Sampler, error) {
 	if block == 0 {
 		block = DefaultBlock
 	}
-	s := &Sampler{m: m, n: m.N(), d: m.D(), shared: m.Shared(), block: block}
-	s.r = 2 * s.d
-	if s.shared {
-		s.r = s.d
-	}
+	s := newBare(m, 1, block)
 	s.alloc()
-	g1, g2, err := s.grams(ctx)
+	g1, g2, err := s.grams(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
-	x0, err := s.initialX(g1)
+	x0, err := s.initialX(g1, s.weight())
 	if err != nil {
 		return nil, err
 	}
@@ -100,6 +99,17 @@ func New(ctx context.Context, m *ndpp.Model, opt Options) (*Sampler, error) {
 		s.kappa += s.kappaOf(i)
 	}
 	return s, nil
+}
+
+// newBare returns a sampler of the NDPP of t·L for m without its
+// precomputed state (x0, g2, kappa) or scratch buffers.
+func newBare(m *ndpp.Model, t float64, block int) *Sampler {
+	s := &Sampler{m: m, n: m.N(), d: m.D(), shared: m.Shared(), block: block, t: t}
+	s.r = 2 * s.d
+	if s.shared {
+		s.r = s.d
+	}
+	return s
 }
 
 // alloc sizes the scratch buffers.
@@ -145,20 +155,28 @@ func (s *Sampler) ExpectedSize() float64 {
 	return t
 }
 
-// kappaOf returns κᵢ = δᵢ/(1 + δᵢ).
+// diagOf returns the diagonal entry of t·L's D: t·δᵢ.
+func (s *Sampler) diagOf(i int) float64 {
+	if s.t == 1 {
+		return s.m.ItemDiag(i)
+	}
+	return s.t * s.m.ItemDiag(i)
+}
+
+// kappaOf returns κᵢ = tδᵢ/(1 + tδᵢ).
 func (s *Sampler) kappaOf(i int) float64 {
-	di := s.m.ItemDiag(i)
+	di := s.diagOf(i)
 	return di / (1 + di)
 }
 
-// zhat writes ẑᵢ = zᵢ/(1 + δᵢ) into dst (length r).
+// zhat writes ẑᵢ = zᵢ/(1 + tδᵢ) into dst (length r).
 func (s *Sampler) zhat(i int, dst []float64) {
 	d := s.d
 	copy(dst[:d], s.m.ItemV(i))
 	if !s.shared {
 		copy(dst[d:2*d], s.m.ItemB(i))
 	}
-	if di := s.m.ItemDiag(i); di != 0 {
+	if di := s.diagOf(i); di != 0 {
 		f := 1 / (1 + di)
 		for j := range dst[:s.r] {
 			dst[j] *= f
@@ -166,10 +184,10 @@ func (s *Sampler) zhat(i int, dst []float64) {
 	}
 }
 
-// grams returns G₁ = Σᵢ zᵢzᵢᵀ/(1 + δᵢ) and G₂ = Σᵢ ẑᵢẑᵢᵀ (r×r), in chunks
-// of gramChunk items (rows) through blas.Gemm, checking ctx before each
-// chunk.
-func (s *Sampler) grams(ctx context.Context) (g1, g2 []float64, err error) {
+// grams returns G₁ = Σᵢ zᵢzᵢᵀ/(1 + tδᵢ) and G₂ = Σᵢ ẑᵢẑᵢᵀ (r×r) over the
+// items not in skip (sorted), in chunks of gramChunk items (rows) through
+// blas.Gemm, checking ctx before each chunk.
+func (s *Sampler) grams(ctx context.Context, skip []int) (g1, g2 []float64, err error) {
 	r := s.r
 	g1 = make([]float64, r*r)
 	hasDiag := s.m.HasDiag()
@@ -186,18 +204,26 @@ func (s *Sampler) grams(ctx context.Context) (g1, g2 []float64, err error) {
 			return nil, nil, fmt.Errorf("sample: new sampler: %w", err)
 		}
 		hi := min(lo+gramChunk, s.n)
+		nb := 0
 		for i := lo; i < hi; i++ {
-			row := z1[(i-lo)*r : (i-lo+1)*r]
-			s.zhat(i, row) // ẑᵢ = zᵢ/(1+δᵢ)
+			if len(skip) > 0 && skip[0] == i {
+				skip = skip[1:]
+				continue
+			}
+			row := z1[nb*r : (nb+1)*r]
+			s.zhat(i, row) // ẑᵢ = zᵢ/(1+tδᵢ)
 			if hasDiag {
-				copy(z2[(i-lo)*r:], row)
-				f := math.Sqrt(1 + s.m.ItemDiag(i)) // zᵢ/√(1+δᵢ) = √(1+δᵢ)·ẑᵢ
+				copy(z2[nb*r:], row)
+				f := math.Sqrt(1 + s.diagOf(i)) // zᵢ/√(1+tδᵢ) = √(1+tδᵢ)·ẑᵢ
 				for j := range row {
 					row[j] *= f
 				}
 			}
+			nb++
 		}
-		nb := hi - lo
+		if nb == 0 {
+			continue
+		}
 		blas.Gemm(gblas.Trans, gblas.NoTrans, r, r, nb, 1, z1, r, z1, r, 1, g1, r)
 		if hasDiag {
 			blas.Gemm(gblas.Trans, gblas.NoTrans, r, r, nb, 1, z2, r, z2, r, 1, g2, r)
@@ -232,10 +258,15 @@ func (s *Sampler) weight() []float64 {
 	return w
 }
 
-// initialX returns X = (I_r + W G₁)⁻¹ W.
-func (s *Sampler) initialX(g1 []float64) ([]float64, error) {
+// initialX returns X = (I_r + tW G₁)⁻¹ tW for the weight w (r×r).
+func (s *Sampler) initialX(g1, w []float64) ([]float64, error) {
 	r := s.r
-	w := s.weight()
+	if s.t != 1 {
+		w = slices.Clone(w)
+		for i := range w {
+			w[i] *= s.t
+		}
+	}
 	a := make([]float64, r*r)
 	blas64.Implementation().Dgemm(gblas.NoTrans, gblas.NoTrans, r, r, r, 1, w, r, g1, r, 0, a, r)
 	for i := 0; i < r; i++ {
@@ -338,9 +369,20 @@ func (s *Sampler) Sample(ctx context.Context, rng *rand.Rand) ([]int, error) {
 
 // SampleInto is Sample appending to dst[:0].
 func (s *Sampler) SampleInto(ctx context.Context, rng *rand.Rand, dst []int) ([]int, error) {
-	out := dst[:0]
+	out, _, err := s.sampleInto(ctx, rng, dst, -1)
+	return out, err
+}
+
+// sampleInto is SampleInto; with limit ≥ 0 it stops after the block at
+// which the sample (beyond the given items) holds more than limit items
+// or can no longer reach limit, and reports ok = false (the items
+// returned are then not a sample). ok reports a sample of limit items,
+// and is always true for limit < 0.
+func (s *Sampler) sampleInto(ctx context.Context, rng *rand.Rand, dst []int, limit int) (out []int, ok bool, err error) {
+	out = dst[:0]
 	copy(s.x, s.x0)
 	gi := 0 // next given item
+	left := s.n - len(s.given)
 	items := s.items[:0]
 	for i := 0; i < s.n; i++ {
 		if gi < len(s.given) && s.given[gi] == i {
@@ -350,24 +392,34 @@ func (s *Sampler) SampleInto(ctx context.Context, rng *rand.Rand, dst []int) ([]
 		items = append(items, i)
 		if len(items) == s.block {
 			if err := ctx.Err(); err != nil {
-				return out[:0], fmt.Errorf("sample: stopped at item %d: %w", items[0], err)
+				s.items = items
+				return out[:0], false, fmt.Errorf("sample: stopped at item %d: %w", items[0], err)
 			}
 			out = s.decide(items, rng, out)
+			left -= len(items)
 			items = items[:0]
+			if limit >= 0 && (len(out) > limit || len(out)+left < limit) {
+				s.items = items
+				return out, false, nil
+			}
 		}
 	}
 	if len(items) > 0 {
 		if err := ctx.Err(); err != nil {
-			return out[:0], fmt.Errorf("sample: stopped at item %d: %w", items[0], err)
+			s.items = items
+			return out[:0], false, fmt.Errorf("sample: stopped at item %d: %w", items[0], err)
 		}
 		out = s.decide(items, rng, out)
 	}
-	s.items = items
+	s.items = items[:0]
+	if limit >= 0 && len(out) != limit {
+		return out, false, nil
+	}
 	if len(s.given) > 0 {
 		out = append(out, s.given...)
 		slices.Sort(out)
 	}
-	return out, nil
+	return out, true, nil
 }
 
 // decide decides the items of one block (ascending), appending the
