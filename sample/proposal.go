@@ -38,6 +38,7 @@ type Proposal struct {
 	sigma    []float64 // the singular values of A's ρ×ρ form M (each σⱼ twice), descending
 	logTries float64
 	orth     float64
+	size     float64 // E|Y| under L
 }
 
 // gramTol is the relative size below which an eigenvalue of the Gram
@@ -183,6 +184,11 @@ func NewProposal(ctx context.Context, m *ndpp.Model) (*Proposal, error) {
 		return nil, errors.New("sample: proposal: det(I + L) is not positive (the kernel's values overflow)")
 	}
 	p.logTries = logHat - logL
+	// E|Y| = tr(L(I + L)⁻¹) = ρ − tr((I + W̃)⁻¹).
+	var inv mat.Dense
+	if err := lu.SolveTo(&inv, false, eye(rho)); err == nil {
+		p.size = float64(rho) - mat.Trace(&inv)
+	}
 	return p, nil
 }
 
@@ -208,6 +214,15 @@ func gram(ctx context.Context, m *ndpp.Model, r int) ([]float64, error) {
 		}
 	}
 	return g, nil
+}
+
+// eye returns the n×n identity.
+func eye(n int) *mat.Dense {
+	a := mat.NewDense(n, n, nil)
+	for i := 0; i < n; i++ {
+		a.Set(i, i, 1)
+	}
+	return a
 }
 
 // symmetrize replaces a (n×n) by (a + aᵀ)/2.
@@ -237,9 +252,12 @@ func (p *Proposal) ExpectedTries() float64 { return math.Exp(p.logTries) }
 // proposals rejected before one is kept.
 func (p *Proposal) ExpectedRejections() float64 { return math.Expm1(p.logTries) }
 
-// ExpectedSize returns E|Y| under L̂, Σⱼ λⱼ/(1 + λⱼ): the mean size of a
+// ExpectedSize returns E|Y| of the NDPP sampled, tr(L(I + L)⁻¹).
+func (p *Proposal) ExpectedSize() float64 { return p.size }
+
+// ProposalSize returns E|Y| under L̂, Σⱼ λⱼ/(1 + λⱼ): the mean size of a
 // proposal, which sets the cost of one.
-func (p *Proposal) ExpectedSize() float64 {
+func (p *Proposal) ProposalSize() float64 {
 	s := 0.0
 	for _, x := range p.lambda {
 		s += x / (1 + x)

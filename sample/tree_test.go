@@ -117,6 +117,7 @@ func TestProposal(t *testing.T) {
 			il.Set(i, i, il.At(i, i)+1)
 		}
 		require.InDelta(t, mat.Det(ip)/mat.Det(il), p.ExpectedTries(), 1e-9*p.ExpectedTries(), tm.name)
+		require.InDelta(t, mat.Trace(denseK(m)), p.ExpectedSize(), 1e-9, tm.name)
 		t.Logf("%-28s ρ = %d, tries %.6f, Theorem 2 %.6f, orthogonality %.2g", tm.name, p.Rank(), p.ExpectedTries(), p.Theorem2(), p.Orthogonality())
 		if p.Orthogonality() < 1e-12 {
 			require.InDelta(t, p.ExpectedTries(), p.Theorem2(), 1e-9*p.ExpectedTries(), tm.name)
@@ -257,7 +258,7 @@ func TestSynthetic(t *testing.T) {
 	require.False(t, m.HasDiag())
 	p, err := NewProposal(ctx, m)
 	require.NoError(t, err)
-	t.Logf("ρ = %d, orthogonality %.2g, expected rejections %.4f (Theorem 2 %.4f), proposal size %.2f", p.Rank(), p.Orthogonality(), p.ExpectedRejections(), p.Theorem2()-1, p.ExpectedSize())
+	t.Logf("ρ = %d, orthogonality %.2g, expected rejections %.4f (Theorem 2 %.4f), proposal size %.2f", p.Rank(), p.Orthogonality(), p.ExpectedRejections(), p.Theorem2()-1, p.ProposalSize())
 	require.Less(t, p.Orthogonality(), 1e-12)
 	require.InDelta(t, DefaultSyntheticRejections, p.ExpectedRejections(), 1e-6)
 	require.InDelta(t, p.ExpectedTries(), p.Theorem2(), 1e-8)
@@ -278,4 +279,37 @@ func TestSynthetic(t *testing.T) {
 	require.ErrorContains(t, err, "2d")
 	_, err = Synthetic(ctx, 100, 4, 1, SyntheticOptions{MaxMemory: 100})
 	require.ErrorIs(t, err, ndpp.ErrMemoryBudget)
+}
+
+// TestChooseMethod: the tree is chosen on a large orthogonal kernel, the
+// linear sampler on a small general kernel (proposals of some 2d items
+// against a sweep over 2,000) and for a single sample of a small
+// catalogue.
+func TestChooseMethod(t *testing.T) {
+	ctx := context.Background()
+	syn, err := Synthetic(ctx, 100000, 20, 1, SyntheticOptions{})
+	require.NoError(t, err)
+	p, err := NewProposal(ctx, syn)
+	require.NoError(t, err)
+	got, why := ChooseMethod(p, 10, 0)
+	require.Equal(t, MethodTree, got, why)
+	gen := ndpp.Random(2000, 20, 1, ndpp.RandomOptions{})
+	pg, err := NewProposal(ctx, gen)
+	require.NoError(t, err)
+	got, why = ChooseMethod(pg, 10, 0)
+	t.Log(why)
+	require.Equal(t, MethodLinear, got, why)
+	small, err := Synthetic(ctx, 300, 20, 1, SyntheticOptions{})
+	require.NoError(t, err)
+	ps, err := NewProposal(ctx, small)
+	require.NoError(t, err)
+	got, why = ChooseMethod(ps, 1, 0)
+	require.Equal(t, MethodLinear, got, why)
+	for _, s := range []string{"auto", "linear", "tree"} {
+		m, err := ParseMethod(s)
+		require.NoError(t, err)
+		require.Equal(t, s, string(m))
+	}
+	_, err = ParseMethod("fast")
+	require.ErrorContains(t, err, "unknown method")
 }
