@@ -3,7 +3,7 @@ GO ?= go
 PKGS := ./...
 HAVE_OPENBLAS := $(shell pkg-config --exists openblas lapacke 2>/dev/null && echo yes)
 
-.PHONY: build build-openblas test test-gonum test-openblas test-noasm test-race bench bench-rerank bench-rerank-numpy loadtest lint demo fuzz beam-build beam-tools beam-test lint-beam beam-portable-test
+.PHONY: build build-openblas test test-gonum test-openblas test-noasm test-race bench bench-rerank bench-rerank-numpy bench-sample loadtest lint demo fuzz beam-build beam-tools beam-test lint-beam beam-portable-test
 
 build:
 	$(GO) build -o bin/ndpp-bench ./cmd/ndpp-bench
@@ -55,6 +55,15 @@ bench-rerank:
 	$(GO) test -count=1 -run '^TestRerankNumbers$$' -v ./rerank -args -numbers
 ifeq ($(HAVE_OPENBLAS),yes)
 	$(GO) test -tags openblas -count=1 -run '^TestRerankNumbers$$' -v ./rerank -args -numbers
+endif
+
+# The table of sample/BENCHMARKS.md: the tree sampler against the linear
+# one on the synthetic orthogonal kernel, n = 10⁴, 10⁵, 10⁶ (d = 50),
+# alternating in one process; about 10 minutes, 3 GiB at n = 10⁶.
+bench-sample:
+	$(GO) test -count=1 -timeout 60m -run '^TestSampleNumbers$$' -v ./sample -args -numbers
+ifeq ($(HAVE_OPENBLAS),yes)
+	$(GO) test -tags openblas -count=1 -timeout 60m -run '^TestSampleNumbers$$' -v ./sample -args -numbers
 endif
 
 # The rerank greedy against a NumPy fast greedy (Chen et al. 2018) computing
