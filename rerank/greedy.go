@@ -107,6 +107,18 @@ func grow[T any](s []T, n int) []T {
 // wrapping ctx.Err() when ctx is done before a step; the candidate rows
 // (item, q2 for rows 0…nc−1) are then built.
 func (w *Workspace) run(ctx context.Context, m *ndpp.Model, req *Request) error {
+	if err := w.setup(ctx, m, req); err != nil {
+		return err
+	}
+	return w.steps(ctx, m, req.K, req.Window, false)
+}
+
+// setup builds the working rows of a validated request (the choosable
+// candidates, then the shown items of the window) and conditions on the
+// shown items, oldest first. It returns an error wrapping ctx.Err() when
+// ctx is done before the conditioning; the candidate rows (item, q2 for
+// rows 0…nc−1) are then built.
+func (w *Workspace) setup(ctx context.Context, m *ndpp.Model, req *Request) error {
 	d := m.D()
 	shown := req.Shown
 	if req.Window > 0 && len(shown) > req.Window {
@@ -214,8 +226,7 @@ func (w *Workspace) run(ctx context.Context, m *ndpp.Model, req *Request) error 
 	}
 	w.rebuild(m)
 	w.shownSkipped = w.nSkip
-
-	return w.steps(ctx, m, req.K, req.Window, false)
+	return nil
 }
 
 // steps runs k steps of the greedy from the conditioning set built so
