@@ -29,51 +29,11 @@ func (w *Workspace) polish(ctx context.Context, m *ndpp.Model, req *Request, gre
 	if len(w.outItems) < req.K {
 		return nil // greedy found no K-set with a non-zero determinant
 	}
-	// The conditioning set without a window: the kept shown rows, then the
-	// chosen rows but the last.
-	var fixedRows []int
-	for _, x := range w.cond {
-		if x >= w.nc {
-			fixedRows = append(fixedRows, x)
-		}
-	}
-	nf, d := len(fixedRows), w.d
-	rows := append(fixedRows, make([]int, w.nc)...)
-	for x := 0; x < w.nc; x++ {
-		rows[nf+x] = x
-	}
-	np := len(rows)
-	v := make([]float64, np*d)
-	var b []float64
-	if !w.shared {
-		b = make([]float64, np*d)
-	}
-	delta := make([]float64, np)
-	diag := m.HasDiag()
-	for r, x := range rows {
-		q := 1.0
-		if x < w.nc {
-			q = math.Sqrt(w.q2[x])
-		}
-		for j := 0; j < d; j++ {
-			v[r*d+j] = q * w.gt[j*w.p+x]
-			if b != nil {
-				b[r*d+j] = q * w.gt[(d+j)*w.p+x]
-			}
-		}
-		if diag {
-			delta[r] = q * q * w.diagOf(m, req, w.item[x])
-		}
-	}
-	_, _, _, c := m.Rows()
-	var opts []ndpp.Option
-	if diag {
-		opts = append(opts, ndpp.WithDiag(delta))
-	}
-	pm, err := ndpp.NewFromRows(np, d, v, b, c, opts...)
+	pm, fixedRows, err := w.candidateModel(m, req)
 	if err != nil {
 		return fmt.Errorf("rerank: polish: %w", err)
 	}
+	nf, d := len(fixedRows), w.d
 	o, err := detcache.NewFast(pm, nf+req.K)
 	if err != nil {
 		return fmt.Errorf("rerank: polish: %w", err)
@@ -147,28 +107,85 @@ func (w *Workspace) polish(ctx context.Context, m *ndpp.Model, req *Request, gre
 		return nil
 	}
 	w.polishSwaps = int(res.Swaps)
-	// Order the new set greedily given the fixed rows, with its gains:
-	// the greedy's recurrence over those rows alone, O(K²·(K + d)) (a
-	// deadline has passed when the result degrades, so this must be cheap).
-	setItems := make([]int, len(res.Solution))
-	setRows := make([]int, len(res.Solution))
-	for i, r := range res.Solution {
+	return w.orderSolution(m, o, res.Solution, fixedRows, len(w.cons) > 0)
+}
+
+// candidateModel returns a model of the rows the conditioning set keeps
+// of the shown ones (fixedRows, in order) followed by the choosable
+// candidate rows 0…nc−1 (at nf + x for nf = len(fixedRows)): vectors
+// scaled by qᵢ, diagonal by qᵢ² (shown rows unscaled), the model's C.
+func (w *Workspace) candidateModel(m *ndpp.Model, req *Request) (*ndpp.Model, []int, error) {
+	// The conditioning set without a window: the kept shown rows, then the
+	// chosen rows but the last.
+	var fixedRows []int
+	for _, x := range w.cond {
+		if x >= w.nc {
+			fixedRows = append(fixedRows, x)
+		}
+	}
+	nf, d := len(fixedRows), w.d
+	rows := append(fixedRows, make([]int, w.nc)...)
+	for x := 0; x < w.nc; x++ {
+		rows[nf+x] = x
+	}
+	np := len(rows)
+	v := make([]float64, np*d)
+	var b []float64
+	if !w.shared {
+		b = make([]float64, np*d)
+	}
+	delta := make([]float64, np)
+	diag := m.HasDiag()
+	for r, x := range rows {
+		q := 1.0
+		if x < w.nc {
+			q = math.Sqrt(w.q2[x])
+		}
+		for j := 0; j < d; j++ {
+			v[r*d+j] = q * w.gt[j*w.p+x]
+			if b != nil {
+				b[r*d+j] = q * w.gt[(d+j)*w.p+x]
+			}
+		}
+		if diag {
+			delta[r] = q * q * w.diagOf(m, req, w.item[x])
+		}
+	}
+	_, _, _, c := m.Rows()
+	var opts []ndpp.Option
+	if diag {
+		opts = append(opts, ndpp.WithDiag(delta))
+	}
+	pm, err := ndpp.NewFromRows(np, d, v, b, c, opts...)
+	return pm, fixedRows[:nf:nf], err
+}
+
+// orderSolution writes the set sol (rows of the candidate model pm of
+// candidateModel: nf + x for candidate row x) into w's output, ordered
+// greedily given the fixed rows (with inOrder, in sol's order) with its
+// gains: the greedy's recurrence over those rows alone, O(K²·(K + d)) (a
+// deadline may have passed, so this must be cheap), or, when a zero gain
+// stops it (a kernel whose principal minors vanish), the oracle o over
+// pm's values, with fresh determinants where they need them.
+func (w *Workspace) orderSolution(m *ndpp.Model, o *detcache.Fast, sol, fixedRows []int, inOrder bool) error {
+	nf := len(fixedRows)
+	setItems := make([]int, len(sol))
+	setRows := make([]int, len(sol))
+	for i, r := range sol {
 		setItems[i], setRows[i] = w.item[r-nf], r-nf
 	}
-	if w.reorder(m, setRows, fixedRows, len(w.cons) > 0) {
+	if w.reorder(m, setRows, fixedRows, inOrder) {
 		return nil
 	}
-	// A zero gain on the way (a kernel whose principal minors vanish):
-	// the oracle's values, with fresh determinants where they need them.
 	o.Reset()
 	cand := o.NewCand()
-	for _, f := range fixed {
+	for f := 0; f < nf; f++ {
 		o.Prepare(cand, f)
 		if err := o.Add(cand); err != nil {
 			return fmt.Errorf("rerank: polish: %w", err)
 		}
 	}
-	rest := append([]int(nil), res.Solution...)
+	rest := append([]int(nil), sol...)
 	w.outItems, w.outGains = w.outItems[:0], w.outGains[:0]
 	for len(rest) > 0 {
 		cur := o.Value()
@@ -178,7 +195,7 @@ func (w *Workspace) polish(ctx context.Context, m *ndpp.Model, req *Request, gre
 			if v := o.AddValue(cand); bi < 0 || v.Greater(bv) {
 				bi, bv = i, v
 			}
-			if len(w.cons) > 0 { // the list's order, which keeps the constraints
+			if inOrder { // the list's order, which keeps the constraints
 				break
 			}
 		}
