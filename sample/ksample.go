@@ -324,6 +324,39 @@ func (c *condKernel) sampler(ctx context.Context, t float64) (*Sampler, error) {
 	return s, nil
 }
 
+// guess returns a first log t for E|Y \ A| = kk: the scale at which
+// items drawn independently, each with probability t·L_ii/(1 + t·L_ii),
+// would number kk on average (bisection in log t within [lo, hi]).
+func (c *condKernel) guess(kk int, lo, hi float64) float64 {
+	var diag []float64
+	gi := 0
+	for i := 0; i < c.m.N(); i++ {
+		if gi < len(c.given) && c.given[gi] == i {
+			gi++
+			continue
+		}
+		if l := c.m.Entry(i, i); l > 0 {
+			diag = append(diag, l)
+		}
+	}
+	if len(diag) <= kk {
+		return hi
+	}
+	for it := 0; it < 60; it++ {
+		u := (lo + hi) / 2
+		t, e := math.Exp(u), 0.0
+		for _, l := range diag {
+			e += t * l / (1 + t*l)
+		}
+		if e < float64(kk) {
+			lo = u
+		} else {
+			hi = u
+		}
+	}
+	return (lo + hi) / 2
+}
+
 // Range of the scales tried: t·scale within [scaleLo, scaleHi], beyond
 // which the marginal kernel's computation loses its accuracy (t·L's
 // entries then span more than about eight orders of magnitude against 1).
@@ -347,7 +380,7 @@ func (c *condKernel) chooseScale(ctx context.Context, kk int) (*Sampler, error) 
 		return s, s.ExpectedSize() - na - float64(kk), nil
 	}
 	lo, hi := math.Log(scaleLo/c.scale), math.Log(scaleHi/c.scale)
-	u := math.Max(lo, math.Min(hi, 0))
+	u := math.Max(lo, math.Min(hi, c.guess(kk, lo, hi)))
 	s, f, err := eval(u)
 	if err != nil {
 		return nil, err
@@ -356,15 +389,18 @@ func (c *condKernel) chooseScale(ctx context.Context, kk int) (*Sampler, error) 
 	if math.Abs(f) <= tol {
 		return s, nil
 	}
-	// Bracket [ua, ub] with f(ua) < 0 < f(ub), stepping by 4 in log t.
+	// Bracket [ua, ub] with f(ua) < 0 < f(ub), by steps of 1, 2, 4, … in
+	// log t from the guess.
 	ua, fa, ub, fb := u, f, u, f
 	var sa, sb *Sampler = s, s
+	step := 1.0
 	for fa > 0 {
 		if ua <= lo {
 			return sa, nil // E|Y| above k even at the smallest scale: take it
 		}
 		ub, fb, sb = ua, fa, sa
-		ua = math.Max(lo, ua-4)
+		ua = math.Max(lo, ua-step)
+		step *= 2
 		if sa, fa, err = eval(ua); err != nil {
 			return nil, err
 		}
@@ -378,7 +414,8 @@ func (c *condKernel) chooseScale(ctx context.Context, kk int) (*Sampler, error) 
 			return sb, nil
 		}
 		ua, fa, sa = ub, fb, sb
-		ub = math.Min(hi, ub+4)
+		ub = math.Min(hi, ub+step)
+		step *= 2
 		if sb, fb, err = eval(ub); err != nil {
 			return nil, err
 		}

@@ -196,7 +196,7 @@ func NewProposal(ctx context.Context, m *ndpp.Model) (*Proposal, error) {
 // items through blas.Syrk, checking ctx before each chunk.
 func gram(ctx context.Context, m *ndpp.Model, r int) ([]float64, error) {
 	g := make([]float64, r*r)
-	z := make([]float64, gramChunk*r)
+	z := make([]float64, min(gramChunk, m.N())*r)
 	n := m.N()
 	for lo := 0; lo < n; lo += gramChunk {
 		if err := ctx.Err(); err != nil {
@@ -208,11 +208,7 @@ func gram(ctx context.Context, m *ndpp.Model, r int) ([]float64, error) {
 		}
 		blas.Syrk(gblas.Trans, r, hi-lo, 1, z, r, 1, g, r)
 	}
-	for i := 0; i < r; i++ {
-		for j := 0; j < i; j++ {
-			g[i*r+j] = g[j*r+i]
-		}
-	}
+	fillLower(g, r)
 	return g, nil
 }
 

@@ -186,7 +186,7 @@ func (s *Sampler) zhat(i int, dst []float64) {
 
 // grams returns G₁ = Σᵢ zᵢzᵢᵀ/(1 + tδᵢ) and G₂ = Σᵢ ẑᵢẑᵢᵀ (r×r) over the
 // items not in skip (sorted), in chunks of gramChunk items (rows) through
-// blas.Gemm, checking ctx before each chunk.
+// blas.Syrk, checking ctx before each chunk.
 func (s *Sampler) grams(ctx context.Context, skip []int) (g1, g2 []float64, err error) {
 	r := s.r
 	g1 = make([]float64, r*r)
@@ -194,10 +194,10 @@ func (s *Sampler) grams(ctx context.Context, skip []int) (g1, g2 []float64, err 
 	if hasDiag {
 		g2 = make([]float64, r*r)
 	}
-	z1 := make([]float64, gramChunk*r)
+	z1 := make([]float64, min(gramChunk, s.n)*r)
 	var z2 []float64
 	if hasDiag {
-		z2 = make([]float64, gramChunk*r)
+		z2 = make([]float64, min(gramChunk, s.n)*r)
 	}
 	for lo := 0; lo < s.n; lo += gramChunk {
 		if err := ctx.Err(); err != nil {
@@ -224,15 +224,26 @@ func (s *Sampler) grams(ctx context.Context, skip []int) (g1, g2 []float64, err 
 		if nb == 0 {
 			continue
 		}
-		blas.Gemm(gblas.Trans, gblas.NoTrans, r, r, nb, 1, z1, r, z1, r, 1, g1, r)
+		blas.Syrk(gblas.Trans, r, nb, 1, z1, r, 1, g1, r)
 		if hasDiag {
-			blas.Gemm(gblas.Trans, gblas.NoTrans, r, r, nb, 1, z2, r, z2, r, 1, g2, r)
+			blas.Syrk(gblas.Trans, r, nb, 1, z2, r, 1, g2, r)
 		}
 	}
+	fillLower(g1, r)
 	if !hasDiag {
-		g2 = g1
+		return g1, g1, nil
 	}
+	fillLower(g2, r)
 	return g1, g2, nil
+}
+
+// fillLower copies the upper triangle of a (n×n) into its lower one.
+func fillLower(a []float64, n int) {
+	for i := 0; i < n; i++ {
+		for j := 0; j < i; j++ {
+			a[i*n+j] = a[j*n+i]
+		}
+	}
 }
 
 // gramChunk is the number of items per Gram product in New.

@@ -87,9 +87,9 @@ func (s *Sampler) logPGF(ctx context.Context, z complex128) (complex128, error) 
 	var logProd complex128
 	if s.m.HasDiag() {
 		hre, him = make([]float64, r*r), make([]float64, r*r)
-		zc := make([]float64, gramChunk*r)
-		za := make([]float64, gramChunk*r)
-		zb := make([]float64, gramChunk*r)
+		zc := make([]float64, min(gramChunk, s.n)*r)
+		za := make([]float64, min(gramChunk, s.n)*r)
+		zb := make([]float64, min(gramChunk, s.n)*r)
 		given := s.given
 		for lo := 0; lo < s.n; lo += gramChunk {
 			if err := ctx.Err(); err != nil {

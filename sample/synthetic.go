@@ -81,7 +81,7 @@ func Synthetic(ctx context.Context, n, d int, seed uint64, opt SyntheticOptions)
 	rng := rand.New(rand.NewPCG(seed, 0x5eed5a3b1e))
 	// Pass 1: the Gram matrix of the Gaussian rows.
 	g := make([]float64, r*r)
-	z := make([]float64, gramChunk*r)
+	z := make([]float64, min(gramChunk, n)*r)
 	rows := func(lo, hi int) {
 		cr := rand.New(rand.NewPCG(seed, uint64(lo)))
 		for i := range z[:(hi-lo)*r] {
@@ -156,7 +156,7 @@ func Synthetic(ctx context.Context, n, d int, seed uint64, opt SyntheticOptions)
 	}
 	// Pass 2: the same rows, mapped.
 	v, b := make([]float64, n*d), make([]float64, n*d)
-	out := make([]float64, gramChunk*r)
+	out := make([]float64, min(gramChunk, n)*r)
 	for lo := 0; lo < n; lo += gramChunk {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("sample: synthetic model: %w", err)
