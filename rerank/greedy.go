@@ -154,9 +154,10 @@ func (w *Workspace) setup(ctx context.Context, m *ndpp.Model, req *Request) erro
 	p := len(w.item)
 	w.p, w.d = p, d
 	// The sequence never holds more than the shown items used and k − 1
-	// chosen ones, whatever the window.
+	// chosen ones, whatever the window. (A sample's set is ordered given
+	// the shown items without a window: room for all of them.)
 	w.w = len(shown) + req.K
-	if req.Window > 0 {
+	if req.Window > 0 && !req.Sample {
 		w.w = min(w.w, req.Window)
 	}
 	w.st = grow(w.st, p)

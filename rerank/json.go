@@ -45,6 +45,10 @@ type JSONRequest struct {
 	PolishEps       float64           `json:"polish_eps"`
 	PolishPool      int               `json:"polish_pool"`
 	PolishMaxRatios int64             `json:"polish_max_ratios"`
+	// Sample draws the list at random (Request.Sample) from the PCG
+	// stream of Seed, which it needs (the same seed gives the same list).
+	Sample bool    `json:"sample"`
+	Seed   *uint64 `json:"seed"`
 	// TimeoutMs is the request's deadline in milliseconds, counted from
 	// its arrival (0: the server's default). Request has no deadline of
 	// its own: the server gives Rerank a context with it.
@@ -71,8 +75,9 @@ type JSONItem struct {
 // integer as "i" + its digits). An entry that is not an item, an unknown
 // or repeated item, a new item whose id is one of the model's or repeats
 // another, a new item that does not fit the model's kernel
-// (ndpp.CheckItem; the error names it by its id in j), a quality that is not a finite number ≥ 0, and an attribute
-// value that is neither a string nor an integer are a *RequestError whose
+// (ndpp.CheckItem; the error names it by its id in j), a quality that is not a finite number ≥ 0, an attribute
+// value that is neither a string nor an integer, and sample without a seed
+// (or a seed without sample) are a *RequestError whose
 // Field is the path of the entry in the JSON form ("candidates" with its
 // Index, "attributes.brand" with its Index, "new_items[2].id"). Rerank
 // validates the rest.
@@ -82,7 +87,15 @@ func (j *JSONRequest) Request(m *ndpp.Model) (Request, error) {
 	}
 	rq := Request{K: *j.K, Window: j.Window, Polish: j.Polish, PolishEps: j.PolishEps, PolishPool: j.PolishPool,
 		PolishMaxRatios: j.PolishMaxRatios, Degrade: j.Degrade == nil || *j.Degrade, Relevance: j.Relevance, Theta: j.Theta,
-		Constraints: j.Constraints}
+		Constraints: j.Constraints, Sample: j.Sample}
+	switch {
+	case j.Sample && j.Seed == nil:
+		return Request{}, &RequestError{Field: "seed", Index: -1, Reason: "missing: sample needs a seed (the same seed gives the same list)"}
+	case !j.Sample && j.Seed != nil:
+		return Request{}, &RequestError{Field: "seed", Index: -1, Reason: "given without sample"}
+	case j.Seed != nil:
+		rq.Seed = *j.Seed
+	}
 	var err error
 	if rq.Attributes, err = attributeValues("attributes", j.Attributes); err != nil {
 		return Request{}, err

@@ -107,7 +107,7 @@ func (w *Workspace) polish(ctx context.Context, m *ndpp.Model, req *Request, gre
 		return nil
 	}
 	w.polishSwaps = int(res.Swaps)
-	return w.orderSolution(m, o, res.Solution, fixedRows, len(w.cons) > 0)
+	return w.orderSolution(m, pm, o, res.Solution, fixedRows, len(w.cons) > 0)
 }
 
 // candidateModel returns a model of the rows the conditioning set keeps
@@ -166,8 +166,9 @@ func (w *Workspace) candidateModel(m *ndpp.Model, req *Request) (*ndpp.Model, []
 // gains: the greedy's recurrence over those rows alone, O(K²·(K + d)) (a
 // deadline may have passed, so this must be cheap), or, when a zero gain
 // stops it (a kernel whose principal minors vanish), the oracle o over
-// pm's values, with fresh determinants where they need them.
-func (w *Workspace) orderSolution(m *ndpp.Model, o *detcache.Fast, sol, fixedRows []int, inOrder bool) error {
+// pm's values (built here when nil), with fresh determinants where they
+// need them.
+func (w *Workspace) orderSolution(m, pm *ndpp.Model, o *detcache.Fast, sol, fixedRows []int, inOrder bool) error {
 	nf := len(fixedRows)
 	setItems := make([]int, len(sol))
 	setRows := make([]int, len(sol))
@@ -177,12 +178,18 @@ func (w *Workspace) orderSolution(m *ndpp.Model, o *detcache.Fast, sol, fixedRow
 	if w.reorder(m, setRows, fixedRows, inOrder) {
 		return nil
 	}
+	if o == nil {
+		var err error
+		if o, err = detcache.NewFast(pm, nf+len(sol)); err != nil {
+			return fmt.Errorf("rerank: ordering: %w", err)
+		}
+	}
 	o.Reset()
 	cand := o.NewCand()
 	for f := 0; f < nf; f++ {
 		o.Prepare(cand, f)
 		if err := o.Add(cand); err != nil {
-			return fmt.Errorf("rerank: polish: %w", err)
+			return fmt.Errorf("rerank: ordering: %w", err)
 		}
 	}
 	rest := append([]int(nil), sol...)
@@ -202,7 +209,7 @@ func (w *Workspace) orderSolution(m *ndpp.Model, o *detcache.Fast, sol, fixedRow
 		r := rest[bi]
 		o.Prepare(cand, r)
 		if err := o.Add(cand); err != nil {
-			return fmt.Errorf("rerank: polish: %w", err)
+			return fmt.Errorf("rerank: ordering: %w", err)
 		}
 		gain := 0.0
 		if !bv.Zero {

@@ -108,6 +108,27 @@ type Request struct {
 	// When the budget is spent, the polish stops with the best set found
 	// so far (never below the greedy's) and Result.PolishCapped is set.
 	PolishMaxRatios int64
+	// Sample, instead of the greedy, draws the list at random
+	// (exploration): an exact sample of the k-NDPP of the choosable
+	// candidates under L′ given the shown items F kept in the first
+	// conditioning set (with a window, of the last Window shown items):
+	// P(Y) ∝ det L′_{F ∪ Y} over the sets Y of K candidates (package
+	// sample's KSampler: tries of the NDPP of t·L′ given F, kept when they
+	// hold K items, about 1/P_t(|Y| = K) of them). A more diverse set, or
+	// one of better quality, is the more likely. Items come in greedy order
+	// given F, with their gains and LogValue, as for a polished set, and
+	// Result.SampleTries counts the tries. The same Seed, request and model
+	// give the same list. Not with Polish, Constraints (refused: an exact
+	// sample of the lists that keep them would be a rejection with no
+	// bound on its tries) or Theta = 1 (no kernel); a K that no set of
+	// candidates reaches with a positive probability (more than the
+	// choosable candidates, or than the kernel's rank given F) is a
+	// RequestError on "k". It allocates per request (a model of F and the
+	// candidates) and costs O(P·r²) per scale tried (about ten) and per
+	// try, for P candidates and r = 2d (d when B = V).
+	Sample bool
+	// Seed seeds Sample's random numbers (a PCG stream).
+	Seed uint64
 	// Degrade lets Rerank answer when ctx's deadline passes before the
 	// work is done, with the best result reached and Result.Degraded set
 	// (see Rerank). Without it, or when ctx is cancelled rather than timed
@@ -146,6 +167,9 @@ const (
 	// result is the first K choosable candidates in relevance order (see
 	// Result.Degraded), without gains.
 	DegradedGreedy = "greedy_deadline"
+	// DegradedSample: the deadline passed before a sample (Request.Sample)
+	// was drawn; the result is relevance order as for DegradedGreedy.
+	DegradedSample = "sample_deadline"
 )
 
 // Result is the outcome of a request: the chosen items (rows) in the order
@@ -184,20 +208,24 @@ type Result struct {
 	// PolishCapped reports that the polish stopped at its ratio budget
 	// (Request.PolishMaxRatios) before reaching a local optimum.
 	PolishCapped bool `json:"polish_capped,omitempty"`
+	// SampleTries counts the tries Request.Sample drew (one kept).
+	SampleTries int `json:"sample_tries,omitempty"`
 	// Degraded is empty for a complete result. With Request.Degrade and a
 	// context whose deadline passed, it says how far the work got:
 	// DegradedPolish (the greedy finished, the polish did not: Items and
 	// Gains as above for the best set reached) or DegradedGreedy (the
 	// greedy did not finish: Items are the choosable candidates — not
 	// shown, quality not zero — sorted by decreasing quality, ties in
-	// candidate order, the first K of them; Gains is empty).
+	// candidate order, the first K of them; Gains is empty), or with
+	// Request.Sample DegradedSample (no sample drawn: the same relevance
+	// order).
 	Degraded string `json:"degraded,omitempty"`
 }
 
 // RequestError is a request that cannot be served, naming the field
 // ("candidates", "quality", "relevance", "theta", "shown", "k", "window",
-// "attributes", "shown_attributes", "constraints", "polish_eps",
-// "polish_pool" or "polish_max_ratios"; in the errors of
+// "attributes", "shown_attributes", "constraints", "polish", "polish_eps",
+// "polish_pool", "polish_max_ratios" or "seed"; in the errors of
 // JSONRequest.Request, the path of the entry in the JSON form, such as
 // "attributes.brand" or "new_items[2].id") and, for an entry of a list,
 // its position (Index ≥ 0; −1 otherwise).
@@ -258,7 +286,14 @@ func (w *Workspace) Rerank(ctx context.Context, m *ndpp.Model, req Request) (Res
 			return Result{}, fmt.Errorf("rerank: greedy: %w", err)
 		}
 		w.relevanceOrder(&req)
-		return Result{Items: w.outItems, Gains: w.outGains[:0], Short: w.short, Degraded: DegradedGreedy}, nil
+		kind := DegradedGreedy
+		if req.Sample {
+			kind = DegradedSample
+		}
+		return Result{Items: w.outItems, Gains: w.outGains[:0], Short: w.short, Degraded: kind}, nil
+	}
+	if req.Sample {
+		return w.sample(ctx, m, &req)
 	}
 	t0 := time.Now()
 	if err := w.run(ctx, m, &req); err != nil {
@@ -420,6 +455,16 @@ func (w *Workspace) validate(m *ndpp.Model, req *Request) error {
 	}
 	if !(req.Theta >= 0 && req.Theta <= 1) {
 		return reqErr("theta", -1, "%v; want 0 ≤ θ ≤ 1", req.Theta)
+	}
+	if req.Sample {
+		switch {
+		case req.Polish:
+			return reqErr("polish", -1, "with sample; polish is a local search for the largest determinant, sample draws a set at random")
+		case len(req.Constraints) > 0:
+			return reqErr("constraints", -1, "with sample: not supported (an exact sample of the lists that keep the constraints would be a rejection with no bound on its tries); sample without constraints, or use the greedy")
+		case req.Theta == 1:
+			return reqErr("theta", -1, "1 with sample: relevance order uses no kernel to sample from")
+		}
 	}
 	if req.Theta != 0 && req.Relevance == nil {
 		return reqErr("theta", -1, "%v without relevance scores", req.Theta)
