@@ -173,10 +173,11 @@ func New(ctx context.Context, src Source, o Options) (*Handler, error) {
 	s.reg.MustRegister(s.requests, s.latency, inflight, slotsBusy, waiting, saturated, ready, s.reloadsC, s.items,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.degraded = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ndpp_serve_rerank_degraded_total",
-		Help: "/v1/rerank answers degraded at their deadline, by kind: polish_deadline (the polish's best set so far), greedy_deadline (relevance order) or slot_deadline (relevance order: the deadline passed while waiting for a computing slot)."}, []string{"kind"})
+		Help: "/v1/rerank answers degraded at their deadline, by kind: polish_deadline (the polish's best set so far), greedy_deadline or sample_deadline (relevance order) or slot_deadline (relevance order: the deadline passed while waiting for a computing slot)."}, []string{"kind"})
 	s.reg.MustRegister(s.degraded)
 	s.degraded.WithLabelValues(rerank.DegradedPolish)
 	s.degraded.WithLabelValues(rerank.DegradedGreedy)
+	s.degraded.WithLabelValues(rerank.DegradedSample)
 	s.degraded.WithLabelValues(DegradedSlot)
 	s.reloadsC.WithLabelValues("ok")
 	s.reloadsC.WithLabelValues("error")
@@ -833,10 +834,11 @@ func (s *Handler) recommend(x *exchange) (any, *apiError) {
 type rerankResponse struct {
 	Items        []json.RawMessage `json:"items"`
 	Gains        []float64         `json:"gains"`
-	LogValue     *float64          `json:"log_value,omitempty"` // absent without gains (theta 1, greedy_deadline)
+	LogValue     *float64          `json:"log_value,omitempty"` // absent without gains (theta 1, greedy_deadline, sample_deadline)
 	ShortReason  string            `json:"short_reason,omitempty"`
 	PolishSwaps  int               `json:"polish_swaps,omitempty"`
 	PolishCapped bool              `json:"polish_capped,omitempty"`
+	SampleTries  int               `json:"sample_tries,omitempty"`
 	Degraded     string            `json:"degraded,omitempty"`
 }
 
@@ -923,14 +925,14 @@ func (s *Handler) rerank(x *exchange) (any, *apiError) {
 		}
 		return nil, &apiError{code: http.StatusInternalServerError, msg: err.Error()}
 	}
-	if queued && res.Degraded == rerank.DegradedGreedy {
+	if queued && (res.Degraded == rerank.DegradedGreedy || res.Degraded == rerank.DegradedSample) {
 		res.Degraded = DegradedSlot
 	}
 	if res.Degraded != "" {
 		s.degraded.WithLabelValues(res.Degraded).Inc()
 	}
 	out := rerankResponse{Items: make([]json.RawMessage, len(res.Items)), Gains: append([]float64{}, res.Gains...), PolishSwaps: res.PolishSwaps,
-		PolishCapped: res.PolishCapped, Degraded: res.Degraded, ShortReason: res.Short}
+		PolishCapped: res.PolishCapped, SampleTries: res.SampleTries, Degraded: res.Degraded, ShortReason: res.Short}
 	if len(res.Gains) > 0 {
 		out.LogValue = &res.LogValue
 	}

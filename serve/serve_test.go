@@ -150,6 +150,46 @@ func TestServeRerankMatchesLibrary(t *testing.T) {
 	}
 }
 
+// TestServeRerankSample: "sample" with a "seed" answers the library's
+// sample for that seed (the same list for the same seed), with its tries.
+func TestServeRerankSample(t *testing.T) {
+	path := vocabModel(t, t.TempDir(), 200, 6, 4, 0.1)
+	s, url, _ := testServer(t, path, DefaultLimits())
+	m := s.model().m
+	var ws rerank.Workspace
+	var cands []string
+	req := rerank.Request{K: 5, Shown: []int{7}, Sample: true}
+	for i := 0; i < 40; i++ {
+		x := (i*37 + 5) % 200
+		req.Candidates = append(req.Candidates, x)
+		cands = append(cands, strconv.Quote(m.Token(x)))
+	}
+	distinct := map[string]bool{}
+	for seed := uint64(0); seed < 10; seed++ {
+		req.Seed = seed
+		want, err := ws.Rerank(context.Background(), m, req)
+		require.NoError(t, err)
+		var wantTok []string
+		for _, x := range want.Items {
+			wantTok = append(wantTok, m.Token(x))
+		}
+		body := fmt.Sprintf(`{"candidates": [%s], "shown": ["item-7"], "k": 5, "sample": true, "seed": %d}`, strings.Join(cands, ","), seed)
+		var got struct {
+			Items       []string  `json:"items"`
+			Gains       []float64 `json:"gains"`
+			SampleTries int       `json:"sample_tries"`
+		}
+		status, raw := post(t, url+"/v1/rerank", body, &got)
+		require.Equal(t, http.StatusOK, status, raw)
+		require.Equal(t, wantTok, got.Items)
+		require.Equal(t, want.Gains, got.Gains)
+		require.Equal(t, want.SampleTries, got.SampleTries)
+		require.Positive(t, got.SampleTries)
+		distinct[strings.Join(got.Items, " ")] = true
+	}
+	require.Greater(t, len(distinct), 5)
+}
+
 // TestServeBadRequests: every malformed request is a 4xx with a JSON
 // error naming the field, and the server keeps serving.
 func TestServeBadRequests(t *testing.T) {
@@ -206,6 +246,10 @@ func TestServeBadRequests(t *testing.T) {
 		{"/v1/rerank", `{"candidates": [["item-1"]], "k": 1}`, 400, "candidates[0]"},
 		{"/v1/rerank", `{"candidates": [null], "k": 1}`, 400, "candidates[0]"},
 		{"/v1/rerank", big, 413, "body"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "sample": true}`, 400, "seed"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "seed": 3}`, 400, "seed"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "sample": true, "seed": -3}`, 400, "seed"},
+		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "sample": true, "seed": 3, "polish": true}`, 400, "polish"},
 		{"/v1/score", `{"baskets": [["item-1"], []]}`, 400, "baskets[1]"},
 		{"/v1/score", `{"baskets": [["item-1", "item-1"]]}`, 400, "baskets[0][1]"},
 		{"/v1/score", `{"baskets": [["item-1", "item-99"]]}`, 400, "baskets[0][1]"},
