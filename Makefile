@@ -50,11 +50,12 @@ ifeq ($(HAVE_OPENBLAS),yes)
 endif
 
 # The tables of rerank/BENCHMARKS.md: greedy latency over N and k, plain
-# and with θ + a constraint, and deadline-bounded polish answer times.
+# and with θ + a constraint, deadline-bounded polish answer times, and the
+# latency of sampled lists (Request.Sample).
 bench-rerank:
-	$(GO) test -count=1 -run '^TestRerankNumbers$$' -v ./rerank -args -numbers
+	$(GO) test -count=1 -run '^TestRerank(Sample)?Numbers$$' -v ./rerank -args -numbers
 ifeq ($(HAVE_OPENBLAS),yes)
-	$(GO) test -tags openblas -count=1 -run '^TestRerankNumbers$$' -v ./rerank -args -numbers
+	$(GO) test -tags openblas -count=1 -run '^TestRerank(Sample)?Numbers$$' -v ./rerank -args -numbers
 endif
 
 # The table of sample/BENCHMARKS.md: the tree sampler against the linear

@@ -139,3 +139,47 @@ func pcts(x []float64) [2]float64 {
 	slices.Sort(x)
 	return [2]float64{x[len(x)/2], x[len(x)*99/100]}
 }
+
+// TestRerankSampleNumbers prints the sampling table of BENCHMARKS.md (with
+// -numbers): the latency of Request.Sample (p50 and p99 of wall time) and
+// its mean tries for N ∈ {100, 500, 2000}, k ∈ {10, 50}, d = 30, quality
+// scores and two shown items, 20 requests × 5 seeds, alternating with the
+// greedy on the same requests.
+func TestRerankSampleNumbers(t *testing.T) {
+	if !*numbers {
+		t.Skip("no -numbers")
+	}
+	const n, d, nreq, reps = 10000, 30, 20, 5
+	m := ndpp.Random(n, d, 1, ndpp.RandomOptions{Diag: 0.05})
+	fmt.Printf("| N | k | sample p50 / p99 ms | tries | greedy p50 ms |\n|---|---|---|---|---|\n")
+	for _, nc := range []int{100, 500, 2000} {
+		for _, k := range []int{10, 50} {
+			rng := rand.New(rand.NewPCG(uint64(nc), uint64(k)))
+			reqs := make([]Request, nreq)
+			for i := range reqs {
+				reqs[i] = benchRequest(rng, n, nc, k)
+				reqs[i].Shown = []int{rng.IntN(n), rng.IntN(n)}
+			}
+			var ws Workspace
+			var sw, gw []float64
+			tries := 0
+			for rep := range reps {
+				for i := range reqs {
+					req := reqs[i]
+					w, _ := timeOne(t, &ws, m, req)
+					gw = append(gw, w)
+					req.Sample, req.Seed = true, uint64(rep*nreq+i)
+					t0 := time.Now()
+					res, err := ws.Rerank(context.Background(), m, req)
+					if err != nil {
+						t.Fatal(err)
+					}
+					sw = append(sw, float64(time.Since(t0).Microseconds()))
+					tries += res.SampleTries
+				}
+			}
+			p, g := pcts(sw), pcts(gw)
+			fmt.Printf("| %d | %d | %.1f / %.1f | %.1f | %.2f |\n", nc, k, p[0]/1e3, p[1]/1e3, float64(tries)/float64(len(sw)), g[0]/1e3)
+		}
+	}
+}
