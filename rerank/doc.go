@@ -94,6 +94,19 @@
 // determinant of the chosen set given the shown items. See Request and
 // Result for the exact rules.
 //
+// # Sampling
+//
+// Request.Sample replaces the greedy by a random list for exploration: an
+// exact sample of the k-NDPP of the choosable candidates under L′ given
+// the shown items kept (with a window, of its shown items), P(Y) ∝
+// det L′_{F ∪ Y} over the K-sets Y, drawn with package sample's KSampler
+// on a model of F and the candidates (as the polish builds) from the PCG
+// stream of Request.Seed: the same seed, request and model give the same
+// list. The set comes in greedy order given F, with its gains. It is not
+// offered with constraints: the lists that keep them are not a k-NDPP,
+// and a rejection on them would have no bound on its tries; such a
+// request is refused. See docs/math.md, "Fixed-size samples".
+//
 // # Cost, deadlines and degraded answers
 //
 // The greedy costs O(P·(K + s)·(d + w)) and is short; the polish is
@@ -105,9 +118,12 @@
 // looks at it after every fresh LU). With
 // Request.Degrade a passed deadline gives an answer with Result.Degraded
 // set — "polish_deadline", the polish's best set so far, or
-// "greedy_deadline", relevance order — and a cancelled context an error
-// wrapping ctx.Err(): see Workspace.Rerank. Measured latencies, and the
-// answer times of deadline-bounded polishes: BENCHMARKS.md in this folder.
+// "greedy_deadline" or "sample_deadline", relevance order — and a
+// cancelled context an error
+// wrapping ctx.Err(): see Workspace.Rerank. A sample costs O(P·r²) per
+// scale tried and per try (r = 2d, or d when B = V; about four scales and
+// seven to twelve tries). Measured latencies, and the answer times of
+// deadline-bounded polishes: BENCHMARKS.md in this folder.
 //
 // # JSON
 //

@@ -1,13 +1,35 @@
 // Package sample draws exact samples from a nonsymmetric DPP: a random
 // subset Y of the n items with
 //
-//	P(Y) = det L_Y / det(I + L),  L = D + VᵀV + BᵀCB  (D diagonal, optional),
+//	P(Y) = det L_Y / det(I + L),  L = D + VᵀV + BᵀCB  (D diagonal, optional).
 //
-// of variable size, in O(n·r²) time per sample for the low-rank kernel
-// (r = 2d, or d when B = V), and conditioned on items already included
-// (Sampler.Given).
+// Three samplers, all exact (no Markov chain), each checked against the
+// enumerated law of small kernels:
 //
-// # Math
+//   - Sampler, the linear sampler: any size, O(n·r²) per sample for the
+//     low-rank kernel (r = 2d, or d when B = V), conditioned on items
+//     already included (Given). Its math is below.
+//   - KSampler, fixed-size samples (the k-NDPP, P(Y) ∝ det L_Y over
+//     |Y| = k, optionally given items): tries of the NDPP of t·L, kept
+//     when they hold k items, with t chosen so that E|Y| = k; the mean
+//     number of tries is ExpectedTries.
+//   - TreeSampler, sublinear in n per sample after Han et al.: proposals
+//     from the symmetric kernel L̂ = S + |A| (Proposal; no diagonal), with
+//     det L̂_Y ≥ det L_Y for every Y,
+//     drawn by descents of a binary tree over the items whose nodes hold
+//     packed sums of the items' coordinates, kept with probability
+//     det L_Y / det L̂_Y. The mean number of proposals is
+//     Proposal.ExpectedTries = det(I + L̂)/det(I + L) (Han et al.'s
+//     Theorem 2 in closed form when V ⊥ B). ChooseMethod says when it pays
+//     against the linear sampler; TreeMemory what it holds (checked
+//     against a budget before it allocates). Synthetic builds a random
+//     kernel of the orthogonal kind it is for.
+//
+// The math of the conditional kernel, the k-NDPP's scale and size law,
+// the proposal and its bound, and the tree: docs/math.md, "Sampling".
+// Measured speed: BENCHMARKS.md in this folder.
+//
+// # The linear sampler
 //
 // Write L = D + ZᵀWZ with zᵢ = [vᵢ; bᵢ] (r = 2d) and W = blockdiag(I_d, C),
 // or zᵢ = vᵢ (r = d) and W = I_d + C when B = V. The marginal kernel
@@ -76,10 +98,17 @@
 //
 //   - I. Han, M. Gartrell, J. Gillenwater, E. Dohmatob, A. Karbasi. Scalable
 //     Sampling for Nonsymmetric Determinantal Point Processes. ICLR 2022
-//     (the linear-time Cholesky-based sampler for the low-rank kernel).
+//     (the linear-time Cholesky-based sampler for the low-rank kernel; the
+//     rejection sampler from a symmetric proposal with a tree, and the
+//     orthogonal NDPP).
+//   - J. B. Hough, M. Krishnapur, Y. Peres, B. Virág. Determinantal
+//     processes and independence. Probability Surveys 3 (2006); A. Kulesza,
+//     B. Taskar. Determinantal point processes for machine learning (2012),
+//     Algorithm 1 (the spectral sampler of a symmetric DPP).
 //   - J. Poulson. High-performance sampling of generic determinantal point
 //     processes. Philosophical Transactions of the Royal Society A 378
 //     (2020), arXiv:1905.00165 (sampling as an LU factorisation with
 //     decisions at the pivots, for non-Hermitian kernels too).
-//   - docs/math.md in the repository (the model and its diagonal).
+//   - docs/math.md in the repository (the model and its diagonal;
+//     "Sampling").
 package sample

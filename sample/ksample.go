@@ -208,7 +208,7 @@ func (ks *KSampler) ExpectedTries(ctx context.Context) (float64, error) {
 }
 
 // condKernel is the kernel of the process over the items R not given
-// (docs/math.md, "Conditioning"): L^A = D_R + Z_Rᵀ W^A Z_R with
+// (docs/math.md, "Conditioning on given items"): L^A = D_R + Z_Rᵀ W^A Z_R with
 // W^A = W − W Z_A L_A⁻¹ Z_Aᵀ W.
 type condKernel struct {
 	m     *ndpp.Model

@@ -14,9 +14,9 @@ import (
 )
 
 // sizeAliasLog2 bounds, in bits, the aliasing of the size distribution's
-// discrete Fourier transform against MinSizeProb: with a diagonal the
-// number of points is chosen so that the Chernoff bound on the aliased
-// mass is below 2⁻⁵⁰·φ(2)… ≤ 1e-6·MinSizeProb (docs/math.md).
+// discrete Fourier transform: with a diagonal the number of points is
+// chosen so that the Chernoff bound on the aliased mass is below 2⁻⁵⁰,
+// ≤ 1e-6·MinSizeProb (docs/math.md, "Fixed-size samples").
 const sizeAliasLog2 = 50
 
 // maxSizePoints caps the points of the transform (a diagonal kernel whose
