@@ -112,6 +112,9 @@ func NewTree(ctx context.Context, p *Proposal, opt TreeOptions) (*TreeSampler, e
 		return nil, fmt.Errorf("sample: leaf size %d; need ≥ 1 (0 = default)", leaf)
 	}
 	n, rho, r := p.m.N(), p.rho, p.r
+	if n > math.MaxInt32 {
+		return nil, fmt.Errorf("sample: tree over n = %d items; at most %d", n, math.MaxInt32)
+	}
 	budget := memlimit.Given(opt.MaxMemory, "sample.TreeOptions.MaxMemory")
 	if err := budget.Check(fmt.Sprintf("a sampling tree over n = %d items (rank %d, leaves of %d)", n, rho, leaf), TreeMemory(n, rho, leaf)); err != nil {
 		return nil, err
