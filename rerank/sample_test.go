@@ -194,10 +194,7 @@ func chi2(counts []int, probs []float64, total int) (stat float64, df int, p flo
 func TestRerankSampleSeed(t *testing.T) {
 	m := ndpp.Random(200, 5, 2, ndpp.RandomOptions{Diag: 0.05})
 	rng := rand.New(rand.NewPCG(1, 1))
-	var cands []int
-	for _, p := range rng.Perm(200)[:60] {
-		cands = append(cands, p)
-	}
+	cands := slices.Clone(rng.Perm(200)[:60])
 	newItem := ndpp.Item{ID: 1000, V: make([]float64, 5), B: make([]float64, 5), Delta: 5}
 	cands = append(cands, 1000)
 	req := Request{Candidates: cands, NewItems: []ndpp.Item{newItem}, K: 8, Shown: []int{cands[0], cands[1]}, Sample: true, Seed: 42}
