@@ -58,14 +58,14 @@ type Stats struct {
 }
 
 // NewK returns a sampler of the k-NDPP of m given opt.Given. It returns an
-// error for a nil model, k < |Given| or k > n, invalid given items, and
-// ErrZeroProb when they cannot all be in Y; an error wrapping
-// ErrSizeZeroProb when sets of k items have probability zero: k above the
-// rank bound m.MaxRank() (2d, or d when B = V, without a diagonal), or
-// above the numerical rank of the kernel given the items (no scale t
-// brings E|Y| within ½ of k). Choosing t costs O(r³) per trial scale
-// without a diagonal and O(n·r²) with one (some ten trials); it checks
-// ctx between them and in the Gram products.
+// error for a nil model, k < |Given|, invalid given items, and ErrZeroProb
+// when they cannot all be in Y; an error wrapping ErrSizeZeroProb when
+// sets of k items have probability zero: k above n, above the rank bound
+// m.MaxRank() (2d, or d when B = V, without a diagonal), or above the
+// numerical rank of the kernel given the items (no scale t brings E|Y|
+// within ½ of k). Choosing t costs O(r³) per trial scale
+// without a diagonal and O(n·r²) with one (a few trials from the
+// independent-items guess); it checks ctx in the Gram products.
 func NewK(ctx context.Context, m *ndpp.Model, k int, opt KOptions) (*KSampler, error) {
 	if m == nil {
 		return nil, errors.New("sample: nil model")
