@@ -254,6 +254,17 @@ func (c *Cooccurrence) Count(i, j int) (lower, upper int64) {
 // Pairs returns the number of distinct pairs held (at most the budget).
 func (c *Cooccurrence) Pairs() int { return len(c.keys) }
 
+// EachPair calls f for every pair {i, j} held (i < j) whose count as Count
+// gives it (the lower one) is positive, in no particular order, until f
+// returns false.
+func (c *Cooccurrence) EachPair(f func(i, j int, count int64) bool) {
+	for s, k := range c.keys {
+		if n := c.cnt[s] - c.over[s]; n > 0 && !f(int(k>>32), int(uint32(k)), n) {
+			return
+		}
+	}
+}
+
 // Evictions returns how many held pairs a new pair has replaced; 0 means
 // every count is exact.
 func (c *Cooccurrence) Evictions() int64 { return c.evictions }

@@ -325,3 +325,39 @@ func TestCooccurrenceErrors(t *testing.T) {
 	_, err = CooccurrenceBaseline(context.Background(), [][]int{{0, 0}}, [][]int{{0, 1}}, 2, Options{})
 	require.Error(t, err)
 }
+
+// TestCooccurrenceEachPair: EachPair visits every pair with a positive
+// count exactly once, with Count's figure, below and beyond the budget,
+// and stops when told.
+func TestCooccurrenceEachPair(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 9))
+	train := randBaskets(rng, 200, 30, 6)
+	for _, budget := range []int{10000, 40} {
+		c, err := NewCooccurrence(budget, 0)
+		require.NoError(t, err)
+		for _, s := range train {
+			require.NoError(t, c.Add(s))
+		}
+		seen := map[[2]int]bool{}
+		c.EachPair(func(i, j int, n int64) bool {
+			require.Less(t, i, j)
+			require.False(t, seen[[2]int{i, j}])
+			seen[[2]int{i, j}] = true
+			lo, _ := c.Count(i, j)
+			require.Equal(t, lo, n)
+			return true
+		})
+		want := 0
+		for i := range 30 {
+			for j := i + 1; j < 30; j++ {
+				if lo, _ := c.Count(i, j); lo > 0 {
+					want++
+				}
+			}
+		}
+		require.Equal(t, want, len(seen), "budget %d", budget)
+		calls := 0
+		c.EachPair(func(int, int, int64) bool { calls++; return false })
+		require.Equal(t, 1, calls)
+	}
+}

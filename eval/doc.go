@@ -72,12 +72,11 @@
 // stream is counted in the same pass (Cooccurrence.Counting). The latent
 // class baseline (LatentClass, LatentClassBaseline) is a mixture of
 // DefaultLatentClasses independent-items models fitted by EM, evaluated
-// with its exact log-likelihood and its gains P(Y+j)/P(Y). Both rank above
-// the learned NDPPs on the real sets measured (learn/RESULTS.md,
-// learn/RANKING.md): a conditional gain of this kernel family is bounded by
-// a leverage against the basket that only falls as the basket grows
-// (docs/math.md, "What a conditional gain can express"), where the counts
-// add up.
+// with its exact log-likelihood and its gains P(Y+j)/P(Y). Co-occurrence
+// ranks above the learned NDPPs on the real sets measured, though kernels
+// of the family rank like it (docs/math.md, "Kernels of the family that
+// rank like co-occurrence"; learn/RANKING.md measures how close the
+// learner's next-item objective comes).
 //
 // # A model beside the baselines (Compare)
 //
