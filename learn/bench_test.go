@@ -3,6 +3,7 @@ package learn
 import (
 	"context"
 	"fmt"
+	"github.com/ndpp-go/ndpp/blas"
 	"io"
 	"math/rand/v2"
 	"runtime"
@@ -186,5 +187,40 @@ func BenchmarkOnlineCatalogue(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(data)), "ns/basket")
 		})
+	}
+}
+
+// BenchmarkOfflineStepNext times one offline step at UK Online Retail's
+// shape (3,803 items, baskets of 19 items on average, the default
+// minibatch of 950) at d = 100, without and with the next-item term.
+func BenchmarkOfflineStepNext(b *testing.B) {
+	const n = 3803
+	for _, d := range []int{30, 100} {
+		rng := rand.New(rand.NewPCG(5, 1))
+		baskets := make([][]int, 950)
+		for i := range baskets {
+			k := 2 + int(rng.ExpFloat64()*17)
+			baskets[i] = rng.Perm(n)[:min(k, 100)]
+		}
+		blas.SetThreads(1) // as the commands run: ndpp parallelises itself
+		for _, c := range []struct {
+			w, share float64
+			neg      int
+		}{{0, 1, 0}, {0.5, 1, 8}, {0.5, 1, 32}, {0.5, 0.25, 32}} {
+			w := c.w
+			b.Run(fmt.Sprintf("n=%d/d=%d/next-weight=%g/negatives=%d/share=%g", n, d, w, c.neg, c.share), func(b *testing.B) {
+				p, err := NewParams(n, d, false, 1, InitOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				tr := newOfflineTrainer(p, baskets, OfflineOptions{D: d, LR: 1e-4, NextWeight: w, NextNegatives: c.neg, NextShare: c.share}.withDefaults())
+				b.ReportAllocs()
+				for b.Loop() {
+					if !tr.step(baskets) {
+						b.Fatal("diverged")
+					}
+				}
+			})
+		}
 	}
 }

@@ -123,14 +123,16 @@ func TestOfflineCancel(t *testing.T) {
 // checks of the context.
 const evalChunk = 32
 
-// TestCondValueCancel: the next-item term of a validation score stops
-// with an error wrapping context.Canceled between chunks of its baskets
-// (eval.LogDetsEps).
-func TestCondValueCancel(t *testing.T) {
-	train, long := plantedBaskets(30, 200, 4), plantedBaskets(30, 4*evalChunk, 6)
-	m, err := eval.Independent(train, 30)
+// TestNextValidationCancel: the next-item term and the ranking of a
+// validation check stop with an error wrapping context.Canceled between
+// chunks of their baskets.
+func TestNextValidationCancel(t *testing.T) {
+	long := plantedBaskets(30, 4*evalChunk, 6)
+	p, err := NewParams(30, 3, false, 1, InitOptions{})
 	require.NoError(t, err)
-	_, err = meanCondValue(ndpptest.CancelAfter(1), m, long, OfflineOptions{Seed: 1, CondWeight: 1, Workers: 1}.withDefaults())
+	_, err = meanNextValue(ndpptest.CancelAfter(1), p, long, 8, 1, nil, 1e-5, 1)
+	require.ErrorIs(t, err, context.Canceled)
+	_, err = valRanking(ndpptest.CancelAfter(1), p, long, 8, nil, 1e-5, 1)
 	require.ErrorIs(t, err, context.Canceled)
 }
 

@@ -5,8 +5,12 @@ package learn
 // DefaultOnlineLR, DefaultOnlineLowRankLR, DefaultOnlineSGDLR,
 // DefaultOnlineDiagLR) are with the options they belong to.
 const (
-	// DefaultD is the rank d of OnlineOptions.D and OfflineOptions.D.
+	// DefaultD is the rank d of OnlineOptions.D.
 	DefaultD = 30
+	// DefaultOfflineD is the rank d of OfflineOptions.D: above DefaultD,
+	// where the offline learner's likelihood leaves room for its default
+	// next-item term (learn/RANKING.md).
+	DefaultOfflineD = 40
 	// DefaultRateScale is OnlineOptions.RateScale and
 	// OfflineOptions.RateScale.
 	DefaultRateScale = 0.1

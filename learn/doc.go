@@ -29,7 +29,13 @@
 //
 // The offline learner takes minibatch Adam steps over baskets scored in
 // parallel, with the exact normaliser each step, validation once per pass,
-// learning-rate decay and early stopping (OfflineOptions).
+// learning-rate decay and early stopping (OfflineOptions). Its objective
+// adds to the likelihood a next-item term that ranks each training
+// basket's last item by its exact conditional gain against sampled items
+// (light by default; ObjectiveRank weights it for ranking and selects on
+// validation ranking); FitMoments starts B and C at co-occurrence moments.
+// The trade-off between likelihood and ranking is measured in
+// learn/RANKING.md; the math in docs/math.md ("The next-item objective").
 //
 // The small dense products and Adam's update run on internal/f64's kernels
 // (adam.go); which kernel computes a row is fixed by the shapes, so

@@ -12,7 +12,7 @@ import (
 // and optimiser moments (d×d), the normaliser's 2d×2d matrices, the item
 // vectors V and B with their gradients, moments and model copies, and each
 // worker's gradient sums (opts.Workers, default GOMAXPROCS). opts.D ≤ 0 is
-// the default rank 30. It returns -1 when the estimate overflows an int64;
+// the default rank DefaultOfflineD. It returns -1 when the estimate overflows an int64;
 // a memory budget (memlimit) refuses that. A distributed driver that sums
 // one gradient per step (learn.FullBatch) counts as one worker.
 func OfflineMemory(opts OfflineOptions, n int) int64 {
@@ -20,13 +20,17 @@ func OfflineMemory(opts OfflineOptions, n int) int64 {
 	if w <= 0 {
 		w = runtime.GOMAXPROCS(0)
 	}
-	return learnerMemory(opts.D, n, w)
+	d := opts.D
+	if d <= 0 {
+		d = DefaultOfflineD
+	}
+	return learnerMemory(d, n, w)
 }
 
 // OnlineMemory estimates the bytes of the online learner (NewOnline,
 // TrainOnline) with opts over n items as OfflineMemory does, with workers
 // copies of the per-worker gradient sums (ndpp-bench counts one per
-// thread). opts.D ≤ 0 is the default rank 30.
+// thread). opts.D ≤ 0 is the default rank DefaultD.
 func OnlineMemory(opts OnlineOptions, n, workers int) int64 {
 	return learnerMemory(opts.D, n, workers)
 }

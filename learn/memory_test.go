@@ -21,7 +21,7 @@ func TestLearnerMemory(t *testing.T) {
 		require.Equal(t, want, OfflineMemory(OfflineOptions{D: c.d, Workers: c.w}, c.n), "%+v", c)
 		require.Equal(t, want, OnlineMemory(OnlineOptions{D: c.d}, c.n, c.w), "%+v", c)
 	}
-	require.Equal(t, formula(DefaultD, 10, int64(runtime.GOMAXPROCS(0))), OfflineMemory(OfflineOptions{}, 10))
+	require.Equal(t, formula(DefaultOfflineD, 10, int64(runtime.GOMAXPROCS(0))), OfflineMemory(OfflineOptions{}, 10))
 	require.Equal(t, formula(DefaultD, 10, 1), OnlineMemory(OnlineOptions{}, 10, 0))
 	prev := int64(-1)
 	for _, n := range []int{0, 1, 10, 1000, 1e6, 1e9} {
@@ -44,7 +44,13 @@ func TestLearnerMemory(t *testing.T) {
 // what zero options select.
 func TestDefaultsAreTheLearnersDefaults(t *testing.T) {
 	off := OfflineOptions{}.withDefaults()
-	require.Equal(t, DefaultD, off.D)
+	require.Equal(t, DefaultOfflineD, off.D)
+	require.Equal(t, DefaultNextWeight, off.NextWeight)
+	require.Equal(t, DefaultNextShare, off.NextShare)
+	rank := OfflineOptions{Objective: ObjectiveRank}.withDefaults()
+	require.Equal(t, DefaultRankNextWeight, rank.NextWeight)
+	require.Equal(t, 1.0, rank.NextShare)
+	require.Equal(t, 0.0, OfflineOptions{FullBatch: true}.withDefaults().NextWeight)
 	require.Equal(t, DefaultOfflineLR, off.LR)
 	require.Equal(t, DefaultRateScale, off.RateScale)
 	o, err := NewOnline(OnlineOptions{})

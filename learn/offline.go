@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ndpp-go/ndpp/learn/internal/vecmat"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -12,7 +11,9 @@ import (
 	"time"
 
 	"github.com/ndpp-go/ndpp/blas"
+	"github.com/ndpp-go/ndpp/eval"
 	"github.com/ndpp-go/ndpp/learn/internal/exactnorm"
+	"github.com/ndpp-go/ndpp/learn/internal/vecmat"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/ndpp/baskets"
 )
@@ -36,6 +37,18 @@ type Result struct {
 	Passes     float64 // passes over the training baskets
 	Baskets    int     // baskets processed (with repetitions)
 	ValLLEps   float64 // validation mean log det(L_S + εI) − log det(L + I) of the returned model, the learners' objective (ε = the options' Eps; NaN without validation)
+	// ValMPR estimates the returned model's micro MPR on the validation
+	// baskets (in percent; offline learner, NaN without validation): the
+	// share of DefaultValNegatives items drawn per basket that its
+	// conditional gains rank below a held-out item of the basket.
+	ValMPR float64
+	// SelectedBy says what chose the returned model among the validation
+	// checks (offline learner: SelectObjective, SelectRanking or
+	// SelectLikelihood).
+	SelectedBy Selection
+	// NextWeight is the next-item term's weight training used (offline
+	// learner: OfflineOptions.NextWeight after defaults).
+	NextWeight float64
 	Trace      []TracePoint
 }
 
@@ -103,20 +116,66 @@ type OfflineOptions struct {
 	// TraceSet, when non-nil, records the NLL on these baskets at every
 	// validation check into Result.Trace.
 	TraceSet [][]int
-	// CondWeight, when positive, adds to each training basket's term
-	// CondWeight times a next-item term: an item t of the basket S, drawn
-	// uniformly, is held out and scored against CondNegatives items drawn
-	// uniformly outside S by the conditional gain the paper protocol ranks
-	// by, g_j = det L_{Y+j}/det L_Y with Y = S − t, as the log of a softmax
-	// over those candidates (learn/cond.go; learn/RESULTS.md, "Ranking
-	// against co-occurrence"). Each basket then costs about 2(CondNegatives
-	// + 1) more determinants of |S| items. Default 0: off. Validation
-	// then scores the log-likelihood plus CondWeight times the mean term
-	// on the validation baskets (with draws fixed for the run).
-	CondWeight float64
-	// CondNegatives is the number of sampled candidates of the next-item
-	// term (default DefaultCondNegatives).
-	CondNegatives int
+	// Start, when not nil, is where training starts (a copy; e.g.
+	// ParamsFromModel of a saved model, to train it further with another
+	// objective) instead of the initialisation: its N must be the
+	// catalogue's, its Dim, B = V and diagonal those of D, Shared and
+	// LowRank. InitMoments then still replaces its B and C.
+	Start *Params
+	// InitMoments starts B and C (B ≠ V) at the moment fit to the training
+	// baskets' co-occurrences (FitMoments, with MomentSteps steps and the
+	// learner's seed): C at d/2 rotation blocks, B at the fitted rows times
+	// √κ, κ in {1e-4, 3e-4, …, 10}, the scale whose kernel has the best
+	// validation objective (log-likelihood plus NextWeight times the
+	// next-item term); V and the diagonal start as without it.
+	InitMoments bool
+	// MomentSteps is the moment fit's number of steps (default
+	// DefaultMomentSteps).
+	MomentSteps int
+	// Objective is what training maximises and how the returned model is
+	// chosen (default ObjectiveLikelihood; see ObjectiveRank).
+	Objective Objective
+	// NextWeight weights the next-item term against the basket term, per
+	// basket item: each training basket adds NextWeight·k̄ times the term
+	// of one of its items held out (see NextRandom), k̄ the mean number of
+	// items of the training baskets, so that the term keeps its share of
+	// the objective whatever the baskets' size (the basket term grows with
+	// it). The term is a smooth count of the items its
+	// conditional gain ranks below the held-out item's, the order the
+	// paper MPR scores (learn/nextitem.go; docs/math.md, "The next-item
+	// objective"). Each basket then costs O(|S|(|S| + NextNegatives)d)
+	// more. Zero selects the default: DefaultNextWeight with
+	// ObjectiveLikelihood (none with FullBatch), DefaultRankNextWeight
+	// with ObjectiveRank. A negative weight turns the term off: the
+	// regularised log-likelihood alone.
+	NextWeight float64
+	// NextNegatives is the number of items drawn uniformly per basket
+	// against which the held-out item is ranked (default
+	// DefaultNextNegatives): an unbiased estimate of the term over the
+	// whole catalogue, which at least n − |S| candidates make exact.
+	NextNegatives int
+	// NextBeta is the term's sharpness β (default DefaultNextBeta).
+	NextBeta float64
+	// NextShare is the share of a minibatch's baskets that add the
+	// next-item term, drawn afresh at every step, their weight divided by
+	// it so that the expected gradient is the same (0 < NextShare ≤ 1;
+	// default DefaultNextShare with ObjectiveLikelihood, 1 with
+	// ObjectiveRank). A smaller share trades the term's per-basket cost
+	// for gradient noise.
+	NextShare float64
+	// NextRandom holds out an item of each training basket drawn
+	// uniformly for the next-item term, instead of the basket's last item
+	// in Key's order, the one the paper protocol holds out of test baskets.
+	NextRandom bool
+	// Key is the items' order of the paper protocol (eval.Options.Key; nil
+	// is the row order): the validation ranking (Result.ValMPR) and the
+	// next-item term's validation value hold out each basket's last item
+	// in it, as eval.Evaluate does for test baskets.
+	Key []int64
+	// Select chooses the returned model among the validation checks
+	// (default: the objective's, SelectObjective for ObjectiveLikelihood,
+	// SelectRanking for ObjectiveRank).
+	Select Selection
 }
 
 func (o OfflineOptions) withDefaults() OfflineOptions {
@@ -138,7 +197,7 @@ const DefaultOfflineLR = 0.05
 // DefaultOfflineLR.
 func (o OfflineOptions) withDefaultsFor(n int) OfflineOptions {
 	if o.D == 0 {
-		o.D = DefaultD
+		o.D = DefaultOfflineD
 	}
 	if o.Batch == 0 {
 		o.Batch = max(800, n/4)
@@ -162,8 +221,31 @@ func (o OfflineOptions) withDefaultsFor(n int) OfflineOptions {
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
 	}
-	if o.CondNegatives == 0 {
-		o.CondNegatives = DefaultCondNegatives
+	if o.NextWeight == 0 {
+		switch {
+		case o.Objective == ObjectiveRank:
+			o.NextWeight = DefaultRankNextWeight
+		case !o.FullBatch:
+			o.NextWeight = DefaultNextWeight
+		}
+	}
+	if o.NextNegatives == 0 {
+		o.NextNegatives = DefaultNextNegatives
+	}
+	if o.NextBeta == 0 {
+		o.NextBeta = DefaultNextBeta
+	}
+	if o.NextShare == 0 {
+		o.NextShare = DefaultNextShare
+		if o.Objective == ObjectiveRank {
+			o.NextShare = 1
+		}
+	}
+	if o.Select == SelectDefault {
+		o.Select = SelectObjective
+		if o.Objective == ObjectiveRank {
+			o.Select = SelectRanking
+		}
 	}
 	return o
 }
@@ -179,11 +261,23 @@ func (opt OfflineOptions) validate() error {
 	if !(opt.LRDecay > 0 && opt.LRDecay <= 1) {
 		return fmt.Errorf("learn: invalid lr decay %v; want 0 < decay ≤ 1", opt.LRDecay)
 	}
-	if !(opt.CondWeight >= 0) || math.IsInf(opt.CondWeight, 0) || opt.CondNegatives < 1 {
-		return fmt.Errorf("learn: invalid next-item weight %v or negatives %d; want weight ≥ 0, negatives ≥ 1", opt.CondWeight, opt.CondNegatives)
+	if opt.Objective != ObjectiveLikelihood && opt.Objective != ObjectiveRank {
+		return fmt.Errorf("learn: invalid objective %v", opt.Objective)
 	}
-	if opt.CondWeight > 0 && opt.FullBatch {
-		return errors.New("learn: the next-item term (CondWeight) applies to minibatch training, not FullBatch")
+	if opt.Select != SelectObjective && opt.Select != SelectRanking && opt.Select != SelectLikelihood {
+		return fmt.Errorf("learn: invalid selection %v", opt.Select)
+	}
+	if math.IsNaN(opt.NextWeight) || math.IsInf(opt.NextWeight, 0) || opt.NextNegatives < 1 || !(opt.NextBeta > 0) || math.IsInf(opt.NextBeta, 0) {
+		return fmt.Errorf("learn: invalid next-item weight %v, negatives %d or sharpness %v; want a finite weight, negatives ≥ 1, 0 < sharpness < ∞", opt.NextWeight, opt.NextNegatives, opt.NextBeta)
+	}
+	if !(opt.NextShare > 0 && opt.NextShare <= 1) {
+		return fmt.Errorf("learn: invalid next-item share %v; want 0 < share ≤ 1", opt.NextShare)
+	}
+	if opt.InitMoments && (opt.Shared || opt.FullBatch) {
+		return errors.New("learn: the moment initialisation (InitMoments) needs B ≠ V and minibatch training")
+	}
+	if opt.NextWeight > 0 && opt.FullBatch {
+		return errors.New("learn: the next-item term (NextWeight) applies to minibatch training, not FullBatch")
 	}
 	if math.IsNaN(opt.DiagLR) || opt.DiagLR < 0 || math.IsInf(opt.DiagLR, 0) || math.IsNaN(opt.RateScale) || math.IsInf(opt.RateScale, 0) {
 		return fmt.Errorf("learn: invalid diagonal lr %v or rate scale %v", opt.DiagLR, opt.RateScale)
@@ -204,13 +298,13 @@ func checkBaskets(name string, b [][]int, n int) error {
 //
 //	(1/m) Σᵢ log det(L_{Sᵢ} + εI) − log det(L + I) − R(V, B)
 //
-// (with CondWeight, plus CondWeight times a next-item term per basket) with
-// minibatch Adam: each minibatch's basket gradients are computed in
-// parallel (one accumulator per worker), the normaliser and its gradient
-// exactly through the 2d×2d identity det(I + L) = det(I_2d + WG) (never
-// C⁻¹), C = D − Dᵀ learned unless FixC. The validation log-likelihood
-// (with CondWeight, plus the weighted next-item term) is checked every
-// EvalEvery iterations and the best model is returned
+// (plus NextWeight times a next-item term per basket) with minibatch
+// Adam: each minibatch's basket gradients are computed in parallel (one
+// accumulator per worker), the normaliser and its gradient exactly through
+// the 2d×2d identity det(I + L) = det(I_2d + WG) (never C⁻¹), C = D − Dᵀ
+// learned unless FixC. Every EvalEvery iterations the validation baskets
+// are scored — the objective, and with SelectRanking the ranking ValMPR —
+// and the model that Select chooses among the checks is returned
 // (validation-based stopping with Patience). val may be empty, in which case
 // the last model is returned after MaxEpochs (or TimeLimit). ctx is checked
 // before every iteration, within full-batch gradients and between chunks
@@ -230,6 +324,9 @@ func TrainOffline(ctx context.Context, train, val [][]int, n int, opt OfflineOpt
 	if err := opt.validate(); err != nil {
 		return nil, err
 	}
+	if opt.Key != nil && len(opt.Key) != n {
+		return nil, fmt.Errorf("learn: %d keys for %d items", len(opt.Key), n)
+	}
 	for _, set := range []struct {
 		name string
 		b    [][]int
@@ -238,13 +335,24 @@ func TrainOffline(ctx context.Context, train, val [][]int, n int, opt OfflineOpt
 			return nil, err
 		}
 	}
-	p, err := newParams(n, opt.D, opt.Shared, !opt.LowRank, opt.Seed, opt.Init)
-	if err != nil {
+	var p *Params
+	var err error
+	if opt.Start != nil {
+		if err := opt.checkStart(n); err != nil {
+			return nil, err
+		}
+		p = opt.Start.Clone()
+	} else if p, err = newParams(n, opt.D, opt.Shared, !opt.LowRank, opt.Seed, opt.Init); err != nil {
 		return nil, err
 	}
 	tr := newOfflineTrainer(p, train, opt)
-	if p.Theta != nil {
+	if p.Theta != nil && opt.Start == nil {
 		tr.initTheta()
+	}
+	if opt.InitMoments {
+		if err := initMoments(ctx, p, train, val, opt); err != nil {
+			return nil, err
+		}
 	}
 	evalEvery := opt.EvalEvery
 	if evalEvery == 0 {
@@ -253,11 +361,25 @@ func TrainOffline(ctx context.Context, train, val [][]int, n int, opt OfflineOpt
 			evalEvery = 1
 		}
 	}
-	res := &Result{ValLLEps: math.NaN()}
-	var best *Params
-	// The best model is the one of the highest validation score: the
-	// log-likelihood, plus CondWeight times the next-item term.
-	bestLL, bestScore, bad := math.Inf(-1), math.Inf(-1), 0
+	res := &Result{ValLLEps: math.NaN(), ValMPR: math.NaN(), SelectedBy: opt.Select, NextWeight: max(opt.NextWeight, 0)}
+	nextW := tr.nextW
+	var sel *selector
+	if len(val) > 0 {
+		// SelectRanking keeps to models whose validation log-likelihood is
+		// at least the independent-items model's (of the training counts).
+		floor := math.Inf(-1)
+		if opt.Select == SelectRanking {
+			m, err := eval.IndependentOfCounts(tr.counts, int64(len(train)))
+			if err != nil {
+				return nil, err
+			}
+			if floor, err = meanLogLikelihood(ctx, m, val, opt.Eps, opt.Workers); err != nil {
+				return nil, err
+			}
+		}
+		sel = newSelector(opt.Select, floor)
+	}
+	bad := 0
 	var elapsed time.Duration
 	// Validation and the trace use the objective's convention: the basket
 	// term log det(L_S + εI), finite for every basket.
@@ -283,16 +405,21 @@ func TrainOffline(ctx context.Context, train, val [][]int, n int, opt OfflineOpt
 		if math.IsNaN(ll) {
 			return true, errors.New("learn: offline training diverged: validation log-likelihood is NaN (lower the learning rate)")
 		}
-		score := ll
-		if opt.CondWeight > 0 {
-			c, err := meanCondValue(ctx, m, val, opt)
+		score, rank := ll, math.NaN()
+		if opt.NextWeight > 0 {
+			v, err := meanNextValue(ctx, p, val, opt.NextNegatives, opt.NextBeta, opt.Key, opt.Eps, opt.Seed)
 			if err != nil {
 				return true, err
 			}
-			score += opt.CondWeight * c
+			score += nextW * v
 		}
-		if best == nil || score > bestScore {
-			bestLL, bestScore, best, bad = ll, score, p.Clone(), 0
+		if opt.Select == SelectRanking {
+			if rank, err = valRanking(ctx, p, val, DefaultValNegatives, opt.Key, opt.Eps, opt.Seed); err != nil {
+				return true, err
+			}
+		}
+		if sel.observe(p, ll, score, rank) {
+			bad = 0
 			return false, nil
 		}
 		bad++
@@ -351,15 +478,18 @@ func TrainOffline(ctx context.Context, train, val [][]int, n int, opt OfflineOpt
 			}
 		}
 	}
-	if best == nil {
-		best = p
+	best := p
+	if sel != nil && sel.score.p != nil {
+		best, res.ValLLEps, res.ValMPR, res.SelectedBy = sel.chosen()
+		if math.IsNaN(res.ValMPR) {
+			if res.ValMPR, err = valRanking(ctx, best, val, DefaultValNegatives, opt.Key, opt.Eps, opt.Seed); err != nil {
+				return nil, err
+			}
+		}
 	}
 	res.Params = best
 	res.Seconds = elapsed.Seconds()
 	res.Passes = float64(res.Baskets) / float64(len(train))
-	if len(val) > 0 {
-		res.ValLLEps = bestLL
-	}
 	res.Model, err = best.Model()
 	if err != nil {
 		return nil, err
@@ -380,6 +510,8 @@ type offlineTrainer struct {
 	workers  []*offlineWorker
 	total    *accum
 	nw       *exactnorm.Work
+	next     nextPrep
+	nextW    float64 // the next-item term's weight per basket, NextWeight·k̄
 	g        *Grad
 	mom      *Grad // Adam first moments
 	sq       *Grad // Adam second moments
@@ -387,10 +519,11 @@ type offlineTrainer struct {
 }
 
 type offlineWorker struct {
-	acc  *accum
-	w    basketWork
-	bcS  []float64
-	cond condWork
+	acc      *accum
+	w        basketWork
+	bcS      []float64
+	next     nextWork
+	nextNegs []int
 }
 
 func newOfflineTrainer(p *Params, train [][]int, opt OfflineOptions) *offlineTrainer {
@@ -400,7 +533,9 @@ func newOfflineTrainer(p *Params, train [][]int, opt OfflineOptions) *offlineTra
 			counts[i]++
 		}
 	}
-	return newTrainerCounts(p, counts, len(train), opt)
+	tr := newTrainerCounts(p, counts, len(train), opt)
+	tr.nextW = max(opt.NextWeight, 0) * meanSize(train)
+	return tr
 }
 
 // newTrainerCounts is newOfflineTrainer from the training baskets' item
@@ -485,7 +620,7 @@ func (tr *offlineTrainer) applyStep() bool {
 
 // gradient computes tr.g, the gradient of the minibatch objective
 // (1/|batch|) Σ log det(L_S + εI) − log det(I + L) − R(V, B) (each basket's
-// term plus CondWeight times its next-item term, condTerm, when set), and
+// term plus NextWeight times its next-item term when set), and
 // reports whether the normaliser could be factored.
 func (tr *offlineTrainer) gradient(batch [][]int) bool {
 	p, d, n := tr.p, tr.p.Dim, tr.p.N
@@ -493,6 +628,9 @@ func (tr *offlineTrainer) gradient(batch [][]int) bool {
 	b := p.brows()
 	vecmat.N(tr.bc, d, b, d, n, tr.c, d, d, d, 1) // rows bᵢᵀC
 	scale := 1 / float64(len(batch))
+	if tr.nextW > 0 {
+		tr.next.prepare(p, tr.c, tr.opt.Eps)
+	}
 	nw := len(tr.workers)
 	chunk := (len(batch) + nw - 1) / nw
 	var wg sync.WaitGroup
@@ -524,10 +662,10 @@ func (tr *offlineTrainer) gradient(batch [][]int) bool {
 				// The step needs the gradient only (the objective's
 				// value is tracked on the validation set).
 				wk.w.basketTerm(p, bcS, s, tr.opt.Eps, false, false, wk.acc, scale)
-				if tr.opt.CondWeight > 0 && k >= 2 {
-					t, negs := condChoice(tr.opt.Seed, tr.t, lo+q, s, n, tr.opt.CondNegatives, wk.cond.negs)
-					wk.cond.negs = negs
-					wk.w.condTerm(&wk.cond, p, tr.bc, s, t, negs, tr.opt.Eps, wk.acc, scale*tr.opt.CondWeight)
+				if tr.nextW > 0 && k >= 2 && nextTakes(tr.opt.Seed, tr.t, lo+q, tr.opt.NextShare) {
+					t, negs := nextChoice(tr.opt.Seed, tr.t, lo+q, s, n, tr.opt.NextNegatives, !tr.opt.NextRandom, tr.opt.Key, wk.nextNegs)
+					wk.nextNegs = negs
+					wk.next.term(&tr.next, p, s, t, negs, tr.opt.NextBeta, wk.acc, scale*tr.nextW/tr.opt.NextShare)
 				}
 			}
 		}(wk, lo, batch[lo:hi])
@@ -602,4 +740,34 @@ func (tr *offlineTrainer) regularize(g *Grad) {
 			blas.Axpy(-2*tr.opt.Beta*tr.invMu[i], p.B[r:r+d], g.B[r:r+d])
 		}
 	}
+}
+
+// checkStart checks that opt.Start fits a catalogue of n items and the
+// options' kernel.
+func (opt OfflineOptions) checkStart(n int) error {
+	p := opt.Start
+	if p.N != n || p.Dim != opt.D || p.Shared() != opt.Shared || p.HasDiag() == opt.LowRank {
+		return fmt.Errorf("learn: start parameters of %d items, d = %d, shared %v, diagonal %v; the options want %d items, d = %d, shared %v, diagonal %v",
+			p.N, p.Dim, p.Shared(), p.HasDiag(), n, opt.D, opt.Shared, !opt.LowRank)
+	}
+	d := p.Dim
+	if len(p.V) != n*d || (p.B != nil && len(p.B) != n*d) || len(p.D) != d*d || (p.Theta != nil && len(p.Theta) != n) {
+		return fmt.Errorf("learn: start parameters with arrays of lengths %d, %d, %d, %d for %d items at d = %d", len(p.V), len(p.B), len(p.D), len(p.Theta), n, d)
+	}
+	if !p.finite() {
+		return errors.New("learn: start parameters are not finite")
+	}
+	return nil
+}
+
+// meanSize is the mean number of items of the baskets (0 for none).
+func meanSize(baskets [][]int) float64 {
+	if len(baskets) == 0 {
+		return 0
+	}
+	var k int
+	for _, s := range baskets {
+		k += len(s)
+	}
+	return float64(k) / float64(len(baskets))
 }

@@ -22,7 +22,7 @@ func TestOfflineGradientMatchesFiniteDifferences(t *testing.T) {
 		n, d := 8, 3
 		train := plantedBaskets(n, 40, seed)
 		batch := train[:5]
-		opt := OfflineOptions{D: d, Shared: shared, Alpha: alpha, Beta: beta, Workers: 2, LowRank: !diag}.withDefaults()
+		opt := OfflineOptions{D: d, Shared: shared, Alpha: alpha, Beta: beta, Workers: 2, LowRank: !diag, NextWeight: -1}.withDefaults()
 		p, err := newParams(n, d, shared, diag, seed, InitOptions{Scale: 0.5, CScale: 0.5, Share: -1})
 		require.NoError(t, err)
 		tr := newOfflineTrainer(p, train, opt)
@@ -132,10 +132,16 @@ func TestOfflineRejectsBadInput(t *testing.T) {
 		{"negative lr", good, 3, OfflineOptions{LR: -1}},
 		{"NaN alpha", good, 3, OfflineOptions{Alpha: math.NaN()}},
 		{"negative batch", good, 3, OfflineOptions{Batch: -2}},
-		{"negative next-item weight", good, 3, OfflineOptions{CondWeight: -1}},
-		{"NaN next-item weight", good, 3, OfflineOptions{CondWeight: math.NaN()}},
-		{"negative negatives", good, 3, OfflineOptions{CondWeight: 1, CondNegatives: -1}},
-		{"next-item term with full batch", good, 3, OfflineOptions{CondWeight: 1, FullBatch: true}},
+		{"infinite next-item weight", good, 3, OfflineOptions{NextWeight: math.Inf(1)}},
+		{"negative next-item share", good, 3, OfflineOptions{NextShare: -0.5}},
+		{"next-item share above 1", good, 3, OfflineOptions{NextShare: 2}},
+		{"NaN next-item weight", good, 3, OfflineOptions{NextWeight: math.NaN()}},
+		{"negative negatives", good, 3, OfflineOptions{NextWeight: 1, NextNegatives: -1}},
+		{"negative sharpness", good, 3, OfflineOptions{NextWeight: 1, NextBeta: -1}},
+		{"unknown objective", good, 3, OfflineOptions{Objective: 7}},
+		{"unknown selection", good, 3, OfflineOptions{Select: 9}},
+		{"next-item term with full batch", good, 3, OfflineOptions{NextWeight: 1, FullBatch: true}},
+		{"rank objective with full batch", good, 3, OfflineOptions{Objective: ObjectiveRank, FullBatch: true}},
 	}
 	for _, c := range cases {
 		_, err := TrainOffline(context.Background(), c.train, nil, c.n, c.opt)

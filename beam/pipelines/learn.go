@@ -287,7 +287,7 @@ func CheckLearnMemory(opt learn.OfflineOptions, n int, maxMemory int64) error {
 	opt.Workers = 1
 	d := opt.D
 	if d <= 0 {
-		d = learn.DefaultD
+		d = learn.DefaultOfflineD
 	}
 	what := fmt.Sprintf("learning with d = %d", d)
 	if n > 0 {

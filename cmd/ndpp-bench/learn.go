@@ -10,12 +10,14 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/ndpp-go/ndpp/eval"
+	"github.com/ndpp-go/ndpp/internal/memlimit"
 	"github.com/ndpp-go/ndpp/internal/outfile"
 	"github.com/ndpp-go/ndpp/learn"
 	"github.com/ndpp-go/ndpp/ndpp"
@@ -80,6 +82,17 @@ type metricsJSON struct {
 	// Eps is ε of test_ll_eps and of the AUC's basket scores
 	// log det(L_S + εI).
 	Eps float64 `json:"eps"`
+	// The offline learner's objective and next-item weight (learn
+	// --objective, --next-weight), and the returned model's validation
+	// figures: the objective's log-likelihood term (ε form) and an estimate
+	// of its micro MPR (learn.Result.ValMPR), with what chose it among the
+	// validation checks ("objective" or "ranking"). The online learner
+	// reports val_ll_eps only.
+	Objective  string   `json:"objective,omitempty"`
+	NextWeight *float64 `json:"next_weight,omitempty"`
+	ValLLEps   *float64 `json:"val_ll_eps,omitempty"`
+	ValMPR     *float64 `json:"val_mpr,omitempty"`
+	SelectedBy string   `json:"selected_by,omitempty"`
 	// ItemOrder is how the paper protocol orders a basket's items to hold
 	// out the last: "ids" (every token is an integer id) or "first
 	// appearance" (of the tokens, in the vocabulary's order). The reference
@@ -424,8 +437,12 @@ type learnFlags struct {
 	factorEv   int
 	lag        int
 	cEvery     int
-	condWeight float64
-	condNeg    int
+	objective  string
+	nextWeight float64
+	moments    bool
+	start      string
+	nextRandom bool
+	nextShare  float64
 	cooc       bool
 	latent     bool
 	set        map[string]bool // the flags given on the command line
@@ -439,7 +456,7 @@ func runLearn(e *env, args []string) error {
 	f.bf.register(fs)
 	f.bf.registerTokens(fs)
 	fs.StringVar(&f.mode, "mode", "offline", "online (one pass, constant memory) or offline (minibatch Adam with validation-based stopping)")
-	fs.IntVar(&f.d, "d", 30, "rank parameter d")
+	fs.IntVar(&f.d, "d", 0, fmt.Sprintf("rank parameter d (default %d offline, %d online)", learn.DefaultOfflineD, learn.DefaultD))
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the split, the initialisation and the minibatch order")
 	fs.StringVar(&f.out, "out", "", "write the learned model to this .npz file, or - for standard output (the report then goes to standard error)")
 	fs.BoolVar(&f.shared, "shared", false, "B = V (the reference code's setting)")
@@ -466,16 +483,26 @@ func runLearn(e *env, args []string) error {
 	fs.Float64Var(&f.initShare, "init-share", 0, "with --diag: initial E‖vᵢ‖² as a share of the item's initial δᵢ (default: offline 0.5, online 0.01; negative: --init-scale as drawn)")
 	fs.IntVar(&f.factorEv, "factor-every", 0, "online, exact normaliser: refactor every this many baskets (on a second goroutine); 1 = synchronously at every basket, the exact gradient (default 25)")
 	fs.IntVar(&f.lag, "lag", 0, "online, exact normaliser: a refactorisation takes effect this many baskets after its snapshot, at most --factor-every (default min(factor-every, 70))")
-	fs.Float64Var(&f.condWeight, "cond-weight", 0, "offline: weight of a next-item term (a held-out item of each training basket against --cond-negatives sampled items, by the conditional gain the paper MPR ranks by); 0 = off")
+	fs.StringVar(&f.objective, "objective", "likelihood", "offline: likelihood (maximise the log-likelihood, return the best validation value) or rank (add the next-item term with weight "+strconv.FormatFloat(learn.DefaultRankNextWeight, 'g', -1, 64)+", return the model that ranks validation baskets best among those at least as likely as the independent-items model)")
 	fs.BoolVar(&f.cooc, "cooccurrence", true, "evaluate the co-occurrence baseline (false: none; the online pass then keeps no pair counts, so its time and peak memory are the learner's alone)")
 	fs.BoolVar(&f.latent, "latent-class", true, fmt.Sprintf("offline: evaluate the latent class baseline (a mixture of %d independent-items models fitted by EM; false: none)", eval.DefaultLatentClasses))
-	fs.IntVar(&f.condNeg, "cond-negatives", 0, fmt.Sprintf("offline, with --cond-weight: sampled candidates per basket (default %d)", learn.DefaultCondNegatives))
+	fs.StringVar(&f.start, "start", "", "offline: start training from this model (.npz, learned on the same file: the same items in the same order, the same --d and kernel) instead of the initialisation, e.g. to train a likelihood model further with --objective rank")
+	fs.BoolVar(&f.moments, "init-moments", false, "offline: start B and C at the fit of their squared couplings to the training baskets' co-occurrence cosines (learn.FitMoments), scaled to the best validation objective")
+	fs.BoolVar(&f.nextRandom, "next-random", false, "offline, with a next-item term: hold out an item of each training basket drawn at random instead of its last in the paper protocol's order (the order of item_order, whose last item the test baskets hold out)")
+	fs.Float64Var(&f.nextShare, "next-share", 0, "offline, with a next-item term: the share of each minibatch's baskets that add it, drawn at every step and weighted by its inverse so that the expected gradient is the same (default "+strconv.FormatFloat(learn.DefaultNextShare, 'g', -1, 64)+" with --objective likelihood, 1 with rank)")
+	fs.Float64Var(&f.nextWeight, "next-weight", 0, "offline: weight per basket item of the next-item term, which ranks the last item of each training basket in the paper protocol's order by its conditional gain against sampled items, the order the paper MPR scores (default "+strconv.FormatFloat(learn.DefaultNextWeight, 'g', -1, 64)+" with --objective likelihood, "+strconv.FormatFloat(learn.DefaultRankNextWeight, 'g', -1, 64)+" with rank; 0: none, the likelihood alone)")
 	fs.IntVar(&f.cEvery, "c-every", 0, "online: step C every this many baskets (default 32 for adam, 16 for sgd)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	f.set = map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	if !f.set["d"] {
+		f.d = learn.DefaultOfflineD
+		if f.mode == "online" {
+			f.d = learn.DefaultD
+		}
+	}
 	if err := f.g.apply(); err != nil {
 		return err
 	}
@@ -487,7 +514,8 @@ func runLearn(e *env, args []string) error {
 	data, resume := stdFile("--data", f.data), stdFile("--resume", f.resume)
 	out, trace := stdFile("--out", f.out), stdFile("--trace", f.trace)
 	checkpoint := outfile.File{Flag: "--checkpoint", Path: f.checkpoint, Why: whyCheckpoint, Regular: true}
-	if err := checkFiles([]outfile.File{data, resume}, []outfile.File{out, trace}); err != nil {
+	start := modelFile("--start", f.start)
+	if err := checkFiles([]outfile.File{data, resume, start}, []outfile.File{out, trace}); err != nil {
 		return err
 	}
 	if err := checkFiles([]outfile.File{data}, []outfile.File{out, trace, checkpoint}); err != nil {
@@ -528,6 +556,13 @@ func runLearn(e *env, args []string) error {
 		// The reading's garbage is collected before the learner's clock
 		// starts, so that it is not timed collecting it.
 		runtime.GC()
+		obj, _ := learn.ParseObjective(f.objective) // checked with the flags
+		var start *learn.Params
+		if f.start != "" {
+			if start, err = startParams(f.start, voc, f.g.budget); err != nil {
+				return err
+			}
+		}
 		var bar *progress
 		progressFn := func(it, maxIt int) {
 			if bar == nil {
@@ -538,8 +573,8 @@ func runLearn(e *env, args []string) error {
 		res, err = learn.TrainOffline(e.context(), train, val, n, learn.OfflineOptions{D: f.d, Shared: f.shared, LowRank: !f.diag, Seed: f.seed, DiagLR: f.diagLR, RateScale: f.rateScale,
 			Progress: progressFn, LR: f.lr, Batch: f.batch, MaxEpochs: f.epochs, Patience: f.patience, Alpha: f.alpha, Beta: f.beta,
 			FixC: f.fixC, Workers: f.g.threads, TimeLimit: f.timeLimit, TraceSet: traceSet(f.trace, val),
-			CondWeight: f.condWeight, CondNegatives: f.condNeg,
-			Init: learn.InitOptions{Scale: f.initScale, Share: f.initShare}})
+			Objective: obj, NextWeight: f.libNextWeight(), NextShare: f.nextShare,
+			Init: learn.InitOptions{Scale: f.initScale, Share: f.initShare}, InitMoments: f.moments, NextRandom: f.nextRandom, Key: sortKeys(voc), Start: start})
 		bar.Finish()
 		if err != nil {
 			return err
@@ -604,10 +639,43 @@ func runLearn(e *env, args []string) error {
 	extra := [][2]string{{"items", strconv.Itoa(n)}, {"validation log-likelihood, ε (objective)", valLL}}
 	r := toMetricsJSON(f.mode, model.D(), met, cmp, res.Seconds, res.Passes, res.Baskets)
 	r.ItemOrder = itemOrder(voc, keys)
+	if f.nVal > 0 {
+		r.ValLLEps = num(res.ValLLEps)
+	}
+	if f.mode == "offline" {
+		r.Objective = f.objective
+		r.NextWeight = &res.NextWeight
+		if f.nVal > 0 {
+			r.ValMPR = num(res.ValMPR)
+			r.SelectedBy = res.SelectedBy.String()
+			extra = append(extra, [2]string{"validation MPR (estimate)", fmt.Sprintf("%.2f", res.ValMPR)}, [2]string{"model selected by", res.SelectedBy.String()})
+		}
+	}
 	if rssOK {
 		r.PeakRSSBytes = &rss
 	}
 	return writeMetrics(reportTo(e, f.out, f.trace), &f.g, r, extra)
+}
+
+// startParams loads the model of --start and returns its parameters,
+// refusing a model over other items than the data file's vocabulary voc
+// (the same tokens in the same rows).
+func startParams(path string, voc *ndpp.Vocab, budget memlimit.Budget) (*learn.Params, error) {
+	m, err := loadModel(path, budget)
+	if err != nil {
+		return nil, fmt.Errorf("--start: %w", err)
+	}
+	same := false
+	if ids := m.IDs(); ids != nil {
+		vids, ok := voc.IDs()
+		same = ok && slices.Equal(ids, vids)
+	} else if mv := m.Vocab(); mv != nil {
+		same = slices.Equal(mv.Tokens(), voc.Tokens())
+	}
+	if !same {
+		return nil, fmt.Errorf("--start %s: the model's items are not the data file's (%d items, in the order of first appearance): learn it on the same file", path, voc.Len())
+	}
+	return learn.ParamsFromModel(m), nil
 }
 
 // checkMemory refuses a learner whose estimated memory for n items
@@ -656,6 +724,16 @@ func rankNote(e *env, cmd string, met *eval.Metrics, m *ndpp.Model) {
 	}
 }
 
+// libNextWeight is --next-weight as learn.OfflineOptions.NextWeight takes
+// it: 0 when unset (the objective's default), negative for an explicit 0
+// (no next-item term).
+func (f *learnFlags) libNextWeight() float64 {
+	if f.set["next-weight"] && f.nextWeight == 0 {
+		return -1
+	}
+	return f.nextWeight
+}
+
 func (f *learnFlags) check() error {
 	if f.data == "" {
 		return usagef("--data is required")
@@ -693,11 +771,17 @@ func (f *learnFlags) check() error {
 	if _, ok := learn.ParseNormalizer(f.normalizer); !ok {
 		return usagef("--normalizer must be exact or basket, not %q", f.normalizer)
 	}
-	if f.condWeight < 0 || math.IsNaN(f.condWeight) || math.IsInf(f.condWeight, 0) || f.condNeg < 0 {
-		return usagef("--cond-weight and --cond-negatives must be ≥ 0")
+	if !(f.nextShare >= 0 && f.nextShare <= 1) || f.set["next-share"] && f.nextShare == 0 {
+		return usagef("--next-share must be in (0, 1]")
 	}
-	if f.mode == "online" && (f.condWeight != 0 || f.condNeg != 0) {
-		return usagef("--cond-weight and --cond-negatives apply to --mode offline")
+	if f.nextWeight < 0 || math.IsNaN(f.nextWeight) || math.IsInf(f.nextWeight, 0) {
+		return usagef("--next-weight must be ≥ 0")
+	}
+	if _, err := learn.ParseObjective(f.objective); err != nil {
+		return usagef("--objective must be likelihood or rank, not %q", f.objective)
+	}
+	if f.mode == "online" && (f.nextWeight != 0 || f.objective != "likelihood" || f.start != "" || f.moments || f.nextRandom || f.nextShare != 0) {
+		return usagef("--objective, --next-weight, --next-random, --next-share, --start and --init-moments apply to --mode offline")
 	}
 	if f.mode == "offline" && (f.checkpoint != "" || f.resume != "") {
 		return usagef("--checkpoint and --resume apply to --mode online")

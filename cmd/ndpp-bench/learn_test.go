@@ -13,7 +13,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/ndpp-go/ndpp/eval"
+	"github.com/ndpp-go/ndpp/learn"
 )
 
 // learnJSONKeys are the fields of learn --json and eval --json.
@@ -78,6 +80,18 @@ func decodeMetrics(t *testing.T, out string) map[string]any {
 	} else if v, ok := raw["peak_rss_bytes"].(float64); !ok || v <= 0 || v != math.Trunc(v) {
 		t.Errorf("peak_rss_bytes = %v, want a positive number of bytes", raw["peak_rss_bytes"])
 	}
+	// learn's validation figures (with --val > 0) and, offline, its
+	// objective and what selected the model.
+	if _, ok := raw["val_ll_eps"]; ok && raw["mode"] != "eval" {
+		want = append(slices.Clone(want), "val_ll_eps")
+		if raw["mode"] == "offline" {
+			want = append(want, "val_mpr", "selected_by")
+		}
+	}
+	if raw["mode"] == "offline" {
+		want = append(slices.Clone(want), "objective", "next_weight")
+	}
+	slices.Sort(want)
 	if !slices.Equal(keys, want) {
 		t.Fatalf("keys %v, want %v", keys, want)
 	}
@@ -119,21 +133,43 @@ func TestLearnOfflineJSON(t *testing.T) {
 	}
 }
 
-// TestLearnCondFlags checks that --cond-weight and --cond-negatives reach
-// the offline learner: each gives a different model from the defaults.
-func TestLearnCondFlags(t *testing.T) {
+// TestLearnObjectiveFlags checks that --next-weight and --objective reach
+// the offline learner (each gives a different model from the defaults)
+// and that the JSON says which objective trained the model and what
+// selected it among the validation checks.
+func TestLearnObjectiveFlags(t *testing.T) {
 	data := smallApparel(t, 1500)
 	var lls []float64
-	for _, extra := range [][]string{nil, {"--cond-weight", "2"}, {"--cond-weight", "2", "--cond-negatives", "3"}} {
-		args := append([]string{"learn", "--data", data, "--mode", "offline", "--d", "6", "--val", "100", "--test", "300", "--epochs", "2", "--json", "--quiet"}, extra...)
+	for _, c := range []struct {
+		extra      []string
+		objective  string
+		weight     float64
+		selectedBy []string
+	}{
+		{[]string{"--next-weight", "0"}, "likelihood", 0, []string{"objective"}},
+		{nil, "likelihood", learn.DefaultNextWeight, []string{"objective"}},
+		{[]string{"--next-weight", "2", "--next-share", "0.5"}, "likelihood", 2, []string{"objective"}},
+		{[]string{"--objective", "rank"}, "rank", learn.DefaultRankNextWeight, []string{"ranking", "likelihood"}},
+	} {
+		args := append([]string{"learn", "--data", data, "--mode", "offline", "--d", "6", "--val", "100", "--test", "300", "--epochs", "2", "--json", "--quiet"}, c.extra...)
 		code, out, errs := runLearnCmd(t, args...)
 		if code != 0 {
-			t.Fatalf("%v: exit %d: %s", extra, code, errs)
+			t.Fatalf("%v: exit %d: %s", c.extra, code, errs)
 		}
-		lls = append(lls, decodeMetrics(t, out)["test_ll"].(float64))
+		r := decodeMetrics(t, out)
+		lls = append(lls, r["test_ll"].(float64))
+		if r["objective"] != c.objective || r["next_weight"] != c.weight || !slices.Contains(c.selectedBy, r["selected_by"].(string)) {
+			t.Errorf("%v: objective %v, next_weight %v, selected_by %v", c.extra, r["objective"], r["next_weight"], r["selected_by"])
+		}
+		if v, ok := r["val_mpr"].(float64); !ok || !(v > 0 && v <= 100) {
+			t.Errorf("%v: val_mpr %v", c.extra, r["val_mpr"])
+		}
+		if _, ok := r["val_ll_eps"].(float64); !ok {
+			t.Errorf("%v: val_ll_eps %v", c.extra, r["val_ll_eps"])
+		}
 	}
-	if lls[1] == lls[0] || lls[2] == lls[1] {
-		t.Errorf("test LL %v: the next-item flags changed nothing", lls)
+	if lls[1] == lls[0] || lls[2] == lls[0] || lls[3] == lls[0] {
+		t.Errorf("test LL %v: the objective flags changed nothing", lls)
 	}
 }
 
@@ -242,9 +278,14 @@ func TestLearnAndEvalUsageErrors(t *testing.T) {
 		{"learn", "--data", data, "--mode", "offline", "--factor-every", "5"},
 		{"learn", "--data", data, "--mode", "online", "--lag", "-1"},
 		{"learn", "--data", data, "--mode", "offline", "--lag", "5"},
-		{"learn", "--data", data, "--mode", "online", "--cond-weight", "1"},
-		{"learn", "--data", data, "--mode", "offline", "--cond-weight", "-1"},
-		{"learn", "--data", data, "--mode", "offline", "--cond-negatives", "-1"},
+		{"learn", "--data", data, "--mode", "online", "--next-weight", "1"},
+		{"learn", "--data", data, "--mode", "online", "--objective", "rank"},
+		{"learn", "--data", data, "--mode", "offline", "--next-weight", "-1"},
+		{"learn", "--data", data, "--mode", "offline", "--next-share", "0"},
+		{"learn", "--data", data, "--mode", "offline", "--next-share", "1.5"},
+		{"learn", "--data", data, "--mode", "online", "--next-share", "0.5"},
+		{"learn", "--data", data, "--mode", "offline", "--d", "0"},
+		{"learn", "--data", data, "--mode", "offline", "--objective", "ndcg"},
 		{"learn", "--data", data, "extra"},
 		{"eval"},
 		{"eval", "--model", "m.npz"},
@@ -436,4 +477,52 @@ func TestLearnWithoutBaselines(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestLearnStart: --start trains a saved model further (here with
+// --objective rank), refuses a model of other items, and is an input no
+// output may overwrite.
+func TestLearnStart(t *testing.T) {
+	data := smallApparel(t, 1500)
+	dir := t.TempDir()
+	m := filepath.Join(dir, "m.npz")
+	common := []string{"learn", "--data", data, "--mode", "offline", "--d", "6", "--val", "100", "--test", "300", "--epochs", "2", "--quiet"}
+	if code, _, errs := runLearnCmd(t, append(slices.Clone(common), "--out", m)...); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	code, out, errs := runLearnCmd(t, append(slices.Clone(common), "--start", m, "--objective", "rank", "--json")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if r := decodeMetrics(t, out); r["objective"] != "rank" {
+		t.Errorf("objective %v", r["objective"])
+	}
+	// The same baskets in reverse: the items reach other rows.
+	lines := strings.Split(strings.TrimSpace(readFile(t, data)), "\n")
+	slices.Reverse(lines)
+	other := filepath.Join(dir, "reversed.csv")
+	if err := os.WriteFile(other, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = runLearnCmd(t, "learn", "--data", other, "--mode", "offline", "--d", "6", "--val", "100", "--test", "300", "--epochs", "1", "--quiet", "--start", m)
+	if code != 1 || !strings.Contains(errs, "--start") {
+		t.Errorf("a model of other items: exit %d: %s", code, errs)
+	}
+	code, _, errs = runLearnCmd(t, append(slices.Clone(common), "--start", m, "--out", m)...)
+	if code != 2 {
+		t.Errorf("--out over --start: exit %d: %s", code, errs)
+	}
+	code, _, errs = runLearnCmd(t, append(slices.Clone(common), "--init-moments", "--json")...)
+	if code != 0 {
+		t.Errorf("--init-moments: exit %d: %s", code, errs)
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

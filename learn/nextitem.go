@@ -1,0 +1,444 @@
+package learn
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	gblas "gonum.org/v1/gonum/blas"
+
+	"github.com/ndpp-go/ndpp/blas"
+	"github.com/ndpp-go/ndpp/internal/f64"
+)
+
+// The next-item term of a basket S with item t held out and Y = S − t
+// scores the conditional gains that the paper protocol ranks by,
+// g_j(Y) = det(L_{Y+j} + εI)/det(L_Y + εI), of the held-out item against
+// other items j ∉ S, pairwise:
+//
+//	ℓ = mean_j log σ(β (log g_t − log g_j)),
+//
+// a smooth count of the items ranked below t (MPR counts them exactly;
+// docs/math.md, "The next-item objective"). Over all j ∉ S it is exact;
+// with J items drawn uniformly from the catalogue it is an unbiased
+// estimate of it. In the model's coordinates (zⱼ = [vⱼ; bⱼ],
+// X = blockdiag(I, C), K = L_Y + εI, P = X Z_Y, Q = Xᵀ Z_Y) each gain is
+// g_j = δ'ⱼ + ‖vⱼ‖² − L_jY K⁻¹ L_Yj with L_jY = zⱼᵀP, L_Yj = Qᵀzⱼ and
+// δ'ⱼ = δⱼ + ε: O(|Y|d) per candidate after an O(|Y|²d + |Y|³) solve,
+// and so is its gradient.
+
+// nextPrep holds what the next-item term needs of every item at the
+// parameters of one step, in the model's coordinates. It is read by many
+// workers at once.
+type nextPrep struct {
+	n, d int
+	z    []float64 // n×2d rows zᵢ = sᵢ[ṽᵢ; b̃ᵢ]
+	cb   []float64 // n×d rows C bᵢ
+	dl   []float64 // δᵢ + ε
+	s    []float64 // sᵢ = √(1 + δᵢ) (1 without a diagonal)
+}
+
+// nextPrepMemory is the memory of a nextPrep for n items and rank d.
+func nextPrepMemory(n, d int) int64 {
+	return 8 * int64(n) * int64(3*d+2)
+}
+
+// prepare fills pp for the parameters p (C in c) and ε.
+func (pp *nextPrep) prepare(p *Params, c []float64, eps float64) {
+	n, d := p.N, p.Dim
+	m := 2 * d
+	pp.n, pp.d = n, d
+	pp.z, pp.cb = resize(pp.z, n*m), resize(pp.cb, n*d)
+	pp.dl, pp.s = resize(pp.dl, n), resize(pp.s, n)
+	b := p.brows()
+	for i := 0; i < n; i++ {
+		delta, s := p.diag(i)
+		pp.dl[i], pp.s[i] = delta+eps, s
+		zi := pp.z[i*m : (i+1)*m]
+		for k := 0; k < d; k++ {
+			zi[k] = s * p.V[i*d+k]
+			zi[d+k] = s * b[i*d+k]
+		}
+	}
+	// Rows C bᵢ = (B Cᵀ)ᵢ.
+	blas.Gemm(gblas.NoTrans, gblas.Trans, n, d, d, 1, pp.z[d:], m, c, d, 0, pp.cb, d)
+}
+
+// nextWork is one worker's scratch for the next-item term.
+type nextWork struct {
+	kk, psi, om, tmp, coef []float64 // k×k (coef 3k×k)
+	piv                    []int
+	work                   []float64
+	// Rows of Y's items: zᵢ and X zᵢ = [vᵢ; C bᵢ] (k×2d).
+	zy, py []float64
+	// Rows of the candidates (c = 1 + J): zᵢ and X zᵢ (c×2d); L_cY (c×k),
+	// L_Yc and then U = K⁻¹ L_Yc (k×c), ul = K⁻ᵀ L_cYᵀ (k×c).
+	zc, pc, lcy, lyc, u, ul []float64
+	wl                      []float64 // c×k: ω ∘ L_cY, then ω ∘ (u, ul) rows
+	g, om1                  []float64 // c: gains and ω = ∂ℓ/∂g
+	pi, th                  []float64 // k×2d: Πᵀ, Θᵀ
+	gv, gb                  []float64 // k×d, 2k×d
+	ys, cs                  []int
+}
+
+// gains computes into w.g the gains g_c(Y) of the held-out item s[t]
+// (c = 0) and of the candidates negs (items outside s) given Y = s − s[t],
+// at the prepared parameters, keeping what term's gradient needs. It
+// reports false when a determinant or a gain is not positive.
+func (w *nextWork) gains(pp *nextPrep, s []int, t int, negs []int) bool {
+	d := pp.d
+	m2 := 2 * d
+	w.ys = append(w.ys[:0], s[:t]...)
+	w.ys = append(w.ys, s[t+1:]...)
+	w.cs = append(append(w.cs[:0], s[t]), negs...)
+	ys, cs := w.ys, w.cs
+	k, nc := len(ys), len(cs)
+	w.kk, w.psi, w.om, w.tmp = resize(w.kk, k*k), resize(w.psi, k*k), resize(w.om, k*k), resize(w.tmp, k*k)
+	w.coef = resize(w.coef, 3*k*k)
+	if cap(w.piv) < k {
+		w.piv = make([]int, k)
+	}
+	w.piv = w.piv[:k]
+	w.work = resize(w.work, f64.InverseWork(k))
+	for _, b := range []*[]float64{&w.zy, &w.py, &w.pi, &w.th} {
+		*b = resize(*b, k*m2)
+	}
+	w.zc, w.pc = resize(w.zc, nc*m2), resize(w.pc, nc*m2)
+	for _, b := range []*[]float64{&w.lcy, &w.lyc, &w.u, &w.ul, &w.wl} {
+		*b = resize(*b, nc*k)
+	}
+	w.g, w.om1 = resize(w.g, nc), resize(w.om1, nc)
+	w.gv, w.gb = resize(w.gv, k*d), resize(w.gb, 2*k*d)
+	z, cb := pp.z, pp.cb
+	rows := func(items []int, zr, pr []float64) {
+		for a, i := range items {
+			zi := z[i*m2 : (i+1)*m2]
+			copy(zr[a*m2:(a+1)*m2], zi)
+			pa := pr[a*m2 : (a+1)*m2]
+			copy(pa[:d], zi[:d])
+			copy(pa[d:], cb[i*d:(i+1)*d])
+		}
+	}
+	rows(ys, w.zy, w.py)
+	rows(cs, w.zc, w.pc)
+	// K = Z_Yᵀ X Z_Y + Δ'_Y; L_cY = Z_c X Z_Y (c×k); L_Yc = Z_Yᵀ X Z_c (k×c).
+	blas.Gemm(gblas.NoTrans, gblas.Trans, k, k, m2, 1, w.zy, m2, w.py, m2, 0, w.kk, k)
+	for a, ya := range ys {
+		w.kk[a*k+a] += pp.dl[ya]
+	}
+	blas.Gemm(gblas.NoTrans, gblas.Trans, nc, k, m2, 1, w.zc, m2, w.py, m2, 0, w.lcy, k)
+	blas.Gemm(gblas.NoTrans, gblas.Trans, k, nc, m2, 1, w.zy, m2, w.pc, m2, 0, w.lyc, nc)
+	if _, sg := f64.Inverse(w.kk, k, k, w.piv, w.work); sg <= 0 {
+		return false
+	}
+	ki := w.kk
+	// U = K⁻¹ L_Yc (k×c); ul = K⁻ᵀ L_cYᵀ (k×c).
+	blas.Gemm(gblas.NoTrans, gblas.NoTrans, k, nc, k, 1, ki, k, w.lyc, nc, 0, w.u, nc)
+	blas.Gemm(gblas.Trans, gblas.Trans, k, nc, k, 1, ki, k, w.lcy, k, 0, w.ul, nc)
+	for c, ic := range cs {
+		vc := w.zc[c*m2 : c*m2+d]
+		var q float64
+		for a := 0; a < k; a++ {
+			q += w.lcy[c*k+a] * w.u[a*nc+c]
+		}
+		g := pp.dl[ic] + blas.Dot(vc, vc) - q
+		if !(g > 0) || math.IsInf(g, 0) {
+			return false
+		}
+		w.g[c] = g
+	}
+	return true
+}
+
+// term evaluates the next-item term ℓ of basket s with s[t] held out
+// against the candidates negs (items outside s) at the prepared
+// parameters with sharpness beta and, when acc is not nil, adds
+// scale·∂ℓ into acc (in the rows held). It returns ℓ and false, with
+// nothing added, when a determinant or a gain is not positive.
+func (w *nextWork) term(pp *nextPrep, p *Params, s []int, t int, negs []int, beta float64, acc *accum, scale float64) (float64, bool) {
+	if !w.gains(pp, s, t, negs) {
+		return math.Inf(-1), false
+	}
+	d := pp.d
+	m2 := 2 * d
+	ys, cs := w.ys, w.cs
+	k, nc := len(ys), len(cs)
+	ki := w.kk
+	// ℓ = mean_j log σ(β(log g_t − log g_j)); ω_c = ∂ℓ/∂g_c.
+	lt := math.Log(w.g[0])
+	var val, wt float64
+	inv := 1 / float64(nc-1)
+	for c := 1; c < nc; c++ {
+		x := beta * (lt - math.Log(w.g[c]))
+		val += inv * logSigmoid(x)
+		r := inv * beta * sigmoid(-x) // ∂/∂x log σ(x) = σ(−x)
+		wt += r
+		w.om1[c] = -r / w.g[c]
+	}
+	w.om1[0] = wt / w.g[0]
+	if acc == nil {
+		return val, true
+	}
+	// Ψ = ∂ℓ/∂K⁻¹ = −Σ_c ω_c L_cYᵀ L_Ycᵀ = −L_cYᵀ diag(ω) L_Ycᵀ.
+	for c := 0; c < nc; c++ {
+		for a := 0; a < k; a++ {
+			w.wl[c*k+a] = w.om1[c] * w.lcy[c*k+a]
+		}
+	}
+	blas.Gemm(gblas.Trans, gblas.Trans, k, k, nc, -1, w.wl, k, w.lyc, nc, 0, w.psi, k)
+	// Ω = ∂ℓ/∂K = −K⁻ᵀ Ψ K⁻ᵀ.
+	blas.Gemm(gblas.NoTrans, gblas.Trans, k, k, k, 1, w.psi, k, ki, k, 0, w.tmp, k)
+	blas.Gemm(gblas.Trans, gblas.NoTrans, k, k, k, -1, ki, k, w.tmp, k, 0, w.om, k)
+	// Πᵀ = −U diag(ω) Z_c, Θᵀ = −ul diag(ω) Z_c (k×2d).
+	for a := 0; a < k; a++ {
+		for c := 0; c < nc; c++ {
+			w.u[a*nc+c] *= w.om1[c]
+			w.ul[a*nc+c] *= w.om1[c]
+		}
+	}
+	blas.Gemm(gblas.NoTrans, gblas.NoTrans, k, m2, nc, -1, w.u, nc, w.zc, m2, 0, w.pi, m2)
+	blas.Gemm(gblas.NoTrans, gblas.NoTrans, k, m2, nc, -1, w.ul, nc, w.zc, m2, 0, w.th, m2)
+	// Through K: ∂/∂v = (Ω + Ωᵀ)V_Y, ∂/∂b = C (Ω − Ωᵀ)B_Y, ∂C ∋ Σ b (ΩB_Y)ᵀ;
+	// through P = X Z_Y and Q = Xᵀ Z_Y: ∂/∂v += Π + Θ, ∂/∂b += C(Θ − Π)_b,
+	// ∂C ∋ Σ b (Θ − Π)_bᵀ.
+	cf := w.coef
+	for a := 0; a < k; a++ {
+		for b := 0; b < k; b++ {
+			oab, oba := w.om[a*k+b], w.om[b*k+a]
+			cf[a*k+b] = oab + oba
+			cf[(k+a)*k+b] = oab - oba
+			cf[(2*k+a)*k+b] = oab
+		}
+	}
+	blas.Gemm(gblas.NoTrans, gblas.NoTrans, k, d, k, 1, cf, k, w.zy, m2, 0, w.gv, d)
+	blas.Gemm(gblas.NoTrans, gblas.NoTrans, 2*k, d, k, 1, cf[k*k:], k, w.zy[d:], m2, 0, w.gb, d)
+	hasDiag := p.Theta != nil
+	for a, ya := range ys {
+		gv, uc, wc := w.gv[a*d:(a+1)*d], w.gb[a*d:(a+1)*d], w.gb[(k+a)*d:(k+a+1)*d]
+		pa, ta := w.pi[a*m2:(a+1)*m2], w.th[a*m2:(a+1)*m2]
+		for x := 0; x < d; x++ {
+			gv[x] += pa[x] + ta[x]
+			e := ta[d+x] - pa[d+x]
+			uc[x] += e
+			wc[x] += e
+		}
+		w.addItem(pp, p, acc, ya, scale, gv, uc, wc, w.om[a*k+a], hasDiag)
+	}
+	// Each candidate directly: ω_c([2v_c; 0] − P U_c − Q ul_c) (U and ul
+	// carry ω): the v part −(U + ul)ᵀV_Y + 2ω_c v_c, the b part
+	// C·(ul − U)ᵀB_Y, as two products over the candidates (rows of pc).
+	for a := 0; a < k; a++ {
+		for c := 0; c < nc; c++ {
+			su, sl := w.u[a*nc+c], w.ul[a*nc+c]
+			w.u[a*nc+c], w.ul[a*nc+c] = su+sl, sl-su
+		}
+	}
+	gc := w.pc // the candidates' rows X z_c are no longer needed
+	blas.Gemm(gblas.Trans, gblas.NoTrans, nc, d, k, -1, w.u, nc, w.zy, m2, 0, gc, m2)
+	blas.Gemm(gblas.Trans, gblas.NoTrans, nc, d, k, 1, w.ul, nc, w.zy[d:], m2, 0, gc[d:], m2)
+	for c, ic := range cs {
+		gv, uc := gc[c*m2:c*m2+d], gc[c*m2+d:(c+1)*m2]
+		f64.AxpyUnitary(2*w.om1[c], w.zc[c*m2:c*m2+d], gv)
+		w.addItem(pp, p, acc, ic, scale, gv, uc, nil, w.om1[c], hasDiag)
+	}
+	acc.value += scale * val
+	return val, true
+}
+
+// addItem adds scale times an item's gradient in the model's coordinates
+// — gv (∂/∂v), ∂/∂b = C·uc, ∂/∂C ∋ b wcᵀ (wc may be nil) and gdl (∂/∂δ) —
+// into acc in the rows held: ∂/∂z̃ = s ∂/∂z and
+// ∂/∂θ = δ(∂/∂δ + (∂/∂z·z)/(2(1 + δ))).
+func (w *nextWork) addItem(pp *nextPrep, p *Params, acc *accum, i int, scale float64, gv, uc, wc []float64, gdl float64, hasDiag bool) {
+	d := pp.d
+	s := pp.s[i]
+	o := i * d
+	acc.touchPiece(i)
+	f64.AxpyUnitary(scale*s, gv, acc.gv[o:o+d])
+	f64.AxpyUnitary(scale*s, uc, acc.u[o:o+d])
+	if wc != nil {
+		f64.AxpyUnitary(scale*s, wc, acc.w[o:o+d])
+	}
+	if hasDiag {
+		delta := math.Exp(p.Theta[i])
+		zi := pp.z[i*2*d : (i+1)*2*d]
+		// ∂/∂z·z = gv·v + (C uc)·b = gv·v − uc·(C b).
+		gz := blas.Dot(gv, zi[:d]) - blas.Dot(uc, pp.cb[o:o+d])
+		acc.gt[i] += scale * delta * (gdl + gz/(2*(1+delta)))
+	}
+}
+
+// sigmoid is 1/(1 + e^−x).
+func sigmoid(x float64) float64 {
+	if x >= 0 {
+		return 1 / (1 + math.Exp(-x))
+	}
+	e := math.Exp(x)
+	return e / (1 + e)
+}
+
+// logSigmoid is log σ(x), without overflow.
+func logSigmoid(x float64) float64 {
+	if x >= 0 {
+		return -math.Log1p(math.Exp(-x))
+	}
+	return x - math.Log1p(math.Exp(x))
+}
+
+// nextChoice draws the held-out position of basket s and its candidates:
+// k distinct items of [0, n) outside s, uniformly (all of them when
+// k ≥ n − |s|, in order). The held-out position is drawn uniformly, or,
+// when last is set, is that of the basket's last item in the order of key
+// (lastPos). The draw depends only on the seed, the step and the basket's
+// place in the minibatch.
+func nextChoice(seed uint64, step, idx int, s []int, n, k int, last bool, key []int64, negs []int) (int, []int) {
+	rng := rand.New(rand.NewPCG(seed^0x4e787431, uint64(step)<<32|uint64(uint32(idx))))
+	t := rng.IntN(len(s))
+	if last {
+		t = lastPos(s, key)
+	}
+	negs = negs[:0]
+	if k >= n-len(s) {
+		for j := 0; j < n; j++ {
+			if !contains(s, j) {
+				negs = append(negs, j)
+			}
+		}
+		return t, negs
+	}
+	for len(negs) < k {
+		j := rng.IntN(n)
+		if contains(s, j) || contains(negs, j) {
+			continue
+		}
+		negs = append(negs, j)
+	}
+	return t, negs
+}
+
+// nextTakes reports whether basket idx of the minibatch at step adds the
+// next-item term when a share of the baskets does (a hash of seed, step and
+// idx against share; always for share ≥ 1).
+func nextTakes(seed uint64, step, idx int, share float64) bool {
+	if share >= 1 {
+		return true
+	}
+	x := seed ^ 0x9e3779b97f4a7c15*uint64(step+1) ^ uint64(idx)*0xbf58476d1ce4e5b9
+	x ^= x >> 31
+	x *= 0x94d049bb133111eb
+	x ^= x >> 29
+	return float64(x>>11)/(1<<53) < share
+}
+
+// lastPos returns the position in s of its last item in the order of the
+// paper protocol (eval.Options.Key): the highest key[i], or the highest
+// row when key is nil.
+func lastPos(s []int, key []int64) int {
+	t := 0
+	for q, i := range s {
+		if key == nil && i > s[t] || key != nil && key[i] > key[s[t]] {
+			t = q
+		}
+	}
+	return t
+}
+
+// meanNextValue is the mean next-item term over the baskets of val with at
+// least two items (eachValBasket's held-out items and candidates, fixed
+// for the run). It checks ctx every 32 baskets.
+func meanNextValue(ctx context.Context, p *Params, val [][]int, negatives int, beta float64, key []int64, eps float64, seed uint64) (float64, error) {
+	var sum float64
+	var cnt int
+	err := eachValBasket(ctx, p, val, negatives, key, eps, seed, func(w *nextWork, pp *nextPrep, s []int, t int, negs []int) {
+		v, ok := w.term(pp, p, s, t, negs, beta, nil, 0)
+		if !ok {
+			v = math.Inf(-1)
+		}
+		sum += v
+		cnt++
+	})
+	if err != nil || cnt == 0 {
+		return 0, err
+	}
+	return sum / float64(cnt), nil
+}
+
+// eachValBasket calls f for each basket of val with at least two items and
+// at least one candidate, with its held-out position — the basket's last
+// item in key's order, as the paper protocol holds out — and candidates
+// drawn as nextChoice does for the step math.MaxInt32, and a prepared
+// nextPrep and nextWork. It checks ctx every 32 baskets.
+func eachValBasket(ctx context.Context, p *Params, val [][]int, negatives int, key []int64, eps float64, seed uint64, f func(w *nextWork, pp *nextPrep, s []int, t int, negs []int)) error {
+	var pp nextPrep
+	pp.prepare(p, p.CInto(nil), eps)
+	var w nextWork
+	var negs []int
+	for q, s := range val {
+		if q%32 == 0 {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("learn: validation stopped after %d baskets: %w", q, err)
+			}
+		}
+		if len(s) < 2 {
+			continue
+		}
+		t, ng := nextChoice(seed, math.MaxInt32, q, s, p.N, negatives, true, key, negs)
+		negs = ng
+		if len(negs) == 0 {
+			continue
+		}
+		f(&w, &pp, s, t, negs)
+	}
+	return nil
+}
+
+// rankEstimate is the share of a basket's candidates ranked below its
+// held-out item by their gains (ties count half), from the gains of the
+// last call to gains.
+func (w *nextWork) rankEstimate() float64 {
+	gt := w.g[0]
+	var below float64
+	for _, g := range w.g[1:] {
+		switch {
+		case g < gt:
+			below++
+		case g == gt:
+			below += 0.5
+		}
+	}
+	return below / float64(len(w.g)-1)
+}
+
+// valRanking estimates the validation micro MPR of the paper protocol (in
+// percent): the mean over the baskets of val with at least two items of
+// the share of candidates ranked below the held-out item (eachValBasket's
+// last item and draws; all items when negatives ≥ n, exact). A basket whose gains cannot be computed
+// counts as ranked last. NaN when no basket qualifies.
+func valRanking(ctx context.Context, p *Params, val [][]int, negatives int, key []int64, eps float64, seed uint64) (float64, error) {
+	var sum float64
+	var cnt int
+	err := eachValBasket(ctx, p, val, negatives, key, eps, seed, func(w *nextWork, pp *nextPrep, s []int, t int, negs []int) {
+		if w.gains(pp, s, t, negs) {
+			sum += w.rankEstimate()
+		}
+		cnt++
+	})
+	if err != nil {
+		return 0, err
+	}
+	if cnt == 0 {
+		return math.NaN(), nil
+	}
+	return 100 * sum / float64(cnt), nil
+}
+
+// contains reports whether x is in s.
+func contains(s []int, x int) bool {
+	for _, y := range s {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,312 @@
+package learn
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/mat"
+)
+
+// denseKernel returns the n×n kernel L of p (model coordinates).
+func denseKernel(p *Params) *mat.Dense {
+	n, d := p.N, p.Dim
+	c := p.CInto(nil)
+	b := p.brows()
+	L := mat.NewDense(n, n, nil)
+	for i := 0; i < n; i++ {
+		di, si := p.diag(i)
+		for j := 0; j < n; j++ {
+			_, sj := p.diag(j)
+			var x float64
+			for k := 0; k < d; k++ {
+				x += p.V[i*d+k] * p.V[j*d+k]
+				for l := 0; l < d; l++ {
+					x += b[i*d+k] * c[k*d+l] * b[j*d+l]
+				}
+			}
+			x *= si * sj
+			if i == j {
+				x += di
+			}
+			L.Set(i, j, x)
+		}
+	}
+	return L
+}
+
+// logDetSub returns log det(L_S + εI) by a fresh LU, and its sign.
+func logDetSub(L *mat.Dense, s []int, eps float64) (float64, float64) {
+	k := len(s)
+	if k == 0 {
+		return 0, 1
+	}
+	a := mat.NewDense(k, k, nil)
+	for r, i := range s {
+		for q, j := range s {
+			a.Set(r, q, L.At(i, j))
+		}
+		a.Set(r, r, a.At(r, r)+eps)
+	}
+	var lu mat.LU
+	lu.Factorize(a)
+	return lu.LogDet()
+}
+
+// nextBrute is Σ_b w_b ℓ_b with every gain from fresh LU determinants.
+func nextBrute(p *Params, baskets [][]int, ts []int, negs [][]int, beta float64, w []float64, eps float64) float64 {
+	L := denseKernel(p)
+	var total float64
+	for q, s := range baskets {
+		t := ts[q]
+		var y []int
+		y = append(y, s[:t]...)
+		y = append(y, s[t+1:]...)
+		ly, _ := logDetSub(L, y, eps)
+		gain := func(j int) float64 {
+			lj, sg := logDetSub(L, append(y[:len(y):len(y)], j), eps)
+			return sg * math.Exp(lj-ly)
+		}
+		lt := math.Log(gain(s[t]))
+		var v float64
+		for _, j := range negs[q] {
+			v += logSigmoid(beta * (lt - math.Log(gain(j))))
+		}
+		total += w[q] * v / float64(len(negs[q]))
+	}
+	return total
+}
+
+// nextFast is nextBrute through nextPrep and nextWork, with its gradient.
+func nextFast(t *testing.T, p *Params, baskets [][]int, ts []int, negs [][]int, beta float64, w []float64, eps float64) (float64, *Grad) {
+	t.Helper()
+	c := p.CInto(nil)
+	var pp nextPrep
+	pp.prepare(p, c, eps)
+	acc := newAccum(p.N, p.Dim)
+	var nw nextWork
+	var total float64
+	for q, s := range baskets {
+		v, ok := nw.term(&pp, p, s, ts[q], negs[q], beta, acc, w[q])
+		if !ok {
+			t.Fatalf("basket %d: term failed", q)
+		}
+		total += w[q] * v
+	}
+	g := NewGrad(p)
+	acc.finish(p, c, g, true)
+	return total, g
+}
+
+func TestNextItemTermGradient(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		diag, shared  bool
+		eps, deltaMul float64
+	}{
+		{"diag", true, false, 1e-5, 1},
+		{"diag-shared", true, true, 1e-5, 1},
+		{"lowrank", false, false, 1e-2, 1},
+		{"diag-small-delta", true, false, 0, 1e-4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(7, 11))
+			n, d := 10, 3
+			p, err := newParams(n, d, tc.shared, tc.diag, 3, InitOptions{Scale: 0.6, CScale: 0.8})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range p.Theta {
+				p.Theta[i] = math.Log(tc.deltaMul * (0.05 + rng.Float64()))
+			}
+			baskets := [][]int{{0, 3, 5}, {1, 2}, {4, 6, 7, 8}, {9, 0, 2, 5, 7}}
+			ts := []int{1, 0, 3, 2}
+			negs := [][]int{{1, 2, 9}, {0, 5}, {1, 2, 3, 9}, {1}}
+			w := []float64{0.5, 1.5, 1, 0.25}
+			beta := 1.7
+			val, g := nextFast(t, p, baskets, ts, negs, beta, w, tc.eps)
+			want := nextBrute(p, baskets, ts, negs, beta, w, tc.eps)
+			if math.Abs(val-want) > 1e-9*(1+math.Abs(want)) {
+				t.Fatalf("value %v, brute force %v", val, want)
+			}
+			f := func() float64 { return nextBrute(p, baskets, ts, negs, beta, w, tc.eps) }
+			check := func(name string, x, grad []float64) {
+				for i := range x {
+					h := 1e-6 * math.Max(1, math.Abs(x[i]))
+					old := x[i]
+					x[i] = old + h
+					fp := f()
+					x[i] = old - h
+					fm := f()
+					x[i] = old
+					fd := (fp - fm) / (2 * h)
+					if math.Abs(fd-grad[i]) > 1e-5*(1+math.Abs(fd)) {
+						t.Errorf("%s[%d]: gradient %.9g, finite difference %.9g", name, i, grad[i], fd)
+					}
+				}
+			}
+			check("V", p.V, g.V)
+			if p.B != nil {
+				check("B", p.B, g.B)
+			}
+			check("D", p.D, g.D)
+			if p.Theta != nil {
+				check("theta", p.Theta, g.T)
+			}
+		})
+	}
+}
+
+// TestValRankingIsExactWithEveryCandidate: with at least n candidates the
+// validation ranking is the exact share of items ranked below each
+// basket's held-out item by the model's conditional gains (ndpp's fresh
+// computation), averaged; with fewer it is an estimate close to it.
+func TestValRankingIsExactWithEveryCandidate(t *testing.T) {
+	n := 30
+	train, val := plantedBaskets(n, 400, 3), plantedBaskets(n, 120, 4)
+	res, err := TrainOffline(context.Background(), train, nil, n, OfflineOptions{D: 4, Seed: 2, MaxEpochs: 3})
+	require.NoError(t, err)
+	p, m := res.Params, res.Model
+	key := make([]int64, n)
+	for i := range key {
+		key[i] = int64((i * 7) % n) // another order than the rows'
+	}
+	got, err := valRanking(context.Background(), p, val, n, key, 0, 9)
+	require.NoError(t, err)
+	var sum float64
+	var cnt int
+	var negs []int
+	gains := make([]float64, n)
+	for q, s := range val {
+		if len(s) < 2 {
+			continue
+		}
+		tpos, ng := nextChoice(9, math.MaxInt32, q, s, n, n, true, key, negs)
+		for _, i := range s {
+			require.LessOrEqual(t, key[i], key[s[tpos]])
+		}
+		negs = ng
+		var y []int
+		y = append(y, s[:tpos]...)
+		y = append(y, s[tpos+1:]...)
+		require.NoError(t, m.ConditionalGains(y, gains))
+		var below float64
+		for _, j := range negs {
+			switch {
+			case gains[j] < gains[s[tpos]]*(1-1e-9):
+				below++
+			case gains[j] <= gains[s[tpos]]*(1+1e-9):
+				below += 0.5
+			}
+		}
+		sum += below / float64(len(negs))
+		cnt++
+	}
+	require.Positive(t, cnt)
+	require.InDelta(t, 100*sum/float64(cnt), got, 1e-6)
+	est, err := valRanking(context.Background(), p, val, n/2, key, 0, 9)
+	require.NoError(t, err)
+	require.InDelta(t, got, est, 5)
+}
+
+// TestSelectorRanking: SelectRanking returns the best-ranking check among
+// those at least as likely as the floor, the most likely check while none
+// is; SelectObjective and SelectLikelihood the best by their criterion.
+func TestSelectorRanking(t *testing.T) {
+	p := &Params{N: 1, Dim: 1, V: []float64{0}, D: []float64{0}}
+	mark := func(x float64) *Params { q := p.Clone(); q.V[0] = x; return q }
+	s := newSelector(SelectRanking, -10)
+	require.True(t, s.observe(mark(1), -12, -11, 90)) // below the floor
+	require.False(t, s.observe(mark(2), -13, -10, 95))
+	q, ll, rank, by := s.chosen()
+	require.Equal(t, []float64{1}, q.V)
+	require.Equal(t, SelectLikelihood, by)
+	require.Equal(t, -12.0, ll)
+	require.Equal(t, 90.0, rank)
+	require.True(t, s.observe(mark(3), -9, -9, 70)) // the first to qualify
+	require.False(t, s.observe(mark(4), -11, -11, 99))
+	require.True(t, s.observe(mark(5), -9.5, -9.5, 80))
+	require.False(t, s.observe(mark(6), -8, -8, 75)) // more likely is no progress now
+	q, ll, rank, by = s.chosen()
+	require.Equal(t, []float64{5}, q.V)
+	require.Equal(t, SelectRanking, by)
+	require.Equal(t, -9.5, ll)
+	require.Equal(t, 80.0, rank)
+
+	for _, c := range []struct {
+		sel  Selection
+		want float64
+	}{{SelectObjective, 1}, {SelectLikelihood, 2}} {
+		o := newSelector(c.sel, math.Inf(-1))
+		require.True(t, o.observe(mark(1), -3, -2, math.NaN()))
+		o.observe(mark(2), -1, -2.5, math.NaN())
+		q, _, _, by = o.chosen()
+		require.Equal(t, []float64{c.want}, q.V)
+		require.Equal(t, c.sel, by)
+	}
+}
+
+// TestRankObjective: the rank objective trains with the next-item term,
+// returns a model chosen by its validation ranking whose validation
+// log-likelihood is at least the starting model's, and ranks the planted
+// pairs at least as well as the likelihood objective; with InitMoments
+// too. Both stop when ctx is done.
+func TestRankObjective(t *testing.T) {
+	n := 40
+	train, val := plantedBaskets(n, 1500, 5), plantedBaskets(n, 200, 6)
+	ctx := context.Background()
+	lik, err := TrainOffline(ctx, train, val, n, OfflineOptions{D: 6, Seed: 3, MaxEpochs: 15, NextWeight: -1})
+	require.NoError(t, err)
+	require.Equal(t, SelectObjective, lik.SelectedBy)
+	require.Zero(t, lik.NextWeight)
+	for _, moments := range []bool{false, true} {
+		opt := OfflineOptions{D: 6, Seed: 3, MaxEpochs: 15, Objective: ObjectiveRank, NextWeight: 0.25, InitMoments: moments}
+		rank, err := TrainOffline(ctx, train, val, n, opt)
+		require.NoError(t, err)
+		t.Logf("moments %v: val LL %.3f MPR %.2f by %v; likelihood objective: val LL %.3f MPR %.2f", moments, rank.ValLLEps, rank.ValMPR, rank.SelectedBy, lik.ValLLEps, lik.ValMPR)
+		require.Equal(t, 0.25, rank.NextWeight)
+		require.Equal(t, SelectRanking, rank.SelectedBy, "moments %v", moments)
+		require.GreaterOrEqual(t, rank.ValMPR, lik.ValMPR-1, "moments %v", moments)
+		require.False(t, math.IsNaN(rank.ValLLEps))
+
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		_, err = TrainOffline(cctx, train, val, n, opt)
+		require.ErrorIs(t, err, context.Canceled)
+	}
+}
+
+// TestOfflineStart: training can start from given parameters (left as
+// they were), which must fit the catalogue and the options' kernel.
+func TestOfflineStart(t *testing.T) {
+	n := 40
+	train, val := plantedBaskets(n, 600, 7), plantedBaskets(n, 100, 8)
+	ctx := context.Background()
+	first, err := TrainOffline(ctx, train, val, n, OfflineOptions{D: 5, Seed: 1, MaxEpochs: 3})
+	require.NoError(t, err)
+	start := first.Params.Clone()
+	again, err := TrainOffline(ctx, train, val, n, OfflineOptions{D: 5, Seed: 1, MaxEpochs: 3, Objective: ObjectiveRank, NextWeight: 1, Start: start})
+	require.NoError(t, err)
+	require.Equal(t, first.Params, start, "the start parameters changed")
+	require.NotEqual(t, first.Params.V, again.Params.V)
+	for name, opt := range map[string]OfflineOptions{
+		"other d":     {D: 6, Start: start},
+		"shared":      {D: 5, Shared: true, Start: start},
+		"no diagonal": {D: 5, LowRank: true, Start: start},
+	} {
+		_, err := TrainOffline(ctx, train, val, n, opt)
+		require.ErrorContains(t, err, "start parameters", name)
+	}
+	_, err = TrainOffline(ctx, train, val, n+1, OfflineOptions{D: 5, Start: start})
+	require.ErrorContains(t, err, "start parameters")
+	bad := start.Clone()
+	bad.V = bad.V[:len(bad.V)-1]
+	_, err = TrainOffline(ctx, train, val, n, OfflineOptions{D: 5, Start: bad})
+	require.ErrorContains(t, err, "lengths")
+	bad = start.Clone()
+	bad.D[0] = math.NaN()
+	_, err = TrainOffline(ctx, train, val, n, OfflineOptions{D: 5, Start: bad})
+	require.ErrorContains(t, err, "not finite")
+}

@@ -1,0 +1,173 @@
+package learn
+
+import (
+	"fmt"
+	"math"
+)
+
+// Objective is what the offline learner maximises and, by default, how it
+// chooses the model it returns (OfflineOptions.Objective).
+type Objective int
+
+const (
+	// ObjectiveLikelihood maximises the regularised log-likelihood plus a
+	// light next-item term (DefaultNextWeight, unless NextWeight sets
+	// another weight or turns it off) and returns the model of the best
+	// validation value of that objective.
+	ObjectiveLikelihood Objective = iota
+	// ObjectiveRank adds DefaultRankNextWeight times the next-item term
+	// (unless NextWeight sets another weight) and returns the model that
+	// ranks the validation baskets' held-out items best among those whose
+	// validation log-likelihood is at least the independent-items model's
+	// (eval.Independent of the training baskets).
+	ObjectiveRank
+)
+
+// String names the objective as the --objective flag does.
+func (o Objective) String() string {
+	switch o {
+	case ObjectiveLikelihood:
+		return "likelihood"
+	case ObjectiveRank:
+		return "rank"
+	}
+	return fmt.Sprintf("Objective(%d)", int(o))
+}
+
+// ParseObjective returns the objective named by s ("likelihood" or "rank").
+func ParseObjective(s string) (Objective, error) {
+	switch s {
+	case "likelihood":
+		return ObjectiveLikelihood, nil
+	case "rank":
+		return ObjectiveRank, nil
+	}
+	return 0, fmt.Errorf("learn: unknown objective %q (want likelihood or rank)", s)
+}
+
+// Selection is how the offline learner chooses, among its validation
+// checks, the model it returns (OfflineOptions.Select).
+type Selection int
+
+const (
+	// SelectDefault is the objective's own: SelectObjective for
+	// ObjectiveLikelihood, SelectRanking for ObjectiveRank.
+	SelectDefault Selection = iota
+	// SelectObjective returns the model of the best validation value of
+	// the training objective (the log-likelihood plus NextWeight times the
+	// next-item term).
+	SelectObjective
+	// SelectRanking returns the model of the best validation ranking
+	// (Result.ValMPR) among those whose validation log-likelihood is at
+	// least the independent-items model's; when no check reaches it, the model of
+	// the best validation log-likelihood, the nearest to it
+	// (Result.SelectedBy is then SelectLikelihood).
+	SelectRanking
+	// SelectLikelihood returns the model of the best validation
+	// log-likelihood (the objective's basket term alone).
+	SelectLikelihood
+)
+
+// String names the selection as Result.SelectedBy reports it.
+func (s Selection) String() string {
+	switch s {
+	case SelectDefault:
+		return "default"
+	case SelectObjective:
+		return "objective"
+	case SelectRanking:
+		return "ranking"
+	case SelectLikelihood:
+		return "likelihood"
+	}
+	return fmt.Sprintf("Selection(%d)", int(s))
+}
+
+// Defaults of the next-item term (OfflineOptions.NextWeight and its
+// companions; learn/RANKING.md measures the trade-off).
+const (
+	// DefaultNextWeight is the next-item term's weight per basket item
+	// under ObjectiveLikelihood: light enough that the test log-likelihood
+	// stays within 1% of the likelihood alone's on UK Retail, apparel and
+	// 3-category registries while a quarter or more of the ranking gap to
+	// co-occurrence closes (learn/RANKING.md).
+	DefaultNextWeight = 0.04
+	// DefaultNextShare is the share of a minibatch's baskets that add the
+	// term under ObjectiveLikelihood (OfflineOptions.NextShare).
+	DefaultNextShare = 0.125
+	// DefaultRankNextWeight is the next-item term's weight per basket item
+	// under ObjectiveRank.
+	DefaultRankNextWeight = 0.5
+	// DefaultNextNegatives is the number of candidates drawn per basket.
+	DefaultNextNegatives = 32
+	// DefaultNextBeta is the term's sharpness β: a pair whose log-gains
+	// differ by 1/β is scored as σ(1) ≈ 0.73 of a correct order.
+	DefaultNextBeta = 20
+	// DefaultValNegatives is the number of candidates drawn per validation
+	// basket for Result.ValMPR.
+	DefaultValNegatives = 128
+)
+
+// selector keeps, over the validation checks, the model that Selection
+// chooses: the best objective value, the best log-likelihood and, with
+// SelectRanking, the best ranking among the checks whose log-likelihood
+// reaches floor.
+type selector struct {
+	sel   Selection
+	floor float64 // SelectRanking: the least validation log-likelihood
+
+	score, ll, rank best
+}
+
+// best is the best check by one criterion: its value, parameters and
+// validation log-likelihood and ranking.
+type best struct {
+	value, ll, rank float64
+	p               *Params
+}
+
+func (b *best) offer(value float64, p *Params, ll, rank float64) bool {
+	if b.p != nil && !(value > b.value) {
+		return false
+	}
+	*b = best{value: value, ll: ll, rank: rank, p: p.Clone()}
+	return true
+}
+
+func newSelector(sel Selection, floor float64) *selector {
+	return &selector{sel: sel, floor: floor}
+}
+
+// observe records a check of p (validation log-likelihood ll, objective
+// value score, ranking rank, NaN when not computed) and reports whether
+// the model the selection would choose improved.
+func (s *selector) observe(p *Params, ll, score, rank float64) bool {
+	byScore := s.score.offer(score, p, ll, rank)
+	byLL := s.ll.offer(ll, p, ll, rank)
+	switch s.sel {
+	case SelectObjective:
+		return byScore
+	case SelectLikelihood:
+		return byLL
+	}
+	if ll >= s.floor && !math.IsNaN(rank) && s.rank.offer(rank, p, ll, rank) {
+		return true
+	}
+	// Before any check qualifies, nearing the floor is progress.
+	return s.rank.p == nil && byLL
+}
+
+// chosen returns the chosen model's parameters, its validation
+// log-likelihood and ranking (NaN when not computed) and what chose it.
+func (s *selector) chosen() (*Params, float64, float64, Selection) {
+	b, by := s.score, SelectObjective
+	switch {
+	case s.sel == SelectLikelihood:
+		b, by = s.ll, SelectLikelihood
+	case s.sel == SelectRanking && s.rank.p != nil:
+		b, by = s.rank, SelectRanking
+	case s.sel == SelectRanking:
+		b, by = s.ll, SelectLikelihood
+	}
+	return b.p, b.ll, b.rank, by
+}
