@@ -11,7 +11,8 @@ import (
 // catalogue, known before the data is read): C's factor with its gradient
 // and optimiser moments (d×d), the normaliser's 2d×2d matrices, the item
 // vectors V and B with their gradients, moments and model copies, and each
-// worker's gradient sums (opts.Workers, default GOMAXPROCS). opts.D ≤ 0 is
+// worker's gradient sums (opts.Workers, default GOMAXPROCS), and with a
+// next-item term the items' rows it prepares each step. opts.D ≤ 0 is
 // the default rank DefaultOfflineD. It returns -1 when the estimate overflows an int64;
 // a memory budget (memlimit) refuses that. A distributed driver that sums
 // one gradient per step (learn.FullBatch) counts as one worker.
@@ -24,7 +25,11 @@ func OfflineMemory(opts OfflineOptions, n int) int64 {
 	if d <= 0 {
 		d = DefaultOfflineD
 	}
-	return learnerMemory(d, n, w)
+	m := learnerMemory(d, n, w)
+	if o := opts.withDefaults(); o.NextWeight > 0 {
+		m = memlimit.Sum(m, nextPrepMemory(n, d))
+	}
+	return m
 }
 
 // OnlineMemory estimates the bytes of the online learner (NewOnline,

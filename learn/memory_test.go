@@ -18,10 +18,13 @@ func TestLearnerMemory(t *testing.T) {
 	}
 	for _, c := range []struct{ d, n, w int }{{1, 0, 1}, {30, 0, 2}, {30, 1000, 4}, {100, 123456, 8}, {7, 5, 1}} {
 		want := formula(int64(c.d), int64(c.n), int64(c.w))
-		require.Equal(t, want, OfflineMemory(OfflineOptions{D: c.d, Workers: c.w}, c.n), "%+v", c)
+		next := 8 * int64(c.n) * (3*int64(c.d) + 2) // the next-item term's item rows
+		require.Equal(t, want+next, OfflineMemory(OfflineOptions{D: c.d, Workers: c.w}, c.n), "%+v", c)
+		require.Equal(t, want, OfflineMemory(OfflineOptions{D: c.d, Workers: c.w, NextWeight: -1}, c.n), "%+v", c)
+		require.Equal(t, want, OfflineMemory(OfflineOptions{D: c.d, Workers: c.w, FullBatch: true}, c.n), "%+v", c)
 		require.Equal(t, want, OnlineMemory(OnlineOptions{D: c.d}, c.n, c.w), "%+v", c)
 	}
-	require.Equal(t, formula(DefaultOfflineD, 10, int64(runtime.GOMAXPROCS(0))), OfflineMemory(OfflineOptions{}, 10))
+	require.Equal(t, formula(DefaultOfflineD, 10, int64(runtime.GOMAXPROCS(0)))+8*10*(3*DefaultOfflineD+2), OfflineMemory(OfflineOptions{}, 10))
 	require.Equal(t, formula(DefaultD, 10, 1), OnlineMemory(OnlineOptions{}, 10, 0))
 	prev := int64(-1)
 	for _, n := range []int{0, 1, 10, 1000, 1e6, 1e9} {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ndpp-go/ndpp/blas"
 	"github.com/ndpp-go/ndpp/internal/f64"
+	"github.com/ndpp-go/ndpp/internal/memlimit"
 )
 
 // The next-item term of a basket S with item t held out and Y = S − t
@@ -41,7 +42,7 @@ type nextPrep struct {
 
 // nextPrepMemory is the memory of a nextPrep for n items and rank d.
 func nextPrepMemory(n, d int) int64 {
-	return 8 * int64(n) * int64(3*d+2)
+	return memlimit.Bytes(int64(n), 3*int64(d)+2, 8)
 }
 
 // prepare fills pp for the parameters p (C in c) and ε.

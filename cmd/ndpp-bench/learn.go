@@ -682,7 +682,7 @@ func startParams(path string, voc *ndpp.Vocab, budget memlimit.Budget) (*learn.P
 // (learn.OfflineMemory, learn.OnlineMemory with a worker per thread)
 // exceeds the budget.
 func (f *learnFlags) checkMemory(n int) error {
-	need := learn.OfflineMemory(learn.OfflineOptions{D: f.d, Workers: max(f.g.threads, 1)}, n)
+	need := learn.OfflineMemory(learn.OfflineOptions{D: f.d, Workers: max(f.g.threads, 1), NextWeight: f.libNextWeight()}, n)
 	if f.mode == "online" {
 		need = learn.OnlineMemory(learn.OnlineOptions{D: f.d}, n, f.g.threads)
 	}
