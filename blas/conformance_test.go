@@ -296,3 +296,47 @@ func TestSyrkGoPathMatchesDsyrk(t *testing.T) {
 		}
 	}
 }
+
+// TestSyrkPartMatchesSyrk checks that groups of Syrk's Go path computed
+// apart (SyrkPart, in any split) give Syrk's bits, and write only their
+// rows of the upper triangle.
+func TestSyrkPartMatchesSyrk(t *testing.T) {
+	prev := Backend()
+	defer func() { _ = Use(prev) }()
+	if err := Use(Gonum); err != nil {
+		t.Fatal(err)
+	}
+	require := func(ok bool, format string, args ...any) {
+		t.Helper()
+		if !ok {
+			t.Fatalf(format, args...)
+		}
+	}
+	require(SyrkGoPath(), "SyrkGoPath() false on the gonum backend")
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, tc := range []struct{ n, lda, k int }{{4, 4, 0}, {4, 5, 3}, {7, 7, 700}, {60, 60, 3000}, {61, 66, 1000}} {
+		n, lda, k := tc.n, tc.lda, tc.k
+		a := randSlice(rng, max(1, k*lda))
+		want := make([]float64, n*n)
+		Syrk(gblas.Trans, n, k, 1, a, lda, 0, want, n)
+		groups := SyrkGroups(n)
+		for split := 0; split <= groups; split++ {
+			got := make([]float64, n*n)
+			for i := range got {
+				got[i] = math.NaN()
+			}
+			var y []float64
+			y = SyrkPart(n, k, a, lda, got, n, split, groups, y)
+			y = SyrkPart(n, k, a, lda, got, n, 0, split, y)
+			for i := 0; i < n; i++ {
+				for j := 0; j < n; j++ {
+					if j < i {
+						require(math.IsNaN(got[i*n+j]), "n=%d k=%d split %d: lower triangle written at (%d,%d)", n, k, split, i, j)
+						continue
+					}
+					require(got[i*n+j] == want[i*n+j], "n=%d k=%d split %d: (%d,%d) = %v, Syrk gives %v", n, k, split, i, j, got[i*n+j], want[i*n+j])
+				}
+			}
+		}
+	}
+}

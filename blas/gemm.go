@@ -168,50 +168,21 @@ func Syrk(tA gblas.Transpose, n, k int, alpha float64, a []float64, lda int, bet
 		return
 	}
 	// Rows r0..r0+3 of C from column r0 on, for the groups r0 = 0, 4, 8, …
-	// (the last group ends at row n−1): y[v][j] = Σ_l A[l][r0+v]·A[l][r0+j],
-	// each group's 4×w accumulators at off[g] in y. A is taken in blocks of
-	// rows that stay in cache while every group passes over them
-	// (f64.GemvT4 on the first block, f64.GemvT4Add on the next, which
-	// continues each entry's sum in row order: the same bits as one pass
-	// over all rows).
-	groups := (n + 3) / 4
-	var offStack [64]int
-	off := offStack[:]
-	if groups+1 > len(off) {
-		off = make([]int, groups+1)
-	}
-	off = off[:groups+1]
-	for g := range groups {
-		r0 := min(4*g, n-4)
-		off[g+1] = off[g] + 4*(n-r0)
-	}
+	// (the last group ends at row n−1): syrkGroups, then scaled into C.
+	groups := SyrkGroups(n)
 	var stack [2560]float64
 	y := stack[:]
-	if off[groups] > len(y) {
-		y = make([]float64, off[groups])
+	if need := syrkScratch(n, 0, groups); need > len(y) {
+		y = make([]float64, need)
 	}
-	kb := syrkBlockRows(lda)
-	for l0 := 0; l0 < k || l0 == 0; l0 += kb {
-		rows := min(kb, k-l0)
-		for g := range groups {
-			r0 := min(4*g, n-4)
-			w := n - r0
-			blk := a[l0*lda+r0:]
-			if l0 == 0 {
-				f64.GemvT4(rows, w, blk, lda, blk, 1, lda, y[off[g]:], w)
-			} else {
-				f64.GemvT4Add(rows, w, blk, lda, blk, 1, lda, y[off[g]:], w)
-			}
-		}
-		if k == 0 {
-			break
-		}
-	}
+	syrkGroups(n, k, a, lda, 0, groups, y)
+	off := 0
 	for g := range groups {
 		r := 4 * g
 		r0 := min(r, n-4)
 		w := n - r0
-		yg := y[off[g]:off[g+1]]
+		yg := y[off : off+4*w]
+		off += 4 * w
 		for v := r - r0; v < 4; v++ {
 			row := c[(r0+v)*ldc+r0+v : (r0+v)*ldc+n]
 			src := yg[v*w+v : v*w+w]
@@ -222,6 +193,100 @@ func Syrk(tA gblas.Transpose, n, k int, alpha float64, a []float64, lda int, bet
 					row[j] = alpha*x + beta*row[j]
 				}
 			}
+		}
+	}
+}
+
+// SyrkGroups returns the number of groups of rows in which Syrk's Go path
+// computes AᵀA (n ≥ 4 columns of A): group g is rows 4g…4g+3 of the upper
+// triangle, from the diagonal on (the last group ends at row n−1 and
+// starts where the one before ends). Its cost is about proportional to the
+// group's width n − min(4g, n−4).
+func SyrkGroups(n int) int { return (n + 3) / 4 }
+
+// SyrkGoPath reports whether Syrk with tA = Trans runs its Go path, the one
+// SyrkPart splits.
+func SyrkGoPath() bool {
+	_, pure := blas64.Implementation().(gonumblas.Implementation)
+	return pure
+}
+
+// SyrkPart computes groups g0…g1−1 (SyrkGroups) of the upper triangle of C
+// = AᵀA for the k×n row-major A (n ≥ 4): the bits of Syrk's Go path with
+// alpha = 1 and beta = 0 in those rows, whichever groups another call
+// computes, so that the groups of one product can be computed by several
+// goroutines. It writes only the group's rows from the diagonal on; y is
+// scratch, grown as needed, and returned. It panics, with the bad argument
+// named, on short slices or leading dimensions.
+func SyrkPart(n, k int, a []float64, lda int, c []float64, ldc int, g0, g1 int, y []float64) []float64 {
+	switch {
+	case n < 4 || k < 0:
+		panic(fmt.Sprintf("blas: SyrkPart with n = %d < 4 or k = %d < 0", n, k))
+	case g0 < 0 || g1 > SyrkGroups(n) || g0 > g1:
+		panic(fmt.Sprintf("blas: SyrkPart groups %d…%d of %d", g0, g1, SyrkGroups(n)))
+	case lda < n || ldc < n:
+		panic(fmt.Sprintf("blas: SyrkPart lda = %d or ldc = %d below n = %d", lda, ldc, n))
+	case k > 0 && len(a) < (k-1)*lda+n:
+		panic(fmt.Sprintf("blas: SyrkPart len(a) = %d too short for %d×%d with lda %d", len(a), k, n, lda))
+	case len(c) < (n-1)*ldc+n:
+		panic(fmt.Sprintf("blas: SyrkPart len(c) = %d too short for %d×%d with ldc %d", len(c), n, n, ldc))
+	}
+	if need := syrkScratch(n, g0, g1); cap(y) < need {
+		y = make([]float64, need)
+	}
+	y = y[:cap(y)]
+	syrkGroups(n, k, a, lda, g0, g1, y)
+	off := 0
+	for g := g0; g < g1; g++ {
+		r := 4 * g
+		r0 := min(r, n-4)
+		w := n - r0
+		yg := y[off : off+4*w]
+		off += 4 * w
+		for v := r - r0; v < 4; v++ {
+			copy(c[(r0+v)*ldc+r0+v:(r0+v)*ldc+n], yg[v*w+v:v*w+w])
+		}
+	}
+	return y
+}
+
+// syrkScratch is the scratch syrkGroups needs for groups g0…g1−1.
+func syrkScratch(n, g0, g1 int) int {
+	s := 0
+	for g := g0; g < g1; g++ {
+		s += 4 * (n - min(4*g, n-4))
+	}
+	return s
+}
+
+// syrkGroups computes groups g0…g1−1 of AᵀA (n ≥ 4) into y, group after
+// group, each 4×w row-major (w = n − r0): y[v][j] = Σ_l A[l][r0+v]·A[l][r0+j].
+// A is taken in blocks of rows that stay in cache while every group passes
+// over them (f64.GemvT4 on the first block, f64.GemvT4Add on the next,
+// which continues each entry's sum in row order: the same bits as one
+// pass over all rows).
+func syrkGroups(n, k int, a []float64, lda int, g0, g1 int, y []float64) {
+	if k == 0 {
+		clear(y[:syrkScratch(n, g0, g1)])
+		return
+	}
+	kb := syrkBlockRows(lda)
+	for l0 := 0; ; l0 += kb {
+		rows := min(kb, k-l0)
+		off := 0
+		for g := g0; g < g1; g++ {
+			r0 := min(4*g, n-4)
+			w := n - r0
+			blk := a[l0*lda+r0:]
+			if l0 == 0 {
+				f64.GemvT4(rows, w, blk, lda, blk, 1, lda, y[off:], w)
+			} else {
+				f64.GemvT4Add(rows, w, blk, lda, blk, 1, lda, y[off:], w)
+			}
+			off += 4 * w
+		}
+		if l0+kb >= k {
+			return
 		}
 	}
 }
