@@ -199,16 +199,32 @@ func (c *Cooccurrence) Add(basket []int) error {
 	}
 	c.pend = pend
 	// Then the slot entries of the pairs held (their key, and count or
-	// heap place), from the first entry of each probe run.
+	// heap place), from the first entry of each probe run, and the key
+	// of the heap's root, the next pair a new one evicts.
+	heap := c.heap != nil
 	for _, key := range pend {
 		h := pairHash(key)
 		if t := c.tab[h>>(64-c.tabBits)]; t>>32 == h>>32 {
 			s := uint32(t) - 1
 			f64.Prefetch(c.keys[s:][:1])
-			if c.heap == nil {
-				f64.Prefetch(c.cnt[s:][:1])
-			} else {
+			if heap {
 				f64.Prefetch(c.pos[s:][:1])
+			} else {
+				f64.Prefetch(c.cnt[s:][:1])
+			}
+		}
+	}
+	if heap {
+		f64.Prefetch(c.tab[pairHash(c.keys[c.heap[0]])>>(64-c.tabBits):][:1])
+		// Last, the heap entries of the pairs held.
+		for _, key := range pend {
+			h := pairHash(key)
+			if t := c.tab[h>>(64-c.tabBits)]; t>>32 == h>>32 {
+				p := int(c.pos[uint32(t)-1])
+				f64.Prefetch(c.hcnt[p:][:1])
+				if l := 2*p + 1; l < len(c.hcnt) {
+					f64.Prefetch(c.hcnt[l:][:1])
+				}
 			}
 		}
 	}
