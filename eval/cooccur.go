@@ -19,10 +19,11 @@ import (
 const DefaultCooccurPairs = 1 << 21
 
 // CooccurBytesPerPair bounds the memory of one stored pair of a
-// Cooccurrence, in bytes: its hash-map entry with the map's growth slack,
-// its slot (key, count, overcount) and heap place, and its two entries of
-// the adjacency lists that Evaluate builds (about 61 bytes were measured
-// for the counts of 1.87 million pairs, before the adjacency lists).
+// Cooccurrence, in bytes: its table entry (8 bytes in a table 3/8 to 3/4
+// full: at most 22), its slot (key, count, overcount: 24), its heap place
+// (8) and its two entries of the adjacency lists that Evaluate builds
+// (24), at most 78 bytes (2²¹ pairs held take 96 MiB before the adjacency
+// lists).
 const CooccurBytesPerPair = 100
 
 // CooccurNorm is the normalisation of the co-occurrence score: how the
