@@ -120,3 +120,29 @@ func BenchmarkLU(b *testing.B) {
 func BenchmarkCholesky(b *testing.B) {
 	benchFactor(b, func(impl lapack.Float64, a []float64, n int, _ []int) { impl.Dpotrf(gblas.Upper, n, a, n) })
 }
+
+// BenchmarkSyrk is the Gram matrix of the online learner's exact
+// normaliser, ZᵀZ for Z of n rows of 2d = 60 (the upper triangle): Syrk's
+// Go path (the gonum backend) and OpenBLAS's Dsyrk.
+func BenchmarkSyrk(b *testing.B) {
+	rng := rand.New(rand.NewPCG(4, 1))
+	const m = 60
+	for _, n := range []int{1000, 100000} {
+		z := randSlice(rng, n*m)
+		g := make([]float64, m*m)
+		for _, name := range backendsForBench() {
+			b.Run(fmt.Sprintf("n=%d/backend=%s", n, name), func(b *testing.B) {
+				prev := Backend()
+				defer func() { _ = Use(prev) }()
+				if err := Use(name); err != nil {
+					b.Fatal(err)
+				}
+				b.SetBytes(int64(8 * n * m))
+				b.ReportAllocs()
+				for b.Loop() {
+					Syrk(gblas.Trans, m, n, 1, z, m, 0, g, m)
+				}
+			})
+		}
+	}
+}

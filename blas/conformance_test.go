@@ -7,7 +7,10 @@ import (
 
 	gblas "gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
+	gonumblas "gonum.org/v1/gonum/blas/gonum"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/ndpp-go/ndpp/internal/f64"
 )
 
 // Tolerances of the conformance suite (relative to the operands' scale).
@@ -235,4 +238,105 @@ func TestSyrkTransMatchesNaive(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestSyrkGoPathMatchesDsyrk checks Syrk's blocked Go path (the gonum
+// backend) against gonum's Dsyrk and, when compiled in, OpenBLAS's, on
+// Gram shapes whose rows span several of its blocks (lda > n included),
+// and that the blocking leaves the bits of one unblocked pass
+// (f64.GemvT4 over all rows).
+func TestSyrkGoPathMatchesDsyrk(t *testing.T) {
+	prev := Backend()
+	defer func() { _ = Use(prev) }()
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, tc := range []struct{ n, lda, k int }{{4, 4, 5000}, {7, 9, 3000}, {60, 60, 20000}, {61, 64, 1500}, {60, 60, syrkBlockRows(60)}, {30, 31, 1}} {
+		n, lda, k := tc.n, tc.lda, tc.k
+		a := randSlice(rng, k*lda)
+		c0 := randSlice(rng, n*n)
+		if err := Use(Gonum); err != nil {
+			t.Fatal(err)
+		}
+		got := append([]float64(nil), c0...)
+		Syrk(gblas.Trans, n, k, 0.75, a, lda, -1.5, got, n)
+		// One unblocked pass: the bits of the path before blocking.
+		y := make([]float64, 4*n)
+		for r := 0; r < n; r += 4 {
+			r0 := min(r, n-4)
+			w := n - r0
+			f64.GemvT4(k, w, a[r0:], lda, a[r0:], 1, lda, y, w)
+			for v := r - r0; v < 4; v++ {
+				for j := v; j < w; j++ {
+					want := 0.75*y[v*w+j] + -1.5*c0[(r0+v)*n+r0+j]
+					if g := got[(r0+v)*n+r0+j]; g != want {
+						t.Fatalf("n=%d lda=%d k=%d: (%d,%d) = %v, one pass gives %v", n, lda, k, r0+v, r0+j, g, want)
+					}
+				}
+			}
+		}
+		refs := []gblas.Float64{gonumblas.Implementation{}}
+		if native, ok := Impl(OpenBLAS); ok {
+			refs = append(refs, native)
+		}
+		for _, ref := range refs {
+			want := append([]float64(nil), c0...)
+			ref.Dsyrk(gblas.Upper, gblas.Trans, n, k, 0.75, a, lda, -1.5, want, n)
+			for i := 0; i < n; i++ {
+				for j := 0; j < n; j++ {
+					if j < i {
+						if got[i*n+j] != c0[i*n+j] {
+							t.Fatalf("n=%d k=%d: lower triangle written at (%d,%d)", n, k, i, j)
+						}
+						continue
+					}
+					if math.Abs(got[i*n+j]-want[i*n+j]) > level3Tol*float64(k+2)*8 {
+						t.Fatalf("%T n=%d lda=%d k=%d: (%d,%d) = %v, Dsyrk gives %v", ref, n, lda, k, i, j, got[i*n+j], want[i*n+j])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestSyrkPartMatchesSyrk checks that groups of Syrk's Go path computed
+// apart (SyrkPart, in any split) give Syrk's bits, and write only their
+// rows of the upper triangle.
+func TestSyrkPartMatchesSyrk(t *testing.T) {
+	prev := Backend()
+	defer func() { _ = Use(prev) }()
+	if err := Use(Gonum); err != nil {
+		t.Fatal(err)
+	}
+	require := func(ok bool, format string, args ...any) {
+		t.Helper()
+		if !ok {
+			t.Fatalf(format, args...)
+		}
+	}
+	require(SyrkGoPath(), "SyrkGoPath() false on the gonum backend")
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, tc := range []struct{ n, lda, k int }{{4, 4, 0}, {4, 5, 3}, {7, 7, 700}, {60, 60, 3000}, {61, 66, 1000}} {
+		n, lda, k := tc.n, tc.lda, tc.k
+		a := randSlice(rng, max(1, k*lda))
+		want := make([]float64, n*n)
+		Syrk(gblas.Trans, n, k, 1, a, lda, 0, want, n)
+		groups := SyrkGroups(n)
+		for split := 0; split <= groups; split++ {
+			got := make([]float64, n*n)
+			for i := range got {
+				got[i] = math.NaN()
+			}
+			var y []float64
+			y = SyrkPart(n, k, a, lda, got, n, split, groups, y)
+			y = SyrkPart(n, k, a, lda, got, n, 0, split, y)
+			for i := 0; i < n; i++ {
+				for j := 0; j < n; j++ {
+					if j < i {
+						require(math.IsNaN(got[i*n+j]), "n=%d k=%d split %d: lower triangle written at (%d,%d)", n, k, split, i, j)
+						continue
+					}
+					require(got[i*n+j] == want[i*n+j], "n=%d k=%d split %d: (%d,%d) = %v, Syrk gives %v", n, k, split, i, j, got[i*n+j], want[i*n+j])
+				}
+			}
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/ndpp-go/ndpp/internal/f64"
 	"github.com/ndpp-go/ndpp/internal/memlimit"
 	"github.com/ndpp-go/ndpp/ndpp/baskets"
 )
@@ -18,10 +19,11 @@ import (
 const DefaultCooccurPairs = 1 << 21
 
 // CooccurBytesPerPair bounds the memory of one stored pair of a
-// Cooccurrence, in bytes: its hash-map entry with the map's growth slack,
-// its slot (key, count, overcount) and heap place, and its two entries of
-// the adjacency lists that Evaluate builds (about 61 bytes were measured
-// for the counts of 1.87 million pairs, before the adjacency lists).
+// Cooccurrence, in bytes: its table entry (8 bytes in a table 3/8 to 3/4
+// full: at most 22), its slot (key, count, overcount: 24), its heap place
+// (8) and its two entries of the adjacency lists that Evaluate builds
+// (24), at most 78 bytes (2²¹ pairs held take 96 MiB before the adjacency
+// lists).
 const CooccurBytesPerPair = 100
 
 // CooccurNorm is the normalisation of the co-occurrence score: how the
@@ -92,23 +94,42 @@ func (n CooccurNorm) String() string {
 // 10⁵ pairs to 67, below popularity; Evictions says whether the budget was reached. Item counts
 // are exact and take O(items) memory.
 //
+// The pairs are held in an open-addressing table (linear probing on a
+// hash of the packed pair key, with a fingerprint of the hash beside each
+// slot number, so a probe rarely reads a key it does not want); the pairs
+// of a basket are hashed and their table lines prefetched before they are
+// counted in order. Before the first eviction each increment costs one
+// probe; after it, the min-heap keeps each count beside its slot number,
+// so the heap's comparisons read adjacent entries.
+//
 // A Cooccurrence is not safe for concurrent use; Evaluate only reads it.
 type Cooccurrence struct {
 	maxPairs int
 	baskets  int64
 	items    []int64 // c(i), the training baskets holding item i
 
-	idx  map[uint64]int32 // pair key → slot
-	keys []uint64         // slot → pair key (lo<<32 | hi, lo < hi)
-	cnt  []int64          // slot → count (an upper bound on the true count)
-	over []int64          // slot → overcount (cnt − over ≤ true count)
-	// After the first eviction, heap holds the slots as a min-heap on cnt
-	// and pos[slot] is the slot's place in it (nil before).
-	heap, pos []int32
+	// tab is the table of held pairs: 0 for an empty entry, else
+	// fp<<32 | slot+1 with fp the top 32 bits of the pair's hash (whose top
+	// bits are its home entry). len(tab) is a power of two, 1<<tabBits,
+	// and at most three quarters full.
+	tab     []uint64
+	tabBits uint
+
+	keys []uint64 // slot → pair key (lo<<32 | hi, lo < hi)
+	over []int64  // slot → overcount (count − over ≤ true count)
+	// Before the first eviction, cnt[slot] is the slot's count (an upper
+	// bound on the true count). After it, heap holds the slots as a
+	// min-heap on their counts, hcnt[p] is the count of heap[p], pos[slot]
+	// is the slot's place in the heap, and cnt is nil.
+	cnt  []int64
+	heap []int32
+	hcnt []int64
+	pos  []int32
 
 	increments int64 // pair increments so far, N
 	evictions  int64
 	buf        []int
+	pend       []uint64        // the pair keys of the basket being counted
 	budget     memlimit.Budget // of the item counts (Add)
 }
 
@@ -131,11 +152,18 @@ func NewCooccurrence(maxPairs int, maxBytes int64) (*Cooccurrence, error) {
 	if err := budget.Check(fmt.Sprintf("co-occurrence counts of %d pairs", maxPairs), CooccurrenceMemory(maxPairs)); err != nil {
 		return nil, err
 	}
-	return &Cooccurrence{maxPairs: maxPairs, idx: make(map[uint64]int32), budget: budget}, nil
+	c := &Cooccurrence{maxPairs: maxPairs, budget: budget}
+	c.tabBits = 10
+	c.tab = make([]uint64, 1<<c.tabBits)
+	return c, nil
 }
 
 // pairKey packs the pair {a, b}, a < b, into one key.
 func pairKey(a, b int) uint64 { return uint64(a)<<32 | uint64(b) }
+
+// pairHash is the hash of a pair key (Fibonacci hashing: its top bits
+// are the home entry of the table).
+func pairHash(key uint64) uint64 { return key * 0x9E3779B97F4A7C15 }
 
 // Add counts one training basket of item ids: the basket, each distinct
 // item and each pair of distinct items once (a repeated item counts once).
@@ -158,70 +186,198 @@ func (c *Cooccurrence) Add(basket []int) error {
 		c.items = append(c.items, make([]int64, top+1-len(c.items))...)
 	}
 	c.baskets++
+	// The basket's pairs in the order they are counted, their table lines
+	// asked for ahead (the counts must follow that order: evictions depend
+	// on it).
+	pend := c.pend[:0]
 	for p, a := range s {
 		c.items[a]++
 		for _, b := range s[p+1:] {
-			c.inc(pairKey(a, b))
+			key := pairKey(a, b)
+			pend = append(pend, key)
+			f64.Prefetch(c.tab[pairHash(key)>>(64-c.tabBits):][:1])
 		}
 	}
+	c.pend = pend
+	// Then the slot entries of the pairs held (their key, and count or
+	// heap place), from the first entry of each probe run, and the key
+	// of the heap's root, the next pair a new one evicts.
+	heap := c.heap != nil
+	for _, key := range pend {
+		h := pairHash(key)
+		if t := c.tab[h>>(64-c.tabBits)]; t>>32 == h>>32 {
+			s := uint32(t) - 1
+			f64.Prefetch(c.keys[s:][:1])
+			if heap {
+				f64.Prefetch(c.pos[s:][:1])
+			} else {
+				f64.Prefetch(c.cnt[s:][:1])
+			}
+		}
+	}
+	if heap {
+		f64.Prefetch(c.tab[pairHash(c.keys[c.heap[0]])>>(64-c.tabBits):][:1])
+		// Last, the heap entries of the pairs held.
+		for _, key := range pend {
+			h := pairHash(key)
+			if t := c.tab[h>>(64-c.tabBits)]; t>>32 == h>>32 {
+				p := int(c.pos[uint32(t)-1])
+				f64.Prefetch(c.hcnt[p:][:1])
+				if l := 2*p + 1; l < len(c.hcnt) {
+					f64.Prefetch(c.hcnt[l:][:1])
+				}
+			}
+		}
+	}
+	for _, key := range pend {
+		c.inc(key)
+	}
 	return nil
+}
+
+// find returns the table entry of key and its slot, or the empty entry
+// where key would go and -1.
+func (c *Cooccurrence) find(key uint64) (e uint64, slot int32) {
+	h := pairHash(key)
+	fp := h >> 32
+	mask := uint64(len(c.tab) - 1)
+	for e = h >> (64 - c.tabBits); ; e = (e + 1) & mask {
+		t := c.tab[e]
+		if t == 0 {
+			return e, -1
+		}
+		if t>>32 == fp && c.keys[uint32(t)-1] == key {
+			return e, int32(uint32(t) - 1)
+		}
+	}
+}
+
+// put writes slot's entry for key at the empty entry e.
+func (c *Cooccurrence) put(e, key uint64, slot int32) {
+	c.tab[e] = pairHash(key)>>32<<32 | uint64(slot+1)
+}
+
+// remove empties entry e, moving later entries of its probe run back so
+// that every held key stays reachable from its home entry.
+func (c *Cooccurrence) remove(e uint64) {
+	mask := uint64(len(c.tab) - 1)
+	shift := 32 - c.tabBits // home = fp >> shift
+	for j := (e + 1) & mask; ; j = (j + 1) & mask {
+		t := c.tab[j]
+		if t == 0 {
+			break
+		}
+		// Entry j may fill the hole at e unless its home lies
+		// cyclically in (e, j].
+		if home := t >> 32 >> shift; (j-home)&mask >= (j-e)&mask {
+			c.tab[e] = t
+			e = j
+		}
+	}
+	c.tab[e] = 0
+}
+
+// grow doubles the table and enters the held pairs anew.
+func (c *Cooccurrence) grow() {
+	c.tabBits++
+	c.tab = make([]uint64, 1<<c.tabBits)
+	for s, key := range c.keys {
+		e, _ := c.find(key)
+		c.put(e, key, int32(s))
+	}
 }
 
 // inc adds one to the count of a pair (space-saving beyond the budget).
 func (c *Cooccurrence) inc(key uint64) {
 	c.increments++
-	if i, ok := c.idx[key]; ok {
-		c.cnt[i]++
-		if c.heap != nil {
-			c.down(int(c.pos[i]))
+	e, i := c.find(key)
+	if i >= 0 {
+		if c.heap == nil {
+			c.cnt[i]++
+		} else {
+			p := c.pos[i]
+			c.hcnt[p]++
+			c.down(int(p))
 		}
 		return
 	}
-	if len(c.keys) < c.maxPairs {
-		c.idx[key] = int32(len(c.keys))
+	if n := len(c.keys); n < c.maxPairs {
+		if 4*(n+1) > 3*len(c.tab) {
+			c.grow()
+			e, _ = c.find(key)
+		}
+		if n == cap(c.keys) {
+			// Grow the slot arrays together, never past the budget.
+			m := min(c.maxPairs, max(1024, 2*n))
+			c.keys = slices.Grow(c.keys, m-n)
+			c.cnt = slices.Grow(c.cnt, m-n)
+			c.over = slices.Grow(c.over, m-n)
+		}
+		c.put(e, key, int32(n))
 		c.keys = append(c.keys, key)
 		c.cnt = append(c.cnt, 1)
 		c.over = append(c.over, 0)
 		return
 	}
 	if c.heap == nil {
-		c.heap, c.pos = make([]int32, len(c.keys)), make([]int32, len(c.keys))
-		for i := range c.heap {
-			c.heap[i], c.pos[i] = int32(i), int32(i)
-		}
-		for i := len(c.heap)/2 - 1; i >= 0; i-- {
-			c.down(i)
-		}
+		c.buildHeap()
 	}
 	// Replace the pair of smallest count, at the root.
 	r := c.heap[0]
-	delete(c.idx, c.keys[r])
+	old, _ := c.find(c.keys[r])
+	c.remove(old)
 	c.evictions++
-	m := c.cnt[r]
-	c.keys[r], c.cnt[r], c.over[r] = key, m+1, m
-	c.idx[key] = r
+	m := c.hcnt[0]
+	c.keys[r], c.over[r] = key, m
+	c.hcnt[0] = m + 1
+	e, _ = c.find(key) // the removal may have moved key's empty entry
+	c.put(e, key, r)
 	c.down(0)
 }
 
-// down restores the min-heap on cnt below heap position i.
+// buildHeap makes the min-heap of the held slots on their counts (at the
+// first eviction), the counts moving beside the heap's entries.
+func (c *Cooccurrence) buildHeap() {
+	n := len(c.keys)
+	c.heap, c.pos, c.hcnt = make([]int32, n), make([]int32, n), make([]int64, n)
+	for i := range c.heap {
+		c.heap[i], c.pos[i] = int32(i), int32(i)
+	}
+	copy(c.hcnt, c.cnt)
+	c.cnt = nil
+	for i := n/2 - 1; i >= 0; i-- {
+		c.down(i)
+	}
+}
+
+// down restores the min-heap on the counts below heap position i.
 func (c *Cooccurrence) down(i int) {
-	h, n := c.heap, len(c.heap)
+	h, hc, n := c.heap, c.hcnt, len(c.heap)
 	for {
 		l := 2*i + 1
 		if l >= n {
 			return
 		}
 		j := l
-		if r := l + 1; r < n && c.cnt[h[r]] < c.cnt[h[l]] {
+		if r := l + 1; r < n && hc[r] < hc[l] {
 			j = r
 		}
-		if c.cnt[h[i]] <= c.cnt[h[j]] {
+		if hc[i] <= hc[j] {
 			return
 		}
 		h[i], h[j] = h[j], h[i]
+		hc[i], hc[j] = hc[j], hc[i]
 		c.pos[h[i]], c.pos[h[j]] = int32(i), int32(j)
 		i = j
 	}
+}
+
+// count returns the count of slot s (an upper bound on its true count).
+func (c *Cooccurrence) count(s int) int64 {
+	if c.heap == nil {
+		return c.cnt[s]
+	}
+	return c.hcnt[c.pos[s]]
 }
 
 // Baskets returns the number of baskets counted.
@@ -244,11 +400,12 @@ func (c *Cooccurrence) Count(i, j int) (lower, upper int64) {
 	if i == j || i < 0 || j < 0 || i > math.MaxInt32 || j > math.MaxInt32 {
 		return 0, 0
 	}
-	s, ok := c.idx[pairKey(min(i, j), max(i, j))]
-	if !ok {
+	_, s := c.find(pairKey(min(i, j), max(i, j)))
+	if s < 0 {
 		return 0, 0
 	}
-	return c.cnt[s] - c.over[s], c.cnt[s]
+	n := c.count(int(s))
+	return n - c.over[s], n
 }
 
 // Pairs returns the number of distinct pairs held (at most the budget).
@@ -280,7 +437,7 @@ func (c *Cooccurrence) MinCount() int64 {
 	if c.heap == nil {
 		return 0
 	}
-	return c.cnt[c.heap[0]]
+	return c.hcnt[0]
 }
 
 // Counting returns a Source that yields src's baskets and counts each in c
@@ -336,7 +493,7 @@ func (c *Cooccurrence) scorer(n int, norm CooccurNorm) (*cooccurScorer, error) {
 	}
 	deg := sc.start[1:]
 	for s, k := range c.keys {
-		if c.cnt[s] > c.over[s] {
+		if c.count(s) > c.over[s] {
 			deg[k>>32]++
 			deg[k&math.MaxUint32]++
 		}
@@ -353,7 +510,7 @@ func (c *Cooccurrence) scorer(n int, norm CooccurNorm) (*cooccurScorer, error) {
 		fill[a]++
 	}
 	for s, k := range c.keys {
-		if g := c.cnt[s] - c.over[s]; g > 0 {
+		if g := c.count(s) - c.over[s]; g > 0 {
 			a, b := k>>32, k&math.MaxUint32
 			put(a, b, float64(g))
 			put(b, a, float64(g))

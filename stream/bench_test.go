@@ -155,3 +155,35 @@ func BenchmarkVectorsOnline2Neighbor(b *testing.B) {
 func BenchmarkVectorsStreamPartition(b *testing.B) {
 	benchVectors(b, NameStreamPartition, 8, 10, 200000)
 }
+
+// BenchmarkOnlineLSSStream is Online-LSS (k = 8, d = 10, the fast oracle,
+// block scoring) over the 4·10⁶ items of an ndpp.Random model in id order,
+// model-backed (Run), one thread: the in-memory rate of
+// stream/BENCHMARKS.md. It reports items/s and the solution's log value
+// and swaps (to compare builds).
+func BenchmarkOnlineLSSStream(b *testing.B) {
+	const n, k, d = 4_000_000, 8, 10
+	m := ndpp.Random(n, d, 1, ndpp.RandomOptions{})
+	order := IDOrder(n)
+	mk := algoByName(NameOnlineLSS, false)
+	b.Run(fmt.Sprintf("n=%d/k=%d/d=%d", n, k, d), func(b *testing.B) {
+		b.ReportAllocs()
+		var res Result
+		for b.Loop() {
+			o, err := detcache.NewFast(m, k)
+			if err != nil {
+				b.Fatal(err)
+			}
+			s, err := mk(o, k, n)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if res, err = Run(context.Background(), s, order, RunOptions{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "items/s")
+		b.ReportMetric(float64(res.Swaps), "swaps")
+		b.Logf("log f(S) = %v, S = %v, swaps %d, evals %d", res.Value.Log, res.Solution, res.Swaps, res.Evals)
+	})
+}

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -365,4 +366,34 @@ func TestGrowPipe(t *testing.T) {
 	require.NoError(t, err)
 	defer f.Close()
 	require.False(t, GrowPipe(f, 1<<20))
+}
+
+// TestWriterRefusals: a chunk with an invalid item writes the items before
+// it and reports the item; an NPY stream refuses rows beyond those its
+// header declares, after writing those it can hold.
+func TestWriterRefusals(t *testing.T) {
+	m := ndpp.Random(10, 3, 4, ndpp.RandomOptions{})
+	k := ndpp.KernelOf(m)
+	its := modelItems(m)
+	bad := slices.Clone(its)
+	bad[6].V = []float64{1, math.NaN(), 0}
+	var buf bytes.Buffer
+	w := NewTextWriter(&buf, k)
+	err := w.Write(bad)
+	require.ErrorContains(t, err, "not finite")
+	require.NoError(t, w.Close())
+	require.Equal(t, 6, bytes.Count(buf.Bytes(), []byte("\n")), "the items before the invalid one")
+
+	buf.Reset()
+	w, err = NewNPYWriter(&buf, k, 8, false)
+	require.NoError(t, err)
+	require.NoError(t, w.Write(its[:5]))
+	late := slices.Clone(its)
+	late[9].V = []float64{1, math.NaN(), 0}
+	err = w.Write(late[5:]) // the 9th row is beyond the header, before the invalid item
+	require.ErrorContains(t, err, "more than the 8 rows")
+	require.NoError(t, w.Close(), "8 rows written")
+	r, err := Open(&buf, k, Options{})
+	require.NoError(t, err)
+	require.Equal(t, 8, r.Len())
 }

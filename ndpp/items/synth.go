@@ -18,10 +18,13 @@ type Synthetic struct {
 	scale      float64
 	diag       float64
 	kern       ndpp.Kernel
-	rv, rb, rd *rand.Rand
-	pos        int
-	vals       []float64
-	items      []ndpp.Item
+	rv, rb, rd normals // V's, B's and the diagonal's draws
+	// rand.Rands drawing from rv, rb and rd (normals.norm's rare paths)
+	rvR, rbR, rdR *rand.Rand
+	hasB, hasD    bool
+	pos           int
+	vals          []float64
+	items         []ndpp.Item
 }
 
 // NewSynthetic prepares the stream: it replays Random's generator once
@@ -44,36 +47,27 @@ func NewSynthetic(ctx context.Context, n, d int, seed uint64, opt ndpp.RandomOpt
 	if opt.CScale == 0 {
 		opt.CScale = 1 / math.Sqrt(float64(d))
 	}
-	// The same generator as ndpp.Random, cloned at three positions.
-	pcg := rand.NewPCG(seed, 0x9e3779b97f4a7c15)
-	r := rand.New(pcg)
-	clone := func() *rand.Rand {
-		st, _ := pcg.MarshalBinary()
-		c := &rand.PCG{}
-		if err := c.UnmarshalBinary(st); err != nil {
-			panic("items: cloning the generator: " + err.Error())
-		}
-		return rand.New(c)
-	}
+	// The same generator as ndpp.Random (normals: its draws, bit for bit),
+	// copied at three positions.
+	g := newNormals(seed, 0x9e3779b97f4a7c15)
+	r := rand.New(&g)
 	skip := func(k int) error { // draws and discards k normals
 		for k > 0 {
 			if err := ctx.Err(); err != nil {
 				return fmt.Errorf("items: positioning the synthetic stream's generators: %w", err)
 			}
-			for range min(k, skipCheck) {
-				r.NormFloat64()
-			}
+			g.skip(min(k, skipCheck), r)
 			k -= min(k, skipCheck)
 		}
 		return nil
 	}
 	s := &Synthetic{n: n, d: d, scale: opt.Scale, diag: opt.Diag}
-	s.rv = clone()
+	s.rv = g
 	if err := skip(n * d); err != nil {
 		return nil, err
 	}
 	if !opt.Shared {
-		s.rb = clone()
+		s.rb, s.hasB = g, true
 		if err := skip(n * d); err != nil {
 			return nil, err
 		}
@@ -93,8 +87,9 @@ func NewSynthetic(ctx context.Context, n, d int, seed uint64, opt ndpp.RandomOpt
 		}
 	}
 	if opt.Diag > 0 {
-		s.rd = clone()
+		s.rd, s.hasD = g, true
 	}
+	s.rvR, s.rbR, s.rdR = rand.New(&s.rv), rand.New(&s.rb), rand.New(&s.rd)
 	s.kern = ndpp.Kernel{D: d, C: c, Shared: opt.Shared, Diag: opt.Diag > 0}
 	return s, nil
 }
@@ -126,20 +121,46 @@ func (s *Synthetic) Next(max int) ([]ndpp.Item, error) {
 	for c := 0; c < n; c++ {
 		row := s.vals[2*d*c : 2*d*(c+1)]
 		it := ndpp.Item{ID: s.pos + c, V: row[:d:d]}
-		for q := range it.V {
-			it.V[q] = s.rv.NormFloat64() * s.scale
-		}
-		if s.rb != nil {
+		if s.hasB {
+			// V's and B's draws interleaved: two independent chains of
+			// the generator's steps.
 			it.B = row[d : 2*d : 2*d]
-			for q := range it.B {
-				it.B[q] = s.rb.NormFloat64() * s.scale
+			s.drawPair(it.V, it.B)
+		} else {
+			for q := range it.V {
+				it.V[q] = s.rv.norm(s.rvR) * s.scale
 			}
 		}
-		if s.rd != nil {
-			it.Delta = s.diag * math.Exp(s.rd.NormFloat64())
+		if s.hasD {
+			it.Delta = s.diag * math.Exp(s.rd.norm(s.rdR))
 		}
 		s.items[c] = it
 	}
 	s.pos += n
 	return s.items[:n], nil
+}
+
+// drawPair fills v and b (as long) with the next draws of rv and rb times
+// the scale, the two generators' steps interleaved (normals.norm written
+// out, so that the two independent chains overlap).
+func (s *Synthetic) drawPair(v, b []float64) {
+	b = b[:len(v)]
+	for q := range v {
+		st1, st2 := s.rv, s.rb
+		u1, u2 := s.rv.Uint64(), s.rb.Uint64()
+		j1, j2 := int32(u1), int32(u2)
+		i1, i2 := u1>>32&0x7F, u2>>32&0x7F
+		var x1, x2 float64
+		if absInt32(j1) < zigK[i1] {
+			x1 = float64(j1) * zigW[i1]
+		} else {
+			x1 = s.rv.redraw(st1, s.rvR)
+		}
+		if absInt32(j2) < zigK[i2] {
+			x2 = float64(j2) * zigW[i2]
+		} else {
+			x2 = s.rb.redraw(st2, s.rbR)
+		}
+		v[q], b[q] = x1*s.scale, x2*s.scale
+	}
 }

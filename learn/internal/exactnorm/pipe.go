@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/ndpp-go/ndpp/blas"
 	"github.com/ndpp-go/ndpp/internal/f64"
 	"github.com/ndpp-go/ndpp/learn/internal/vecmat"
 )
@@ -29,8 +30,12 @@ import (
 // Between Start and Stop a goroutine of the pipe's runs submitted jobs
 // while the learner goes on; it blocks on a channel between jobs. A job
 // that goroutine has not started when its result is needed (and every job
-// outside Start…Stop) is run by the learner's goroutine. The results are
-// the same bits whoever computes them.
+// outside Start…Stop) is run by the learner's goroutine. When the learner
+// needs the result of a job the other goroutine is running, it does not
+// idle while G is recomputed from scratch: on the pure-Go backend the
+// recomputation is offered in units of rows of G (blas.SyrkPart), and the
+// learner computes those not yet claimed before it blocks for the rest.
+// The results are the same bits whoever computes them.
 //
 // A Pipe is used by one goroutine (the learner's), apart from the job
 // goroutine it starts itself.
@@ -56,6 +61,13 @@ type Pipe struct {
 	done   chan struct{}
 	wake   chan struct{} // a job was posted (non-nil between Start and Stop)
 	wg     sync.WaitGroup
+
+	// A recomputation of G on offer to the goroutine waiting for the job
+	// (nil when none): the job's runner stores it and signals offer.
+	gram          atomic.Pointer[gramTask]
+	offer         chan struct{}
+	gyRun, gyHelp []float64 // the runner's and the helper's scratch
+	helped        int64     // units of G the waiting goroutine computed (for tests)
 
 	// Active: the result in effect.
 	k, gc  []float64
@@ -92,7 +104,7 @@ const (
 func NewPipe(d, lag, refreshEvery int) *Pipe {
 	m := 2 * d
 	return &Pipe{d: d, lag: lag, refreshEvery: int64(refreshEvery), w: NewWork(d),
-		k: make([]float64, m*m), gc: make([]float64, d*d)}
+		k: make([]float64, m*m), gc: make([]float64, d*d), offer: make(chan struct{}, 1)}
 }
 
 // Lag returns the positions between a snapshot and its result.
@@ -243,9 +255,31 @@ func (p *Pipe) run() {
 		copy(zs[i*m:(i+1)*m], j.z1[r*m:(r+1)*m])
 	}
 	if j.full {
-		w.Gram(zs, len(zs)/m)
+		p.gramShared(zs, len(zs)/m)
 	}
 	j.ok = w.Factor(j.c)
+}
+
+// gramShared recomputes G from the n rows of zs (Work.Gram), with its
+// units on offer to the goroutine that waits for the job (wait) on the
+// pure-Go backend, whose Syrk SyrkPart splits; the runner computes every
+// unit nobody else claims and blocks until those claimed are done.
+func (p *Pipe) gramShared(zs []float64, n int) {
+	m := 2 * p.d
+	if n == 0 || m < 4 || !blas.SyrkGoPath() {
+		p.w.Gram(zs, n)
+		return
+	}
+	t := newGramTask(zs, n, m, p.w.G)
+	p.gram.Store(t)
+	select {
+	case p.offer <- struct{}{}:
+	default: // an offer is pending already: the waiter finds this one
+	}
+	p.gyRun, _ = t.work(p.gyRun)
+	<-t.fin
+	p.gram.Store(nil)
+	p.w.symmetrize()
 }
 
 // runPosted runs the posted job if no goroutine has claimed it.
@@ -266,7 +300,20 @@ func (p *Pipe) wait() {
 		return
 	}
 	if !p.runPosted() {
-		<-p.done
+		// The other goroutine runs the job: compute the units of G it
+		// offers until the job is done.
+		for done := false; !done; {
+			select {
+			case <-p.done:
+				done = true
+			case <-p.offer:
+				if t := p.gram.Load(); t != nil {
+					var units int
+					p.gyHelp, units = t.work(p.gyHelp)
+					p.helped += int64(units)
+				}
+			}
+		}
 	}
 	p.claim.Store(jobNone)
 	p.flying = false

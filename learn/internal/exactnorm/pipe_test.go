@@ -5,8 +5,11 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ndpp-go/ndpp/blas"
 )
 
 // randomSkew returns a random d×d skew-symmetric matrix.
@@ -282,4 +285,64 @@ func TestPipeRedo(t *testing.T) {
 	require.Equal(t, w.LogDet, p.LogDet())
 	require.Equal(t, cols[5*m:6*m], p.Column(5))
 	require.Equal(t, int64(0), p.SwapAt())
+}
+
+// TestPipeSharedRecomputation waits for jobs that recompute G from scratch
+// while the pipe's goroutine runs them, so that the waiting goroutine
+// computes units of G too (on the pure-Go backend), and checks every
+// result against the same jobs run by the caller alone: the same bits.
+func TestPipeSharedRecomputation(t *testing.T) {
+	prev := blas.Backend()
+	defer func() { _ = blas.Use(prev) }()
+	require.NoError(t, blas.Use(blas.Gonum)) // the backend whose Syrk is split
+	const d, lag = 30, 3
+	m := 2 * d
+	rng := rand.New(rand.NewPCG(17, 18))
+	n := 6000
+	if testing.Short() {
+		n = 1500
+	}
+	cols := make([]float64, n*m)
+	for i := range cols {
+		cols[i] = 0.1 * rng.NormFloat64()
+	}
+	all := make([]int, n)
+	for i := range all {
+		all[i] = i
+	}
+	cs := make([][]float64, 12)
+	for i := range cs {
+		cs[i] = randomSkew(rng, d)
+	}
+	run := func(goroutine bool) (ks [][]float64, helped int64) {
+		p := NewPipe(d, lag, 1)
+		p.SetColumns(n, func(dst []float64, i int) { copy(dst, cols[i*m:(i+1)*m]) })
+		if goroutine {
+			p.Start()
+		}
+		z := append([]float64(nil), cols...)
+		for s, c := range cs {
+			pos := int64(1 + s*lag)
+			for i := range z {
+				z[i] *= 1.01
+			}
+			p.Submit(pos, all, z, c, false) // every column changed: G anew
+			for goroutine && p.claim.Load() == jobPosted {
+				time.Sleep(10 * time.Microsecond) // until the goroutine has the job
+			}
+			require.True(t, p.Due(pos+lag))
+			require.True(t, p.Take(pos+lag, nil, nil))
+			ks = append(ks, append(append([]float64(nil), p.K()...), p.LogDet()))
+		}
+		p.Stop()
+		return ks, p.helped
+	}
+	want, _ := run(false)
+	var helped int64
+	for range 3 {
+		got, h := run(true)
+		require.Equal(t, want, got)
+		helped += h
+	}
+	require.Positive(t, helped, "the waiting goroutine computed units of G")
 }
