@@ -416,7 +416,7 @@ func (c *Cooccurrence) Pairs() int { return len(c.keys) }
 // returns false.
 func (c *Cooccurrence) EachPair(f func(i, j int, count int64) bool) {
 	for s, k := range c.keys {
-		if n := c.cnt[s] - c.over[s]; n > 0 && !f(int(k>>32), int(uint32(k)), n) {
+		if n := c.count(s) - c.over[s]; n > 0 && !f(int(k>>32), int(uint32(k)), n) {
 			return
 		}
 	}
