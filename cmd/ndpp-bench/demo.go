@@ -52,14 +52,14 @@ type demoFlags struct {
 // demoInferRow is one algorithm's line of the demo's inference table.
 type demoInferRow struct {
 	Algo       string   `json:"algo"`
-	LogValue   *float64 `json:"log_value"`         // id order; null when f_k(S) = 0
-	Ratio      float64  `json:"ratio_to_greedy"`   // f(S)/f(greedy), id order
-	MeanRatio  float64  `json:"mean_ratio_random"` // over the random orders
-	MinRatio   float64  `json:"min_ratio_random"`  // over the random orders
-	DetEvals   int64    `json:"det_evals"`         // id order
-	Swaps      int64    `json:"swaps"`             // id order
-	PeakStash  int      `json:"peak_stash"`        // id order
-	ItemsPerS  float64  `json:"items_per_sec"`     // over all runs
+	LogValue   *float64 `json:"log_value"`                   // id order; null when f_k(S) = 0
+	Ratio      float64  `json:"ratio_to_greedy"`             // f(S)/f(greedy), id order
+	MeanRatio  *float64 `json:"mean_ratio_random,omitempty"` // over the random orders (none: left out)
+	MinRatio   *float64 `json:"min_ratio_random,omitempty"`  // over the random orders
+	DetEvals   int64    `json:"det_evals"`                   // id order
+	Swaps      int64    `json:"swaps"`                       // id order
+	PeakStash  int      `json:"peak_stash"`                  // id order
+	ItemsPerS  float64  `json:"items_per_sec"`               // over all runs
 	RandomRuns int      `json:"random_orders"`
 }
 
@@ -299,13 +299,13 @@ func (f *demoFlags) infer(ctx context.Context, m *ndpp.Model, logf func(string, 
 			return nil, nil, 0, err
 		}
 		row := demoInferRow{Algo: algo, Ratio: ratio(res.Objective()), DetEvals: res.Evals, Swaps: res.Swaps,
-			PeakStash: res.PeakStash, RandomRuns: f.orders, MinRatio: math.Inf(1)}
+			PeakStash: res.PeakStash, RandomRuns: f.orders}
 		if ob := res.Objective(); !ob.Zero {
 			v := ob.Log
 			row.LogValue = &v
 		}
 		items, secs := float64(res.Items), res.Seconds
-		sum := 0.0
+		sum, lo := 0.0, math.Inf(1)
 		for o := 0; o < f.orders; o++ {
 			s, err := inf.newSolver(algo, m)
 			if err != nil {
@@ -317,23 +317,21 @@ func (f *demoFlags) infer(ctx context.Context, m *ndpp.Model, logf func(string, 
 			}
 			q := ratio(r.Objective())
 			sum += q
-			row.MinRatio = math.Min(row.MinRatio, q)
+			lo = math.Min(lo, q)
 			items += float64(r.Items)
 			secs += r.Seconds
 		}
 		if f.orders > 0 {
-			row.MeanRatio = sum / float64(f.orders)
-		} else {
-			row.MeanRatio, row.MinRatio = math.NaN(), math.NaN()
+			row.MeanRatio, row.MinRatio = num(sum/float64(f.orders)), num(lo)
 		}
 		if secs > 0 {
 			row.ItemsPerS = items / secs
 		}
 		rows = append(rows, row)
-		logf("%s: ratio to offline greedy %.3f (id order), %.3f mean over %d random orders", algo, row.Ratio, row.MeanRatio, f.orders)
+		logf("%s: ratio to offline greedy %.3f (id order), %s mean over %d random orders", algo, row.Ratio, fmtRatio(row.MeanRatio), f.orders)
 	}
 	gl := gv.Log
-	rows = append(rows, demoInferRow{Algo: stream.NameOfflineGreedy, LogValue: &gl, Ratio: 1, MeanRatio: 1, MinRatio: 1,
+	rows = append(rows, demoInferRow{Algo: stream.NameOfflineGreedy, LogValue: &gl, Ratio: 1, MeanRatio: num(1), MinRatio: num(1),
 		DetEvals: greedy.Evals, ItemsPerS: greedy.ItemsPerSec()})
 	// Local search from the greedy's solution (order-independent, like
 	// the greedy: its ratio fills the random-order columns).
@@ -342,7 +340,7 @@ func (f *demoFlags) infer(ctx context.Context, m *ndpp.Model, logf func(string, 
 		return nil, nil, 0, err
 	}
 	lr := ratio(ls.Objective())
-	row := demoInferRow{Algo: stream.NameLocalSearch, Ratio: lr, MeanRatio: lr, MinRatio: lr, DetEvals: ls.Evals, Swaps: ls.Swaps,
+	row := demoInferRow{Algo: stream.NameLocalSearch, Ratio: lr, MeanRatio: num(lr), MinRatio: num(lr), DetEvals: ls.Evals, Swaps: ls.Swaps,
 		ItemsPerS: ls.ItemsPerSec()}
 	if ob := ls.Objective(); !ob.Zero {
 		v := ob.Log
@@ -385,7 +383,7 @@ func printDemoTables(w io.Writer, f demoFlags, learnRows []metricsJSON, inferRow
 		if r.LogValue != nil {
 			lv = fmt.Sprintf("%.4f", *r.LogValue)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.3f\t%.3f\t%.3f\t%d\t%d\t%d\t%.3g\t\n", r.Algo, lv, r.Ratio, r.MeanRatio, r.MinRatio, r.DetEvals, r.Swaps, r.PeakStash, r.ItemsPerS)
+		fmt.Fprintf(tw, "%s\t%s\t%.3f\t%s\t%s\t%d\t%d\t%d\t%.3g\t\n", r.Algo, lv, r.Ratio, fmtRatio(r.MeanRatio), fmtRatio(r.MinRatio), r.DetEvals, r.Swaps, r.PeakStash, r.ItemsPerS)
 	}
 	tw.Flush()
 }
@@ -410,4 +408,12 @@ func withIDs(m *ndpp.Model, base int) (*ndpp.Model, error) {
 		b = nil
 	}
 	return ndpp.NewFromRows(m.N(), m.D(), v, b, c, ndpp.WithDiag(m.Diag()), ndpp.WithIDs(ids))
+}
+
+// fmtRatio prints a ratio over the random orders, "–" when there were none.
+func fmtRatio(x *float64) string {
+	if x == nil {
+		return "–"
+	}
+	return fmt.Sprintf("%.3f", *x)
 }

@@ -183,3 +183,32 @@ func TestDemoAndLearnHoldOutTheSameBaskets(t *testing.T) {
 		}
 	}
 }
+
+// TestDemoNoRandomOrders: with --orders 0 the JSON report is valid and
+// leaves out the ratios over random orders (there are none), and the text
+// table prints a dash for them.
+func TestDemoNoRandomOrders(t *testing.T) {
+	out := t.TempDir()
+	args := []string{"demo", "--out", out, "--baskets", "2000", "--val", "100", "--test", "300",
+		"--d", "4", "--orders", "0", "--offline-seconds", "1", "--quiet"}
+	code, stdout, stderr := runCmd(t, "", append(args, "--json")...)
+	require.Equal(t, 0, code, stderr)
+	var res struct {
+		Inference []map[string]any `json:"inference"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &res))
+	require.NotEmpty(t, res.Inference)
+	for _, r := range res.Inference {
+		switch r["algo"] {
+		case "offline-greedy", "local-search":
+			require.Contains(t, r, "mean_ratio_random")
+		default:
+			require.NotContains(t, r, "mean_ratio_random", "%v", r["algo"])
+			require.NotContains(t, r, "min_ratio_random", "%v", r["algo"])
+		}
+	}
+	code, stdout, stderr = runCmd(t, "", args...)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "–")
+	require.NotContains(t, stdout, "NaN")
+}
