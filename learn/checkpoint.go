@@ -17,14 +17,15 @@ import (
 )
 
 // Online checkpoints are states of the project's binary format
-// (internal/binfmt: magic, version, body, CRC-32C). Format version 5 has
+// (internal/binfmt: magic, version, body, CRC-32C). Format version 6 has
 // this body, all values little-endian, slices as a length and their
 // entries:
 //
 //	options   D, Shared, LowRank, Seed, Init.Scale, Init.CScale, Init.Share,
 //	          N, Optimizer, LR, DiagLR, RateScale, Alpha, Beta, Eps, Normalizer,
 //	          Schedule.RefreshEvery, Schedule.FactorEvery, Schedule.Lag,
-//	          CEvery, FixC (after defaults)
+//	          CEvery, FixC, NextWeight, NextNegatives, NextBeta (after
+//	          defaults)
 //	n, d      items (rows) and rank
 //	IDs       the item id of each row
 //	V B D     parameters (B empty when B = V)
@@ -49,10 +50,11 @@ import (
 // the diagonal, the ids and the options added with them, version 4 the
 // format above without Consumed; they are refused with a message that says
 // so (a version 4 checkpoint could not tell other data from its own when
-// resumed).
+// resumed). Version 5, the format above without the next-item options,
+// resumes without the term.
 const (
 	checkpointMagic   = "NDPPONLN"
-	checkpointVersion = 5
+	checkpointVersion = 6
 	checkpointWhat    = "learn: online checkpoint"
 	// gobCheckpointHeader starts the checkpoints of versions 1 and 2.
 	gobCheckpointHeader = "ndpp-learn-online-checkpoint v"
@@ -215,6 +217,9 @@ func encodeOptions(e *binfmt.Encoder, o OnlineOptions) {
 	e.Int(o.Schedule.Lag)
 	e.Int(o.CEvery)
 	e.Bool(o.FixC)
+	e.F64(o.NextWeight)
+	e.Int(o.NextNegatives)
+	e.F64(o.NextBeta)
 }
 
 // maxCheckpointDim bounds d in a checkpoint, so that sizes derived from it
@@ -244,6 +249,14 @@ func decodeOptions(d *binfmt.Decoder) OnlineOptions {
 	o.Schedule.Lag = d.Int("lag", 0, math.MaxInt)
 	o.CEvery = d.Int("c-every", 1, math.MaxInt)
 	o.FixC = d.Bool()
+	if d.Version() < 6 {
+		// Before the next-item term: none.
+		o.NextWeight, o.NextNegatives, o.NextBeta = -1, DefaultNextNegatives, DefaultNextBeta
+		return o
+	}
+	o.NextWeight = d.F64()
+	o.NextNegatives = d.Int("next-item negatives", 1, math.MaxInt)
+	o.NextBeta = d.F64()
 	return o
 }
 

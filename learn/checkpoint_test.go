@@ -23,7 +23,7 @@ import (
 	"github.com/ndpp-go/ndpp/ndpp/baskets"
 )
 
-var updateCheckpoints = flag.Bool("update-checkpoints", false, "rewrite testdata/online-v5-*.ckpt")
+var updateCheckpoints = flag.Bool("update-checkpoints", false, "rewrite testdata/online-v6-*.ckpt")
 
 // checkpointFixtures are the committed checkpoints: a learner with opt on
 // fixtureBaskets, saved after pos baskets. Snapshots are taken after
@@ -40,9 +40,9 @@ var checkpointFixtures = []struct {
 	swapAt     int64 // the pending result's position (0: none)
 	nextResult int64 // the position where the next result takes effect
 }{
-	{"online-v5-pending-result.ckpt", OnlineOptions{D: 3, Seed: 1, DiagLR: 0.01, Schedule: Schedule{FactorEvery: 10}}, 27, 31, 31},
-	{"online-v5-no-pending.ckpt", OnlineOptions{D: 3, Seed: 1, DiagLR: 0.01, Schedule: Schedule{FactorEvery: 10, Lag: 4}}, 27, 0, 35},
-	{"online-v5-lowrank.ckpt", OnlineOptions{D: 3, Seed: 1, LowRank: true, DiagLR: 0.01, Schedule: Schedule{FactorEvery: 10}}, 27, 31, 31},
+	{"online-v6-pending-result.ckpt", OnlineOptions{D: 3, Seed: 1, DiagLR: 0.01, Schedule: Schedule{FactorEvery: 10}}, 27, 31, 31},
+	{"online-v6-no-pending.ckpt", OnlineOptions{D: 3, Seed: 1, DiagLR: 0.01, Schedule: Schedule{FactorEvery: 10, Lag: 4}}, 27, 0, 35},
+	{"online-v6-lowrank.ckpt", OnlineOptions{D: 3, Seed: 1, LowRank: true, DiagLR: 0.01, Schedule: Schedule{FactorEvery: 10}}, 27, 31, 31},
 }
 
 func fixtureBaskets() [][]int { return plantedBaskets(200, 60, 3) }
@@ -65,7 +65,7 @@ func saveBytes(t *testing.T, o *Online) []byte {
 }
 
 // TestOnlineCheckpointFixtures loads the committed checkpoints (format
-// version 5) and resumes them: the pending result takes effect at its
+// version 6) and resumes them: the pending result takes effect at its
 // position, the Gram matrix kept from the checkpoint's columns tracks the
 // parameters, and the pass ends with the parameters of a pass never
 // interrupted. Saving the same learner today writes the same bytes, so the
@@ -109,6 +109,30 @@ func TestOnlineCheckpointFixtures(t *testing.T) {
 		require.Equal(t, whole.Params.B, got.B, fx.file)
 		require.Equal(t, whole.Params.D, got.D, fx.file)
 	}
+}
+
+// TestOnlineCheckpointVersion5 resumes a checkpoint of format version 5,
+// written before the next-item term: it resumes without the term, and
+// ends with the parameters of a pass without it never interrupted.
+func TestOnlineCheckpointVersion5(t *testing.T) {
+	opt := OnlineOptions{D: 3, Seed: 1, DiagLR: 0.01, Schedule: Schedule{FactorEvery: 10}, NextWeight: -1}
+	baskets := fixtureBaskets()
+	whole, err := TrainOnline(context.Background(), sliceSource(baskets), opt, OnlineRun{})
+	require.NoError(t, err)
+	o, err := LoadOnlineFile(filepath.Join("testdata", "online-v5-pending-result.ckpt"))
+	require.NoError(t, err)
+	require.Less(t, o.Options().NextWeight, 0.0)
+	require.Equal(t, int64(27), o.Position())
+	for _, s := range baskets[27:] {
+		require.NoError(t, o.Observe(s))
+	}
+	if !f64.Assembly() { // the file holds the assembly kernels' bits
+		return
+	}
+	got := o.Params()
+	require.Equal(t, whole.Params.V, got.V)
+	require.Equal(t, whole.Params.B, got.B)
+	require.Equal(t, whole.Params.D, got.D)
 }
 
 // smallCheckpoint is a complete checkpoint of a small learner with the
@@ -162,7 +186,7 @@ func TestOnlineCheckpointRefusesOtherInput(t *testing.T) {
 	later := bytes.Clone(data)
 	later[binfmt.MagicLen] = checkpointVersion + 1
 	_, err = LoadOnline(bytes.NewReader(later))
-	require.ErrorContains(t, err, "format version 6; this build reads versions 3 to 5")
+	require.ErrorContains(t, err, "format version 7; this build reads versions 3 to 6")
 	// Version 3 (before the diagonal) says what it is and what to do.
 	v3 := binfmt.NewEncoder(checkpointMagic, 3)
 	v3.Int(1)

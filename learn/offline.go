@@ -46,8 +46,9 @@ type Result struct {
 	// checks (offline learner: SelectObjective, SelectRanking or
 	// SelectLikelihood).
 	SelectedBy Selection
-	// NextWeight is the next-item term's weight training used (offline
-	// learner: OfflineOptions.NextWeight after defaults).
+	// NextWeight is the next-item term's weight training used
+	// (OfflineOptions.NextWeight or OnlineOptions.NextWeight after
+	// defaults; 0 for none).
 	NextWeight float64
 	Trace      []TracePoint
 }

@@ -103,6 +103,20 @@ type OnlineOptions struct {
 	CEvery int
 	// FixC keeps C at its initial value.
 	FixC bool
+	// NextWeight weights the next-item term per basket item, as the
+	// offline learner's OfflineOptions.NextWeight: each basket of at
+	// least two items adds NextWeight·|S| times the term of its last item
+	// as given to Observe (order a basket's items so that the one to rank
+	// comes last, as ndpp-bench learn does by the paper protocol's order;
+	// learn/online_next.go), which moves the basket's rows and C. Zero
+	// selects DefaultOnlineNextWeight; a negative weight turns the term off.
+	NextWeight float64
+	// NextNegatives is the number of items, drawn uniformly from those
+	// seen, the held-out item is ranked against (default
+	// DefaultNextNegatives).
+	NextNegatives int
+	// NextBeta is the term's sharpness β (default DefaultNextBeta).
+	NextBeta float64
 }
 
 // Schedule sets when the online learner's exact normaliser (NormExact) is
@@ -189,6 +203,15 @@ func (o OnlineOptions) withDefaults() OnlineOptions {
 			o.CEvery = 16
 		}
 	}
+	if o.NextWeight == 0 {
+		o.NextWeight = DefaultOnlineNextWeight
+	}
+	if o.NextNegatives == 0 {
+		o.NextNegatives = DefaultNextNegatives
+	}
+	if o.NextBeta == 0 {
+		o.NextBeta = DefaultNextBeta
+	}
 	return o
 }
 
@@ -239,6 +262,9 @@ func (o OnlineOptions) validate() error {
 	}
 	if o.Normalizer != NormBasket && o.Normalizer != NormExact {
 		return fmt.Errorf("learn: unknown normalizer %d", o.Normalizer)
+	}
+	if math.IsNaN(o.NextWeight) || math.IsInf(o.NextWeight, 0) || o.NextNegatives < 1 || !(o.NextBeta > 0) || math.IsInf(o.NextBeta, 0) {
+		return fmt.Errorf("learn: invalid next-item weight %v, negatives %d or sharpness %v; want a finite weight, negatives ≥ 1, 0 < sharpness < ∞", o.NextWeight, o.NextNegatives, o.NextBeta)
 	}
 	return nil
 }
@@ -314,6 +340,9 @@ type Online struct {
 	// consumed is the fingerprint of the baskets consumed (see
 	// fingerprintBasket), recorded in checkpoints.
 	consumed uint64
+
+	// nx is the next-item term's scratch (nil without the term).
+	nx *onlineNext
 }
 
 // NewOnline returns a learner with freshly initialised parameters.
@@ -356,6 +385,9 @@ func (o *Online) alloc() {
 		o.kzOff = o.st.stride - 2*d
 		o.kz = kzScratch{zq: make([]float64, 8*d), kzq: make([]float64, 8*d)}
 		o.redo = o.redoRow
+	}
+	if o.opt.NextWeight > 0 && o.nx == nil {
+		o.nx = &onlineNext{}
 	}
 }
 
@@ -847,6 +879,9 @@ func (o *Online) Observe(basket []int) error {
 		// under-weighted by the item's frequency and L grows without
 		// bound).
 		o.normCount++ // C's share: −∂/∂C, added to pendC in bulk (flushNormC)
+	}
+	if o.nx != nil {
+		o.nextTerm(basket)
 	}
 	ok := o.stepItems(basket)
 	if !o.stepD() || !ok {

@@ -91,7 +91,7 @@ func (o *Online) Run(ctx context.Context, src baskets.Source, run OnlineRun) (*R
 		defer o.np.Stop()
 	}
 	feed := newBasketFeed(o, src)
-	r := &onlineRunner{o: o, run: run, res: &Result{ValLLEps: math.NaN()}, begin: time.Now()}
+	r := &onlineRunner{o: o, run: run, res: &Result{ValLLEps: math.NaN(), NextWeight: max(o.opt.NextWeight, 0)}, begin: time.Now()}
 	res, done := r.res, ctx.Done()
 	for run.MaxBaskets == 0 || int64(res.Baskets) < run.MaxBaskets {
 		select {

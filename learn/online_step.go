@@ -108,6 +108,14 @@ func (o *Online) stepItems(basket []int) bool {
 		if p.B == nil {
 			f64.AxpyUnitary(1, gb, gv) // B = V: both roles' gradients act on vᵢ
 		}
+		if nx := o.nx; nx != nil && nx.set {
+			// The next-item term's, already with respect to the rows held
+			// (with B = V all in its V rows).
+			f64.AxpyUnitary(1, nx.gv[q*d:(q+1)*d], gv)
+			if p.B != nil {
+				f64.AxpyUnitary(1, nx.gb[q*d:(q+1)*d], gb)
+			}
+		}
 		if o.opt.Alpha != 0 {
 			f64.AxpyUnitary(-2*o.opt.Alpha/o.mu(i), vi, gv)
 		}
@@ -173,6 +181,9 @@ func (o *Online) stepPhi(q, i int) bool {
 	g := delta * bk.dd[q]
 	if o.np != nil {
 		g -= float64(o.pos) / o.mu(i) * delta / (1 + delta)
+	}
+	if nx := o.nx; nx != nil && nx.set {
+		g += nx.gt[q] // ∂/∂θᵢ = ∂/∂φᵢ
 	}
 	lr := o.opt.DiagLR
 	sc := o.itemRow(i)[:stScalars]

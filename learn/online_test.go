@@ -140,7 +140,8 @@ func TestOnlineSGDStepIsTheGradient(t *testing.T) {
 		const lr, diagLR = 1e-3, 3e-3
 		const alpha, beta = 0.3, 0.7
 		opt := OnlineOptions{D: 3, N: 7, Shared: shared, Seed: seed, Optimizer: SGD, LR: lr, CEvery: 1,
-			Alpha: alpha, Beta: beta, Init: InitOptions{Scale: 0.5, CScale: 0.5, Share: -1}, Normalizer: norm, LowRank: !diag, DiagLR: diagLR, Schedule: Schedule{FactorEvery: 1}}
+			Alpha: alpha, Beta: beta, Init: InitOptions{Scale: 0.5, CScale: 0.5, Share: -1}, Normalizer: norm, LowRank: !diag, DiagLR: diagLR, Schedule: Schedule{FactorEvery: 1},
+			NextWeight: -1} // the basket term's step (TestOnlineNextTermIsTheOfflineTerm: the next-item term's)
 		o, err := NewOnline(opt)
 		require.NoError(t, err)
 		// Warm up so that counts μᵢ differ.

@@ -388,6 +388,49 @@ func itemOrder(voc *ndpp.Vocab, keys []int64) string {
 	return "ids"
 }
 
+// protocolLast passes the baskets of src on with the item the paper
+// protocol would hold out (as eval does from test baskets) moved to the
+// end, where the online learner's next-item term holds it out: the highest
+// integer item id while every token read so far is an integer (sortKeys),
+// else the row of the latest first appearance. It reads voc on the
+// goroutine that reads src, which fills it.
+type protocolLast struct {
+	src     baskets.Source
+	voc     *ndpp.Vocab
+	checked int  // tokens of voc checked
+	numeric bool // every one an integer
+}
+
+func (p *protocolLast) Next() ([]int, error) {
+	b, err := p.src.Next()
+	if err != nil || len(b) < 2 {
+		return b, err
+	}
+	key := func(row int) int64 { return int64(row) }
+	if p.voc != nil {
+		for ; p.numeric && p.checked < p.voc.Len(); p.checked++ {
+			_, err := strconv.ParseInt(p.voc.Token(p.checked), 10, 64)
+			p.numeric = err == nil
+		}
+		if p.numeric {
+			key = func(row int) int64 {
+				k, _ := strconv.ParseInt(p.voc.Token(row), 10, 64)
+				return k
+			}
+		}
+	}
+	t, kt := 0, key(b[0])
+	for q := 1; q < len(b); q++ {
+		if kq := key(b[q]); kq > kt {
+			t, kt = q, kq
+		}
+	}
+	x := b[t]
+	copy(b[t:], b[t+1:])
+	b[len(b)-1] = x
+	return b, nil
+}
+
 // sortKeys returns each row's integer item id when every token is an
 // integer (the protocol sorts baskets by item id), else nil (row order).
 func sortKeys(voc *ndpp.Vocab) []int64 {
@@ -490,7 +533,7 @@ func runLearn(e *env, args []string) error {
 	fs.BoolVar(&f.moments, "init-moments", false, "offline: start B and C at the fit of their squared couplings to the training baskets' co-occurrence cosines (learn.FitMoments), scaled to the best validation objective")
 	fs.BoolVar(&f.nextRandom, "next-random", false, "offline, with a next-item term: hold out an item of each training basket drawn at random instead of its last in the paper protocol's order (the order of item_order, whose last item the test baskets hold out)")
 	fs.Float64Var(&f.nextShare, "next-share", 0, "offline, with a next-item term: the share of each minibatch's baskets that add it, drawn at every step and weighted by its inverse so that the expected gradient is the same (default "+strconv.FormatFloat(learn.DefaultNextShare, 'g', -1, 64)+" with --objective likelihood, 1 with rank)")
-	fs.Float64Var(&f.nextWeight, "next-weight", 0, "offline: weight per basket item of the next-item term, which ranks the last item of each training basket in the paper protocol's order by its conditional gain against sampled items, the order the paper MPR scores (default "+strconv.FormatFloat(learn.DefaultNextWeight, 'g', -1, 64)+" with --objective likelihood, "+strconv.FormatFloat(learn.DefaultRankNextWeight, 'g', -1, 64)+" with rank; 0: none, the likelihood alone)")
+	fs.Float64Var(&f.nextWeight, "next-weight", 0, "weight per basket item of the next-item term, which ranks the last item of each training basket in the paper protocol's order by its conditional gain against sampled items, the order the paper MPR scores (default: offline "+strconv.FormatFloat(learn.DefaultNextWeight, 'g', -1, 64)+" with --objective likelihood, "+strconv.FormatFloat(learn.DefaultRankNextWeight, 'g', -1, 64)+" with rank; online "+strconv.FormatFloat(learn.DefaultOnlineNextWeight, 'g', -1, 64)+"; 0: none, the likelihood alone)")
 	fs.IntVar(&f.cEvery, "c-every", 0, "online: step C every this many baskets (default 32 for adam, 16 for sgd)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -642,9 +685,9 @@ func runLearn(e *env, args []string) error {
 	if f.nVal > 0 {
 		r.ValLLEps = num(res.ValLLEps)
 	}
+	r.NextWeight = &res.NextWeight
 	if f.mode == "offline" {
 		r.Objective = f.objective
-		r.NextWeight = &res.NextWeight
 		if f.nVal > 0 {
 			r.ValMPR = num(res.ValMPR)
 			r.SelectedBy = res.SelectedBy.String()
@@ -780,8 +823,8 @@ func (f *learnFlags) check() error {
 	if _, err := learn.ParseObjective(f.objective); err != nil {
 		return usagef("--objective must be likelihood or rank, not %q", f.objective)
 	}
-	if f.mode == "online" && (f.nextWeight != 0 || f.objective != "likelihood" || f.start != "" || f.moments || f.nextRandom || f.nextShare != 0) {
-		return usagef("--objective, --next-weight, --next-random, --next-share, --start and --init-moments apply to --mode offline")
+	if f.mode == "online" && (f.objective != "likelihood" || f.start != "" || f.moments || f.nextRandom || f.nextShare != 0) {
+		return usagef("--objective, --next-random, --next-share, --start and --init-moments apply to --mode offline")
 	}
 	if f.mode == "offline" && (f.checkpoint != "" || f.resume != "") {
 		return usagef("--checkpoint and --resume apply to --mode online")
@@ -839,6 +882,9 @@ func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, mode
 		if err := f.resumeConflicts(o.Options()); err != nil {
 			return nil, nil, nil, nil, nil, err
 		}
+		if o.Options().NextWeight > 0 {
+			src = &protocolLast{src: src, voc: voc, numeric: true}
+		}
 		// The checkpoint's fingerprint of the baskets it consumed must
 		// match the first baskets of this run's training stream.
 		if err := o.SkipConsumed(e.context(), src); err != nil {
@@ -851,9 +897,12 @@ func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, mode
 		o, err = learn.NewOnline(learn.OnlineOptions{D: f.d, Shared: f.shared, LowRank: !f.diag, Seed: f.seed, Optimizer: optim,
 			LR: f.lr, DiagLR: f.diagLR, RateScale: f.rateScale, Alpha: f.alpha, Beta: f.beta, Normalizer: norm, FixC: f.fixC,
 			Init: learn.InitOptions{Scale: f.initScale, Share: f.initShare}, CEvery: f.cEvery,
-			Schedule: learn.Schedule{FactorEvery: f.factorEv, Lag: f.lag}})
+			Schedule: learn.Schedule{FactorEvery: f.factorEv, Lag: f.lag}, NextWeight: f.libNextWeight()})
 		if err != nil {
 			return nil, nil, nil, nil, nil, err
+		}
+		if o.Options().NextWeight > 0 {
+			src = &protocolLast{src: src, voc: voc, numeric: true}
 		}
 	}
 	// The file's length is not known ahead: the bar counts baskets read.
@@ -930,6 +979,7 @@ func (f *learnFlags) resumeConflicts(opt learn.OnlineOptions) error {
 		{"factor-every", f.factorEv == opt.Schedule.FactorEvery, opt.Schedule.FactorEvery, f.factorEv},
 		{"lag", f.lag == opt.Schedule.Lag, opt.Schedule.Lag, f.lag},
 		{"c-every", f.cEvery == opt.CEvery, opt.CEvery, f.cEvery},
+		{"next-weight", f.nextWeight == max(opt.NextWeight, 0), max(opt.NextWeight, 0), f.nextWeight},
 	}
 	for _, c := range checks {
 		if f.set[c.flag] && !c.same {

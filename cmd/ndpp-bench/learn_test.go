@@ -13,9 +13,12 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
 
 	"github.com/ndpp-go/ndpp/eval"
 	"github.com/ndpp-go/ndpp/learn"
+	"github.com/ndpp-go/ndpp/ndpp"
+	"github.com/ndpp-go/ndpp/ndpp/baskets"
 )
 
 // learnJSONKeys are the fields of learn --json and eval --json.
@@ -80,16 +83,19 @@ func decodeMetrics(t *testing.T, out string) map[string]any {
 	} else if v, ok := raw["peak_rss_bytes"].(float64); !ok || v <= 0 || v != math.Trunc(v) {
 		t.Errorf("peak_rss_bytes = %v, want a positive number of bytes", raw["peak_rss_bytes"])
 	}
-	// learn's validation figures (with --val > 0) and, offline, its
-	// objective and what selected the model.
+	// learn's validation figures (with --val > 0), the next-item term's
+	// weight and, offline, its objective and what selected the model.
 	if _, ok := raw["val_ll_eps"]; ok && raw["mode"] != "eval" {
 		want = append(slices.Clone(want), "val_ll_eps")
 		if raw["mode"] == "offline" {
 			want = append(want, "val_mpr", "selected_by")
 		}
 	}
-	if raw["mode"] == "offline" {
+	switch raw["mode"] {
+	case "offline":
 		want = append(slices.Clone(want), "objective", "next_weight")
+	case "online":
+		want = append(slices.Clone(want), "next_weight")
 	}
 	slices.Sort(want)
 	if !slices.Equal(keys, want) {
@@ -278,7 +284,6 @@ func TestLearnAndEvalUsageErrors(t *testing.T) {
 		{"learn", "--data", data, "--mode", "offline", "--factor-every", "5"},
 		{"learn", "--data", data, "--mode", "online", "--lag", "-1"},
 		{"learn", "--data", data, "--mode", "offline", "--lag", "5"},
-		{"learn", "--data", data, "--mode", "online", "--next-weight", "1"},
 		{"learn", "--data", data, "--mode", "online", "--objective", "rank"},
 		{"learn", "--data", data, "--mode", "offline", "--next-weight", "-1"},
 		{"learn", "--data", data, "--mode", "offline", "--next-share", "0"},
@@ -525,4 +530,51 @@ func readFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestProtocolLast: the online stream puts last the item the paper
+// protocol holds out: the highest integer id while every token is an
+// integer, else the row of the latest first appearance.
+func TestProtocolLast(t *testing.T) {
+	voc, err := ndpp.NewVocab([]string{"30", "7", "12", "5"})
+	require.NoError(t, err)
+	src := &protocolLast{src: baskets.SliceSource([][]int{{0, 1, 2}, {3, 1}, {2}}), voc: voc, numeric: true}
+	for _, want := range [][]int{{1, 2, 0}, {3, 1}, {2}} {
+		b, err := src.Next()
+		require.NoError(t, err)
+		require.Equal(t, want, b)
+	}
+	voc.Add("A1") // a token that is not an integer: rows from now on
+	src = &protocolLast{src: baskets.SliceSource([][]int{{4, 0, 2}, {0, 2, 1}}), voc: voc, numeric: true}
+	for _, want := range [][]int{{0, 2, 4}, {0, 1, 2}} {
+		b, err := src.Next()
+		require.NoError(t, err)
+		require.Equal(t, want, b)
+	}
+}
+
+// TestLearnOnlineNextWeight: one online pass uses the next-item term by
+// default (JSON next_weight), --next-weight 0 turns it off, and a resumed
+// run refuses another weight than its checkpoint's.
+func TestLearnOnlineNextWeight(t *testing.T) {
+	data := smallApparel(t, 1500)
+	var lls []float64
+	for _, c := range []struct {
+		extra  []string
+		weight float64
+	}{{nil, learn.DefaultOnlineNextWeight}, {[]string{"--next-weight", "0"}, 0}} {
+		args := append([]string{"learn", "--data", data, "--mode", "online", "--d", "6", "--val", "100", "--test", "300", "--json", "--quiet"}, c.extra...)
+		code, out, errs := runLearnCmd(t, args...)
+		require.Equal(t, 0, code, errs)
+		r := decodeMetrics(t, out)
+		require.Equal(t, c.weight, r["next_weight"], "%v", c.extra)
+		lls = append(lls, r["test_ll"].(float64))
+	}
+	require.NotEqual(t, lls[0], lls[1])
+	ckpt := filepath.Join(t.TempDir(), "c.ckpt")
+	code, _, errs := runLearnCmd(t, "learn", "--data", data, "--mode", "online", "--d", "6", "--val", "100", "--test", "300", "--checkpoint", ckpt, "--quiet")
+	require.Equal(t, 0, code, errs)
+	code, _, errs = runLearnCmd(t, "learn", "--data", data, "--mode", "online", "--d", "6", "--val", "100", "--test", "300", "--resume", ckpt, "--next-weight", "0", "--quiet")
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "--next-weight 0 conflicts with the checkpoint")
 }
