@@ -285,6 +285,7 @@ func Learn(ctx context.Context, run Runner, opt LearnOptions) (*LearnResult, err
 // budget.
 func CheckLearnMemory(opt learn.OfflineOptions, n int, maxMemory int64) error {
 	opt.Workers = 1
+	opt.FullBatch = true // the driver's full-batch steps: no next-item term
 	d := opt.D
 	if d <= 0 {
 		d = learn.DefaultOfflineD
