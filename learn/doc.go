@@ -34,7 +34,7 @@
 // basket's last item by its exact conditional gain against sampled items
 // (light by default; ObjectiveRank weights it for ranking and selects on
 // validation ranking); FitMoments starts B and C at co-occurrence moments.
-// The online learner adds the same term to each basket's step
+// The online learner can add the same term to each basket's step
 // (OnlineOptions.NextWeight).
 // The trade-off between likelihood and ranking is measured in
 // learn/RANKING.md; the math in docs/math.md ("The next-item objective").

@@ -92,11 +92,6 @@ const (
 	// 3-category registries while a quarter or more of the ranking gap to
 	// co-occurrence closes (learn/RANKING.md).
 	DefaultNextWeight = 0.04
-	// DefaultOnlineNextWeight is OnlineOptions.NextWeight's default: one
-	// pass keeps more than half of the offline default's ranking gain on
-	// UK Retail with the test log-likelihood within 1% of the likelihood
-	// alone's (learn/RANKING.md).
-	DefaultOnlineNextWeight = 0.02
 	// DefaultNextShare is the share of a minibatch's baskets that add the
 	// term under ObjectiveLikelihood (OfflineOptions.NextShare).
 	DefaultNextShare = 0.125

@@ -108,8 +108,9 @@ type OnlineOptions struct {
 	// least two items adds NextWeight·|S| times the term of its last item
 	// as given to Observe (order a basket's items so that the one to rank
 	// comes last, as ndpp-bench learn does by the paper protocol's order;
-	// learn/online_next.go), which moves the basket's rows and C. Zero
-	// selects DefaultOnlineNextWeight; a negative weight turns the term off.
+	// learn/online_next.go), which moves the basket's rows and C. Zero or
+	// negative: none (the default: the term makes a pass 2.5–6 times as
+	// long; learn/RANKING.md measures 0.02).
 	NextWeight float64
 	// NextNegatives is the number of items, drawn uniformly from those
 	// seen, the held-out item is ranked against (default
@@ -202,9 +203,6 @@ func (o OnlineOptions) withDefaults() OnlineOptions {
 		if o.Optimizer == SGD {
 			o.CEvery = 16
 		}
-	}
-	if o.NextWeight == 0 {
-		o.NextWeight = DefaultOnlineNextWeight
 	}
 	if o.NextNegatives == 0 {
 		o.NextNegatives = DefaultNextNegatives

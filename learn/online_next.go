@@ -7,7 +7,8 @@ import (
 	"github.com/ndpp-go/ndpp/internal/f64"
 )
 
-// The online learner's next-item term (OnlineOptions.NextWeight): at each
+// The online learner's next-item term (OnlineOptions.NextWeight, off by
+// default): at each
 // basket of at least two items, the term of the offline learner
 // (nextitem.go) on the basket with its last item as given held out,
 // against

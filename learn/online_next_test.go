@@ -63,22 +63,22 @@ func TestOnlineNextTermIsTheOfflineTerm(t *testing.T) {
 	}
 }
 
-// TestOnlineNextTermResumes: with the next-item term (the default), a
-// learner saved mid-pass and resumed ends with the parameters of one never
-// stopped, and the term's weight is recorded in the checkpoint.
+// TestOnlineNextTermResumes: with the next-item term, a learner saved
+// mid-pass and resumed ends with the parameters of one never stopped, and
+// the term's weight is recorded in the checkpoint.
 func TestOnlineNextTermResumes(t *testing.T) {
 	bs := plantedBaskets(40, 300, 9)
-	opt := OnlineOptions{D: 4, Seed: 3, Schedule: Schedule{FactorEvery: 10, Lag: 5}}
+	opt := OnlineOptions{D: 4, Seed: 3, Schedule: Schedule{FactorEvery: 10, Lag: 5}, NextWeight: 0.02}
 	whole := learnerAt(t, opt, bs, int64(len(bs)))
-	require.Equal(t, DefaultOnlineNextWeight, whole.Options().NextWeight)
+	require.Equal(t, 0.02, whole.Options().NextWeight)
 	half := learnerAt(t, opt, bs, 137)
 	o, err := LoadOnline(bytes.NewReader(saveBytes(t, half)))
 	require.NoError(t, err)
-	require.Equal(t, DefaultOnlineNextWeight, o.Options().NextWeight)
+	require.Equal(t, 0.02, o.Options().NextWeight)
 	for _, s := range bs[137:] {
 		require.NoError(t, o.Observe(s))
 	}
 	require.Equal(t, whole.Params(), o.Params())
-	off := learnerAt(t, OnlineOptions{D: 4, Seed: 3, Schedule: Schedule{FactorEvery: 10, Lag: 5}, NextWeight: -1}, bs, int64(len(bs)))
+	off := learnerAt(t, OnlineOptions{D: 4, Seed: 3, Schedule: Schedule{FactorEvery: 10, Lag: 5}}, bs, int64(len(bs)))
 	require.NotEqual(t, whole.Params(), off.Params(), "the term changed nothing")
 }

@@ -553,16 +553,16 @@ func TestProtocolLast(t *testing.T) {
 	}
 }
 
-// TestLearnOnlineNextWeight: one online pass uses the next-item term by
-// default (JSON next_weight), --next-weight 0 turns it off, and a resumed
-// run refuses another weight than its checkpoint's.
+// TestLearnOnlineNextWeight: one online pass uses the next-item term with
+// --next-weight (JSON next_weight), none by default, and a resumed run
+// refuses another weight than its checkpoint's.
 func TestLearnOnlineNextWeight(t *testing.T) {
 	data := smallApparel(t, 1500)
 	var lls []float64
 	for _, c := range []struct {
 		extra  []string
 		weight float64
-	}{{nil, learn.DefaultOnlineNextWeight}, {[]string{"--next-weight", "0"}, 0}} {
+	}{{[]string{"--next-weight", "0.02"}, 0.02}, {nil, 0}} {
 		args := append([]string{"learn", "--data", data, "--mode", "online", "--d", "6", "--val", "100", "--test", "300", "--json", "--quiet"}, c.extra...)
 		code, out, errs := runLearnCmd(t, args...)
 		require.Equal(t, 0, code, errs)
@@ -572,7 +572,7 @@ func TestLearnOnlineNextWeight(t *testing.T) {
 	}
 	require.NotEqual(t, lls[0], lls[1])
 	ckpt := filepath.Join(t.TempDir(), "c.ckpt")
-	code, _, errs := runLearnCmd(t, "learn", "--data", data, "--mode", "online", "--d", "6", "--val", "100", "--test", "300", "--checkpoint", ckpt, "--quiet")
+	code, _, errs := runLearnCmd(t, "learn", "--data", data, "--mode", "online", "--d", "6", "--val", "100", "--test", "300", "--checkpoint", ckpt, "--next-weight", "0.02", "--quiet")
 	require.Equal(t, 0, code, errs)
 	code, _, errs = runLearnCmd(t, "learn", "--data", data, "--mode", "online", "--d", "6", "--val", "100", "--test", "300", "--resume", ckpt, "--next-weight", "0", "--quiet")
 	require.Equal(t, 2, code)
