@@ -8,15 +8,13 @@ import (
 )
 
 // The online learner's next-item term (OnlineOptions.NextWeight, off by
-// default): at each
-// basket of at least two items, the term of the offline learner
-// (nextitem.go) on the basket with its last item as given held out,
-// against
-// NextNegatives items drawn uniformly from the rows seen so far, weighted
-// by NextWeight·|S|. Its gradient moves the basket's rows and C, with the
-// basket term's step; the candidates' rows are read, not stepped (an item
-// moves when it occurs, as with the basket term), so a step stays
-// O(|S|(|S| + NextNegatives)d + NextNegatives·d²).
+// default): at each basket of at least two items, the term of the offline
+// learner (nextitem.go) on the basket with its last item as given held
+// out, against NextNegatives items drawn uniformly from the rows seen so
+// far, weighted by NextWeight·|S|. Its gradient moves the basket's rows
+// and C, with the basket term's step; the candidates' rows are read, not
+// stepped (an item moves when it occurs, as with the basket term), so a
+// step stays O(|S|(|S| + NextNegatives)d + NextNegatives·d²).
 
 // onlineNext holds the term's scratch: the basket's and the candidates'
 // rows as a small Params (basket positions first), its prepared rows, the
