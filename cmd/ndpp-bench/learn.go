@@ -486,6 +486,7 @@ type learnFlags struct {
 	start      string
 	nextRandom bool
 	nextShare  float64
+	nextNegs   int
 	cooc       bool
 	latent     bool
 	set        map[string]bool // the flags given on the command line
@@ -532,6 +533,7 @@ func runLearn(e *env, args []string) error {
 	fs.StringVar(&f.start, "start", "", "offline: start training from this model (.npz, learned on the same file: the same items in the same order, the same --d and kernel) instead of the initialisation, e.g. to train a likelihood model further with --objective rank")
 	fs.BoolVar(&f.moments, "init-moments", false, "offline: start B and C at the fit of their squared couplings to the training baskets' co-occurrence cosines (learn.FitMoments), scaled to the best validation objective")
 	fs.BoolVar(&f.nextRandom, "next-random", false, "offline, with a next-item term: hold out an item of each training basket drawn at random instead of its last in the paper protocol's order (the order of item_order, whose last item the test baskets hold out)")
+	fs.IntVar(&f.nextNegs, "next-negatives", 0, "with a next-item term: the items drawn per basket that its held-out item is ranked against (default "+strconv.Itoa(learn.DefaultNextNegatives)+"; more is closer to the whole catalogue and costs more)")
 	fs.Float64Var(&f.nextShare, "next-share", 0, "offline, with a next-item term: the share of each minibatch's baskets that add it, drawn at every step and weighted by its inverse so that the expected gradient is the same (default "+strconv.FormatFloat(learn.DefaultNextShare, 'g', -1, 64)+" with --objective likelihood, 1 with rank)")
 	fs.Float64Var(&f.nextWeight, "next-weight", 0, "weight per basket item of the next-item term, which ranks the last item of each training basket in the paper protocol's order by its conditional gain against sampled items, the order the paper MPR scores (default: offline "+strconv.FormatFloat(learn.DefaultNextWeight, 'g', -1, 64)+" with --objective likelihood, "+strconv.FormatFloat(learn.DefaultRankNextWeight, 'g', -1, 64)+" with rank; online none, and 0.02 ranks (learn/RANKING.md); 0: none, the likelihood alone)")
 	fs.IntVar(&f.cEvery, "c-every", 0, "online: step C every this many baskets (default 32 for adam, 16 for sgd)")
@@ -616,7 +618,7 @@ func runLearn(e *env, args []string) error {
 		res, err = learn.TrainOffline(e.context(), train, val, n, learn.OfflineOptions{D: f.d, Shared: f.shared, LowRank: !f.diag, Seed: f.seed, DiagLR: f.diagLR, RateScale: f.rateScale,
 			Progress: progressFn, LR: f.lr, Batch: f.batch, MaxEpochs: f.epochs, Patience: f.patience, Alpha: f.alpha, Beta: f.beta,
 			FixC: f.fixC, Workers: f.g.threads, TimeLimit: f.timeLimit, TraceSet: traceSet(f.trace, val),
-			Objective: obj, NextWeight: f.libNextWeight(), NextShare: f.nextShare,
+			Objective: obj, NextWeight: f.libNextWeight(), NextShare: f.nextShare, NextNegatives: f.nextNegs,
 			Init: learn.InitOptions{Scale: f.initScale, Share: f.initShare}, InitMoments: f.moments, NextRandom: f.nextRandom, Key: sortKeys(voc), Start: start})
 		bar.Finish()
 		if err != nil {
@@ -817,6 +819,9 @@ func (f *learnFlags) check() error {
 	if !(f.nextShare >= 0 && f.nextShare <= 1) || f.set["next-share"] && f.nextShare == 0 {
 		return usagef("--next-share must be in (0, 1]")
 	}
+	if f.nextNegs < 0 || f.set["next-negatives"] && f.nextNegs == 0 {
+		return usagef("--next-negatives must be ≥ 1")
+	}
 	if f.nextWeight < 0 || math.IsNaN(f.nextWeight) || math.IsInf(f.nextWeight, 0) {
 		return usagef("--next-weight must be ≥ 0")
 	}
@@ -897,7 +902,7 @@ func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, mode
 		o, err = learn.NewOnline(learn.OnlineOptions{D: f.d, Shared: f.shared, LowRank: !f.diag, Seed: f.seed, Optimizer: optim,
 			LR: f.lr, DiagLR: f.diagLR, RateScale: f.rateScale, Alpha: f.alpha, Beta: f.beta, Normalizer: norm, FixC: f.fixC,
 			Init: learn.InitOptions{Scale: f.initScale, Share: f.initShare}, CEvery: f.cEvery,
-			Schedule: learn.Schedule{FactorEvery: f.factorEv, Lag: f.lag}, NextWeight: f.libNextWeight()})
+			Schedule: learn.Schedule{FactorEvery: f.factorEv, Lag: f.lag}, NextWeight: f.libNextWeight(), NextNegatives: f.nextNegs})
 		if err != nil {
 			return nil, nil, nil, nil, nil, err
 		}
@@ -980,6 +985,7 @@ func (f *learnFlags) resumeConflicts(opt learn.OnlineOptions) error {
 		{"lag", f.lag == opt.Schedule.Lag, opt.Schedule.Lag, f.lag},
 		{"c-every", f.cEvery == opt.CEvery, opt.CEvery, f.cEvery},
 		{"next-weight", f.nextWeight == max(opt.NextWeight, 0), max(opt.NextWeight, 0), f.nextWeight},
+		{"next-negatives", f.nextNegs == opt.NextNegatives, opt.NextNegatives, f.nextNegs},
 	}
 	for _, c := range checks {
 		if f.set[c.flag] && !c.same {

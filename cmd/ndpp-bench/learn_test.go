@@ -154,7 +154,7 @@ func TestLearnObjectiveFlags(t *testing.T) {
 	}{
 		{[]string{"--next-weight", "0"}, "likelihood", 0, []string{"objective"}},
 		{nil, "likelihood", learn.DefaultNextWeight, []string{"objective"}},
-		{[]string{"--next-weight", "2", "--next-share", "0.5"}, "likelihood", 2, []string{"objective"}},
+		{[]string{"--next-weight", "2", "--next-share", "0.5", "--next-negatives", "8"}, "likelihood", 2, []string{"objective"}},
 		{[]string{"--objective", "rank"}, "rank", learn.DefaultRankNextWeight, []string{"ranking", "likelihood"}},
 	} {
 		args := append([]string{"learn", "--data", data, "--mode", "offline", "--d", "6", "--val", "100", "--test", "300", "--epochs", "2", "--json", "--quiet"}, c.extra...)
@@ -287,6 +287,8 @@ func TestLearnAndEvalUsageErrors(t *testing.T) {
 		{"learn", "--data", data, "--mode", "online", "--objective", "rank"},
 		{"learn", "--data", data, "--mode", "offline", "--next-weight", "-1"},
 		{"learn", "--data", data, "--mode", "offline", "--next-share", "0"},
+		{"learn", "--data", data, "--mode", "offline", "--next-negatives", "0"},
+		{"learn", "--data", data, "--mode", "online", "--next-negatives", "-3"},
 		{"learn", "--data", data, "--mode", "offline", "--next-share", "1.5"},
 		{"learn", "--data", data, "--mode", "online", "--next-share", "0.5"},
 		{"learn", "--data", data, "--mode", "offline", "--d", "0"},
