@@ -153,16 +153,10 @@ func Syrk(tA gblas.Transpose, n, k int, alpha float64, a []float64, lda int, bet
 		impl.Dsyrk(gblas.Upper, tA, n, k, alpha, a, lda, beta, c, ldc)
 		return
 	}
-	switch {
-	case n < 0 || k < 0:
-		panic(fmt.Sprintf("blas: Syrk with negative size n = %d, k = %d", n, k))
-	case lda < n || ldc < n:
-		panic(fmt.Sprintf("blas: Syrk lda = %d or ldc = %d below n = %d", lda, ldc, n))
-	case k > 0 && len(a) < (k-1)*lda+n:
-		panic(fmt.Sprintf("blas: Syrk len(a) = %d too short for %d×%d with lda %d", len(a), k, n, lda))
-	case len(c) < (n-1)*ldc+n:
-		panic(fmt.Sprintf("blas: Syrk len(c) = %d too short for %d×%d with ldc %d", len(c), n, n, ldc))
+	if n < 0 {
+		panic(fmt.Sprintf("blas: Syrk with negative size n = %d", n))
 	}
+	checkSyrk("Syrk", n, k, a, lda, c, ldc)
 	if n < 4 {
 		syrkSmall(n, k, alpha, a, lda, beta, c, ldc)
 		return
@@ -220,17 +214,12 @@ func SyrkGoPath() bool {
 // named, on short slices or leading dimensions.
 func SyrkPart(n, k int, a []float64, lda int, c []float64, ldc int, g0, g1 int, y []float64) []float64 {
 	switch {
-	case n < 4 || k < 0:
-		panic(fmt.Sprintf("blas: SyrkPart with n = %d < 4 or k = %d < 0", n, k))
+	case n < 4:
+		panic(fmt.Sprintf("blas: SyrkPart with n = %d < 4", n))
 	case g0 < 0 || g1 > SyrkGroups(n) || g0 > g1:
 		panic(fmt.Sprintf("blas: SyrkPart groups %d…%d of %d", g0, g1, SyrkGroups(n)))
-	case lda < n || ldc < n:
-		panic(fmt.Sprintf("blas: SyrkPart lda = %d or ldc = %d below n = %d", lda, ldc, n))
-	case k > 0 && len(a) < (k-1)*lda+n:
-		panic(fmt.Sprintf("blas: SyrkPart len(a) = %d too short for %d×%d with lda %d", len(a), k, n, lda))
-	case len(c) < (n-1)*ldc+n:
-		panic(fmt.Sprintf("blas: SyrkPart len(c) = %d too short for %d×%d with ldc %d", len(c), n, n, ldc))
 	}
+	checkSyrk("SyrkPart", n, k, a, lda, c, ldc)
 	if need := syrkScratch(n, g0, g1); cap(y) < need {
 		y = make([]float64, need)
 	}
@@ -248,6 +237,21 @@ func SyrkPart(n, k int, a []float64, lda int, c []float64, ldc int, g0, g1 int, 
 		}
 	}
 	return y
+}
+
+// checkSyrk validates the arguments of Syrk's Go path and SyrkPart (n ≥ 0,
+// A k×n with lda, C n×n with ldc), panicking with the bad one named.
+func checkSyrk(name string, n, k int, a []float64, lda int, c []float64, ldc int) {
+	switch {
+	case k < 0:
+		panic(fmt.Sprintf("blas: %s with negative k = %d", name, k))
+	case lda < n || ldc < n:
+		panic(fmt.Sprintf("blas: %s lda = %d or ldc = %d below n = %d", name, lda, ldc, n))
+	case k > 0 && len(a) < (k-1)*lda+n:
+		panic(fmt.Sprintf("blas: %s len(a) = %d too short for %d×%d with lda %d", name, len(a), k, n, lda))
+	case len(c) < (n-1)*ldc+n:
+		panic(fmt.Sprintf("blas: %s len(c) = %d too short for %d×%d with ldc %d", name, len(c), n, n, ldc))
+	}
 }
 
 // syrkScratch is the scratch syrkGroups needs for groups g0…g1−1.
