@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
-	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/ndpp-go/ndpp/internal/ndpptest"
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
@@ -158,35 +158,10 @@ func TestRerankSampleChiSquare(t *testing.T) {
 				}
 			}
 		}
-		stat, df, p := chi2(counts, probs, samples)
+		stat, df, p := ndpptest.ChiSquare(counts, probs, samples)
 		t.Logf("%-24s %d sets: chi-square %.2f, df %d, p = %.3f; %.2f tries per sample", c.name, len(sets), stat, df, p, float64(tries)/samples)
 		require.Greater(t, p, 1e-3, c.name)
 	}
-}
-
-// chi2 is Pearson's statistic of counts against probs over total draws,
-// with cells expecting fewer than 5 pooled, its degrees of freedom and
-// p-value.
-func chi2(counts []int, probs []float64, total int) (stat float64, df int, p float64) {
-	var po, pe float64
-	cells := 0
-	for i, pr := range probs {
-		e := pr * float64(total)
-		if e < 5 {
-			po += float64(counts[i])
-			pe += e
-			continue
-		}
-		d := float64(counts[i]) - e
-		stat += d * d / e
-		cells++
-	}
-	if pe > 0 {
-		stat += (po - pe) * (po - pe) / pe
-		cells++
-	}
-	df = cells - 1
-	return stat, df, distuv.ChiSquared{K: float64(df)}.Survival(stat)
 }
 
 // TestRerankSampleSeed: the same seed gives the same list, other seeds

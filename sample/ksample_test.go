@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/ndpp-go/ndpp/internal/ndpptest"
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
@@ -93,7 +94,7 @@ func TestKSampleChiSquare(t *testing.T) {
 					require.Equal(t, samples, counts[gmask])
 					continue
 				}
-				stat, df, p := chiSquare(counts, probs, samples)
+				stat, df, p := ndpptest.ChiSquare(counts, probs, samples)
 				st := ks.Stats()
 				meanTries := float64(st.Tries) / float64(st.Samples)
 				se := math.Sqrt((1-pk)/(pk*pk)) / math.Sqrt(samples)
@@ -170,7 +171,7 @@ func TestKSampleNearSingular(t *testing.T) {
 			}
 			counts[mask]++
 		}
-		stat, df, p := chiSquare(counts, probs, samples)
+		stat, df, p := ndpptest.ChiSquare(counts, probs, samples)
 		t.Logf("%s: k=%d chi-square %.2f, df %d, p = %.3f, tries %.3f", c.name, c.k, stat, df, p, tries)
 		require.Greater(t, p, minP, c.name)
 	}

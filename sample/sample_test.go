@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
-	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/ndpp-go/ndpp/internal/ndpptest"
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
@@ -266,32 +266,6 @@ func subsetDets(t *testing.T, m *ndpp.Model) ([]float64, float64) {
 	return dets, sum
 }
 
-// chiSquare returns Pearson's statistic of the counts against the
-// probabilities, the degrees of freedom and the p-value; cells with an
-// expected count below 5 are pooled into one.
-func chiSquare(counts []int, probs []float64, total int) (stat float64, df int, p float64) {
-	var poolObs, poolExp float64
-	cells := 0
-	for i, pr := range probs {
-		e := pr * float64(total)
-		if e < 5 {
-			poolObs += float64(counts[i])
-			poolExp += e
-			continue
-		}
-		d := float64(counts[i]) - e
-		stat += d * d / e
-		cells++
-	}
-	if poolExp > 0 {
-		d := poolObs - poolExp
-		stat += d * d / poolExp
-		cells++
-	}
-	df = cells - 1
-	return stat, df, distuv.ChiSquared{K: float64(df)}.Survival(stat)
-}
-
 // minP is the p-value below which the chi-square tests fail: at a fixed
 // seed the statistic is deterministic, and a correct sampler passes a
 // 0.1% test with probability 0.999 at any seed.
@@ -352,7 +326,7 @@ func TestChiSquare(t *testing.T) {
 				counts[mask]++
 				sizeSum += len(buf)
 			}
-			stat, df, p := chiSquare(counts, probs, samples)
+			stat, df, p := ndpptest.ChiSquare(counts, probs, samples)
 			emp := float64(sizeSum) / samples
 			z2 := (emp - mean) / (sd / math.Sqrt(samples))
 			t.Logf("%-44s given %-6v chi-square %8.2f, df %4d, p = %.3f; mean size %.4f, expected %.4f (z = %+.2f)",

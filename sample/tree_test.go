@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/ndpp-go/ndpp/internal/ndpptest"
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
@@ -169,7 +170,7 @@ func TestTreeProposalChiSquare(t *testing.T) {
 				}
 				counts[mask]++
 			}
-			stat, df, pv := chiSquare(counts, probs, samples)
+			stat, df, pv := ndpptest.ChiSquare(counts, probs, samples)
 			t.Logf("%-28s leaf %2d: proposals chi-square %8.2f, df %4d, p = %.3f", tm.name, leaf, stat, df, pv)
 			require.Greater(t, pv, minP, "%s leaf %d", tm.name, leaf)
 		}
@@ -208,7 +209,7 @@ func TestTreeChiSquare(t *testing.T) {
 				}
 				counts[mask]++
 			}
-			stat, df, pv := chiSquare(counts, probs, samples)
+			stat, df, pv := ndpptest.ChiSquare(counts, probs, samples)
 			st := ts.Stats()
 			mean := float64(st.Tries) / float64(st.Samples)
 			acc := 1 / p.ExpectedTries()

@@ -1,6 +1,6 @@
 // Package ndpptest holds helpers shared by the tests of several packages:
-// seeded diagonals for test models, and contexts cancelled at a chosen
-// check.
+// seeded diagonals for test models, contexts cancelled at a chosen check,
+// and the chi-square test of the samplers' exactness.
 package ndpptest
 
 import (
