@@ -245,12 +245,7 @@ func subsetDets(t *testing.T, m *ndpp.Model) ([]float64, float64) {
 	dets := make([]float64, 1<<n)
 	sum := 0.0
 	for mask := range dets {
-		var items []int
-		for i := 0; i < n; i++ {
-			if mask&(1<<i) != 0 {
-				items = append(items, i)
-			}
-		}
+		items := maskItems(mask, n)
 		v := 1.0
 		if len(items) > 0 {
 			v = max(0, mat.Det(subMatrix(l, items)))
@@ -264,6 +259,17 @@ func subsetDets(t *testing.T, m *ndpp.Model) ([]float64, float64) {
 	}
 	require.InDelta(t, 1, sum/mat.Det(a), 1e-9, "Σ_Y det L_Y = det(I + L)")
 	return dets, sum
+}
+
+// maskItems returns the items of the subset mask of n items, in order.
+func maskItems(mask, n int) []int {
+	var items []int
+	for i := range n {
+		if mask&(1<<i) != 0 {
+			items = append(items, i)
+		}
+	}
+	return items
 }
 
 // minP is the p-value below which the chi-square tests fail: at a fixed

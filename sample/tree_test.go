@@ -97,12 +97,7 @@ func TestProposal(t *testing.T) {
 		l := denseL(m)
 		worst := math.Inf(-1)
 		for mask := 1; mask < 1<<n; mask++ {
-			var items []int
-			for i := 0; i < n; i++ {
-				if mask&(1<<i) != 0 {
-					items = append(items, i)
-				}
-			}
+			items := maskItems(mask, n)
 			dl := mat.Det(subMatrix(l, items))
 			dh := mat.Det(subMatrix(hat, items))
 			scale := 1.0
@@ -140,12 +135,7 @@ func TestTreeProposalChiSquare(t *testing.T) {
 		probs := make([]float64, 1<<n)
 		z := 0.0
 		for mask := range probs {
-			var items []int
-			for i := 0; i < n; i++ {
-				if mask&(1<<i) != 0 {
-					items = append(items, i)
-				}
-			}
+			items := maskItems(mask, n)
 			v := 1.0
 			if len(items) > 0 {
 				v = math.Max(0, mat.Det(subMatrix(hat, items)))
