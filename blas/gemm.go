@@ -170,8 +170,15 @@ func Syrk(tA gblas.Transpose, n, k int, alpha float64, a []float64, lda int, bet
 		y = make([]float64, need)
 	}
 	syrkGroups(n, k, a, lda, 0, groups, y)
+	syrkStore(n, 0, groups, y, alpha, beta, c, ldc)
+}
+
+// syrkStore writes groups g0…g1−1 of syrkGroups' y into the upper
+// triangle of C: alpha·y, plus beta·C when beta ≠ 0 (alpha = 1, beta = 0
+// copies y's bits).
+func syrkStore(n, g0, g1 int, y []float64, alpha, beta float64, c []float64, ldc int) {
 	off := 0
-	for g := range groups {
+	for g := g0; g < g1; g++ {
 		r := 4 * g
 		r0 := min(r, n-4)
 		w := n - r0
@@ -225,17 +232,7 @@ func SyrkPart(n, k int, a []float64, lda int, c []float64, ldc int, g0, g1 int, 
 	}
 	y = y[:cap(y)]
 	syrkGroups(n, k, a, lda, g0, g1, y)
-	off := 0
-	for g := g0; g < g1; g++ {
-		r := 4 * g
-		r0 := min(r, n-4)
-		w := n - r0
-		yg := y[off : off+4*w]
-		off += 4 * w
-		for v := r - r0; v < 4; v++ {
-			copy(c[(r0+v)*ldc+r0+v:(r0+v)*ldc+n], yg[v*w+v:v*w+w])
-		}
-	}
+	syrkStore(n, g0, g1, y, 1, 0, c, ldc)
 	return y
 }
 
