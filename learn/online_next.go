@@ -33,6 +33,10 @@ type onlineNext struct {
 	// (gb unused for B = V), gt[q]; on when set is true.
 	gv, gb, gt []float64
 	set        bool
+	// The candidates' generator, seeded at each basket by the seed and
+	// the position.
+	pcg rand.PCG
+	rng *rand.Rand
 }
 
 // nextTerm computes the next-item term's gradient for the basket's rows
@@ -48,7 +52,11 @@ func (o *Online) nextTerm(rows []int) {
 	}
 	p, d := o.p, o.p.Dim
 	t := k - 1 // the held-out item: the basket's last as given
-	rng := rand.New(rand.NewPCG(o.opt.Seed^0x6f6e6e78, uint64(o.pos)))
+	nx.pcg.Seed(o.opt.Seed^0x6f6e6e78, uint64(o.pos))
+	if nx.rng == nil {
+		nx.rng = rand.New(&nx.pcg)
+	}
+	rng := nx.rng
 	nx.rows = nx.rows[:0]
 	if j := o.opt.NextNegatives; j >= n-k {
 		for r := 0; r < n; r++ {
