@@ -192,10 +192,11 @@ func BenchmarkOnlineCatalogue(b *testing.B) {
 
 // BenchmarkOfflineStepNext times one offline step at UK Online Retail's
 // shape (3,803 items, baskets of 19 items on average, the default
-// minibatch of 950) at d = 100, without and with the next-item term.
+// minibatch of 950) at the default d and at d = 100, without and with
+// the next-item term.
 func BenchmarkOfflineStepNext(b *testing.B) {
 	const n = 3803
-	for _, d := range []int{30, 100} {
+	for _, d := range []int{DefaultOfflineD, 100} {
 		rng := rand.New(rand.NewPCG(5, 1))
 		baskets := make([][]int, 950)
 		for i := range baskets {
@@ -206,9 +207,13 @@ func BenchmarkOfflineStepNext(b *testing.B) {
 		for _, c := range []struct {
 			w, share float64
 			neg      int
-		}{{0, 1, 0}, {0.5, 1, 8}, {0.5, 1, 32}, {0.5, 0.25, 32}} {
+		}{{-1, 1, 0}, {0.5, 1, 8}, {0.5, 1, 32}, {0.5, 0.25, 32}, {DefaultNextWeight, DefaultNextShare, DefaultNextNegatives}} {
 			w := c.w
-			b.Run(fmt.Sprintf("n=%d/d=%d/next-weight=%g/negatives=%d/share=%g", n, d, w, c.neg, c.share), func(b *testing.B) {
+			name := fmt.Sprintf("n=%d/d=%d/next-weight=%g/negatives=%d/share=%g", n, d, w, c.neg, c.share)
+			if w < 0 {
+				name = fmt.Sprintf("n=%d/d=%d/next-weight=none", n, d)
+			}
+			b.Run(name, func(b *testing.B) {
 				p, err := NewParams(n, d, false, 1, InitOptions{})
 				if err != nil {
 					b.Fatal(err)

@@ -66,21 +66,28 @@ func (pp *nextPrep) prepare(p *Params, c []float64, eps float64) {
 	blas.Gemm(gblas.NoTrans, gblas.Trans, n, d, d, 1, pp.z[d:], m, c, d, 0, pp.cb, d)
 }
 
-// nextWork is one worker's scratch for the next-item term.
+// nextWork is one worker's scratch for the next-item term. Every product
+// is f64.GemmNN's (C = A·B, row-major, neither transposed: the small
+// register-blocked kernel, on both backends), so the factors are kept in
+// the orientation that product reads: rows of Y's items and of the
+// candidates, and Y's rows X zᵢ as columns.
 type nextWork struct {
-	kk, psi, om, tmp, coef []float64 // k×k (coef 3k×k)
-	piv                    []int
-	work                   []float64
-	// Rows of Y's items: zᵢ and X zᵢ = [vᵢ; C bᵢ] (k×2d).
-	zy, py []float64
-	// Rows of the candidates (c = 1 + J): zᵢ and X zᵢ (c×2d); L_cY (c×k),
-	// L_Yc and then U = K⁻¹ L_Yc (k×c), ul = K⁻ᵀ L_cYᵀ (k×c).
-	zc, pc, lcy, lyc, u, ul []float64
-	wl                      []float64 // c×k: ω ∘ L_cY, then ω ∘ (u, ul) rows
-	g, om1                  []float64 // c: gains and ω = ∂ℓ/∂g
-	pi, th                  []float64 // k×2d: Πᵀ, Θᵀ
-	gv, gb                  []float64 // k×d, 2k×d
-	ys, cs                  []int
+	kk, kit, psi, om, tmp, coef []float64 // k×k: K then K⁻¹, K⁻ᵀ, −Ψ, Ω, (coef 3k×k)
+	piv                         []int
+	work                        []float64
+	// zy: Y's rows zᵢ (k×2d); pyT: Y's rows X zᵢ = [vᵢ; C bᵢ] as columns
+	// (2d×k); zc: the candidates' rows (c = 1 + J, c×2d).
+	zy, pyT, zc []float64
+	// c×k: L_cY, L_Ycᵀ, Uᵀ = (K⁻¹ L_Yc)ᵀ, ulᵀ = (K⁻ᵀ L_cYᵀ)ᵀ, then the
+	// candidates' coefficients csu, csl (ω-weighted sums and differences
+	// of U and ul).
+	lcy, lyt, ut, ult, csu, csl []float64
+	wlT, suT, slT               []float64 // k×c
+	g, om1                      []float64 // c: gains and ω = ∂ℓ/∂g
+	pv, pe                      []float64 // k×d: the candidates' share of Y's ∂v, ∂b
+	gv, gb                      []float64 // k×d, 2k×d
+	gcv, gcb                    []float64 // c×d
+	ys, cs                      []int
 }
 
 // gains computes into w.g the gains g_c(Y) of the held-out item s[t]
@@ -95,54 +102,63 @@ func (w *nextWork) gains(pp *nextPrep, s []int, t int, negs []int) bool {
 	w.cs = append(append(w.cs[:0], s[t]), negs...)
 	ys, cs := w.ys, w.cs
 	k, nc := len(ys), len(cs)
-	w.kk, w.psi, w.om, w.tmp = resize(w.kk, k*k), resize(w.psi, k*k), resize(w.om, k*k), resize(w.tmp, k*k)
+	for _, b := range []*[]float64{&w.kk, &w.kit, &w.psi, &w.om, &w.tmp} {
+		*b = resize(*b, k*k)
+	}
 	w.coef = resize(w.coef, 3*k*k)
 	if cap(w.piv) < k {
 		w.piv = make([]int, k)
 	}
 	w.piv = w.piv[:k]
 	w.work = resize(w.work, f64.InverseWork(k))
-	for _, b := range []*[]float64{&w.zy, &w.py, &w.pi, &w.th} {
-		*b = resize(*b, k*m2)
-	}
-	w.zc, w.pc = resize(w.zc, nc*m2), resize(w.pc, nc*m2)
-	for _, b := range []*[]float64{&w.lcy, &w.lyc, &w.u, &w.ul, &w.wl} {
+	w.zy, w.pyT = resize(w.zy, k*m2), resize(w.pyT, k*m2)
+	w.zc = resize(w.zc, nc*m2)
+	for _, b := range []*[]float64{&w.lcy, &w.lyt, &w.ut, &w.ult, &w.csu, &w.csl, &w.wlT, &w.suT, &w.slT} {
 		*b = resize(*b, nc*k)
 	}
 	w.g, w.om1 = resize(w.g, nc), resize(w.om1, nc)
-	w.gv, w.gb = resize(w.gv, k*d), resize(w.gb, 2*k*d)
+	w.pv, w.pe, w.gv = resize(w.pv, k*d), resize(w.pe, k*d), resize(w.gv, k*d)
+	w.gb = resize(w.gb, 2*k*d)
+	w.gcv, w.gcb = resize(w.gcv, nc*d), resize(w.gcb, nc*d)
 	z, cb := pp.z, pp.cb
-	rows := func(items []int, zr, pr []float64) {
-		for a, i := range items {
-			zi := z[i*m2 : (i+1)*m2]
-			copy(zr[a*m2:(a+1)*m2], zi)
-			pa := pr[a*m2 : (a+1)*m2]
-			copy(pa[:d], zi[:d])
-			copy(pa[d:], cb[i*d:(i+1)*d])
+	for a, i := range ys {
+		zi := z[i*m2 : (i+1)*m2]
+		copy(w.zy[a*m2:(a+1)*m2], zi)
+		for x := 0; x < d; x++ {
+			w.pyT[x*k+a] = zi[x]
+			w.pyT[(d+x)*k+a] = cb[i*d+x]
 		}
 	}
-	rows(ys, w.zy, w.py)
-	rows(cs, w.zc, w.pc)
-	// K = Z_Yᵀ X Z_Y + Δ'_Y; L_cY = Z_c X Z_Y (c×k); L_Yc = Z_Yᵀ X Z_c (k×c).
-	blas.Gemm(gblas.NoTrans, gblas.Trans, k, k, m2, 1, w.zy, m2, w.py, m2, 0, w.kk, k)
+	for c, i := range cs {
+		copy(w.zc[c*m2:(c+1)*m2], z[i*m2:(i+1)*m2])
+	}
+	// K = Z_Y X Z_Yᵀ + Δ'_Y. With S₁ = V_c V_Yᵀ and S₂ = B_c (C B_Y)ᵀ (c×k),
+	// L_cY = S₁ + S₂ and L_Ycᵀ = S₁ − S₂ (C is skew: b_yᵀC b_c = −b_cᵀC b_y).
+	f64.GemmNN(k, k, m2, w.zy, m2, w.pyT, k, w.kk, k)
 	for a, ya := range ys {
 		w.kk[a*k+a] += pp.dl[ya]
 	}
-	blas.Gemm(gblas.NoTrans, gblas.Trans, nc, k, m2, 1, w.zc, m2, w.py, m2, 0, w.lcy, k)
-	blas.Gemm(gblas.NoTrans, gblas.Trans, k, nc, m2, 1, w.zy, m2, w.pc, m2, 0, w.lyc, nc)
+	f64.GemmNN(nc, k, d, w.zc, m2, w.pyT, k, w.lcy, k)
+	f64.GemmNN(nc, k, d, w.zc[d:], m2, w.pyT[d*k:], k, w.lyt, k)
+	for q, s2 := range w.lyt {
+		s1 := w.lcy[q]
+		w.lcy[q], w.lyt[q] = s1+s2, s1-s2
+	}
 	if _, sg := f64.Inverse(w.kk, k, k, w.piv, w.work); sg <= 0 {
 		return false
 	}
-	ki := w.kk
-	// U = K⁻¹ L_Yc (k×c); ul = K⁻ᵀ L_cYᵀ (k×c).
-	blas.Gemm(gblas.NoTrans, gblas.NoTrans, k, nc, k, 1, ki, k, w.lyc, nc, 0, w.u, nc)
-	blas.Gemm(gblas.Trans, gblas.Trans, k, nc, k, 1, ki, k, w.lcy, k, 0, w.ul, nc)
+	ki, kit := w.kk, w.kit
+	for a := 0; a < k; a++ {
+		for b := 0; b < k; b++ {
+			kit[b*k+a] = ki[a*k+b]
+		}
+	}
+	// Uᵀ = L_Ycᵀ K⁻ᵀ, ulᵀ = L_cY K⁻¹ (c×k).
+	f64.GemmNN(nc, k, k, w.lyt, k, kit, k, w.ut, k)
+	f64.GemmNN(nc, k, k, w.lcy, k, ki, k, w.ult, k)
 	for c, ic := range cs {
 		vc := w.zc[c*m2 : c*m2+d]
-		var q float64
-		for a := 0; a < k; a++ {
-			q += w.lcy[c*k+a] * w.u[a*nc+c]
-		}
+		q := blas.Dot(w.lcy[c*k:(c+1)*k], w.ut[c*k:(c+1)*k])
 		g := pp.dl[ic] + blas.Dot(vc, vc) - q
 		if !(g > 0) || math.IsInf(g, 0) {
 			return false
@@ -165,7 +181,6 @@ func (w *nextWork) term(pp *nextPrep, p *Params, s []int, t int, negs []int, bet
 	m2 := 2 * d
 	ys, cs := w.ys, w.cs
 	k, nc := len(ys), len(cs)
-	ki := w.kk
 	// ℓ = mean_j log σ(β(log g_t − log g_j)); ω_c = ∂ℓ/∂g_c.
 	lt := math.Log(w.g[0])
 	var val, wt float64
@@ -181,28 +196,34 @@ func (w *nextWork) term(pp *nextPrep, p *Params, s []int, t int, negs []int, bet
 	if acc == nil {
 		return val, true
 	}
-	// Ψ = ∂ℓ/∂K⁻¹ = −Σ_c ω_c L_cYᵀ L_Ycᵀ = −L_cYᵀ diag(ω) L_Ycᵀ.
+	// Ψ = ∂ℓ/∂K⁻¹ = −Σ_c ω_c L_cYᵀ L_Ycᵀ = −(diag(ω) L_cY)ᵀ L_Ycᵀ (k×k, held
+	// negated), then Ω = ∂ℓ/∂K = −K⁻ᵀ Ψ K⁻ᵀ.
 	for c := 0; c < nc; c++ {
+		oc := w.om1[c]
 		for a := 0; a < k; a++ {
-			w.wl[c*k+a] = w.om1[c] * w.lcy[c*k+a]
+			w.wlT[a*nc+c] = oc * w.lcy[c*k+a]
 		}
 	}
-	blas.Gemm(gblas.Trans, gblas.Trans, k, k, nc, -1, w.wl, k, w.lyc, nc, 0, w.psi, k)
-	// Ω = ∂ℓ/∂K = −K⁻ᵀ Ψ K⁻ᵀ.
-	blas.Gemm(gblas.NoTrans, gblas.Trans, k, k, k, 1, w.psi, k, ki, k, 0, w.tmp, k)
-	blas.Gemm(gblas.Trans, gblas.NoTrans, k, k, k, -1, ki, k, w.tmp, k, 0, w.om, k)
-	// Πᵀ = −U diag(ω) Z_c, Θᵀ = −ul diag(ω) Z_c (k×2d).
-	for a := 0; a < k; a++ {
-		for c := 0; c < nc; c++ {
-			w.u[a*nc+c] *= w.om1[c]
-			w.ul[a*nc+c] *= w.om1[c]
+	f64.GemmNN(k, k, nc, w.wlT, nc, w.lyt, k, w.psi, k)
+	f64.GemmNN(k, k, k, w.psi, k, w.kit, k, w.tmp, k)
+	f64.GemmNN(k, k, k, w.kit, k, w.tmp, k, w.om, k)
+	// Each candidate directly: ω_c([2v_c; 0] − P U_c − Q ul_c); the v part
+	// is csu V_Y + 2ω_c v_c, the b part C·(csl B_Y), with the c×k
+	// coefficients csu = −ω∘(U + ul)ᵀ and csl = ω∘(ul − U)ᵀ. Through the
+	// products P = X Z_Y and Q = Xᵀ Z_Y, Y's rows get ∂/∂v += csuᵀ V_c
+	// and ∂/∂b += C·(−cslᵀ B_c), ∂C ∋ Σ b (−cslᵀ B_c)ᵀ.
+	for c := 0; c < nc; c++ {
+		oc := w.om1[c]
+		for a := 0; a < k; a++ {
+			u, l := w.ut[c*k+a], w.ult[c*k+a]
+			su, sl := -oc*(u+l), oc*(l-u)
+			w.csu[c*k+a], w.csl[c*k+a] = su, sl
+			w.suT[a*nc+c], w.slT[a*nc+c] = su, -sl
 		}
 	}
-	blas.Gemm(gblas.NoTrans, gblas.NoTrans, k, m2, nc, -1, w.u, nc, w.zc, m2, 0, w.pi, m2)
-	blas.Gemm(gblas.NoTrans, gblas.NoTrans, k, m2, nc, -1, w.ul, nc, w.zc, m2, 0, w.th, m2)
-	// Through K: ∂/∂v = (Ω + Ωᵀ)V_Y, ∂/∂b = C (Ω − Ωᵀ)B_Y, ∂C ∋ Σ b (ΩB_Y)ᵀ;
-	// through P = X Z_Y and Q = Xᵀ Z_Y: ∂/∂v += Π + Θ, ∂/∂b += C(Θ − Π)_b,
-	// ∂C ∋ Σ b (Θ − Π)_bᵀ.
+	f64.GemmNN(k, d, nc, w.suT, nc, w.zc, m2, w.pv, d)
+	f64.GemmNN(k, d, nc, w.slT, nc, w.zc[d:], m2, w.pe, d)
+	// Through K: ∂/∂v = (Ω + Ωᵀ)V_Y, ∂/∂b = C (Ω − Ωᵀ)B_Y, ∂C ∋ Σ b (ΩB_Y)ᵀ.
 	cf := w.coef
 	for a := 0; a < k; a++ {
 		for b := 0; b < k; b++ {
@@ -212,34 +233,23 @@ func (w *nextWork) term(pp *nextPrep, p *Params, s []int, t int, negs []int, bet
 			cf[(2*k+a)*k+b] = oab
 		}
 	}
-	blas.Gemm(gblas.NoTrans, gblas.NoTrans, k, d, k, 1, cf, k, w.zy, m2, 0, w.gv, d)
-	blas.Gemm(gblas.NoTrans, gblas.NoTrans, 2*k, d, k, 1, cf[k*k:], k, w.zy[d:], m2, 0, w.gb, d)
+	f64.GemmNN(k, d, k, cf, k, w.zy, m2, w.gv, d)
+	f64.GemmNN(2*k, d, k, cf[k*k:], k, w.zy[d:], m2, w.gb, d)
 	hasDiag := p.Theta != nil
 	for a, ya := range ys {
 		gv, uc, wc := w.gv[a*d:(a+1)*d], w.gb[a*d:(a+1)*d], w.gb[(k+a)*d:(k+a+1)*d]
-		pa, ta := w.pi[a*m2:(a+1)*m2], w.th[a*m2:(a+1)*m2]
+		pv, pe := w.pv[a*d:(a+1)*d], w.pe[a*d:(a+1)*d]
 		for x := 0; x < d; x++ {
-			gv[x] += pa[x] + ta[x]
-			e := ta[d+x] - pa[d+x]
-			uc[x] += e
-			wc[x] += e
+			gv[x] += pv[x]
+			uc[x] += pe[x]
+			wc[x] += pe[x]
 		}
 		w.addItem(pp, p, acc, ya, scale, gv, uc, wc, w.om[a*k+a], hasDiag)
 	}
-	// Each candidate directly: ω_c([2v_c; 0] − P U_c − Q ul_c) (U and ul
-	// carry ω): the v part −(U + ul)ᵀV_Y + 2ω_c v_c, the b part
-	// C·(ul − U)ᵀB_Y, as two products over the candidates (rows of pc).
-	for a := 0; a < k; a++ {
-		for c := 0; c < nc; c++ {
-			su, sl := w.u[a*nc+c], w.ul[a*nc+c]
-			w.u[a*nc+c], w.ul[a*nc+c] = su+sl, sl-su
-		}
-	}
-	gc := w.pc // the candidates' rows X z_c are no longer needed
-	blas.Gemm(gblas.Trans, gblas.NoTrans, nc, d, k, -1, w.u, nc, w.zy, m2, 0, gc, m2)
-	blas.Gemm(gblas.Trans, gblas.NoTrans, nc, d, k, 1, w.ul, nc, w.zy[d:], m2, 0, gc[d:], m2)
+	f64.GemmNN(nc, d, k, w.csu, k, w.zy, m2, w.gcv, d)
+	f64.GemmNN(nc, d, k, w.csl, k, w.zy[d:], m2, w.gcb, d)
 	for c, ic := range cs {
-		gv, uc := gc[c*m2:c*m2+d], gc[c*m2+d:(c+1)*m2]
+		gv, uc := w.gcv[c*d:(c+1)*d], w.gcb[c*d:(c+1)*d]
 		f64.AxpyUnitary(2*w.om1[c], w.zc[c*m2:c*m2+d], gv)
 		w.addItem(pp, p, acc, ic, scale, gv, uc, nil, w.om1[c], hasDiag)
 	}
@@ -287,14 +297,25 @@ func logSigmoid(x float64) float64 {
 	return x - math.Log1p(math.Exp(x))
 }
 
-// nextChoice draws the held-out position of basket s and its candidates:
+// nextDraw draws the held-out position of a basket and its candidates
+// (choice), reseeding one generator at each draw.
+type nextDraw struct {
+	pcg rand.PCG
+	rng *rand.Rand
+}
+
+// choice draws the held-out position of basket s and its candidates:
 // k distinct items of [0, n) outside s, uniformly (all of them when
 // k ≥ n − |s|, in order). The held-out position is drawn uniformly, or,
 // when last is set, is that of the basket's last item in the order of key
 // (lastPos). The draw depends only on the seed, the step and the basket's
 // place in the minibatch.
-func nextChoice(seed uint64, step, idx int, s []int, n, k int, last bool, key []int64, negs []int) (int, []int) {
-	rng := rand.New(rand.NewPCG(seed^0x4e787431, uint64(step)<<32|uint64(uint32(idx))))
+func (nd *nextDraw) choice(seed uint64, step, idx int, s []int, n, k int, last bool, key []int64, negs []int) (int, []int) {
+	nd.pcg.Seed(seed^0x4e787431, uint64(step)<<32|uint64(uint32(idx)))
+	if nd.rng == nil {
+		nd.rng = rand.New(&nd.pcg)
+	}
+	rng := nd.rng
 	t := rng.IntN(len(s))
 	if last {
 		t = lastPos(s, key)
@@ -368,13 +389,14 @@ func meanNextValue(ctx context.Context, p *Params, val [][]int, negatives int, b
 // eachValBasket calls f for each basket of val with at least two items and
 // at least one candidate, with its held-out position — the basket's last
 // item in key's order, as the paper protocol holds out — and candidates
-// drawn as nextChoice does for the step math.MaxInt32, and a prepared
+// drawn as nextDraw.choice does for the step math.MaxInt32, and a prepared
 // nextPrep and nextWork. It checks ctx every 32 baskets.
 func eachValBasket(ctx context.Context, p *Params, val [][]int, negatives int, key []int64, eps float64, seed uint64, f func(w *nextWork, pp *nextPrep, s []int, t int, negs []int)) error {
 	var pp nextPrep
 	pp.prepare(p, p.CInto(nil), eps)
 	var w nextWork
 	var negs []int
+	var nd nextDraw
 	for q, s := range val {
 		if q%32 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -384,7 +406,7 @@ func eachValBasket(ctx context.Context, p *Params, val [][]int, negatives int, k
 		if len(s) < 2 {
 			continue
 		}
-		t, ng := nextChoice(seed, math.MaxInt32, q, s, p.N, negatives, true, key, negs)
+		t, ng := nd.choice(seed, math.MaxInt32, q, s, p.N, negatives, true, key, negs)
 		negs = ng
 		if len(negs) == 0 {
 			continue

@@ -159,6 +159,58 @@ func TestNextItemTermGradient(t *testing.T) {
 	}
 }
 
+// TestNextItemTermGradientLarger checks the term at sizes where its
+// products run every path of the small-product kernel (blocks of four rows
+// and twelve, eight and four columns): baskets of up to 16 items and 21
+// candidates at d = 13, the value against fresh determinants and the
+// gradient against finite differences at a sample of coordinates.
+func TestNextItemTermGradientLarger(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	n, d := 60, 13
+	p, err := newParams(n, d, false, true, 9, InitOptions{Scale: 0.5, CScale: 0.8})
+	require.NoError(t, err)
+	for i := range p.Theta {
+		p.Theta[i] = math.Log(0.05 + rng.Float64())
+	}
+	perm := rng.Perm(n)
+	baskets := [][]int{perm[:16], perm[16:22], perm[22:35], perm[35:37]}
+	ts := []int{15, 2, 0, 1}
+	var negs [][]int
+	for _, s := range baskets {
+		var ng []int
+		for _, j := range rng.Perm(n) {
+			if len(ng) < 21 && !contains(s, j) {
+				ng = append(ng, j)
+			}
+		}
+		negs = append(negs, ng)
+	}
+	w := []float64{1, 0.5, 2, 1}
+	beta := 3.0
+	val, g := nextFast(t, p, baskets, ts, negs, beta, w, 1e-5)
+	want := nextBrute(p, baskets, ts, negs, beta, w, 1e-5)
+	require.InDelta(t, want, val, 1e-9*(1+math.Abs(want)))
+	f := func() float64 { return nextBrute(p, baskets, ts, negs, beta, w, 1e-5) }
+	check := func(name string, x, grad []float64) {
+		for range 25 {
+			i := rng.IntN(len(x))
+			h := 1e-6 * math.Max(1, math.Abs(x[i]))
+			old := x[i]
+			x[i] = old + h
+			fp := f()
+			x[i] = old - h
+			fm := f()
+			x[i] = old
+			fd := (fp - fm) / (2 * h)
+			require.InDelta(t, fd, grad[i], 1e-5*(1+math.Abs(fd)), "%s[%d]", name, i)
+		}
+	}
+	check("V", p.V, g.V)
+	check("B", p.B, g.B)
+	check("D", p.D, g.D)
+	check("theta", p.Theta, g.T)
+}
+
 // TestValRankingIsExactWithEveryCandidate: with at least n candidates the
 // validation ranking is the exact share of items ranked below each
 // basket's held-out item by the model's conditional gains (ndpp's fresh
@@ -178,12 +230,13 @@ func TestValRankingIsExactWithEveryCandidate(t *testing.T) {
 	var sum float64
 	var cnt int
 	var negs []int
+	var nd nextDraw
 	gains := make([]float64, n)
 	for q, s := range val {
 		if len(s) < 2 {
 			continue
 		}
-		tpos, ng := nextChoice(9, math.MaxInt32, q, s, n, n, true, key, negs)
+		tpos, ng := nd.choice(9, math.MaxInt32, q, s, n, n, true, key, negs)
 		for _, i := range s {
 			require.LessOrEqual(t, key[i], key[s[tpos]])
 		}

@@ -525,6 +525,7 @@ type offlineWorker struct {
 	bcS      []float64
 	next     nextWork
 	nextNegs []int
+	draw     nextDraw
 }
 
 func newOfflineTrainer(p *Params, train [][]int, opt OfflineOptions) *offlineTrainer {
@@ -664,7 +665,7 @@ func (tr *offlineTrainer) gradient(batch [][]int) bool {
 				// value is tracked on the validation set).
 				wk.w.basketTerm(p, bcS, s, tr.opt.Eps, false, false, wk.acc, scale)
 				if tr.nextW > 0 && k >= 2 && nextTakes(tr.opt.Seed, tr.t, lo+q, tr.opt.NextShare) {
-					t, negs := nextChoice(tr.opt.Seed, tr.t, lo+q, s, n, tr.opt.NextNegatives, !tr.opt.NextRandom, tr.opt.Key, wk.nextNegs)
+					t, negs := wk.draw.choice(tr.opt.Seed, tr.t, lo+q, s, n, tr.opt.NextNegatives, !tr.opt.NextRandom, tr.opt.Key, wk.nextNegs)
 					wk.nextNegs = negs
 					wk.next.term(&tr.next, p, s, t, negs, tr.opt.NextBeta, wk.acc, scale*tr.nextW/tr.opt.NextShare)
 				}
