@@ -56,6 +56,8 @@ func TestDefaultsAreTheLearnersDefaults(t *testing.T) {
 	require.Equal(t, 0.0, OfflineOptions{FullBatch: true}.withDefaults().NextWeight)
 	require.Equal(t, DefaultOfflineLR, off.LR)
 	require.Equal(t, DefaultRateScale, off.RateScale)
+	require.Equal(t, DefaultTolerance, off.Tolerance)
+	require.Zero(t, OfflineOptions{Tolerance: -1}.withDefaults().Tolerance)
 	o, err := NewOnline(OnlineOptions{})
 	require.NoError(t, err)
 	on := o.Options()

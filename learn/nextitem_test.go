@@ -270,7 +270,7 @@ func TestValRankingIsExactWithEveryCandidate(t *testing.T) {
 func TestSelectorRanking(t *testing.T) {
 	p := &Params{N: 1, Dim: 1, V: []float64{0}, D: []float64{0}}
 	mark := func(x float64) *Params { q := p.Clone(); q.V[0] = x; return q }
-	s := newSelector(SelectRanking, -10)
+	s := newSelector(SelectRanking, -10, 0)
 	require.True(t, s.observe(mark(1), -12, -11, 90)) // below the floor
 	require.False(t, s.observe(mark(2), -13, -10, 95))
 	q, ll, rank, by := s.chosen()
@@ -292,12 +292,31 @@ func TestSelectorRanking(t *testing.T) {
 		sel  Selection
 		want float64
 	}{{SelectObjective, 1}, {SelectLikelihood, 2}} {
-		o := newSelector(c.sel, math.Inf(-1))
+		o := newSelector(c.sel, math.Inf(-1), 0)
 		require.True(t, o.observe(mark(1), -3, -2, math.NaN()))
 		o.observe(mark(2), -1, -2.5, math.NaN())
 		q, _, _, by = o.chosen()
 		require.Equal(t, []float64{c.want}, q.V)
 		require.Equal(t, c.sel, by)
+	}
+}
+
+// TestSelectorTolerance: a check better than the best by at most
+// tol·|best| becomes the chosen model but is not progress, under every
+// selection.
+func TestSelectorTolerance(t *testing.T) {
+	p := &Params{N: 1, Dim: 1, V: []float64{0}, D: []float64{0}}
+	mark := func(x float64) *Params { q := p.Clone(); q.V[0] = x; return q }
+	for _, sel := range []Selection{SelectObjective, SelectLikelihood, SelectRanking} {
+		s := newSelector(sel, -200, 1e-3)
+		require.True(t, s.observe(mark(1), -100, -100, 80), "%v: the first check", sel)
+		require.False(t, s.observe(mark(2), -99.95, -99.95, 80.05), "%v: within the tolerance", sel)
+		q, _, _, _ := s.chosen()
+		require.Equal(t, []float64{2}, q.V, "%v: kept", sel)
+		require.True(t, s.observe(mark(3), -99.8, -99.8, 80.2), "%v: beyond it", sel)
+		require.False(t, s.observe(mark(4), -101, -101, 79), "%v: worse", sel)
+		q, _, _, _ = s.chosen()
+		require.Equal(t, []float64{3}, q.V, "%v", sel)
 	}
 }
 

@@ -115,6 +115,7 @@ const (
 type selector struct {
 	sel   Selection
 	floor float64 // SelectRanking: the least validation log-likelihood
+	tol   float64 // progress: an improvement by more than tol·|best|
 
 	score, ll, rank best
 }
@@ -126,32 +127,39 @@ type best struct {
 	p               *Params
 }
 
-func (b *best) offer(value float64, p *Params, ll, rank float64) bool {
+// offer keeps p when value is better than the best's (better), and
+// reports whether it is better by more than tol·|best| (progress; the
+// first offer is).
+func (b *best) offer(value float64, p *Params, ll, rank, tol float64) (better, progress bool) {
 	if b.p != nil && !(value > b.value) {
-		return false
+		return false, false
 	}
+	progress = b.p == nil || value > b.value+tol*math.Abs(b.value)
 	*b = best{value: value, ll: ll, rank: rank, p: p.Clone()}
-	return true
+	return true, progress
 }
 
-func newSelector(sel Selection, floor float64) *selector {
-	return &selector{sel: sel, floor: floor}
+func newSelector(sel Selection, floor, tol float64) *selector {
+	return &selector{sel: sel, floor: floor, tol: tol}
 }
 
 // observe records a check of p (validation log-likelihood ll, objective
 // value score, ranking rank, NaN when not computed) and reports whether
-// the model the selection would choose improved.
+// the model the selection would choose made progress: it improved by more
+// than the tolerance (it is kept when it improves by less).
 func (s *selector) observe(p *Params, ll, score, rank float64) bool {
-	byScore := s.score.offer(score, p, ll, rank)
-	byLL := s.ll.offer(ll, p, ll, rank)
+	_, byScore := s.score.offer(score, p, ll, rank, s.tol)
+	_, byLL := s.ll.offer(ll, p, ll, rank, s.tol)
 	switch s.sel {
 	case SelectObjective:
 		return byScore
 	case SelectLikelihood:
 		return byLL
 	}
-	if ll >= s.floor && !math.IsNaN(rank) && s.rank.offer(rank, p, ll, rank) {
-		return true
+	if ll >= s.floor && !math.IsNaN(rank) {
+		if better, progress := s.rank.offer(rank, p, ll, rank, s.tol); better {
+			return progress
+		}
 	}
 	// Before any check qualifies, nearing the floor is progress.
 	return s.rank.p == nil && byLL

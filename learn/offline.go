@@ -55,7 +55,7 @@ type Result struct {
 
 // OfflineOptions configures TrainOffline. Zero values select the defaults.
 type OfflineOptions struct {
-	D      int  // rank (default 30)
+	D      int  // rank (default DefaultOfflineD)
 	Shared bool // B = V
 	// LowRank fits Gartrell et al.'s kernel L = VᵀV + BᵀCB. By default the
 	// kernel has a learned diagonal, L = Δ + VᵀV + BᵀCB (see Params), with
@@ -74,7 +74,7 @@ type OfflineOptions struct {
 	// negative: no scaling).
 	RateScale float64
 	// LRDecay multiplies the learning rate after each validation check
-	// that does not improve on the best (default 0.5; 1 keeps it).
+	// that makes no progress (see Tolerance; default 0.5; 1 keeps it).
 	LRDecay float64
 	// FullBatch takes every step on all training baskets (Batch is then
 	// unused; a pass is a step): the gradient is a GradSum over the
@@ -94,8 +94,14 @@ type OfflineOptions struct {
 	// (default: 1 pass).
 	EvalEvery int
 	// Patience stops training after this many validation checks without
-	// improvement (default 6); the best model seen is returned.
+	// progress (default 6); the best model seen is returned.
 	Patience int
+	// Tolerance is the least relative improvement on the best validation
+	// check that counts as progress for Patience and LRDecay: a check
+	// better than the best by at most Tolerance·|best| is kept as the
+	// best model but does not reset the patience (default
+	// DefaultTolerance; negative: any improvement).
+	Tolerance float64
 	// Eps is ε in the numerator log det(L_S + εI) (default eval.DefaultEps, the
 	// reference's). It keeps the term finite: the symmetric part of L_S + εI
 	// is ≥ εI, so L_S + εI is invertible. Negative means 0.
@@ -214,6 +220,12 @@ func (o OfflineOptions) withDefaultsFor(n int) OfflineOptions {
 	}
 	if o.LRDecay == 0 {
 		o.LRDecay = 0.5
+	}
+	switch {
+	case o.Tolerance == 0:
+		o.Tolerance = DefaultTolerance
+	case o.Tolerance < 0:
+		o.Tolerance = 0
 	}
 	if o.RateScale == 0 {
 		o.RateScale = DefaultRateScale
@@ -378,7 +390,7 @@ func TrainOffline(ctx context.Context, train, val [][]int, n int, opt OfflineOpt
 				return nil, err
 			}
 		}
-		sel = newSelector(opt.Select, floor)
+		sel = newSelector(opt.Select, floor, opt.Tolerance)
 	}
 	bad := 0
 	var elapsed time.Duration

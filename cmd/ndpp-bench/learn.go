@@ -461,6 +461,7 @@ type learnFlags struct {
 	batch      int
 	epochs     int
 	patience   int
+	tolerance  float64
 	alpha      float64
 	beta       float64
 	optimizer  string
@@ -511,7 +512,8 @@ func runLearn(e *env, args []string) error {
 	fs.Float64Var(&f.rateScale, "rate-scale", 0, "with --diag and adam: scale item i's embedding steps by min(1, √(δᵢ/rate-scale)) (default 0.1; negative: off)")
 	fs.IntVar(&f.batch, "batch", 0, "offline: minibatch size (default max(800, items/4))")
 	fs.IntVar(&f.epochs, "epochs", 0, "offline: maximum passes over the training baskets (default 100)")
-	fs.IntVar(&f.patience, "patience", 0, "offline: stop after this many passes without validation improvement (default 6)")
+	fs.IntVar(&f.patience, "patience", 0, "offline: stop after this many passes without validation progress (default 6)")
+	fs.Float64Var(&f.tolerance, "tolerance", 0, "offline: the least relative improvement on the best validation check that counts as progress (default "+strconv.FormatFloat(learn.DefaultTolerance, 'g', -1, 64)+"; negative: any improvement)")
 	fs.Float64Var(&f.alpha, "alpha", 0, "regulariser weight α of Σ‖vᵢ‖²/μᵢ")
 	fs.Float64Var(&f.beta, "beta", 0, "regulariser weight β of Σ‖bᵢ‖²/μᵢ")
 	fs.StringVar(&f.optimizer, "optimizer", "adam", "online: adam or sgd")
@@ -616,7 +618,7 @@ func runLearn(e *env, args []string) error {
 			bar.Add(1)
 		}
 		res, err = learn.TrainOffline(e.context(), train, val, n, learn.OfflineOptions{D: f.d, Shared: f.shared, LowRank: !f.diag, Seed: f.seed, DiagLR: f.diagLR, RateScale: f.rateScale,
-			Progress: progressFn, LR: f.lr, Batch: f.batch, MaxEpochs: f.epochs, Patience: f.patience, Alpha: f.alpha, Beta: f.beta,
+			Progress: progressFn, LR: f.lr, Batch: f.batch, MaxEpochs: f.epochs, Patience: f.patience, Tolerance: f.tolerance, Alpha: f.alpha, Beta: f.beta,
 			FixC: f.fixC, Workers: f.g.threads, TimeLimit: f.timeLimit, TraceSet: traceSet(f.trace, val),
 			Objective: obj, NextWeight: f.libNextWeight(), NextShare: f.nextShare, NextNegatives: f.nextNegs,
 			Init: learn.InitOptions{Scale: f.initScale, Share: f.initShare}, InitMoments: f.moments, NextRandom: f.nextRandom, Key: sortKeys(voc), Start: start})
