@@ -154,8 +154,8 @@ func apparel(b *testing.B) ([][]int, int) {
 // BenchmarkOnlineCatalogue times one online pass (default options, d = 30)
 // over 10⁵ synthetic baskets (baskets.NewSynthetic: mean size 8, power-law
 // popularity, co-purchases within topics) drawn from catalogues of 10² to
-// 10⁵ items, read from memory. ns/basket shows how the cost of a step
-// depends on the catalogue's size n.
+// 10⁵ items, read from memory, without and with the next-item term.
+// ns/basket shows how the cost of a step depends on the catalogue's size n.
 func BenchmarkOnlineCatalogue(b *testing.B) {
 	const count = 100_000
 	for _, n := range []int{100, 1_000, 10_000, 100_000} {
@@ -174,19 +174,25 @@ func BenchmarkOnlineCatalogue(b *testing.B) {
 			}
 			data = append(data, append([]int(nil), bk...))
 		}
-		b.Run(fmt.Sprintf("n=%d/d=30", n), func(b *testing.B) {
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				b.StopTimer()
-				runtime.GC()
-				b.StartTimer()
-				if _, err := TrainOnline(context.Background(), sliceSource(data), OnlineOptions{D: 30, Seed: 1}, OnlineRun{}); err != nil {
-					b.Fatal(err)
-				}
+		for _, w := range []float64{0, 0.02} {
+			name := fmt.Sprintf("n=%d/d=30", n)
+			if w > 0 {
+				name += fmt.Sprintf("/next-weight=%g", w)
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(data)), "ns/basket")
-		})
+			b.Run(name, func(b *testing.B) {
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					b.StopTimer()
+					runtime.GC()
+					b.StartTimer()
+					if _, err := TrainOnline(context.Background(), sliceSource(data), OnlineOptions{D: 30, Seed: 1, NextWeight: w}, OnlineRun{}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(data)), "ns/basket")
+			})
+		}
 	}
 }
 

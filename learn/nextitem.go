@@ -6,8 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 
-	gblas "gonum.org/v1/gonum/blas"
-
 	"github.com/ndpp-go/ndpp/blas"
 	"github.com/ndpp-go/ndpp/internal/f64"
 	"github.com/ndpp-go/ndpp/internal/memlimit"
@@ -38,6 +36,7 @@ type nextPrep struct {
 	cb   []float64 // n×d rows C bᵢ
 	dl   []float64 // δᵢ + ε
 	s    []float64 // sᵢ = √(1 + δᵢ) (1 without a diagonal)
+	ct   []float64 // d×d: Cᵀ
 }
 
 // nextPrepMemory is the memory of a nextPrep for n items and rank d.
@@ -63,7 +62,13 @@ func (pp *nextPrep) prepare(p *Params, c []float64, eps float64) {
 		}
 	}
 	// Rows C bᵢ = (B Cᵀ)ᵢ.
-	blas.Gemm(gblas.NoTrans, gblas.Trans, n, d, d, 1, pp.z[d:], m, c, d, 0, pp.cb, d)
+	pp.ct = resize(pp.ct, d*d)
+	for r := 0; r < d; r++ {
+		for q := 0; q < d; q++ {
+			pp.ct[q*d+r] = c[r*d+q]
+		}
+	}
+	f64.GemmNN(n, d, d, pp.z[d:], m, pp.ct, d, pp.cb, d)
 }
 
 // nextWork is one worker's scratch for the next-item term. Every product
