@@ -3,11 +3,17 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"encoding/json"
 	"io"
+	"math"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ndpp-go/ndpp/ndpp"
+	"github.com/ndpp-go/ndpp/ndpp/npz"
 )
 
 // onlineAlgos are the algorithms infer --items runs for --algos all.
@@ -98,6 +104,38 @@ func TestItemsPipeEqualsSynthetic(t *testing.T) {
 		}
 		if got := itemsRows(t, out); !jsonEqual(got, want) {
 			t.Errorf("pipe diag %s: %+v, want %+v", diag, got, want)
+		}
+	}
+}
+
+// TestItemsBytesEqualRandom: the NPY stream of items --synthetic is, byte
+// for byte, the header and the rows [v; b; δ] of ndpp.Random's model with
+// the same flags, over more than one of the command's chunks of 4,096
+// items.
+func TestItemsBytesEqualRandom(t *testing.T) {
+	const n, d = 5000, 3
+	for _, diag := range []float64{0, 0.3} {
+		m := ndpp.Random(n, d, 6, ndpp.RandomOptions{Diag: diag})
+		width := 2 * d
+		if diag > 0 {
+			width++
+		}
+		want := npz.AppendNPYHeader(nil, "<f8", []int{n, width})
+		for i := range n {
+			row := append(append([]float64(nil), m.ItemV(i)...), m.ItemB(i)...)
+			if diag > 0 {
+				row = append(row, m.ItemDiag(i))
+			}
+			for _, x := range row {
+				want = binary.LittleEndian.AppendUint64(want, math.Float64bits(x))
+			}
+		}
+		code, out, errs := runWith(strings.NewReader(""), "items", "--synthetic", "--n", strconv.Itoa(n), "--d", strconv.Itoa(d), "--seed", "6", "--diag", strconv.FormatFloat(diag, 'g', -1, 64), "--quiet")
+		if code != 0 {
+			t.Fatalf("diag %v: exit %d: %s", diag, code, errs)
+		}
+		if !bytes.Equal([]byte(out), want) {
+			t.Errorf("diag %v: the stream (%d bytes) differs from ndpp.Random's rows (%d bytes)", diag, len(out), len(want))
 		}
 	}
 }

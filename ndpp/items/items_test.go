@@ -86,6 +86,36 @@ func TestSyntheticEqualsRandom(t *testing.T) {
 	require.ErrorContains(t, err, "overflows")
 }
 
+// TestSyntheticLongStream: a stream of 10⁵ items read in chunks of 4,096
+// (as ndpp-bench items reads it) and of 1,000 is ndpp.Random's items, bit
+// for bit.
+func TestSyntheticLongStream(t *testing.T) {
+	if testing.Short() {
+		t.Skip("draws 4·10⁶ normals per stream")
+	}
+	const n, d = 100_000, 10
+	for _, opt := range []ndpp.RandomOptions{{}, {Diag: 0.5}, {Shared: true}} {
+		want := modelItems(ndpp.Random(n, d, 4, opt))
+		for _, chunk := range []int{4096, 1000} {
+			s, err := NewSynthetic(context.Background(), n, d, 4, opt)
+			require.NoError(t, err)
+			var got []ndpp.Item
+			for {
+				its, err := s.Next(chunk)
+				if err == io.EOF {
+					break
+				}
+				require.NoError(t, err)
+				for _, it := range its {
+					c, _ := it.CopyTo(nil)
+					got = append(got, c)
+				}
+			}
+			require.Equal(t, want, got, "%+v, chunks of %d", opt, chunk)
+		}
+	}
+}
+
 // TestSyntheticStopsWhenCancelled: positioning the generators of a stream
 // of 10¹² items (10¹³ draws to discard) looks at the context as it goes:
 // a context done before, or at its third look, stops it with an error

@@ -21,6 +21,15 @@ func newNormals(seed1, seed2 uint64) normals { return normals{seed1, seed2} }
 // Uint64 is rand.PCG's Uint64 (so that a rand.Rand can draw from the
 // stream: the rare paths).
 func (s *normals) Uint64() uint64 {
+	var u uint64
+	s.hi, s.lo, u = pcgStep(s.hi, s.lo)
+	return u
+}
+
+// pcgStep is one step of rand.PCG from the state (hi, lo): the next state
+// and the output. Loops that keep the state in local variables (in
+// registers) step it with pcgStep, not through a *normals.
+func pcgStep(hi, lo uint64) (nhi, nlo, out uint64) {
 	// rand.PCG: state = state·mul + inc (128 bits), then the DXSM output.
 	const (
 		mulHi    = 2549297995355413924
@@ -29,16 +38,15 @@ func (s *normals) Uint64() uint64 {
 		incLo    = 1442695040888963407
 		cheapMul = 0xda942042e4dd58b5
 	)
-	hi, lo := bits.Mul64(s.lo, mulLo)
-	hi += s.hi*mulLo + s.lo*mulHi
-	lo, c := bits.Add64(lo, incLo, 0)
-	hi, _ = bits.Add64(hi, incHi, c)
-	s.lo, s.hi = lo, hi
-	hi ^= hi >> 32
-	hi *= cheapMul
-	hi ^= hi >> 48
-	hi *= lo | 1
-	return hi
+	h, l := bits.Mul64(lo, mulLo)
+	h += hi*mulLo + lo*mulHi
+	l, c := bits.Add64(l, incLo, 0)
+	h, _ = bits.Add64(h, incHi, c)
+	out = h ^ h>>32
+	out *= cheapMul
+	out ^= out >> 48
+	out *= l | 1
+	return h, l, out
 }
 
 // norm returns the next NormFloat64; r is a rand.Rand drawing from s (for
@@ -63,15 +71,21 @@ func (s *normals) redraw(st normals, r *rand.Rand) float64 {
 	return r.NormFloat64()
 }
 
-// skip draws and discards k normals (r draws from s).
+// skip draws and discards k normals (r draws from s), the state in local
+// variables between the rare paths.
 func (s *normals) skip(k int, r *rand.Rand) {
-	for range k {
-		st := *s
-		u := s.Uint64()
-		if absInt32(int32(u)) >= zigK[u>>32&0x7F] {
-			s.redraw(st, r)
+	hi, lo := s.hi, s.lo
+	for ; k > 0; k-- {
+		nhi, nlo, u := pcgStep(hi, lo)
+		if absInt32(int32(u)) < zigK[u>>32&0x7F] {
+			hi, lo = nhi, nlo
+			continue
 		}
+		s.hi, s.lo = hi, lo
+		r.NormFloat64()
+		hi, lo = s.hi, s.lo
 	}
+	s.hi, s.lo = hi, lo
 }
 
 func absInt32(i int32) uint32 {
@@ -147,4 +161,61 @@ func (p *probe) Uint64() uint64 {
 		return p.first
 	}
 	return ^uint64(0)
+}
+
+// fill writes the next draws of s times scale to the first d entries of
+// each row of rows (rows of w ≥ d values, len(rows) a multiple of w); r
+// draws from s (the rare paths).
+func (s *normals) fill(rows []float64, d, w int, scale float64, r *rand.Rand) {
+	hi, lo := s.hi, s.lo
+	for p := 0; p+w <= len(rows); p += w {
+		row := rows[p : p+d : p+d]
+		for q := range row {
+			nhi, nlo, u := pcgStep(hi, lo)
+			j, i := int32(u), u>>32&0x7F
+			if absInt32(j) < zigK[i] {
+				row[q] = float64(j) * zigW[i] * scale
+				hi, lo = nhi, nlo
+				continue
+			}
+			s.hi, s.lo = hi, lo
+			row[q] = r.NormFloat64() * scale
+			hi, lo = s.hi, s.lo
+		}
+	}
+	s.hi, s.lo = hi, lo
+}
+
+// fillPair is fill over two streams at once: the draws of a go to the
+// first d entries of each row, those of b to the next d (w ≥ 2d). The two
+// independent chains of steps overlap in the processor.
+func fillPair(a, b *normals, rows []float64, d, w int, scale float64, ra, rb *rand.Rand) {
+	ha, la, hb, lb := a.hi, a.lo, b.hi, b.lo
+	for p := 0; p+w <= len(rows); p += w {
+		va := rows[p : p+d : p+d]
+		vb := rows[p+d : p+2*d : p+2*d]
+		for q := range va {
+			nha, nla, ua := pcgStep(ha, la)
+			nhb, nlb, ub := pcgStep(hb, lb)
+			ja, ia := int32(ua), ua>>32&0x7F
+			jb, ib := int32(ub), ub>>32&0x7F
+			if absInt32(ja) < zigK[ia] {
+				va[q] = float64(ja) * zigW[ia] * scale
+				ha, la = nha, nla
+			} else {
+				a.hi, a.lo = ha, la
+				va[q] = ra.NormFloat64() * scale
+				ha, la = a.hi, a.lo
+			}
+			if absInt32(jb) < zigK[ib] {
+				vb[q] = float64(jb) * zigW[ib] * scale
+				hb, lb = nhb, nlb
+			} else {
+				b.hi, b.lo = hb, lb
+				vb[q] = rb.NormFloat64() * scale
+				hb, lb = b.hi, b.lo
+			}
+		}
+	}
+	a.hi, a.lo, b.hi, b.lo = ha, la, hb, lb
 }

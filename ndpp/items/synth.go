@@ -118,18 +118,17 @@ func (s *Synthetic) Next(max int) ([]ndpp.Item, error) {
 		s.vals = make([]float64, 2*d*n)
 		s.items = make([]ndpp.Item, n)
 	}
-	for c := 0; c < n; c++ {
-		row := s.vals[2*d*c : 2*d*(c+1)]
+	vals := s.vals[:2*d*n]
+	if s.hasB {
+		fillPair(&s.rv, &s.rb, vals, d, 2*d, s.scale, s.rvR, s.rbR)
+	} else {
+		s.rv.fill(vals, d, 2*d, s.scale, s.rvR)
+	}
+	for c := range n {
+		row := vals[2*d*c : 2*d*(c+1)]
 		it := ndpp.Item{ID: s.pos + c, V: row[:d:d]}
 		if s.hasB {
-			// V's and B's draws interleaved: two independent chains of
-			// the generator's steps.
 			it.B = row[d : 2*d : 2*d]
-			s.drawPair(it.V, it.B)
-		} else {
-			for q := range it.V {
-				it.V[q] = s.rv.norm(s.rvR) * s.scale
-			}
 		}
 		if s.hasD {
 			it.Delta = s.diag * math.Exp(s.rd.norm(s.rdR))
@@ -138,29 +137,4 @@ func (s *Synthetic) Next(max int) ([]ndpp.Item, error) {
 	}
 	s.pos += n
 	return s.items[:n], nil
-}
-
-// drawPair fills v and b (as long) with the next draws of rv and rb times
-// the scale, the two generators' steps interleaved (normals.norm written
-// out, so that the two independent chains overlap).
-func (s *Synthetic) drawPair(v, b []float64) {
-	b = b[:len(v)]
-	for q := range v {
-		st1, st2 := s.rv, s.rb
-		u1, u2 := s.rv.Uint64(), s.rb.Uint64()
-		j1, j2 := int32(u1), int32(u2)
-		i1, i2 := u1>>32&0x7F, u2>>32&0x7F
-		var x1, x2 float64
-		if absInt32(j1) < zigK[i1] {
-			x1 = float64(j1) * zigW[i1]
-		} else {
-			x1 = s.rv.redraw(st1, s.rvR)
-		}
-		if absInt32(j2) < zigK[i2] {
-			x2 = float64(j2) * zigW[i2]
-		} else {
-			x2 = s.rb.redraw(st2, s.rbR)
-		}
-		v[q], b[q] = x1*s.scale, x2*s.scale
-	}
 }

@@ -1,0 +1,83 @@
+package items
+
+import (
+	"context"
+	"io"
+	"testing"
+
+	"github.com/ndpp-go/ndpp/ndpp"
+)
+
+// BenchmarkSynthetic times the parts of ndpp-bench items --synthetic at
+// d = 10, n = 10⁶: the 4·n·d bare steps of the generator that the stream
+// takes at least (2·n·d normals replayed to position it, 2·n·d drawn),
+// positioning the generators (NewSynthetic), drawing the items (Next),
+// and drawing and writing them as NPY to io.Discard; items/s of each part.
+var sink uint64
+
+func BenchmarkSynthetic(b *testing.B) {
+	const n, d = 1_000_000, 10
+	b.Run("steps", func(b *testing.B) { // 4·n·d bare steps of the generator: the stream's floor
+		for range b.N {
+			hi, lo, acc := uint64(1), uint64(2), uint64(0)
+			for range 4 * n * d {
+				var u uint64
+				hi, lo, u = pcgStep(hi, lo)
+				acc += u
+			}
+			sink = acc
+		}
+		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "items/s")
+	})
+	b.Run("new", func(b *testing.B) {
+		for range b.N {
+			if _, err := NewSynthetic(context.Background(), n, d, 1, ndpp.RandomOptions{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "items/s")
+	})
+	b.Run("next", func(b *testing.B) {
+		for range b.N {
+			b.StopTimer()
+			s, err := NewSynthetic(context.Background(), n, d, 1, ndpp.RandomOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+			for {
+				if _, err := s.Next(4096); err == io.EOF {
+					break
+				}
+			}
+		}
+		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "items/s")
+	})
+	b.Run("write", func(b *testing.B) {
+		for range b.N {
+			b.StopTimer()
+			s, err := NewSynthetic(context.Background(), n, d, 1, ndpp.RandomOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+			w, err := NewNPYWriter(io.Discard, s.Kernel(), n, false)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for {
+				its, err := s.Next(4096)
+				if err == io.EOF {
+					break
+				}
+				if err := w.Write(its); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := w.Close(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "items/s")
+	})
+}
