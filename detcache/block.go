@@ -74,6 +74,7 @@ type Block struct {
 	// matrices below, and the gathered rows v_t and b_t (n×d).
 	cands      []Cand
 	u, w, p, q []float64
+	cb         []float64 // n×cap scratch: B_blk (B_SᵀC)ᵀ, before u and w
 	vb, bb     []float64
 	bcb        []float64 // n×d rows b_tᵀC of vector items (ScoreBlockItems)
 	bcOK       []bool    // the column's row of bcb is computed (ScoreBlockItems)
@@ -120,7 +121,7 @@ func (o *Fast) NewBlock(size int) *Block {
 	}
 	c, d := o.cap, o.d
 	b := &Block{owner: o, fast: o, cands: make([]Cand, size),
-		u: make([]float64, size*c), w: make([]float64, size*c),
+		u: make([]float64, size*c), w: make([]float64, size*c), cb: make([]float64, size*c),
 		p: make([]float64, size*c), q: make([]float64, size*c),
 		vb: make([]float64, size*d), bb: make([]float64, size*d), zt: make([]float64, size),
 		ltt: make([]float64, size), sch: make([]float64, 5*size),
@@ -168,10 +169,10 @@ func (o *Fast) ScoreBlock(b *Block, items []int) bool {
 		// A run of the model's items: the block's rows are views of the
 		// model's, read in one sweep.
 		lo, hi := items[0]*d, (items[nb-1]+1)*d
-		vb, bb, bcb := vRows[lo:hi], bRows[lo:hi], bcRows[lo:hi]
+		vb, bb := vRows[lo:hi], bRows[lo:hi]
+		rowDots(d, vb, bb, bcRows[lo:hi], b.ltt[:nb], b.zt[:nb])
 		for c, it := range items {
-			r0, r1 := c*d, (c+1)*d
-			o.startColumn(b, c, it, m.ItemDiag(it), inS, vb[r0:r1:r1], bb[r0:r1:r1], bcb[r0:r1:r1])
+			o.finishCol(b, c, it, m.ItemDiag(it), inS)
 		}
 		o.scoreBlock(b, vb, bb)
 		return true
@@ -320,16 +321,25 @@ func (o *Fast) posInS(it int, inS uint64) int {
 }
 
 // startColumn starts column c of a block for item it with diagonal entry
-// delta, from its vectors v, b and bᵀC: see startCol.
+// delta, from its vectors v, b and bᵀC: see finishCol.
 func (o *Fast) startColumn(b *Block, c, it int, delta float64, inS uint64, v, bv, bc []float64) {
-	vv, bsq, bcb := rowDots(v, bv, bc)
-	o.startCol(b, c, it, delta, inS, vv+bcb, vv+bsq)
+	rowDots(o.d, v, bv, bc, b.ltt[c:c+1], b.zt[c:c+1])
+	o.finishCol(b, c, it, delta, inS)
 }
 
-// startCol starts column c from L_tt and ‖z_t‖² without the item's δ
-// (added here with a diagonal): its item, δ, position in S, L_tt and
-// ‖z_t‖. The Cand is set from these when a test first needs it (col).
+// startCol starts column c from L_tt and ‖z_t‖² without the item's δ: see
+// finishCol.
 func (o *Fast) startCol(b *Block, c, it int, delta float64, inS uint64, ltt, zz float64) {
+	b.ltt[c], b.zt[c] = ltt, zz
+	o.finishCol(b, c, it, delta, inS)
+}
+
+// finishCol starts column c, whose b.ltt and b.zt hold L_tt and ‖z_t‖²
+// without the item's δ (added here with a diagonal): its item, δ,
+// position in S, L_tt and ‖z_t‖. The Cand is set from these when a test
+// first needs it (col).
+func (o *Fast) finishCol(b *Block, c, it int, delta float64, inS uint64) {
+	ltt, zz := b.ltt[c], b.zt[c]
 	if o.hasDiag {
 		ltt += delta
 		zz += delta
@@ -347,15 +357,16 @@ func (o *Fast) scoreBlock(b *Block, vb, bb []float64) {
 	k, d, ld := len(o.items), o.d, o.cap
 	if k > 0 && nb > 0 {
 		vsT, bcsT, invT := b.transposed()
+		// a = V_blk V_Sᵀ in u, c = B_blk (B_SᵀC)ᵀ in cb, then u = a + c and
+		// w = a − c, each entry rounded once: y + (±1)·x is y ± x exactly
+		// rounded, fused or not (the entries between rows, when ld > k,
+		// are never read).
 		f64.GemmNN(nb, k, d, vb, d, vsT, ld, b.u, ld)
-		f64.GemmNN(nb, k, d, bb, d, bcsT, ld, b.w, ld)
-		if ld == k { // the rows are contiguous: one pass
-			sumDiff(b.u[:nb*k], b.w[:nb*k])
-		} else {
-			for c := 0; c < nb; c++ {
-				sumDiff(b.u[c*ld:c*ld+k], b.w[c*ld:c*ld+k])
-			}
-		}
+		f64.GemmNN(nb, k, d, bb, d, bcsT, ld, b.cb, ld)
+		n := (nb-1)*ld + k
+		copy(b.w[:n], b.u[:n])
+		f64.AxpyUnitary(1, b.cb[:n], b.u[:n])
+		f64.AxpyUnitary(-1, b.cb[:n], b.w[:n])
 		f64.GemmNN(nb, k, k, b.u, ld, invT, ld, b.p, ld)
 	}
 	// Every column's schur at once, with schur's bits.
@@ -424,23 +435,6 @@ func (b *Block) col(c int) *Cand {
 	return x
 }
 
-// sumDiff sets u, w to u + w, u − w (w as long as u).
-func sumDiff(u, w []float64) {
-	w = w[:len(u)]
-	i := 0
-	for ; i+4 <= len(u); i += 4 {
-		uu, ww := u[i:i+4:i+4], w[i:i+4:i+4]
-		x0, x1, x2, x3 := uu[0], uu[1], uu[2], uu[3]
-		y0, y1, y2, y3 := ww[0], ww[1], ww[2], ww[3]
-		uu[0], uu[1], uu[2], uu[3] = x0+y0, x1+y1, x2+y2, x3+y3
-		ww[0], ww[1], ww[2], ww[3] = x0-y0, x1-y1, x2-y2, x3-y3
-	}
-	for ; i < len(u); i++ {
-		x, y := u[i], w[i]
-		u[i], w[i] = x+y, x-y
-	}
-}
-
 // transposed returns V_Sᵀ and (B_SᵀC)ᵀ (d×k) and (M⁻¹)ᵀ (k×k), row
 // stride cap, for the block's products: rows of k entries that the
 // products take whole; and it sets b.diag to the diagonal of M⁻¹. They
@@ -465,29 +459,40 @@ func (b *Block) transposed() (vsT, bcsT, invT []float64) {
 	return b.vsT, b.bcsT, b.invT
 }
 
-// rowDots returns v·v, b·b and bc·b (the block's L_tt = δ + v·v + bc·b and
-// ‖z‖² = v·v + b·b + δ) in one pass, two terms at a time.
-func rowDots(v, b, bc []float64) (vv, bb, bcb float64) {
-	n := len(v)
-	b, bc = b[:n], bc[:n]
-	var vv1, bb1, bcb1 float64
-	i := 0
-	for ; i+2 <= n; i += 2 {
-		x0, x1, y0, y1 := v[i], v[i+1], b[i], b[i+1]
-		vv += x0 * x0
-		vv1 += x1 * x1
-		bb += y0 * y0
-		bb1 += y1 * y1
-		bcb += bc[i] * y0
-		bcb1 += bc[i+1] * y1
+// rowDots sets, for the len(ltt) rows of d entries of v, b and bc (rows
+// one after another), ltt[r] = v·v + bc·b and zz[r] = v·v + b·b (the
+// block's L_tt and ‖z‖² without δ), each dot product summed two terms at a
+// time (even and odd entries, then added), in one pass over the rows.
+func rowDots(d int, v, b, bc, ltt, zz []float64) {
+	n := len(ltt)
+	if n == 0 {
+		return
 	}
-	if i < n {
-		x, y := v[i], b[i]
-		vv += x * x
-		bb += y * y
-		bcb += bc[i] * y
+	v, b, bc, zz = v[:n*d], b[:n*d], bc[:n*d], zz[:n]
+	for r := range ltt {
+		rv, rb, rbc := v[:d], b[:d], bc[:d]
+		v, b, bc = v[d:], b[d:], bc[d:]
+		rb, rbc = rb[:len(rv)], rbc[:len(rv)]
+		var vv, vv1, bb, bb1, bcb, bcb1 float64
+		i := 0
+		for ; i+2 <= len(rv); i += 2 {
+			x0, x1, y0, y1 := rv[i], rv[i+1], rb[i], rb[i+1]
+			vv += x0 * x0
+			vv1 += x1 * x1
+			bb += y0 * y0
+			bb1 += y1 * y1
+			bcb += rbc[i] * y0
+			bcb1 += rbc[i+1] * y1
+		}
+		if i < len(rv) {
+			x, y := rv[i], rb[i]
+			vv += x * x
+			bb += y * y
+			bcb += rbc[i] * y
+		}
+		vv += vv1
+		ltt[r], zz[r] = vv+(bcb+bcb1), vv+(bb+bb1)
 	}
-	return vv + vv1, bb + bb1, bcb + bcb1
 }
 
 // ensureQ computes Qᵀ = Wᵀ M⁻¹ for the block's columns, once per
