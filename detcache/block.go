@@ -74,13 +74,25 @@ type Block struct {
 	// matrices below, and the gathered rows v_t and b_t (n×d).
 	cands      []Cand
 	u, w, p, q []float64
+	cb         []float64 // n×cap scratch: B_blk (B_SᵀC)ᵀ, before u and w
 	vb, bb     []float64
 	bcb        []float64 // n×d rows b_tᵀC of vector items (ScoreBlockItems)
 	bcOK       []bool    // the column's row of bcb is computed (ScoreBlockItems)
 	lttErr     []float64 // bound added to the column's serr for its L_tt (ScoreBlockItems)
-	zt         []float64 // ‖z_t‖ per column
-	ltt        []float64 // L_tt per column, for f64.SchurRows
-	sch        []float64 // f64.SchurRows's results: five rows of the block's size
+	// The columns' scalars, one entry per column (the tests of a run of
+	// columns read these and touch a column's Cand only when its first
+	// test does not decide; see col): item, δ, position in S (−1 if
+	// none), L_tt and ‖z_t‖, and serr; s, smag, pn (with ‖z_t‖ added), w1
+	// and zp are the rows of sch.
+	item    []int
+	delta   []float64
+	dup     []int
+	zt      []float64 // ‖z_t‖ per column
+	ltt     []float64 // L_tt per column, for f64.SchurRows
+	serr    []float64
+	sch     []float64 // f64.SchurRows's results: five rows of the block's size
+	gen     uint64    // incremented by every ScoreBlock
+	candGen []uint64  // cands[c] holds column c's scalars when candGen[c] == gen
 	// Transposed copies for the products (see transposed): V_Sᵀ and
 	// (B_SᵀC)ᵀ (d×cap) and (M⁻¹)ᵀ (cap×cap), of the oracle's version tVer
 	// when tOK.
@@ -109,10 +121,12 @@ func (o *Fast) NewBlock(size int) *Block {
 	}
 	c, d := o.cap, o.d
 	b := &Block{owner: o, fast: o, cands: make([]Cand, size),
-		u: make([]float64, size*c), w: make([]float64, size*c),
+		u: make([]float64, size*c), w: make([]float64, size*c), cb: make([]float64, size*c),
 		p: make([]float64, size*c), q: make([]float64, size*c),
 		vb: make([]float64, size*d), bb: make([]float64, size*d), zt: make([]float64, size),
 		ltt: make([]float64, size), sch: make([]float64, 5*size),
+		item: make([]int, size), delta: make([]float64, size), dup: make([]int, size),
+		serr: make([]float64, size), candGen: make([]uint64, size),
 		vsT: make([]float64, d*c), bcsT: make([]float64, d*c), invT: make([]float64, c*c),
 		diag: make([]float64, c),
 		px:   make([]float64, c), py: make([]float64, c), nqx: make([]float64, c), nqy: make([]float64, c),
@@ -148,27 +162,30 @@ func (o *Fast) ScoreBlock(b *Block, items []int) bool {
 	if !o.startBlock(b, len(items)) {
 		return false
 	}
-	nb, d := len(items), o.d
+	nb, d, m := len(items), o.d, o.m
 	inS := o.inSMask()
-	vRows, bRows, bcRows, _ := o.m.Rows()
-	for c, it := range items {
-		checkItem(o.m, it)
-		x := &b.cands[c]
-		// Of the row only δ is set here; colRows sets the rest for the
-		// pair tests, so that filling a block writes little per item.
-		x.item, x.r = it, row{delta: o.m.ItemDiag(it)}
-		lo, hi := it*d, (it+1)*d
-		o.blockCand(b, c, inS, vRows[lo:hi], bRows[lo:hi], bcRows[lo:hi])
+	vRows, bRows, bcRows, _ := m.Rows()
+	if nb > 0 && consecutive(items) && items[0] >= 0 && items[nb-1] < m.N() {
+		// A run of the model's items: the block's rows are views of the
+		// model's, read in one sweep.
+		lo, hi := items[0]*d, (items[nb-1]+1)*d
+		vb, bb := vRows[lo:hi], bRows[lo:hi]
+		rowDots(d, vb, bb, bcRows[lo:hi], b.ltt[:nb], b.zt[:nb])
+		for c, it := range items {
+			o.finishCol(b, c, it, m.ItemDiag(it), inS)
+		}
+		o.scoreBlock(b, vb, bb)
+		return true
 	}
 	vb, bb := b.vb[:nb*d], b.bb[:nb*d]
-	if len(o.items) > 0 && nb > 0 {
-		if lo := items[0]; consecutive(items) {
-			vb, bb = vRows[lo*d:(lo+nb)*d], bRows[lo*d:(lo+nb)*d]
-		} else {
-			for c, it := range items {
-				copy(vb[c*d:(c+1)*d], vRows[it*d:(it+1)*d])
-				copy(bb[c*d:(c+1)*d], bRows[it*d:(it+1)*d])
-			}
+	for c, it := range items {
+		checkItem(m, it)
+		lo, hi := it*d, (it+1)*d
+		v, bv := vRows[lo:hi:hi], bRows[lo:hi:hi]
+		o.startColumn(b, c, it, m.ItemDiag(it), inS, v, bv, bcRows[lo:hi:hi])
+		if len(o.items) > 0 {
+			copy(vb[c*d:(c+1)*d], v)
+			copy(bb[c*d:(c+1)*d], bv)
 		}
 	}
 	o.scoreBlock(b, vb, bb)
@@ -208,7 +225,6 @@ func (o *Fast) ScoreBlockItems(b *Block, items []ndpp.Item) bool {
 		if len(it.V) != d || len(it.B) != d && (it.B != nil || !o.kern.Shared) {
 			checkItemShape(&o.kern, *it)
 		}
-		x := &b.cands[c]
 		lo, hi := c*d, (c+1)*d
 		rv, rb, rbc := vb[lo:hi:hi], bb[lo:hi:hi], bcb[lo:hi:hi]
 		vv := copySumSq(rv, it.V)
@@ -218,47 +234,39 @@ func (o *Fast) ScoreBlockItems(b *Block, items []ndpp.Item) bool {
 		} else {
 			copy(rb, rv)
 		}
-		// Of the row only δ is set here; colRows sets the views of the
-		// block's rows for the pair tests.
-		x.item, x.r.delta = it.ID, it.Delta
+		// colRows sets the Cand's views of the block's rows for the pair
+		// tests.
 		switch {
 		case it.FromModel():
 			copy(rbc, it.BC())
 			b.bcOK[c], b.lttErr[c] = true, 0
-			o.blockCand(b, c, inS, rv, rb, rbc)
+			o.startColumn(b, c, it.ID, it.Delta, inS, rv, rb, rbc)
 		case o.skew:
 			b.bcOK[c] = false
-			o.blockCandSkew(b, c, inS, vv, bsq)
+			o.startCol(b, c, it.ID, it.Delta, inS, vv, vv+bsq)
 			b.lttErr[c] = o.skewErr * bsq
 		default:
 			ndpp.RowTimesC(rbc, rb, o.kern.C)
 			b.bcOK[c], b.lttErr[c] = true, 0
-			o.blockCand(b, c, inS, rv, rb, rbc)
+			o.startColumn(b, c, it.ID, it.Delta, inS, rv, rb, rbc)
 		}
 		if !((vv+bsq+it.Delta)*o.scale <= ndpp.MaxKernelScale) {
 			// ndpp.ItemCheck's test of the values (the same sums): a NaN L_tt
 			// and ‖z_t‖ make every bound of the column NaN.
-			x.ltt, b.zt[c] = math.NaN(), math.NaN()
+			b.ltt[c], b.zt[c] = math.NaN(), math.NaN()
 		}
 	}
 	o.scoreBlock(b, vb, bb)
 	if o.skew {
-		for c := range nb {
+		for c, e := range b.serr[:nb] {
 			// serr = 0 only where schur proved s exactly zero (the rank
 			// bound), whatever L_tt is.
-			if x := &b.cands[c]; x.serr != 0 {
-				x.serr += b.lttErr[c]
+			if e != 0 {
+				b.serr[c] = e + b.lttErr[c]
 			}
 		}
 	}
 	return true
-}
-
-// blockCandSkew is blockCand for a kernel with an exactly skew-symmetric C,
-// whose b_tᵀCb_t is zero: L_tt = δ + v·v, from vv = ‖v‖² and bsq = ‖b‖²
-// (summed as ndpp.ItemCheck sums them: two at a time).
-func (o *Fast) blockCandSkew(b *Block, c int, inS uint64, vv, bsq float64) {
-	o.startCand(b, c, inS, vv, vv+bsq)
 }
 
 // copySumSq copies src to dst (as long) and returns Σ x², summed as
@@ -312,63 +320,59 @@ func (o *Fast) posInS(it int, inS uint64) int {
 	return positionOf(o.items, it)
 }
 
-// blockCand starts column c of a block, whose item and δ are set, from
-// its vectors v, b and bᵀC: its stamp, position in S, L_tt and ‖z_t‖.
-func (o *Fast) blockCand(b *Block, c int, inS uint64, v, bv, bc []float64) {
-	vv, bsq, bcb := rowDots(v, bv, bc)
-	o.startCand(b, c, inS, vv+bcb, vv+bsq)
+// startColumn starts column c of a block for item it with diagonal entry
+// delta, from its vectors v, b and bᵀC: see finishCol.
+func (o *Fast) startColumn(b *Block, c, it int, delta float64, inS uint64, v, bv, bc []float64) {
+	rowDots(o.d, v, bv, bc, b.ltt[c:c+1], b.zt[c:c+1])
+	o.finishCol(b, c, it, delta, inS)
 }
 
-// startCand starts column c from L_tt and ‖z_t‖² without the item's δ
-// (added here with a diagonal): its stamp, position in S, L_tt and ‖z_t‖.
-func (o *Fast) startCand(b *Block, c int, inS uint64, ltt, zz float64) {
-	x := &b.cands[c]
-	o.begin(x, x.item, o.posInS(x.item, inS))
+// startCol starts column c from L_tt and ‖z_t‖² without the item's δ: see
+// finishCol.
+func (o *Fast) startCol(b *Block, c, it int, delta float64, inS uint64, ltt, zz float64) {
+	b.ltt[c], b.zt[c] = ltt, zz
+	o.finishCol(b, c, it, delta, inS)
+}
+
+// finishCol starts column c, whose b.ltt and b.zt hold L_tt and ‖z_t‖²
+// without the item's δ (added here with a diagonal): its item, δ,
+// position in S, L_tt and ‖z_t‖. The Cand is set from these when a test
+// first needs it (col).
+func (o *Fast) finishCol(b *Block, c, it int, delta float64, inS uint64) {
+	ltt, zz := b.ltt[c], b.zt[c]
 	if o.hasDiag {
-		dt := x.r.delta
-		ltt += dt
-		zz += dt
+		ltt += delta
+		zz += delta
 	}
-	x.ltt, b.zt[c] = ltt, math.Sqrt(zz)
-	x.logz2 = math.NaN() // only the value methods' zero rule reads it
+	b.item[c], b.delta[c], b.dup[c] = it, delta, o.posInS(it, inS)
+	b.ltt[c], b.zt[c] = ltt, math.Sqrt(zz)
 }
 
 // scoreBlock computes the products of the block's columns, started by
-// blockCand, with their v and b rows stacked in vb and bb (n×d).
+// startCol, with their v and b rows stacked in vb and bb (n×d), and the
+// columns' Schur complements and error scales (setSchur's, column by
+// column in the block's arrays).
 func (o *Fast) scoreBlock(b *Block, vb, bb []float64) {
 	nb := b.n
 	k, d, ld := len(o.items), o.d, o.cap
 	if k > 0 && nb > 0 {
 		vsT, bcsT, invT := b.transposed()
+		// a = V_blk V_Sᵀ in u, c = B_blk (B_SᵀC)ᵀ in cb, then u = a + c and
+		// w = a − c, each entry rounded once: y + (±1)·x is y ± x exactly
+		// rounded, fused or not (the entries between rows, when ld > k,
+		// are never read).
 		f64.GemmNN(nb, k, d, vb, d, vsT, ld, b.u, ld)
-		f64.GemmNN(nb, k, d, bb, d, bcsT, ld, b.w, ld)
-		if ld == k { // the rows are contiguous: one pass
-			sumDiff(b.u[:nb*k], b.w[:nb*k])
-		} else {
-			for c := 0; c < nb; c++ {
-				sumDiff(b.u[c*ld:c*ld+k], b.w[c*ld:c*ld+k])
-			}
-		}
+		f64.GemmNN(nb, k, d, bb, d, bcsT, ld, b.cb, ld)
+		n := (nb-1)*ld + k
+		copy(b.w[:n], b.u[:n])
+		f64.AxpyUnitary(1, b.cb[:n], b.u[:n])
+		f64.AxpyUnitary(-1, b.cb[:n], b.w[:n])
 		f64.GemmNN(nb, k, k, b.u, ld, invT, ld, b.p, ld)
-		// Every column's schur at once, with schur's bits.
-		for c := range b.ltt[:nb] {
-			b.ltt[c] = b.cands[c].ltt
-		}
-		size := len(b.cands)
-		f64.SchurRows(nb, k, b.ltt, b.w, b.p, ld, o.znorm, o.izn, b.sch, size)
-		r := b.sch
-		for c := 0; c < nb; c++ {
-			x := &b.cands[c]
-			x.hasUW = true
-			o.setSchur(x, b.zt[c], r[c], r[size+c], r[2*size+c], r[3*size+c], r[4*size+c])
-		}
-	} else {
-		for c := 0; c < nb; c++ {
-			x := &b.cands[c]
-			x.hasUW = true
-			o.schur(x, b.zt[c])
-		}
 	}
+	// Every column's schur at once, with schur's bits.
+	size := len(b.cands)
+	f64.SchurRows(nb, k, b.ltt, b.w, b.p, ld, o.znorm, o.izn, b.sch, size)
+	o.setSchurCols(b)
 	b.maxInv, b.maxDiag, b.maxIzn, b.maxEinv = 0, 0, 0, 0
 	for i := 0; i < k; i++ {
 		zi := o.znorm[i]
@@ -382,16 +386,53 @@ func (o *Fast) scoreBlock(b *Block, vb, bb []float64) {
 	dm, z, g := b.maxDiag, b.maxIzn, o.gamma
 	f := 1 + 2*g
 	b.sw = [4]float64{2 * eps * dm, 2 * dm, 2 * g * z * o.einv * z, 2 * (eps*f*f + 2*g*f) * z * z}
+	b.gen++
 	b.scored = true
 }
 
-// sumDiff sets u, w to u + w, u − w (w as long as u).
-func sumDiff(u, w []float64) {
-	w = w[:len(u)]
-	for i, x := range u {
-		y := w[i]
-		u[i], w[i] = x+y, x-y
+// setSchurCols is setSchur for every column of the block, from
+// f64.SchurRows's results in b.sch, in the block's arrays: s, smag, pn and
+// w1, zp stay in the rows of sch (pn with ‖z_t‖ added), serr in b.serr.
+func (o *Fast) setSchurCols(b *Block) {
+	nb, size := b.n, len(b.cands)
+	sch := b.sch
+	s, mag, pn := sch[:nb], sch[size:size+nb], sch[2*size:2*size+nb]
+	w1, zp := sch[3*size:3*size+nb], sch[4*size:4*size+nb]
+	zt, serr, delta := b.zt[:nb], b.serr[:nb], b.delta[:nb]
+	full := len(o.items) == 2*o.d
+	g, cw := o.gamma, o.cw
+	for c := range s {
+		z := zt[c]
+		pn[c] += z
+		if full && o.rankBound(true, delta[c]) {
+			// See setSchur: s is exactly zero.
+			s[c], mag[c], serr[c] = 0, 0, 0
+			continue
+		}
+		serr[c] = eps*mag[c] + g*pn[c]*w1[c] + eps*cw*z*(z+zp[c])
 	}
+}
+
+// col returns column c's Cand with the column's scalars, setting it from
+// the block's arrays the first time it is asked for after a ScoreBlock
+// (as Prepare's begin and setSchur set a Cand; its q error scale qn is
+// computed on demand, see ensureQn).
+func (b *Block) col(c int) *Cand {
+	x := &b.cands[c]
+	if b.candGen[c] == b.gen {
+		return x
+	}
+	o, size := b.fast, len(b.cands)
+	o.begin(x, b.item[c], b.dup[c])
+	x.r = row{delta: b.delta[c]}
+	x.hasUW = true
+	x.ltt, x.logz2 = b.ltt[c], math.NaN() // only the value methods' zero rule reads logz2
+	x.zt, x.zp = b.zt[c], b.sch[4*size+c]
+	x.pn, x.w1 = b.sch[2*size+c], b.sch[3*size+c]
+	x.s, x.smag, x.serr = b.sch[c], b.sch[size+c], b.serr[c]
+	x.qn = math.NaN()
+	b.candGen[c] = b.gen
+	return x
 }
 
 // transposed returns V_Sᵀ and (B_SᵀC)ᵀ (d×k) and (M⁻¹)ᵀ (k×k), row
@@ -418,35 +459,47 @@ func (b *Block) transposed() (vsT, bcsT, invT []float64) {
 	return b.vsT, b.bcsT, b.invT
 }
 
-// rowDots returns v·v, b·b and bc·b (the block's L_tt = δ + v·v + bc·b and
-// ‖z‖² = v·v + b·b + δ) in one pass, two terms at a time.
-func rowDots(v, b, bc []float64) (vv, bb, bcb float64) {
-	n := len(v)
-	b, bc = b[:n], bc[:n]
-	var vv1, bb1, bcb1 float64
-	i := 0
-	for ; i+2 <= n; i += 2 {
-		x0, x1, y0, y1 := v[i], v[i+1], b[i], b[i+1]
-		vv += x0 * x0
-		vv1 += x1 * x1
-		bb += y0 * y0
-		bb1 += y1 * y1
-		bcb += bc[i] * y0
-		bcb1 += bc[i+1] * y1
+// rowDots sets, for the len(ltt) rows of d entries of v, b and bc (rows
+// one after another), ltt[r] = v·v + bc·b and zz[r] = v·v + b·b (the
+// block's L_tt and ‖z‖² without δ), each dot product summed two terms at a
+// time (even and odd entries, then added), in one pass over the rows.
+func rowDots(d int, v, b, bc, ltt, zz []float64) {
+	n := len(ltt)
+	if n == 0 {
+		return
 	}
-	if i < n {
-		x, y := v[i], b[i]
-		vv += x * x
-		bb += y * y
-		bcb += bc[i] * y
+	v, b, bc, zz = v[:n*d], b[:n*d], bc[:n*d], zz[:n]
+	for r := range ltt {
+		rv, rb, rbc := v[:d], b[:d], bc[:d]
+		v, b, bc = v[d:], b[d:], bc[d:]
+		rb, rbc = rb[:len(rv)], rbc[:len(rv)]
+		var vv, vv1, bb, bb1, bcb, bcb1 float64
+		i := 0
+		for ; i+2 <= len(rv); i += 2 {
+			x0, x1, y0, y1 := rv[i], rv[i+1], rb[i], rb[i+1]
+			vv += x0 * x0
+			vv1 += x1 * x1
+			bb += y0 * y0
+			bb1 += y1 * y1
+			bcb += rbc[i] * y0
+			bcb1 += rbc[i+1] * y1
+		}
+		if i < len(rv) {
+			x, y := rv[i], rb[i]
+			vv += x * x
+			bb += y * y
+			bcb += rbc[i] * y
+		}
+		vv += vv1
+		ltt[r], zz[r] = vv+(bcb+bcb1), vv+(bb+bb1)
 	}
-	return vv + vv1, bb + bb1, bcb + bcb1
 }
 
 // ensureQ computes Qᵀ = Wᵀ M⁻¹ for the block's columns, once per
 // ScoreBlock: only the swap and pair tests need it. The error scale of q
 // (qScale) is computed per column when a test needs the exact bound
-// (ensureQn); the first tests use a bound on it (qnBound).
+// (ensureQn, on the column's Cand); the first tests use a bound on it
+// (qnBound).
 func (b *Block) ensureQ() {
 	if b.qReady {
 		return
@@ -454,9 +507,6 @@ func (b *Block) ensureQ() {
 	o, nb, k, ld := b.fast, b.n, len(b.fast.items), b.fast.cap
 	if k > 0 && nb > 0 {
 		f64.GemmNN(nb, k, k, b.w, ld, o.inv, ld, b.q, ld)
-	}
-	for c := range b.cands[:nb] {
-		b.cands[c].qn = math.NaN() // not computed yet
 	}
 	b.qReady = true
 }
@@ -471,7 +521,10 @@ func (b *Block) ensureQn(x *Cand) {
 // qnBound bounds x's qn = max_j |q_j|·‖z_j‖ + ‖z_t‖ without computing it:
 // q_j = Σ_i w_i (M⁻¹)_ij, so |q_j|·‖z_j‖ ≤ Σ_i (|w_i|/‖z_i‖)·‖z_i‖|(M⁻¹)_ij|‖z_j‖
 // ≤ w1·maxEinv. It is doubled for rounding.
-func (b *Block) qnBound(x *Cand) float64 { return 2*x.w1*b.maxEinv + x.zt }
+func (b *Block) qnBound(x *Cand) float64 { return b.qnBoundOf(x.w1, x.zt) }
+
+// qnBoundOf is qnBound for a column with w1 and ‖z_t‖ = zt.
+func (b *Block) qnBoundOf(w1, zt float64) float64 { return 2*w1*b.maxEinv + zt }
 
 // consecutive reports whether items is a run of consecutive indices.
 func consecutive(items []int) bool {
@@ -483,18 +536,23 @@ func consecutive(items []int) bool {
 	return true
 }
 
-// cand returns column c's Cand of a block scored against the current S.
-func (b *Block) cand(c int) (*Fast, *Cand) {
-	o := b.fast
+// check panics unless column c of a block scored against the current S
+// exists.
+func (b *Block) check(c int) {
 	switch {
 	case !b.scored:
 		panic("detcache: Block was not scored (ScoreBlock returned false or was not called)")
-	case o.version != b.version:
+	case b.fast.version != b.version:
 		panic("detcache: Block is stale: the solution changed after ScoreBlock")
 	case c < 0 || c >= b.n:
 		panic(fmt.Sprintf("detcache: Block column %d out of range [0, %d)", c, b.n))
 	}
-	return o, &b.cands[c]
+}
+
+// cand returns column c's Cand of a block scored against the current S.
+func (b *Block) cand(c int) (*Fast, *Cand) {
+	b.check(c)
+	return b.fast, b.col(c)
 }
 
 // threshold turns a log threshold L into the ratio threshold t the block
@@ -544,13 +602,13 @@ func below(r, err, t float64) bool {
 // with its ratio and swapErrBound first, and with swapErr's bound only
 // when that does not suffice: O(k).
 func (b *Block) SwapsBelow(c int, L float64) bool {
-	_, x := b.cand(c)
+	b.check(c)
 	t := b.threshold(L)
 	if t == 0 {
 		return false
 	}
 	b.ensureQ()
-	return b.swapsBelow(x, t)
+	return b.swapsBelow(c, t)
 }
 
 // SwapsBelowFrom returns the first column c ≥ from for which SwapsBelow(c,
@@ -558,36 +616,68 @@ func (b *Block) SwapsBelow(c int, L float64) bool {
 // columns in one call, with the same answers. It panics for from out of
 // range.
 func (b *Block) SwapsBelowFrom(from int, L float64) int {
-	b.cand(from)
+	b.check(from)
 	t := b.threshold(L)
 	if t == 0 {
 		return from
 	}
 	b.ensureQ()
+	o, ld, size := b.fast, b.fast.cap, len(b.cands)
+	k := len(o.items)
+	// swapsBelow's first test (with swapErrBound) for each column in
+	// turn, with the block's factors held; swapsBelow decides a column it
+	// does not.
+	sw0, sw1, sw2, sw3, me := b.sw[0], b.sw[1], b.sw[2], b.sw[3], b.maxEinv
+	half := t / 2
+	diag := b.diag[:k]
+	sch := b.sch
+	s, smag, pn, w1 := sch[:b.n], sch[size:size+b.n], sch[2*size:2*size+b.n], sch[3*size:3*size+b.n]
+	serr, zt, dup := b.serr[:b.n], b.zt[:b.n], b.dup[:b.n]
 	for c := from; c < b.n; c++ {
-		if !b.swapsBelow(&b.cands[c], t) {
+		if dup[c] >= 0 {
+			return c
+		}
+		// swapErrBound(c), in its operations and order
+		e := serr[c]
+		sc := s[c]
+		sa := math.Abs(sc) + 2*e
+		bound := sw0*smag[c] + sw1*e + sw2*sa + sw3*(pn[c]*(2*w1[c]*me+zt[c]))
+		margin := blockSafety * bound
+		p, q := b.p[c*ld:c*ld+k], b.q[c*ld:c*ld+k]
+		p, q = p[:len(diag)], q[:len(diag)]
+		easy := true
+		for j, m := range diag {
+			if !(sc*m+p[j]*q[j]+margin <= half) {
+				easy = false
+				break
+			}
+		}
+		if !easy && !b.swapsBelow(c, t) {
 			return c
 		}
 	}
 	return b.n
 }
 
-// swapsBelow is SwapsBelow for column x and the ratio threshold t > 0 of L
-// (Q computed).
-func (b *Block) swapsBelow(x *Cand, t float64) bool {
-	o := b.fast
-	if x.dup >= 0 {
+// swapsBelow is SwapsBelow for column c and the ratio threshold t > 0 of
+// L (Q computed). Its first test reads the block's arrays only; the
+// column's Cand is set up (col) when that test does not decide.
+func (b *Block) swapsBelow(c int, t float64) bool {
+	if b.dup[c] >= 0 {
 		return false
 	}
-	bound := b.swapErrBound(x)
+	bound := b.swapErrBound(c)
 	// below(r, bound, t) holds when hi = r + blockSafety·bound ≤ t/2 (the
 	// common case: a test that rarely fails, with no other work per
 	// position); the full test runs only when some position fails it. The
 	// ratio is swapDet's, with (M⁻¹)_jj from b.diag.
+	o, ld := b.fast, b.fast.cap
 	k := len(o.items)
-	margin, half, easy := blockSafety*bound, t/2, true
-	s, diag, p, q := x.s, b.diag[:k], x.p[:k], x.q[:k]
+	margin, half := blockSafety*bound, t/2
+	s, diag := b.sch[c], b.diag[:k]
+	p, q := b.p[c*ld:c*ld+k], b.q[c*ld:c*ld+k]
 	p, q = p[:len(diag)], q[:len(diag)]
+	easy := true
 	for j, m := range diag {
 		if !(s*m+p[j]*q[j]+margin <= half) {
 			easy = false
@@ -597,6 +687,7 @@ func (b *Block) swapsBelow(x *Cand, t float64) bool {
 	if easy {
 		return true
 	}
+	x := b.col(c)
 	for j := range o.items {
 		r := o.swapDet(x, j)
 		if below(r, bound, t) {
@@ -640,9 +731,12 @@ func (b *Block) swapErr(x *Cand, j int) float64 {
 // evaluated as c₁·smag + c₂·serr + c₃·(|s| + 2·serr) + c₄·pn·qnBound with
 // the factors of the block's S (b.sw, set by scoreBlock), which rounds
 // differently and is covered by the same doubling.
-func (b *Block) swapErrBound(x *Cand) float64 {
-	s := math.Abs(x.s) + 2*x.serr
-	return b.sw[0]*x.smag + b.sw[1]*x.serr + b.sw[2]*s + b.sw[3]*(x.pn*b.qnBound(x))
+func (b *Block) swapErrBound(c int) float64 {
+	size := len(b.cands)
+	serr := b.serr[c]
+	s := math.Abs(b.sch[c]) + 2*serr
+	pn, w1 := b.sch[2*size+c], b.sch[3*size+c]
+	return b.sw[0]*b.sch[size+c] + b.sw[1]*serr + b.sw[2]*s + b.sw[3]*(pn*b.qnBoundOf(w1, b.zt[c]))
 }
 
 // PairsBelow reports whether every value PairSwapValue would return for
@@ -786,12 +880,12 @@ func (b *Block) pairErrBound(cx, cy int) float64 {
 // AddBelow reports whether the value AddValue would return for the item in
 // column c, S ∪ {x}, has Log ≤ L; false means it could not be proved. O(1).
 func (b *Block) AddBelow(c int, L float64) bool {
-	_, x := b.cand(c)
+	b.check(c)
 	t := b.threshold(L)
-	if x.dup >= 0 || t == 0 {
+	if b.dup[c] >= 0 || t == 0 {
 		return false
 	}
-	return below(x.s, x.serr, t)
+	return below(b.sch[c], b.serr[c], t)
 }
 
 // NewBlock returns a Block for up to size items; Naive never scores blocks.

@@ -99,11 +99,11 @@ func checkBlock(t *testing.T, o *Fast, rng *rand.Rand, st *blockStats, label str
 	// the products the swap and pair tests use, compared below
 	b.ensureQ()
 	for c := range items {
-		b.ensureQn(&b.cands[c])
-		require.LessOrEqual(t, b.cands[c].qn, b.qnBound(&b.cands[c]), "%s: column %d: qnBound below qn", label, c)
+		b.ensureQn(b.col(c))
+		require.LessOrEqual(t, b.col(c).qn, b.qnBound(b.col(c)), "%s: column %d: qnBound below qn", label, c)
 		// The block's Schur complements and error scales (every column
 		// at once) are schur's on the column's own w and p, bit for bit.
-		got := b.cands[c]
+		got := *b.col(c)
 		one := got
 		o.schur(&one, b.zt[c])
 		if vectors && o.skew && one.serr != 0 {
@@ -158,7 +158,7 @@ func checkBlock(t *testing.T, o *Fast, rng *rand.Rand, st *blockStats, label str
 	}
 	checkSwapsBelowFrom(t, b, label, thresholds(base))
 	for c, it := range items {
-		bc := &b.cands[c]
+		bc := b.col(c)
 		o.Prepare(x, it)
 		require.Equal(t, x.dup, bc.dup, "%s: column %d", label, c)
 		st.columns++
@@ -191,7 +191,7 @@ func checkBlock(t *testing.T, o *Fast, rng *rand.Rand, st *blockStats, label str
 			rb, eb := o.swapDet(bc, j), b.swapErr(bc, j)
 			_, _, es := o.swapRatio(bc, j)
 			require.LessOrEqual(t, es, eb, "%s: column %d swap %d: swapErr below swapRatio's bound", label, c, j)
-			require.LessOrEqual(t, eb, b.swapErrBound(bc), "%s: column %d swap %d: swapErrBound below the swap's bound", label, c, j)
+			require.LessOrEqual(t, eb, b.swapErrBound(c), "%s: column %d swap %d: swapErrBound below the swap's bound", label, c, j)
 			rx, _, ex := o.swapRatio(x, j)
 			st.compareRatio(t, rb, eb, rx, ex, "%s: column %d swap %d", label, c, j)
 		}
@@ -212,12 +212,12 @@ func checkBlock(t *testing.T, o *Fast, rng *rand.Rand, st *blockStats, label str
 			check("swaps", L, b.SwapsBelow(c, L), itemBelow(L, swapRatios), vals, fresh)
 		}
 		// Pairs with the previous column.
-		if c == 0 || k < 2 || b.cands[c-1].dup >= 0 || items[c-1] == it {
+		if c == 0 || k < 2 || b.col(c-1).dup >= 0 || items[c-1] == it {
 			continue
 		}
 		o.Prepare(y, items[c-1])
 		b.colRows(c-1, c)
-		o.pairSigma(&b.cands[c-1], bc)
+		o.pairSigma(b.col(c-1), bc)
 		bound := b.pairErrBound(c-1, c)
 		vals, fresh = vals[:0], fresh[:0]
 		for a := 0; a < k; a++ {
@@ -226,7 +226,7 @@ func checkBlock(t *testing.T, o *Fast, rng *rand.Rand, st *blockStats, label str
 				set[a], set[bb] = items[c-1], it
 				vals = append(vals, o.PairSwapValue(y, x, a, bb))
 				fresh = append(fresh, freshValue(t, m, set))
-				rb, eb := o.pairDet(&b.cands[c-1], bc, a, bb), b.pairErr(&b.cands[c-1], bc, a, bb)
+				rb, eb := o.pairDet(b.col(c-1), bc, a, bb), b.pairErr(b.col(c-1), bc, a, bb)
 				require.LessOrEqual(t, eb, bound, "%s: columns %d, %d pair (%d, %d): pairErrBound below the pair's bound", label, c-1, c, a, bb)
 				rx, _, ex := o.pairRatio(y, x, a, bb)
 				st.compareRatio(t, rb, eb, rx, ex, "%s: columns %d, %d pair (%d, %d)", label, c-1, c, a, bb)
@@ -438,7 +438,7 @@ func TestBlockInvalidItems(t *testing.T) {
 				if rc < 0 {
 					continue
 				}
-				x, y := &b.cands[col], &ref.cands[rc]
+				x, y := b.col(col), ref.col(rc)
 				require.Equal(t, y.s, x.s, "case %d column %d", bi, col)
 				require.Equal(t, y.p[:3], x.p[:3], "case %d column %d", bi, col)
 				require.Equal(t, y.q[:3], x.q[:3], "case %d column %d", bi, col)

@@ -158,32 +158,44 @@ func BenchmarkVectorsStreamPartition(b *testing.B) {
 
 // BenchmarkOnlineLSSStream is Online-LSS (k = 8, d = 10, the fast oracle,
 // block scoring) over the 4·10⁶ items of an ndpp.Random model in id order,
-// model-backed (Run), one thread: the in-memory rate of
-// stream/BENCHMARKS.md. It reports items/s and the solution's log value
-// and swaps (to compare builds).
+// model-backed (Run), one thread, on each BLAS backend of the binary (the
+// block's products run in internal/f64 on every backend): the in-memory
+// rate of stream/BENCHMARKS.md. It reports items/s, the process's CPU time
+// per item (cpu-ns/item; 0 where it cannot be read) and the solution's
+// swaps, and logs its value (to compare builds).
 func BenchmarkOnlineLSSStream(b *testing.B) {
 	const n, k, d = 4_000_000, 8, 10
 	m := ndpp.Random(n, d, 1, ndpp.RandomOptions{})
 	order := IDOrder(n)
 	mk := algoByName(NameOnlineLSS, false)
-	b.Run(fmt.Sprintf("n=%d/k=%d/d=%d", n, k, d), func(b *testing.B) {
-		b.ReportAllocs()
-		var res Result
-		for b.Loop() {
-			o, err := detcache.NewFast(m, k)
-			if err != nil {
+	prev := blas.Backend()
+	defer func() { _ = blas.Use(prev) }()
+	for _, backend := range blas.Available() {
+		b.Run(fmt.Sprintf("n=%d/k=%d/d=%d/backend=%s", n, k, d, backend), func(b *testing.B) {
+			if err := blas.Use(backend); err != nil {
 				b.Fatal(err)
 			}
-			s, err := mk(o, k, n)
-			if err != nil {
-				b.Fatal(err)
+			b.ReportAllocs()
+			var res Result
+			cpu0 := processCPU()
+			for b.Loop() {
+				o, err := detcache.NewFast(m, k)
+				if err != nil {
+					b.Fatal(err)
+				}
+				s, err := mk(o, k, n)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if res, err = Run(context.Background(), s, order, RunOptions{}); err != nil {
+					b.Fatal(err)
+				}
 			}
-			if res, err = Run(context.Background(), s, order, RunOptions{}); err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "items/s")
-		b.ReportMetric(float64(res.Swaps), "swaps")
-		b.Logf("log f(S) = %v, S = %v, swaps %d, evals %d", res.Value.Log, res.Solution, res.Swaps, res.Evals)
-	})
+			cpu := processCPU() - cpu0
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "items/s")
+			b.ReportMetric(float64(cpu.Nanoseconds())/(float64(n)*float64(b.N)), "cpu-ns/item")
+			b.ReportMetric(float64(res.Swaps), "swaps")
+			b.Logf("log f(S) = %v, S = %v, swaps %d, evals %d", res.Value.Log, res.Solution, res.Swaps, res.Evals)
+		})
+	}
 }

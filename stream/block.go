@@ -90,12 +90,7 @@ func (l *local) observeBatch(ctx context.Context, ids []int, items []ndpp.Item) 
 		}
 		end := min(start+blockSize, n)
 		if ids != nil {
-			for c := start; c < end; c++ {
-				if l.checkID(ids[c]) != nil {
-					end = c // score up to the bad item; Observe reports it
-					break
-				}
-			}
+			end = start + l.validIDs(ids[start:end]) // score up to a bad item; Observe reports it
 		} else {
 			end = start + l.validItems(items[start:end])
 		}
@@ -146,6 +141,16 @@ func (l *local) observeBatch(ctx context.Context, ids []int, items []ndpp.Item) 
 			default:
 				ok = l.blk.SwapsBelow(col, bar) && (!pair || l.blk.PairsBelow(col-1, col, bar))
 			}
+			if ok && !l.pairs {
+				// Columns col … fail−1 are all skipped: one pass over them.
+				run, err := l.skipRun(cols[col:fail], bar)
+				c += run
+				if err != nil {
+					return &BatchError{Index: start + c, Err: err}
+				}
+				c-- // the loop's c++ moves to column fail
+				continue
+			}
 			if !ok {
 				if c > 0 {
 					if err := ctx.Err(); err != nil {
@@ -190,6 +195,31 @@ func (l *local) observeBatch(ctx context.Context, ids []int, items []ndpp.Item) 
 		start += c
 	}
 	return nil
+}
+
+// skipRun records the skipped items cols (of an algorithm without pair
+// moves), as observeBatch records one: the number recorded, and the error
+// for the first that is in the stash.
+func (l *local) skipRun(cols []int, bar float64) (int, error) {
+	for i, t := range cols {
+		if l.inStash(t) >= 0 {
+			l.skipN(i)
+			return i, fmt.Errorf("stream: item %d is already in the stash", t)
+		}
+		if l.onSkip != nil {
+			l.onSkip(t, -1, bar)
+		}
+	}
+	l.skipN(len(cols))
+	return len(cols), nil
+}
+
+// skipN counts n skipped items of an algorithm without pair moves: each
+// would have been observed with k swap values computed.
+func (l *local) skipN(n int) {
+	l.items += int64(n)
+	l.skipped += int64(n)
+	l.evalBase -= int64(n) * int64(l.k)
 }
 
 func (l *local) initBlock() {

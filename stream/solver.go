@@ -680,6 +680,23 @@ func (b *base) validItems(items []ndpp.Item) int {
 	return len(items)
 }
 
+// validIDs returns the number of leading model item indices of a batch
+// that checkID accepts (in range, not in S): O(n), a mask of S's ids
+// deciding most.
+func (b *base) validIDs(ids []int) int {
+	var mask uint64
+	for _, it := range b.o.Items() {
+		mask |= 1 << (uint(it) & 63)
+	}
+	n := uint(b.m.N())
+	for i, it := range ids {
+		if uint(it) >= n || mask&(1<<(uint(it)&63)) != 0 && b.inS(it) >= 0 {
+			return i
+		}
+	}
+	return len(ids)
+}
+
 // checkID validates a model item index of a batch (model-backed solvers)
 // and that it is not in S.
 func (b *base) checkID(item int) error {
