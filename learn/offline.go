@@ -271,6 +271,9 @@ func (opt OfflineOptions) validate() error {
 	if !(opt.LR > 0) || math.IsInf(opt.LR, 0) || opt.Alpha < 0 || opt.Beta < 0 || math.IsNaN(opt.Alpha+opt.Beta) || math.IsNaN(opt.Eps) {
 		return fmt.Errorf("learn: invalid lr %v, alpha %v, beta %v or eps %v", opt.LR, opt.Alpha, opt.Beta, opt.Eps)
 	}
+	if math.IsNaN(opt.Tolerance) || math.IsInf(opt.Tolerance, 0) {
+		return fmt.Errorf("learn: invalid tolerance %v; want a finite value", opt.Tolerance)
+	}
 	if !(opt.LRDecay > 0 && opt.LRDecay <= 1) {
 		return fmt.Errorf("learn: invalid lr decay %v; want 0 < decay ≤ 1", opt.LRDecay)
 	}

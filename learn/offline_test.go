@@ -138,6 +138,8 @@ func TestOfflineRejectsBadInput(t *testing.T) {
 		{"NaN next-item weight", good, 3, OfflineOptions{NextWeight: math.NaN()}},
 		{"negative negatives", good, 3, OfflineOptions{NextWeight: 1, NextNegatives: -1}},
 		{"negative sharpness", good, 3, OfflineOptions{NextWeight: 1, NextBeta: -1}},
+		{"NaN tolerance", good, 3, OfflineOptions{Tolerance: math.NaN()}},
+		{"infinite tolerance", good, 3, OfflineOptions{Tolerance: math.Inf(1)}},
 		{"unknown objective", good, 3, OfflineOptions{Objective: 7}},
 		{"unknown selection", good, 3, OfflineOptions{Select: 9}},
 		{"next-item term with full batch", good, 3, OfflineOptions{NextWeight: 1, FullBatch: true}},
