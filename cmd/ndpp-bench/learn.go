@@ -800,6 +800,9 @@ func (f *learnFlags) check() error {
 	if f.batch < 0 || f.epochs < 0 || f.patience < 0 || f.nVal < 0 || f.nTest < 1 || f.timeLimit < 0 {
 		return usagef("--batch, --epochs, --patience, --val and --time-limit must be ≥ 0, --test ≥ 1")
 	}
+	if math.IsNaN(f.tolerance) || math.IsInf(f.tolerance, 0) {
+		return usagef("--tolerance must be a finite number")
+	}
 	if f.initScale < 0 || math.IsNaN(f.initScale) || math.IsInf(f.initScale, 0) {
 		return usagef("--init-scale must be ≥ 0")
 	}

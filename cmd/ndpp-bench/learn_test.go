@@ -276,6 +276,7 @@ func TestLearnAndEvalUsageErrors(t *testing.T) {
 		{"learn", "--data", data, "--d", "0"},
 		{"learn", "--data", data, "--lr", "-1"},
 		{"learn", "--data", data, "--init-scale", "-1"},
+		{"learn", "--data", data, "--tolerance", "NaN"},
 		{"learn", "--data", data, "--optimizer", "rmsprop"},
 		{"learn", "--data", data, "--normalizer", "none"},
 		{"learn", "--data", data, "--mode", "offline", "--checkpoint", "x"},
