@@ -21,6 +21,12 @@
 // the Beam Learn pipeline trains on every basket it reads (it holds none
 // out). docs/math.md states the rule beside the metrics.
 //
+// The protocol holds out one item of each test basket, the one with the
+// highest item id (Options.Key: Keys gives the ids of a vocabulary of
+// integer tokens; otherwise the rows are the ids). HeldOut applies that
+// rule to one basket and LastSource to a stream, for the learners'
+// next-item terms, which hold out the same item of their training baskets.
+//
 // # Log-likelihoods
 //
 // The log-likelihood of a basket is the model's own, log P(S) =

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/ndpp-go/ndpp/blas"
+	"github.com/ndpp-go/ndpp/eval"
 	"github.com/ndpp-go/ndpp/internal/f64"
 	"github.com/ndpp-go/ndpp/internal/memlimit"
 )
@@ -313,7 +314,7 @@ type nextDraw struct {
 // k distinct items of [0, n) outside s, uniformly (all of them when
 // k ≥ n − |s|, in order). The held-out position is drawn uniformly, or,
 // when last is set, is that of the basket's last item in the order of key
-// (lastPos). The draw depends only on the seed, the step and the basket's
+// (eval.HeldOut). The draw depends only on the seed, the step and the basket's
 // place in the minibatch.
 func (nd *nextDraw) choice(seed uint64, step, idx int, s []int, n, k int, last bool, key []int64, negs []int) (int, []int) {
 	nd.pcg.Seed(seed^0x4e787431, uint64(step)<<32|uint64(uint32(idx)))
@@ -323,7 +324,7 @@ func (nd *nextDraw) choice(seed uint64, step, idx int, s []int, n, k int, last b
 	rng := nd.rng
 	t := rng.IntN(len(s))
 	if last {
-		t = lastPos(s, key)
+		t = eval.HeldOut(s, key)
 	}
 	negs = negs[:0]
 	if k >= n-len(s) {
@@ -356,19 +357,6 @@ func nextTakes(seed uint64, step, idx int, share float64) bool {
 	x *= 0x94d049bb133111eb
 	x ^= x >> 29
 	return float64(x>>11)/(1<<53) < share
-}
-
-// lastPos returns the position in s of its last item in the order of the
-// paper protocol (eval.Options.Key): the highest key[i], or the highest
-// row when key is nil.
-func lastPos(s []int, key []int64) int {
-	t := 0
-	for q, i := range s {
-		if key == nil && i > s[t] || key != nil && key[i] > key[s[t]] {
-			t = q
-		}
-	}
-	return t
 }
 
 // meanNextValue is the mean next-item term over the baskets of val with at

@@ -74,7 +74,7 @@ func runEval(e *env, args []string) error {
 			train = [][]int{} // an empty file still names the baselines' data
 		}
 	}
-	keys := sortKeys(voc)
+	keys := eval.Keys(voc)
 	cmp, err := eval.Compare(e.context(), []*ndpp.Model{m}, baskets, eval.Training{Baskets: train},
 		eval.CompareOptions{Options: eval.Options{Seed: f.seed, Key: keys, Workers: f.g.threads, MaxMemory: f.g.budget.Bytes}})
 	if err != nil {

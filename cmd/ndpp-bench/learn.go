@@ -379,73 +379,13 @@ func (b *basketFlags) itemNames(voc *ndpp.Vocab) ndpp.Option {
 	return ndpp.WithVocab(voc)
 }
 
-// itemOrder names the order sortKeys(voc) = keys gives the rows of voc
+// itemOrder names the order eval.Keys(voc) = keys gives the rows of voc
 // (metricsJSON.ItemOrder): without a vocabulary the tokens are the rows.
 func itemOrder(voc *ndpp.Vocab, keys []int64) string {
 	if voc != nil && keys == nil {
 		return "first appearance"
 	}
 	return "ids"
-}
-
-// protocolLast passes the baskets of src on with the item the paper
-// protocol would hold out (as eval does from test baskets) moved to the
-// end, where the online learner's next-item term holds it out: the highest
-// integer item id while every token read so far is an integer (sortKeys),
-// else the row of the latest first appearance. It reads voc on the
-// goroutine that reads src, which fills it.
-type protocolLast struct {
-	src     baskets.Source
-	voc     *ndpp.Vocab
-	checked int  // tokens of voc checked
-	numeric bool // every one an integer
-}
-
-func (p *protocolLast) Next() ([]int, error) {
-	b, err := p.src.Next()
-	if err != nil || len(b) < 2 {
-		return b, err
-	}
-	key := func(row int) int64 { return int64(row) }
-	if p.voc != nil {
-		for ; p.numeric && p.checked < p.voc.Len(); p.checked++ {
-			_, err := strconv.ParseInt(p.voc.Token(p.checked), 10, 64)
-			p.numeric = err == nil
-		}
-		if p.numeric {
-			key = func(row int) int64 {
-				k, _ := strconv.ParseInt(p.voc.Token(row), 10, 64)
-				return k
-			}
-		}
-	}
-	t, kt := 0, key(b[0])
-	for q := 1; q < len(b); q++ {
-		if kq := key(b[q]); kq > kt {
-			t, kt = q, kq
-		}
-	}
-	x := b[t]
-	copy(b[t:], b[t+1:])
-	b[len(b)-1] = x
-	return b, nil
-}
-
-// sortKeys returns each row's integer item id when every token is an
-// integer (the protocol sorts baskets by item id), else nil (row order).
-func sortKeys(voc *ndpp.Vocab) []int64 {
-	if voc == nil {
-		return nil
-	}
-	keys := make([]int64, voc.Len())
-	for i := range keys {
-		k, err := strconv.ParseInt(voc.Token(i), 10, 64)
-		if err != nil {
-			return nil
-		}
-		keys[i] = k
-	}
-	return keys
 }
 
 type learnFlags struct {
@@ -621,7 +561,7 @@ func runLearn(e *env, args []string) error {
 			Progress: progressFn, LR: f.lr, Batch: f.batch, MaxEpochs: f.epochs, Patience: f.patience, Tolerance: f.tolerance, Alpha: f.alpha, Beta: f.beta,
 			FixC: f.fixC, Workers: f.g.threads, TimeLimit: f.timeLimit, TraceSet: traceSet(f.trace, val),
 			Objective: obj, NextWeight: f.libNextWeight(), NextShare: f.nextShare, NextNegatives: f.nextNegs,
-			Init: learn.InitOptions{Scale: f.initScale, Share: f.initShare}, InitMoments: f.moments, NextRandom: f.nextRandom, Key: sortKeys(voc), Start: start})
+			Init: learn.InitOptions{Scale: f.initScale, Share: f.initShare}, InitMoments: f.moments, NextRandom: f.nextRandom, Key: eval.Keys(voc), Start: start})
 		bar.Finish()
 		if err != nil {
 			return err
@@ -638,7 +578,7 @@ func runLearn(e *env, args []string) error {
 	// evaluation allocates.
 	rss, rssOK := peakRSS()
 	n := voc.Len()
-	keys := sortKeys(voc)
+	keys := eval.Keys(voc)
 	// The baselines: of the training baskets (offline), or of what the
 	// online pass counted as the stream went by (no latent class model:
 	// the stream was not kept).
@@ -893,7 +833,7 @@ func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, mode
 			return nil, nil, nil, nil, nil, err
 		}
 		if o.Options().NextWeight > 0 {
-			src = &protocolLast{src: src, voc: voc, numeric: true}
+			src = eval.NewLastSource(src, voc)
 		}
 		// The checkpoint's fingerprint of the baskets it consumed must
 		// match the first baskets of this run's training stream.
@@ -912,7 +852,7 @@ func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, mode
 			return nil, nil, nil, nil, nil, err
 		}
 		if o.Options().NextWeight > 0 {
-			src = &protocolLast{src: src, voc: voc, numeric: true}
+			src = eval.NewLastSource(src, voc)
 		}
 	}
 	// The file's length is not known ahead: the bar counts baskets read.

@@ -17,8 +17,6 @@ import (
 
 	"github.com/ndpp-go/ndpp/eval"
 	"github.com/ndpp-go/ndpp/learn"
-	"github.com/ndpp-go/ndpp/ndpp"
-	"github.com/ndpp-go/ndpp/ndpp/baskets"
 )
 
 // learnJSONKeys are the fields of learn --json and eval --json.
@@ -533,27 +531,6 @@ func readFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
-}
-
-// TestProtocolLast: the online stream puts last the item the paper
-// protocol holds out: the highest integer id while every token is an
-// integer, else the row of the latest first appearance.
-func TestProtocolLast(t *testing.T) {
-	voc, err := ndpp.NewVocab([]string{"30", "7", "12", "5"})
-	require.NoError(t, err)
-	src := &protocolLast{src: baskets.SliceSource([][]int{{0, 1, 2}, {3, 1}, {2}}), voc: voc, numeric: true}
-	for _, want := range [][]int{{1, 2, 0}, {3, 1}, {2}} {
-		b, err := src.Next()
-		require.NoError(t, err)
-		require.Equal(t, want, b)
-	}
-	voc.Add("A1") // a token that is not an integer: rows from now on
-	src = &protocolLast{src: baskets.SliceSource([][]int{{4, 0, 2}, {0, 2, 1}}), voc: voc, numeric: true}
-	for _, want := range [][]int{{0, 2, 4}, {0, 1, 2}} {
-		b, err := src.Next()
-		require.NoError(t, err)
-		require.Equal(t, want, b)
-	}
 }
 
 // TestLearnOnlineNextWeight: one online pass uses the next-item term with
