@@ -139,8 +139,20 @@ func fdCheck(t *testing.T, name string, p *Params, x, analytic []float64, basket
 // reads x) with fourth-order central differences.
 func fdCheckFn(t *testing.T, name string, x, analytic []float64, obj func() float64, tol float64) {
 	t.Helper()
+	fdCheckAt(t, name, x, analytic, obj, tol, nil)
+}
+
+// fdCheckAt is fdCheckFn at the coordinates idx of x (nil: all of them).
+func fdCheckAt(t *testing.T, name string, x, analytic []float64, obj func() float64, tol float64, idx []int) {
+	t.Helper()
+	if idx == nil {
+		idx = make([]int, len(x))
+		for i := range idx {
+			idx[i] = i
+		}
+	}
 	maxErr, scale := 0.0, 1.0
-	for i := range x {
+	for _, i := range idx {
 		orig := x[i]
 		f := func(h float64) float64 {
 			x[i] = orig + h

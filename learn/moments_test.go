@@ -2,6 +2,7 @@ package learn
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -95,17 +96,7 @@ func TestMomentGradient(t *testing.T) {
 		require.InDelta(t, direct, loss(), 1e-10*(1+math.Abs(direct)))
 		f.gradient(rows, cols)
 		grad := append([]float64(nil), f.grad...)
-		for i := range b {
-			h := 1e-6
-			old := b[i]
-			b[i] = old + h
-			fp := loss()
-			b[i] = old - h
-			fm := loss()
-			b[i] = old
-			fd := (fp - fm) / (2 * h)
-			require.InDelta(t, fd, grad[i], 1e-6*(1+math.Abs(fd)), "B[%d], %d columns", i, len(cols))
-		}
+		fdCheckFn(t, fmt.Sprintf("B, %d columns", len(cols)), b, grad, loss, 1e-7)
 	}
 }
 

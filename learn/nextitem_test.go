@@ -132,21 +132,7 @@ func TestNextItemTermGradient(t *testing.T) {
 				t.Fatalf("value %v, brute force %v", val, want)
 			}
 			f := func() float64 { return nextBrute(p, baskets, ts, negs, beta, w, tc.eps) }
-			check := func(name string, x, grad []float64) {
-				for i := range x {
-					h := 1e-6 * math.Max(1, math.Abs(x[i]))
-					old := x[i]
-					x[i] = old + h
-					fp := f()
-					x[i] = old - h
-					fm := f()
-					x[i] = old
-					fd := (fp - fm) / (2 * h)
-					if math.Abs(fd-grad[i]) > 1e-5*(1+math.Abs(fd)) {
-						t.Errorf("%s[%d]: gradient %.9g, finite difference %.9g", name, i, grad[i], fd)
-					}
-				}
-			}
+			check := func(name string, x, grad []float64) { fdCheckFn(t, name, x, grad, f, 1e-6) }
 			check("V", p.V, g.V)
 			if p.B != nil {
 				check("B", p.B, g.B)
@@ -192,18 +178,11 @@ func TestNextItemTermGradientLarger(t *testing.T) {
 	require.InDelta(t, want, val, 1e-9*(1+math.Abs(want)))
 	f := func() float64 { return nextBrute(p, baskets, ts, negs, beta, w, 1e-5) }
 	check := func(name string, x, grad []float64) {
-		for range 25 {
-			i := rng.IntN(len(x))
-			h := 1e-6 * math.Max(1, math.Abs(x[i]))
-			old := x[i]
-			x[i] = old + h
-			fp := f()
-			x[i] = old - h
-			fm := f()
-			x[i] = old
-			fd := (fp - fm) / (2 * h)
-			require.InDelta(t, fd, grad[i], 1e-5*(1+math.Abs(fd)), "%s[%d]", name, i)
+		idx := make([]int, 25)
+		for q := range idx {
+			idx[q] = rng.IntN(len(x))
 		}
+		fdCheckAt(t, name, x, grad, f, 1e-6, idx)
 	}
 	check("V", p.V, g.V)
 	check("B", p.B, g.B)
