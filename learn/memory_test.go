@@ -58,6 +58,8 @@ func TestDefaultsAreTheLearnersDefaults(t *testing.T) {
 	require.Equal(t, DefaultRateScale, off.RateScale)
 	require.Equal(t, DefaultTolerance, off.Tolerance)
 	require.Zero(t, OfflineOptions{Tolerance: -1}.withDefaults().Tolerance)
+	require.Equal(t, DefaultRankRetries, off.RankRetries)
+	require.Zero(t, OfflineOptions{RankRetries: -1}.withDefaults().RankRetries)
 	o, err := NewOnline(OnlineOptions{})
 	require.NoError(t, err)
 	on := o.Options()

@@ -329,6 +329,31 @@ func TestRankObjective(t *testing.T) {
 	}
 }
 
+// TestRankRetries: with a weight too strong for any validation check to
+// reach the likelihood floor, the rank objective trains again at half the
+// weight until one does (the returned weight halved that often, the
+// passes of every run counted), and not at all with RankRetries < 0.
+func TestRankRetries(t *testing.T) {
+	n := 40
+	train, val := plantedBaskets(n, 1500, 5), plantedBaskets(n, 200, 6)
+	ctx := context.Background()
+	opt := OfflineOptions{D: 6, Seed: 3, MaxEpochs: 6, Objective: ObjectiveRank, NextWeight: 64, RankRetries: -1}
+	once, err := TrainOffline(ctx, train, val, n, opt)
+	require.NoError(t, err)
+	require.Equal(t, SelectLikelihood, once.SelectedBy)
+	require.Equal(t, 64.0, once.NextWeight)
+	opt.RankRetries = 12
+	again, err := TrainOffline(ctx, train, val, n, opt)
+	require.NoError(t, err)
+	require.Equal(t, SelectRanking, again.SelectedBy)
+	require.Less(t, again.NextWeight, 64.0)
+	halvings := math.Log2(64 / again.NextWeight)
+	require.Equal(t, math.Round(halvings), halvings)
+	t.Logf("%v halvings, weight %v, %.1f passes", halvings, again.NextWeight, again.Passes)
+	require.Greater(t, again.Passes, once.Passes)
+	require.GreaterOrEqual(t, again.ValLLEps, once.ValLLEps)
+}
+
 // TestOfflineStart: training can start from given parameters (left as
 // they were), which must fit the catalogue and the options' kernel.
 func TestOfflineStart(t *testing.T) {

@@ -19,7 +19,8 @@ const (
 	// (unless NextWeight sets another weight) and returns the model that
 	// ranks the validation baskets' held-out items best among those whose
 	// validation log-likelihood is at least the independent-items model's
-	// (eval.Independent of the training baskets).
+	// (eval.Independent of the training baskets); while no check reaches
+	// it, training starts again at half the weight (RankRetries).
 	ObjectiveRank
 )
 
@@ -59,8 +60,9 @@ const (
 	SelectObjective
 	// SelectRanking returns the model of the best validation ranking
 	// (Result.ValMPR) among those whose validation log-likelihood is at
-	// least the independent-items model's; when no check reaches it, the model of
-	// the best validation log-likelihood, the nearest to it
+	// least the independent-items model's; when no check reaches it, even
+	// after OfflineOptions.RankRetries runs at half the weight, the model
+	// of the best validation log-likelihood, the nearest to it
 	// (Result.SelectedBy is then SelectLikelihood).
 	SelectRanking
 	// SelectLikelihood returns the model of the best validation

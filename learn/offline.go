@@ -96,6 +96,14 @@ type OfflineOptions struct {
 	// Patience stops training after this many validation checks without
 	// progress (default 6); the best model seen is returned.
 	Patience int
+	// RankRetries bounds, with SelectRanking, the runs again from the
+	// start at half the previous NextWeight while no validation check has
+	// reached the likelihood floor (Result.SelectedBy is then
+	// SelectLikelihood): the weight was too strong for this catalogue.
+	// Result.NextWeight is the returned run's; its Seconds, Passes,
+	// Baskets and Trace cover every run. Default DefaultRankRetries;
+	// negative: none.
+	RankRetries int
 	// Tolerance is the least relative improvement on the best validation
 	// check that counts as progress for Patience and LRDecay: a check
 	// better than the best by at most Tolerance·|best| is kept as the
@@ -220,6 +228,12 @@ func (o OfflineOptions) withDefaultsFor(n int) OfflineOptions {
 	}
 	if o.LRDecay == 0 {
 		o.LRDecay = 0.5
+	}
+	switch {
+	case o.RankRetries == 0:
+		o.RankRetries = DefaultRankRetries
+	case o.RankRetries < 0:
+		o.RankRetries = 0
 	}
 	switch {
 	case o.Tolerance == 0:
@@ -351,12 +365,45 @@ func TrainOffline(ctx context.Context, train, val [][]int, n int, opt OfflineOpt
 			return nil, err
 		}
 	}
-	var p *Params
-	var err error
 	if opt.Start != nil {
 		if err := opt.checkStart(n); err != nil {
 			return nil, err
 		}
+	}
+	res, err := trainOffline(ctx, train, val, n, opt)
+	// SelectRanking: while no validation check reached the likelihood
+	// floor, train again from the start at half the weight.
+	limit := opt.TimeLimit
+	for r := 0; err == nil && opt.Select == SelectRanking && res.SelectedBy == SelectLikelihood &&
+		opt.NextWeight > 0 && r < opt.RankRetries; r++ {
+		if limit > 0 {
+			if opt.TimeLimit = limit - time.Duration(res.Seconds*float64(time.Second)); opt.TimeLimit <= 0 {
+				break
+			}
+		}
+		opt.NextWeight /= 2
+		var next *Result
+		if next, err = trainOffline(ctx, train, val, n, opt); err == nil {
+			for i := range next.Trace {
+				next.Trace[i].Seconds += res.Seconds
+				next.Trace[i].Baskets += res.Baskets
+			}
+			next.Trace = append(res.Trace, next.Trace...)
+			next.Seconds += res.Seconds
+			next.Passes += res.Passes
+			next.Baskets += res.Baskets
+			res = next
+		}
+	}
+	return res, err
+}
+
+// trainOffline is one training run of TrainOffline, from the start (the
+// initialisation or opt.Start), with checked options and baskets.
+func trainOffline(ctx context.Context, train, val [][]int, n int, opt OfflineOptions) (*Result, error) {
+	var p *Params
+	var err error
+	if opt.Start != nil {
 		p = opt.Start.Clone()
 	} else if p, err = newParams(n, opt.D, opt.Shared, !opt.LowRank, opt.Seed, opt.Init); err != nil {
 		return nil, err

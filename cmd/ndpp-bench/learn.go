@@ -402,6 +402,7 @@ type learnFlags struct {
 	epochs     int
 	patience   int
 	tolerance  float64
+	retries    int
 	alpha      float64
 	beta       float64
 	optimizer  string
@@ -453,6 +454,7 @@ func runLearn(e *env, args []string) error {
 	fs.IntVar(&f.batch, "batch", 0, "offline: minibatch size (default max(800, items/4))")
 	fs.IntVar(&f.epochs, "epochs", 0, "offline: maximum passes over the training baskets (default 100)")
 	fs.IntVar(&f.patience, "patience", 0, "offline: stop after this many passes without validation progress (default 6)")
+	fs.IntVar(&f.retries, "rank-retries", 0, "offline, --objective rank: train again from the start at half the weight while no validation check is as likely as the independent-items model, at most this many times (default "+strconv.Itoa(learn.DefaultRankRetries)+"; negative: none)")
 	fs.Float64Var(&f.tolerance, "tolerance", 0, "offline: the least relative improvement on the best validation check that counts as progress (default "+strconv.FormatFloat(learn.DefaultTolerance, 'g', -1, 64)+"; negative: any improvement)")
 	fs.Float64Var(&f.alpha, "alpha", 0, "regulariser weight α of Σ‖vᵢ‖²/μᵢ")
 	fs.Float64Var(&f.beta, "beta", 0, "regulariser weight β of Σ‖bᵢ‖²/μᵢ")
@@ -469,7 +471,7 @@ func runLearn(e *env, args []string) error {
 	fs.Float64Var(&f.initShare, "init-share", 0, "with --diag: initial E‖vᵢ‖² as a share of the item's initial δᵢ (default: offline 0.5, online 0.01; negative: --init-scale as drawn)")
 	fs.IntVar(&f.factorEv, "factor-every", 0, "online, exact normaliser: refactor every this many baskets (on a second goroutine); 1 = synchronously at every basket, the exact gradient (default 25)")
 	fs.IntVar(&f.lag, "lag", 0, "online, exact normaliser: a refactorisation takes effect this many baskets after its snapshot, at most --factor-every (default min(factor-every, 70))")
-	fs.StringVar(&f.objective, "objective", "likelihood", "offline: likelihood (maximise the log-likelihood, return the best validation value) or rank (add the next-item term with weight "+strconv.FormatFloat(learn.DefaultRankNextWeight, 'g', -1, 64)+", return the model that ranks validation baskets best among those at least as likely as the independent-items model)")
+	fs.StringVar(&f.objective, "objective", "likelihood", "offline: likelihood (maximise the log-likelihood, return the best validation value) or rank (add the next-item term with weight "+strconv.FormatFloat(learn.DefaultRankNextWeight, 'g', -1, 64)+", return the model that ranks validation baskets best among those at least as likely as the independent-items model, training again at half the weight while none is: --rank-retries)")
 	fs.BoolVar(&f.cooc, "cooccurrence", true, "evaluate the co-occurrence baseline (false: none; the online pass then keeps no pair counts, so its time and peak memory are the learner's alone)")
 	fs.BoolVar(&f.latent, "latent-class", true, fmt.Sprintf("offline: evaluate the latent class baseline (a mixture of %d independent-items models fitted by EM; false: none)", eval.DefaultLatentClasses))
 	fs.StringVar(&f.start, "start", "", "offline: start training from this model (.npz, learned on the same file: the same items in the same order, the same --d and kernel) instead of the initialisation, e.g. to train a likelihood model further with --objective rank")
@@ -558,7 +560,7 @@ func runLearn(e *env, args []string) error {
 			bar.Add(1)
 		}
 		res, err = learn.TrainOffline(e.context(), train, val, n, learn.OfflineOptions{D: f.d, Shared: f.shared, LowRank: !f.diag, Seed: f.seed, DiagLR: f.diagLR, RateScale: f.rateScale,
-			Progress: progressFn, LR: f.lr, Batch: f.batch, MaxEpochs: f.epochs, Patience: f.patience, Tolerance: f.tolerance, Alpha: f.alpha, Beta: f.beta,
+			Progress: progressFn, LR: f.lr, Batch: f.batch, MaxEpochs: f.epochs, Patience: f.patience, Tolerance: f.tolerance, RankRetries: f.retries, Alpha: f.alpha, Beta: f.beta,
 			FixC: f.fixC, Workers: f.g.threads, TimeLimit: f.timeLimit, TraceSet: traceSet(f.trace, val),
 			Objective: obj, NextWeight: f.libNextWeight(), NextShare: f.nextShare, NextNegatives: f.nextNegs,
 			Init: learn.InitOptions{Scale: f.initScale, Share: f.initShare}, InitMoments: f.moments, NextRandom: f.nextRandom, Key: eval.Keys(voc), Start: start})
