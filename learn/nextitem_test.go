@@ -332,7 +332,8 @@ func TestRankObjective(t *testing.T) {
 // TestRankRetries: with a weight too strong for any validation check to
 // reach the likelihood floor, the rank objective trains again at half the
 // weight until one does (the returned weight halved that often, the
-// passes of every run counted), and not at all with RankRetries < 0.
+// passes and the progress of every run counted), and not at all with
+// RankRetries < 0.
 func TestRankRetries(t *testing.T) {
 	n := 40
 	train, val := plantedBaskets(n, 1500, 5), plantedBaskets(n, 200, 6)
@@ -343,6 +344,14 @@ func TestRankRetries(t *testing.T) {
 	require.Equal(t, SelectLikelihood, once.SelectedBy)
 	require.Equal(t, 64.0, once.NextWeight)
 	opt.RankRetries = 12
+	var calls, maxSeen int
+	opt.Progress = func(it, maxIt int) {
+		calls++
+		require.Equal(t, calls, it, "the count goes on across the runs")
+		require.LessOrEqual(t, it, maxIt)
+		require.GreaterOrEqual(t, maxIt, maxSeen)
+		maxSeen = maxIt
+	}
 	again, err := TrainOffline(ctx, train, val, n, opt)
 	require.NoError(t, err)
 	require.Equal(t, SelectRanking, again.SelectedBy)

@@ -124,7 +124,8 @@ type OfflineOptions struct {
 	Workers int
 	// Progress, when non-nil, is called after every iteration with the
 	// iterations done and the most there can be (early stopping may end
-	// training sooner), for progress bars.
+	// training sooner), for progress bars; over RankRetries runs both
+	// count on from the runs before.
 	Progress func(iteration, maxIterations int)
 	// TimeLimit stops training after this much training time (0: none).
 	TimeLimit time.Duration
@@ -370,6 +371,14 @@ func TrainOffline(ctx context.Context, train, val [][]int, n int, opt OfflineOpt
 			return nil, err
 		}
 	}
+	// With retries, Progress counts on across the runs.
+	var offset, last int
+	if progress := opt.Progress; progress != nil {
+		opt.Progress = func(it, maxIt int) {
+			last = offset + it
+			progress(offset+it, offset+maxIt)
+		}
+	}
 	res, err := trainOffline(ctx, train, val, n, opt)
 	// SelectRanking: while no validation check reached the likelihood
 	// floor, train again from the start at half the weight.
@@ -382,6 +391,7 @@ func TrainOffline(ctx context.Context, train, val [][]int, n int, opt OfflineOpt
 			}
 		}
 		opt.NextWeight /= 2
+		offset = last
 		var next *Result
 		if next, err = trainOffline(ctx, train, val, n, opt); err == nil {
 			for i := range next.Trace {

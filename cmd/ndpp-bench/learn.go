@@ -557,7 +557,7 @@ func runLearn(e *env, args []string) error {
 			if bar == nil {
 				bar = newProgress(e, &f.g, int64(maxIt), "offline learning (iterations)")
 			}
-			bar.Add(1)
+			bar.Set(int64(it), int64(maxIt))
 		}
 		res, err = learn.TrainOffline(e.context(), train, val, n, learn.OfflineOptions{D: f.d, Shared: f.shared, LowRank: !f.diag, Seed: f.seed, DiagLR: f.diagLR, RateScale: f.rateScale,
 			Progress: progressFn, LR: f.lr, Batch: f.batch, MaxEpochs: f.epochs, Patience: f.patience, Tolerance: f.tolerance, RankRetries: f.retries, Alpha: f.alpha, Beta: f.beta,

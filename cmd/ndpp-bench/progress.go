@@ -38,6 +38,16 @@ func (p *progress) Add(n int) {
 	}
 }
 
+// Set shows cur of max (max may grow as work is added).
+func (p *progress) Set(cur, max int64) {
+	if p != nil {
+		if max != p.bar.GetMax64() {
+			p.bar.ChangeMax64(max)
+		}
+		_ = p.bar.Set64(cur)
+	}
+}
+
 // Finish completes and clears the bar.
 func (p *progress) Finish() {
 	if p != nil {
