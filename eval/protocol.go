@@ -27,8 +27,17 @@ func Keys(voc *ndpp.Vocab) []int64 {
 
 // HeldOut returns the position in s of the item the paper protocol holds
 // out: the one with the highest id under keys (Options.Key; nil: the
-// row), the first of them on a tie. s must not be empty.
+// row), the first of them on a tie. It returns -1 when s is empty or
+// holds an item that is negative or, with keys, has no key.
 func HeldOut(s []int, keys []int64) int {
+	for _, i := range s {
+		if i < 0 || keys != nil && i >= len(keys) {
+			return -1
+		}
+	}
+	if len(s) == 0 {
+		return -1
+	}
 	key := sortKey(keys)
 	t, kt := 0, key(s[0])
 	for q := 1; q < len(s); q++ {
@@ -76,6 +85,9 @@ func (l *LastSource) Next() ([]int, error) {
 		keys = l.keys
 	}
 	t := HeldOut(b, keys)
+	if t < 0 {
+		return b, nil // an item the vocabulary does not hold: the reader's to refuse
+	}
 	x := b[t]
 	copy(b[t:], b[t+1:])
 	b[len(b)-1] = x

@@ -33,6 +33,13 @@ func TestHeldOutIsTheProtocolsLastItem(t *testing.T) {
 	}
 }
 
+func TestHeldOutRefusesBadBaskets(t *testing.T) {
+	require.Equal(t, -1, HeldOut(nil, nil))
+	require.Equal(t, -1, HeldOut([]int{0, -1}, nil))
+	require.Equal(t, -1, HeldOut([]int{0, 3}, []int64{5, 6, 7}))
+	require.Equal(t, 1, HeldOut([]int{0, 2}, []int64{5, 6, 7}))
+}
+
 func TestKeys(t *testing.T) {
 	voc, err := ndpp.NewVocab([]string{"30", "7", "-12"})
 	require.NoError(t, err)
