@@ -11,9 +11,9 @@ import (
 // catalogue, known before the data is read): C's factor with its gradient
 // and optimiser moments (d×d), the normaliser's 2d×2d matrices, the item
 // vectors V and B with their gradients, moments and model copies, and each
-// worker's gradient sums (opts.Workers, default GOMAXPROCS), and with a
-// next-item term the items' rows it prepares each step. opts.D ≤ 0 is
-// the default rank DefaultOfflineD. It returns -1 when the estimate overflows an int64;
+// worker's gradient sums (opts.Workers, default GOMAXPROCS), with a
+// next-item term the items' rows it prepares each step, and with Average
+// the averaged parameters. opts.D ≤ 0 is the default rank DefaultOfflineD. It returns -1 when the estimate overflows an int64;
 // a memory budget (memlimit) refuses that. A distributed driver that sums
 // one gradient per step (learn.FullBatch) counts as one worker.
 func OfflineMemory(opts OfflineOptions, n int) int64 {
@@ -26,8 +26,12 @@ func OfflineMemory(opts OfflineOptions, n int) int64 {
 		d = DefaultOfflineD
 	}
 	m := learnerMemory(d, n, w)
-	if o := opts.withDefaults(); o.NextWeight > 0 {
+	o := opts.withDefaults()
+	if o.NextWeight > 0 {
 		m = memlimit.Sum(m, nextPrepMemory(n, d))
+	}
+	if o.Average > 0 { // the averaged parameters
+		m = memlimit.Sum(m, memlimit.Bytes(int64(n), int64(2*d+1), 8), memlimit.Bytes(int64(d), int64(d), 8))
 	}
 	return m
 }

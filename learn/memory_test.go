@@ -39,6 +39,7 @@ func TestLearnerMemory(t *testing.T) {
 		prev = m
 	}
 	require.Greater(t, OfflineMemory(OfflineOptions{D: 5, Workers: 3}, 100), OfflineMemory(OfflineOptions{D: 5, Workers: 2}, 100))
+	require.Greater(t, OfflineMemory(OfflineOptions{D: 5, Workers: 2, Average: 1}, 100), OfflineMemory(OfflineOptions{D: 5, Workers: 2}, 100))
 	require.Equal(t, int64(-1), OfflineMemory(OfflineOptions{D: 1 << 20, Workers: 1}, 1<<40))
 	require.Equal(t, int64(-1), OnlineMemory(OnlineOptions{D: 1 << 40}, 0, 1))
 }

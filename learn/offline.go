@@ -118,6 +118,13 @@ type OfflineOptions struct {
 	// (μᵢ: occurrences of item i in the training baskets; for B = V only
 	// α applies). Default 0, as in the reference's flags.
 	Alpha, Beta float64
+	// Average, when positive, is the horizon in passes over the training
+	// baskets of an exponential moving average of the parameters over the
+	// steps: the validation checks score the average and the returned
+	// model is one (each step moves it by 1 − a towards the parameters,
+	// a = exp(−Batch/(Average·m)) for m training baskets). Default 0:
+	// none, the parameters of each check (learn/RANKING.md measures it).
+	Average float64
 	// FixC keeps C at its initial value (the reference's scalable code).
 	FixC bool
 	// Workers scores minibatch baskets in parallel (default GOMAXPROCS).
@@ -283,8 +290,11 @@ func (opt OfflineOptions) validate() error {
 	if opt.D < 1 || opt.Batch < 1 || opt.MaxEpochs < 1 || opt.Patience < 1 || opt.EvalEvery < 0 {
 		return fmt.Errorf("learn: invalid options (d = %d, batch = %d, epochs = %d, patience = %d, eval-every = %d)", opt.D, opt.Batch, opt.MaxEpochs, opt.Patience, opt.EvalEvery)
 	}
-	if !(opt.LR > 0) || math.IsInf(opt.LR, 0) || opt.Alpha < 0 || opt.Beta < 0 || math.IsNaN(opt.Alpha+opt.Beta) || math.IsNaN(opt.Eps) {
+	if !(opt.LR > 0) || math.IsInf(opt.LR, 0) || opt.Alpha < 0 || opt.Beta < 0 || math.IsNaN(opt.Alpha+opt.Beta) || math.IsInf(opt.Alpha+opt.Beta, 0) || math.IsNaN(opt.Eps) {
 		return fmt.Errorf("learn: invalid lr %v, alpha %v, beta %v or eps %v", opt.LR, opt.Alpha, opt.Beta, opt.Eps)
+	}
+	if !(opt.Average >= 0) || math.IsInf(opt.Average, 0) {
+		return fmt.Errorf("learn: invalid average horizon %v; want a finite value ≥ 0", opt.Average)
 	}
 	if math.IsNaN(opt.Tolerance) || math.IsInf(opt.Tolerance, 0) {
 		return fmt.Errorf("learn: invalid tolerance %v; want a finite value", opt.Tolerance)
@@ -452,11 +462,20 @@ func trainOffline(ctx context.Context, train, val [][]int, n int, opt OfflineOpt
 		}
 		sel = newSelector(opt.Select, floor, opt.Tolerance)
 	}
+	// With Average, the checks score (and training returns) avg, the
+	// moving average of the parameters over the steps.
+	var avg *Params
+	avgW, scored := 0.0, p
+	if opt.Average > 0 {
+		avg = p.Clone()
+		avgW, scored = -math.Expm1(-float64(opt.Batch)/(opt.Average*float64(len(train)))), avg
+	}
 	bad := 0
 	var elapsed time.Duration
 	// Validation and the trace use the objective's convention: the basket
 	// term log det(L_S + εI), finite for every basket.
 	check := func() (stop bool, err error) {
+		p := scored
 		m, err := p.Model()
 		if err != nil {
 			return true, fmt.Errorf("learn: offline training diverged: %w", err)
@@ -499,13 +518,8 @@ func trainOffline(ctx context.Context, train, val [][]int, n int, opt OfflineOpt
 		tr.lr *= opt.LRDecay
 		return bad >= opt.Patience, nil
 	}
-	rng := rand.New(rand.NewPCG(opt.Seed, 0x0ff11e))
-	order := make([]int, len(train))
-	for i := range order {
-		order[i] = i
-	}
+	draw := newMinibatches(train, opt.Seed)
 	maxIter := max(1, opt.MaxEpochs*len(train)/opt.Batch) // at most MaxEpochs passes
-	pos := len(order)
 	batch := make([][]int, 0, opt.Batch)
 	for it := 0; it < maxIter; it++ {
 		if err := ctx.Err(); err != nil {
@@ -523,17 +537,13 @@ func trainOffline(ctx context.Context, train, val [][]int, n int, opt OfflineOpt
 			}
 			batch = train
 		} else {
-			for len(batch) < opt.Batch {
-				if pos == len(order) {
-					rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-					pos = 0
-				}
-				batch = append(batch, train[order[pos]])
-				pos++
-			}
+			batch = draw.next(batch, opt.Batch)
 			if !tr.step(batch) {
 				return nil, errors.New("learn: offline training produced non-finite parameters (lower the learning rate)")
 			}
+		}
+		if avg != nil {
+			avg.moveToward(p, avgW)
 		}
 		res.Iterations++
 		res.Baskets += len(batch)
@@ -551,7 +561,7 @@ func trainOffline(ctx context.Context, train, val [][]int, n int, opt OfflineOpt
 			}
 		}
 	}
-	best := p
+	best := scored
 	if sel != nil && sel.score.p != nil {
 		best, res.ValLLEps, res.ValMPR, res.SelectedBy = sel.chosen()
 		if math.IsNaN(res.ValMPR) {
@@ -568,6 +578,36 @@ func trainOffline(ctx context.Context, train, val [][]int, n int, opt OfflineOpt
 		return nil, err
 	}
 	return res, nil
+}
+
+// minibatches draws the training baskets in passes, each in a fresh
+// random order.
+type minibatches struct {
+	train [][]int
+	rng   *rand.Rand
+	order []int
+	pos   int
+}
+
+func newMinibatches(train [][]int, seed uint64) *minibatches {
+	b := &minibatches{train: train, rng: rand.New(rand.NewPCG(seed, 0x0ff11e)), order: make([]int, len(train)), pos: len(train)}
+	for i := range b.order {
+		b.order[i] = i
+	}
+	return b
+}
+
+// next appends the next size baskets to dst.
+func (b *minibatches) next(dst [][]int, size int) [][]int {
+	for range size {
+		if b.pos == len(b.order) {
+			b.rng.Shuffle(len(b.order), func(i, j int) { b.order[i], b.order[j] = b.order[j], b.order[i] })
+			b.pos = 0
+		}
+		dst = append(dst, b.train[b.order[b.pos]])
+		b.pos++
+	}
+	return dst
 }
 
 // offlineTrainer holds the state of minibatch Adam.

@@ -131,6 +131,10 @@ func TestOfflineRejectsBadInput(t *testing.T) {
 		{"duplicate", [][]int{{1, 1}}, 3, OfflineOptions{}},
 		{"negative lr", good, 3, OfflineOptions{LR: -1}},
 		{"NaN alpha", good, 3, OfflineOptions{Alpha: math.NaN()}},
+		{"infinite beta", good, 3, OfflineOptions{Beta: math.Inf(1)}},
+		{"NaN average", good, 3, OfflineOptions{Average: math.NaN()}},
+		{"negative average", good, 3, OfflineOptions{Average: -1}},
+		{"infinite average", good, 3, OfflineOptions{Average: math.Inf(1)}},
 		{"negative batch", good, 3, OfflineOptions{Batch: -2}},
 		{"infinite next-item weight", good, 3, OfflineOptions{NextWeight: math.Inf(1)}},
 		{"negative next-item share", good, 3, OfflineOptions{NextShare: -0.5}},
@@ -185,4 +189,61 @@ func TestOfflineRateScaleScalesItemSteps(t *testing.T) {
 		}
 	}
 	require.Positive(t, scaled)
+}
+
+// TestOfflineAverage: with Average the learner validates and returns the
+// moving average of its parameters over the steps, which a replay of the
+// same steps without it reproduces; without validation the average over
+// the last steps is returned.
+func TestOfflineAverage(t *testing.T) {
+	n := 30
+	train := plantedBaskets(n, 400, 11)
+	ctx := context.Background()
+	base := OfflineOptions{D: 4, Seed: 2, Batch: 100, MaxEpochs: 3, Workers: 1}
+	// Without validation the steps are the same with and without the
+	// average: replay them through Start one step at a time.
+	avgOpt := base
+	avgOpt.Average = 0.5
+	got, err := TrainOffline(ctx, train, nil, n, avgOpt)
+	require.NoError(t, err)
+	plain, err := TrainOffline(ctx, train, nil, n, base)
+	require.NoError(t, err)
+	require.Equal(t, plain.Iterations, got.Iterations)
+	require.NotEqual(t, plain.Params.V, got.Params.V, "the average is not the last step")
+
+	w := -math.Expm1(-float64(base.Batch) / (avgOpt.Average * float64(len(train))))
+	p, err := newParams(n, base.D, false, true, base.Seed, base.Init)
+	require.NoError(t, err)
+	tr := newOfflineTrainer(p, train, base.withDefaultsFor(n))
+	tr.initTheta()
+	want := p.Clone()
+	draw := newMinibatches(train, base.Seed)
+	var batch [][]int
+	for range plain.Iterations {
+		batch = draw.next(batch[:0], base.Batch)
+		require.True(t, tr.step(batch))
+		want.moveToward(p, w)
+	}
+	require.Equal(t, plain.Params, p, "the replay takes the learner's steps")
+	require.Equal(t, want, got.Params)
+
+	// moveToward is x + w(y − x) entry by entry.
+	a, b := want.Clone(), plain.Params.Clone()
+	c := a.Clone()
+	c.moveToward(b, 0.25)
+	for i := range c.V {
+		require.InDelta(t, a.V[i]+0.25*(b.V[i]-a.V[i]), c.V[i], 1e-15)
+	}
+	for i := range c.Theta {
+		require.InDelta(t, a.Theta[i]+0.25*(b.Theta[i]-a.Theta[i]), c.Theta[i], 1e-15)
+	}
+
+	// With validation the reported validation value is the returned
+	// (averaged) model's.
+	val := plantedBaskets(n, 80, 12)
+	res, err := TrainOffline(ctx, train, val, n, avgOpt)
+	require.NoError(t, err)
+	ll, err := meanLogLikelihood(ctx, res.Model, val, eval.DefaultEps, 1)
+	require.NoError(t, err)
+	require.InDelta(t, ll, res.ValLLEps, 1e-9)
 }

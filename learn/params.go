@@ -199,6 +199,27 @@ func (p *Params) Clone() *Params {
 	return q
 }
 
+// moveToward moves p a share w of the way towards q (same shape): each
+// parameter x becomes x + w(x_q − x); a θ that is infinite on either side
+// takes q's value.
+func (p *Params) moveToward(q *Params, w float64) {
+	toward := func(x, y []float64) {
+		for i, v := range y {
+			x[i] += w * (v - x[i])
+		}
+	}
+	toward(p.V, q.V)
+	toward(p.B, q.B)
+	toward(p.D, q.D)
+	for i, x := range q.Theta {
+		if math.IsInf(x, 0) || math.IsInf(p.Theta[i], 0) {
+			p.Theta[i] = x
+			continue
+		}
+		p.Theta[i] += w * (x - p.Theta[i])
+	}
+}
+
 // Model builds the immutable ndpp.Model of the current parameters (with a
 // diagonal: the rows scaled by sᵢ and δ = exp(θ)).
 func (p *Params) Model(opts ...ndpp.Option) (*ndpp.Model, error) {

@@ -137,8 +137,8 @@ func TestLearnOfflineJSON(t *testing.T) {
 	}
 }
 
-// TestLearnObjectiveFlags checks that --next-weight and --objective reach
-// the offline learner (each gives a different model from the defaults)
+// TestLearnObjectiveFlags checks that --next-weight, --objective and
+// --average with --alpha and --beta reach the offline learner (each gives a different model from the defaults)
 // and that the JSON says which objective trained the model and what
 // selected it among the validation checks.
 func TestLearnObjectiveFlags(t *testing.T) {
@@ -157,6 +157,7 @@ func TestLearnObjectiveFlags(t *testing.T) {
 		// Retries at half the weight while no check is as likely as the
 		// independent-items model (two epochs may not get there).
 		{[]string{"--objective", "rank"}, "rank", []float64{learn.DefaultRankNextWeight, learn.DefaultRankNextWeight / 2, learn.DefaultRankNextWeight / 4}, []string{"ranking", "likelihood"}},
+		{[]string{"--average", "1", "--alpha", "3", "--beta", "3"}, "likelihood", []float64{learn.DefaultNextWeight}, []string{"objective"}},
 	} {
 		args := append([]string{"learn", "--data", data, "--mode", "offline", "--d", "6", "--val", "100", "--test", "300", "--epochs", "2", "--json", "--quiet"}, c.extra...)
 		code, out, errs := runLearnCmd(t, args...)
@@ -176,7 +177,7 @@ func TestLearnObjectiveFlags(t *testing.T) {
 			t.Errorf("%v: val_ll_eps %v", c.extra, r["val_ll_eps"])
 		}
 	}
-	if lls[1] == lls[0] || lls[2] == lls[0] || lls[3] == lls[0] {
+	if lls[1] == lls[0] || lls[2] == lls[0] || lls[3] == lls[0] || lls[5] == lls[1] {
 		t.Errorf("test LL %v: the objective flags changed nothing", lls)
 	}
 }
@@ -279,6 +280,9 @@ func TestLearnAndEvalUsageErrors(t *testing.T) {
 		{"learn", "--data", data, "--lr", "-1"},
 		{"learn", "--data", data, "--init-scale", "-1"},
 		{"learn", "--data", data, "--tolerance", "NaN"},
+		{"learn", "--data", data, "--average", "-1"},
+		{"learn", "--data", data, "--average", "Inf"},
+		{"learn", "--data", data, "--mode", "online", "--average", "1"},
 		{"learn", "--data", data, "--optimizer", "rmsprop"},
 		{"learn", "--data", data, "--normalizer", "none"},
 		{"learn", "--data", data, "--mode", "offline", "--checkpoint", "x"},
