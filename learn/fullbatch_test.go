@@ -76,7 +76,7 @@ func TestFullBatchStepIsTheFullGradient(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, fb.Step(context.Background(), sum))
 		g := fb.tr.g
-		obj := func() float64 { return regularisedObjective(before, train, eval.DefaultEps, counts, alpha, beta) }
+		obj := func() float64 { return regularisedObjective(before, train, eval.DefaultEps, counts, alpha, beta, 1) }
 		check := func(name string, x, analytic []float64) {
 			fdCheckFn(t, fmt.Sprintf("seed %d %s", seed, name), x, analytic, obj, fdRelTol)
 		}

@@ -169,11 +169,11 @@ func fdCheckAt(t *testing.T, name string, x, analytic []float64, obj func() floa
 // regularisedObjective is the offline learner's objective written out:
 // the mean over baskets of log det(L_S + εI), − log det(I + L), and the
 // L2 terms α/μᵢ‖vᵢ‖² and β/μᵢ‖bᵢ‖² with μᵢ = max(counts[i], 1).
-func regularisedObjective(p *Params, baskets [][]int, eps float64, counts []float64, alpha, beta float64) float64 {
+func regularisedObjective(p *Params, baskets [][]int, eps float64, counts []float64, alpha, beta, power float64) float64 {
 	d := p.Dim
 	f := directObjective(p, baskets, objSpec{eps: eps})/float64(len(baskets)) + directObjective(p, nil, objSpec{full: true})
 	for i := 0; i < p.N; i++ {
-		w := 1 / math.Max(counts[i], 1)
+		w := math.Pow(math.Max(counts[i], 1), -power)
 		f -= alpha * w * blas.Dot(p.V[i*d:(i+1)*d], p.V[i*d:(i+1)*d])
 		if p.B != nil {
 			f -= beta * w * blas.Dot(p.B[i*d:(i+1)*d], p.B[i*d:(i+1)*d])

@@ -57,6 +57,7 @@ func TestDefaultsAreTheLearnersDefaults(t *testing.T) {
 	require.Equal(t, 0.0, OfflineOptions{FullBatch: true}.withDefaults().NextWeight)
 	require.Equal(t, DefaultOfflineLR, off.LR)
 	require.Equal(t, DefaultRateScale, off.RateScale)
+	require.Equal(t, 1.0, off.RegPower, "the reference's regulariser")
 	require.Equal(t, DefaultTolerance, off.Tolerance)
 	require.Zero(t, OfflineOptions{Tolerance: -1}.withDefaults().Tolerance)
 	require.Equal(t, DefaultRankRetries, off.RankRetries)

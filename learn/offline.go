@@ -114,16 +114,22 @@ type OfflineOptions struct {
 	// reference's). It keeps the term finite: the symmetric part of L_S + εI
 	// is ≥ εI, so L_S + εI is invertible. Negative means 0.
 	Eps float64
-	// Alpha, Beta weight the regulariser R = α Σ‖vᵢ‖²/μᵢ + β Σ‖bᵢ‖²/μᵢ
-	// (μᵢ: occurrences of item i in the training baskets; for B = V only
-	// α applies). Default 0, as in the reference's flags.
+	// Alpha, Beta weight the regulariser R = α Σ‖vᵢ‖²/μᵢᵖ + β Σ‖bᵢ‖²/μᵢᵖ
+	// (μᵢ: occurrences of item i in the training baskets, at least 1; p:
+	// RegPower; for B = V only α applies). Default 0, as in the
+	// reference's flags.
 	Alpha, Beta float64
+	// RegPower is the regulariser's power p of the occurrences (default 1,
+	// the reference's): 2 holds back rare items' embeddings and leaves
+	// frequent items' nearly free.
+	RegPower float64
 	// Average, when positive, is the horizon in passes over the training
 	// baskets of an exponential moving average of the parameters over the
 	// steps: the validation checks score the average and the returned
-	// model is one (each step moves it by 1 − a towards the parameters,
-	// a = exp(−Batch/(Average·m)) for m training baskets). Default 0:
-	// none, the parameters of each check (learn/RANKING.md measures it).
+	// model is one (it starts at the starting point and each step moves
+	// it by 1 − a towards the parameters, a = exp(−Batch/(Average·m)) for
+	// m training baskets). Default 0: none, the parameters of each check
+	// (learn/RANKING.md measures it).
 	Average float64
 	// FixC keeps C at its initial value (the reference's scalable code).
 	FixC bool
@@ -252,6 +258,9 @@ func (o OfflineOptions) withDefaultsFor(n int) OfflineOptions {
 	if o.RateScale == 0 {
 		o.RateScale = DefaultRateScale
 	}
+	if o.RegPower == 0 {
+		o.RegPower = 1
+	}
 	o.Eps = resolveEps(o.Eps)
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
@@ -292,6 +301,9 @@ func (opt OfflineOptions) validate() error {
 	}
 	if !(opt.LR > 0) || math.IsInf(opt.LR, 0) || opt.Alpha < 0 || opt.Beta < 0 || math.IsNaN(opt.Alpha+opt.Beta) || math.IsInf(opt.Alpha+opt.Beta, 0) || math.IsNaN(opt.Eps) {
 		return fmt.Errorf("learn: invalid lr %v, alpha %v, beta %v or eps %v", opt.LR, opt.Alpha, opt.Beta, opt.Eps)
+	}
+	if !(opt.RegPower >= 0) || math.IsInf(opt.RegPower, 0) {
+		return fmt.Errorf("learn: invalid regulariser power %v; want a finite value ≥ 0", opt.RegPower)
 	}
 	if !(opt.Average >= 0) || math.IsInf(opt.Average, 0) {
 		return fmt.Errorf("learn: invalid average horizon %v; want a finite value ≥ 0", opt.Average)
@@ -661,7 +673,7 @@ func newTrainerCounts(p *Params, counts []float64, m int, opt OfflineOptions) *o
 	tr.nw = exactnorm.NewWork(d)
 	tr.counts = counts
 	for i, c := range tr.counts {
-		tr.invMu[i] = 1 / max(c, 1)
+		tr.invMu[i] = math.Pow(max(c, 1), -opt.RegPower)
 	}
 	for w := 0; w < opt.Workers; w++ {
 		tr.workers = append(tr.workers, &offlineWorker{acc: newAccum(n, d)})

@@ -22,7 +22,8 @@ func TestOfflineGradientMatchesFiniteDifferences(t *testing.T) {
 		n, d := 8, 3
 		train := plantedBaskets(n, 40, seed)
 		batch := train[:5]
-		opt := OfflineOptions{D: d, Shared: shared, Alpha: alpha, Beta: beta, Workers: 2, LowRank: !diag, NextWeight: -1}.withDefaults()
+		power := float64(2+seed%3) / 2 // RegPower 1, 1.5 and 2
+		opt := OfflineOptions{D: d, Shared: shared, Alpha: alpha, Beta: beta, RegPower: power, Workers: 2, LowRank: !diag, NextWeight: -1}.withDefaults()
 		p, err := newParams(n, d, shared, diag, seed, InitOptions{Scale: 0.5, CScale: 0.5, Share: -1})
 		require.NoError(t, err)
 		tr := newOfflineTrainer(p, train, opt)
@@ -36,7 +37,7 @@ func TestOfflineGradientMatchesFiniteDifferences(t *testing.T) {
 				mu[i]++
 			}
 		}
-		obj := func() float64 { return regularisedObjective(p, batch, opt.Eps, mu, alpha, beta) }
+		obj := func() float64 { return regularisedObjective(p, batch, opt.Eps, mu, alpha, beta, power) }
 		check := func(name string, x, analytic []float64) {
 			fdCheckFn(t, fmt.Sprintf("seed %d %s", seed, name), x, analytic, obj, fdRelTol)
 		}
@@ -133,6 +134,8 @@ func TestOfflineRejectsBadInput(t *testing.T) {
 		{"NaN alpha", good, 3, OfflineOptions{Alpha: math.NaN()}},
 		{"infinite beta", good, 3, OfflineOptions{Beta: math.Inf(1)}},
 		{"NaN average", good, 3, OfflineOptions{Average: math.NaN()}},
+		{"negative regulariser power", good, 3, OfflineOptions{RegPower: -1}},
+		{"NaN regulariser power", good, 3, OfflineOptions{RegPower: math.NaN()}},
 		{"negative average", good, 3, OfflineOptions{Average: -1}},
 		{"infinite average", good, 3, OfflineOptions{Average: math.Inf(1)}},
 		{"negative batch", good, 3, OfflineOptions{Batch: -2}},

@@ -406,6 +406,7 @@ type learnFlags struct {
 	alpha      float64
 	beta       float64
 	average    float64
+	regPower   float64
 	optimizer  string
 	normalizer string
 	fixC       bool
@@ -457,8 +458,9 @@ func runLearn(e *env, args []string) error {
 	fs.IntVar(&f.patience, "patience", 0, "offline: stop after this many passes without validation progress (default 6)")
 	fs.IntVar(&f.retries, "rank-retries", 0, "offline, --objective rank: train again from the start at half the weight while no validation check is as likely as the independent-items model, at most this many times (default "+strconv.Itoa(learn.DefaultRankRetries)+"; negative: none)")
 	fs.Float64Var(&f.tolerance, "tolerance", 0, "offline: the least relative improvement on the best validation check that counts as progress (default "+strconv.FormatFloat(learn.DefaultTolerance, 'g', -1, 64)+"; negative: any improvement)")
-	fs.Float64Var(&f.alpha, "alpha", 0, "regulariser weight α of Σ‖vᵢ‖²/μᵢ")
-	fs.Float64Var(&f.beta, "beta", 0, "regulariser weight β of Σ‖bᵢ‖²/μᵢ")
+	fs.Float64Var(&f.alpha, "alpha", 0, "regulariser weight α of Σ‖vᵢ‖²/μᵢᵖ (μᵢ: item i's training occurrences)")
+	fs.Float64Var(&f.beta, "beta", 0, "regulariser weight β of Σ‖bᵢ‖²/μᵢᵖ")
+	fs.Float64Var(&f.regPower, "reg-power", 0, "offline: the regulariser's power p of the occurrences μᵢ (default 1; 2 holds back rare items' embeddings)")
 	fs.Float64Var(&f.average, "average", 0, "offline: validate and return the parameters averaged over the steps of about this many passes (an exponential moving average; 0: none, each check's parameters)")
 	fs.StringVar(&f.optimizer, "optimizer", "adam", "online: adam or sgd")
 	fs.StringVar(&f.normalizer, "normalizer", "exact", "online: exact (log det(I+L) via the 2d×2d Gram matrix) or basket (the paper's log det(I+L_S))")
@@ -562,7 +564,7 @@ func runLearn(e *env, args []string) error {
 			bar.Set(int64(it), int64(maxIt))
 		}
 		res, err = learn.TrainOffline(e.context(), train, val, n, learn.OfflineOptions{D: f.d, Shared: f.shared, LowRank: !f.diag, Seed: f.seed, DiagLR: f.diagLR, RateScale: f.rateScale,
-			Progress: progressFn, LR: f.lr, Batch: f.batch, MaxEpochs: f.epochs, Patience: f.patience, Tolerance: f.tolerance, RankRetries: f.retries, Alpha: f.alpha, Beta: f.beta, Average: f.average,
+			Progress: progressFn, LR: f.lr, Batch: f.batch, MaxEpochs: f.epochs, Patience: f.patience, Tolerance: f.tolerance, RankRetries: f.retries, Alpha: f.alpha, Beta: f.beta, Average: f.average, RegPower: f.regPower,
 			FixC: f.fixC, Workers: f.g.threads, TimeLimit: f.timeLimit, TraceSet: traceSet(f.trace, val),
 			Objective: obj, NextWeight: f.libNextWeight(), NextShare: f.nextShare, NextNegatives: f.nextNegs,
 			Init: learn.InitOptions{Scale: f.initScale, Share: f.initShare}, InitMoments: f.moments, NextRandom: f.nextRandom, Key: eval.Keys(voc), Start: start})
@@ -750,8 +752,8 @@ func (f *learnFlags) check() error {
 	if f.initScale < 0 || math.IsNaN(f.initScale) || math.IsInf(f.initScale, 0) {
 		return usagef("--init-scale must be ≥ 0")
 	}
-	if f.alpha < 0 || f.beta < 0 || f.average < 0 || math.IsNaN(f.alpha+f.beta+f.average) || math.IsInf(f.alpha+f.beta+f.average, 0) {
-		return usagef("--alpha, --beta and --average must be finite numbers ≥ 0")
+	if f.alpha < 0 || f.beta < 0 || f.average < 0 || f.regPower < 0 || math.IsNaN(f.alpha+f.beta+f.average+f.regPower) || math.IsInf(f.alpha+f.beta+f.average+f.regPower, 0) {
+		return usagef("--alpha, --beta, --reg-power and --average must be finite numbers ≥ 0")
 	}
 	if f.factorEv < 0 || f.cEvery < 0 || f.lag < 0 {
 		return usagef("--factor-every, --lag and --c-every must be ≥ 0")
@@ -777,8 +779,8 @@ func (f *learnFlags) check() error {
 	if _, err := learn.ParseObjective(f.objective); err != nil {
 		return usagef("--objective must be likelihood or rank, not %q", f.objective)
 	}
-	if f.mode == "online" && (f.objective != "likelihood" || f.start != "" || f.moments || f.nextRandom || f.nextShare != 0 || f.average != 0) {
-		return usagef("--objective, --next-random, --next-share, --average, --start and --init-moments apply to --mode offline")
+	if f.mode == "online" && (f.objective != "likelihood" || f.start != "" || f.moments || f.nextRandom || f.nextShare != 0 || f.average != 0 || f.regPower != 0) {
+		return usagef("--objective, --next-random, --next-share, --average, --reg-power, --start and --init-moments apply to --mode offline")
 	}
 	if f.mode == "offline" && (f.checkpoint != "" || f.resume != "") {
 		return usagef("--checkpoint and --resume apply to --mode online")
