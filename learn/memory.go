@@ -13,8 +13,9 @@ import (
 // vectors V and B with their gradients, moments and model copies, and each
 // worker's gradient sums (opts.Workers, default GOMAXPROCS), with a
 // next-item term the items' rows it prepares each step, and with Average
-// the averaged parameters. opts.D ≤ 0 is the default rank DefaultOfflineD. It returns -1 when the estimate overflows an int64;
-// a memory budget (memlimit) refuses that. A distributed driver that sums
+// the averaged parameters. opts.D ≤ 0 is the default rank
+// DefaultOfflineD. It returns -1 when the estimate overflows an int64; a
+// memory budget (memlimit) refuses that. A distributed driver that sums
 // one gradient per step (learn.FullBatch) counts as one worker.
 func OfflineMemory(opts OfflineOptions, n int) int64 {
 	w := opts.Workers

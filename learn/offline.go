@@ -673,7 +673,10 @@ func newTrainerCounts(p *Params, counts []float64, m int, opt OfflineOptions) *o
 	tr.nw = exactnorm.NewWork(d)
 	tr.counts = counts
 	for i, c := range tr.counts {
-		tr.invMu[i] = math.Pow(max(c, 1), -opt.RegPower)
+		tr.invMu[i] = 1 / max(c, 1)
+		if opt.RegPower != 1 {
+			tr.invMu[i] = math.Pow(max(c, 1), -opt.RegPower)
+		}
 	}
 	for w := 0; w < opt.Workers; w++ {
 		tr.workers = append(tr.workers, &offlineWorker{acc: newAccum(n, d)})
