@@ -204,7 +204,7 @@ func TestOfflineAverage(t *testing.T) {
 	ctx := context.Background()
 	base := OfflineOptions{D: 4, Seed: 2, Batch: 100, MaxEpochs: 3, Workers: 1}
 	// Without validation the steps are the same with and without the
-	// average: replay them through Start one step at a time.
+	// average: replay them on a trainer of their own, averaging as they go.
 	avgOpt := base
 	avgOpt.Average = 0.5
 	got, err := TrainOffline(ctx, train, nil, n, avgOpt)
@@ -241,11 +241,14 @@ func TestOfflineAverage(t *testing.T) {
 		require.InDelta(t, a.Theta[i]+0.25*(b.Theta[i]-a.Theta[i]), c.Theta[i], 1e-15)
 	}
 
-	// With validation the reported validation value is the returned
-	// (averaged) model's.
+	// With validation the checks score averages: the reported validation
+	// value is the returned model's, which is none of the plain run's.
 	val := plantedBaskets(n, 80, 12)
 	res, err := TrainOffline(ctx, train, val, n, avgOpt)
 	require.NoError(t, err)
+	plainVal, err := TrainOffline(ctx, train, val, n, base)
+	require.NoError(t, err)
+	require.NotEqual(t, plainVal.ValLLEps, res.ValLLEps)
 	ll, err := meanLogLikelihood(ctx, res.Model, val, eval.DefaultEps, 1)
 	require.NoError(t, err)
 	require.InDelta(t, ll, res.ValLLEps, 1e-9)
