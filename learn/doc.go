@@ -34,8 +34,10 @@
 // basket's last item by its exact conditional gain against sampled items
 // (light by default; ObjectiveRank weights it for ranking and selects on
 // validation ranking); FitMoments starts B and C at co-occurrence moments.
-// Options that move the trade-off: a penalty on rare items' embeddings
-// (RegPower) and validating a moving average of the parameters (Average).
+// Options that move the trade-off: the regulariser and its penalty on rare
+// items' embeddings (Alpha, Beta, RegPower), a learning rate that falls
+// after the first checks (EarlyDecay) and validating a moving average of
+// the parameters (Average).
 // The online learner can add the same term to each basket's step
 // (OnlineOptions.NextWeight).
 // The trade-off between likelihood and ranking is measured in

@@ -76,6 +76,11 @@ type OfflineOptions struct {
 	// LRDecay multiplies the learning rate after each validation check
 	// that makes no progress (see Tolerance; default 0.5; 1 keeps it).
 	LRDecay float64
+	// EarlyDecay multiplies the learning rate by LRDecay after each of
+	// the first EarlyDecay checks as well, progress or not: training runs
+	// at LR until the first check and then at a fraction of it (default
+	// 0: none; learn/RANKING.md measures it with the rank objective).
+	EarlyDecay int
 	// FullBatch takes every step on all training baskets (Batch is then
 	// unused; a pass is a step): the gradient is a GradSum over the
 	// baskets, computed by the workers' shares, plus the normaliser's and
@@ -296,8 +301,8 @@ func (o OfflineOptions) withDefaultsFor(n int) OfflineOptions {
 
 // validate checks options after withDefaultsFor.
 func (opt OfflineOptions) validate() error {
-	if opt.D < 1 || opt.Batch < 1 || opt.MaxEpochs < 1 || opt.Patience < 1 || opt.EvalEvery < 0 {
-		return fmt.Errorf("learn: invalid options (d = %d, batch = %d, epochs = %d, patience = %d, eval-every = %d)", opt.D, opt.Batch, opt.MaxEpochs, opt.Patience, opt.EvalEvery)
+	if opt.D < 1 || opt.Batch < 1 || opt.MaxEpochs < 1 || opt.Patience < 1 || opt.EvalEvery < 0 || opt.EarlyDecay < 0 {
+		return fmt.Errorf("learn: invalid options (d = %d, batch = %d, epochs = %d, patience = %d, eval-every = %d, early decay = %d)", opt.D, opt.Batch, opt.MaxEpochs, opt.Patience, opt.EvalEvery, opt.EarlyDecay)
 	}
 	if !(opt.LR > 0) || math.IsInf(opt.LR, 0) || opt.Alpha < 0 || opt.Beta < 0 || math.IsNaN(opt.Alpha+opt.Beta) || math.IsInf(opt.Alpha+opt.Beta, 0) || math.IsNaN(opt.Eps) {
 		return fmt.Errorf("learn: invalid lr %v, alpha %v, beta %v or eps %v", opt.LR, opt.Alpha, opt.Beta, opt.Eps)
@@ -482,11 +487,14 @@ func trainOffline(ctx context.Context, train, val [][]int, n int, opt OfflineOpt
 		avg = p.Clone()
 		avgW, scored = -math.Expm1(-float64(opt.Batch)/(opt.Average*float64(len(train)))), avg
 	}
-	bad := 0
+	bad, checks := 0, 0
 	var elapsed time.Duration
 	// Validation and the trace use the objective's convention: the basket
 	// term log det(L_S + εI), finite for every basket.
 	check := func() (stop bool, err error) {
+		if checks++; checks <= opt.EarlyDecay {
+			tr.lr *= opt.LRDecay
+		}
 		p := scored
 		m, err := p.Model()
 		if err != nil {

@@ -137,6 +137,7 @@ func TestOfflineRejectsBadInput(t *testing.T) {
 		{"negative regulariser power", good, 3, OfflineOptions{RegPower: -1}},
 		{"NaN regulariser power", good, 3, OfflineOptions{RegPower: math.NaN()}},
 		{"negative average", good, 3, OfflineOptions{Average: -1}},
+		{"negative early decay", good, 3, OfflineOptions{EarlyDecay: -1}},
 		{"infinite average", good, 3, OfflineOptions{Average: math.Inf(1)}},
 		{"negative batch", good, 3, OfflineOptions{Batch: -2}},
 		{"infinite next-item weight", good, 3, OfflineOptions{NextWeight: math.Inf(1)}},
@@ -198,6 +199,43 @@ func TestOfflineRateScaleScalesItemSteps(t *testing.T) {
 // moving average of its parameters over the steps, which a replay of the
 // same steps without it reproduces; without validation the average over
 // the last steps is returned.
+// TestOfflineEarlyDecay replays the learner's steps on a trainer of its
+// own, multiplying the learning rate by LRDecay after each of the first
+// EarlyDecay checks (a pass each; without validation no check decays it
+// otherwise), and checks the result bit for bit.
+func TestOfflineEarlyDecay(t *testing.T) {
+	n := 30
+	train := plantedBaskets(n, 400, 11)
+	ctx := context.Background()
+	opt := OfflineOptions{D: 4, Seed: 2, Batch: 100, MaxEpochs: 4, Workers: 1, EarlyDecay: 2, LRDecay: 0.3}
+	got, err := TrainOffline(ctx, train, nil, n, opt)
+	require.NoError(t, err)
+	plain := opt
+	plain.EarlyDecay = 0
+	ref, err := TrainOffline(ctx, train, nil, n, plain)
+	require.NoError(t, err)
+	require.Equal(t, ref.Iterations, got.Iterations)
+	require.NotEqual(t, ref.Params.V, got.Params.V, "the decay changed nothing")
+
+	p, err := newParams(n, opt.D, false, true, opt.Seed, opt.Init)
+	require.NoError(t, err)
+	def := opt.withDefaultsFor(n)
+	tr := newOfflineTrainer(p, train, def)
+	tr.initTheta()
+	draw := newMinibatches(train, opt.Seed)
+	perPass := len(train) / opt.Batch
+	var batch [][]int
+	for it := range got.Iterations {
+		batch = draw.next(batch[:0], opt.Batch)
+		require.True(t, tr.step(batch))
+		if (it+1)%perPass == 0 && (it+1)/perPass <= opt.EarlyDecay {
+			tr.lr *= opt.LRDecay
+		}
+	}
+	require.Equal(t, got.Params, p)
+	require.Equal(t, def.LR*0.3*0.3, tr.lr)
+}
+
 func TestOfflineAverage(t *testing.T) {
 	n := 30
 	train := plantedBaskets(n, 400, 11)

@@ -407,6 +407,7 @@ type learnFlags struct {
 	beta       float64
 	average    float64
 	regPower   float64
+	earlyDecay int
 	optimizer  string
 	normalizer string
 	fixC       bool
@@ -461,6 +462,7 @@ func runLearn(e *env, args []string) error {
 	fs.Float64Var(&f.alpha, "alpha", 0, "regulariser weight α of Σ‖vᵢ‖²/μᵢᵖ (μᵢ: item i's training occurrences)")
 	fs.Float64Var(&f.beta, "beta", 0, "regulariser weight β of Σ‖bᵢ‖²/μᵢᵖ")
 	fs.Float64Var(&f.regPower, "reg-power", 0, "offline: the regulariser's power p of the occurrences μᵢ (default 1; 2 holds back rare items' embeddings)")
+	fs.IntVar(&f.earlyDecay, "early-decay", 0, "offline: halve the learning rate after each of the first this many validation checks as well, progress or not (0: only after checks without progress)")
 	fs.Float64Var(&f.average, "average", 0, "offline: validate and return the parameters averaged over the steps of about this many passes (an exponential moving average; 0: none, each check's parameters)")
 	fs.StringVar(&f.optimizer, "optimizer", "adam", "online: adam or sgd")
 	fs.StringVar(&f.normalizer, "normalizer", "exact", "online: exact (log det(I+L) via the 2d×2d Gram matrix) or basket (the paper's log det(I+L_S))")
@@ -564,7 +566,7 @@ func runLearn(e *env, args []string) error {
 			bar.Set(int64(it), int64(maxIt))
 		}
 		res, err = learn.TrainOffline(e.context(), train, val, n, learn.OfflineOptions{D: f.d, Shared: f.shared, LowRank: !f.diag, Seed: f.seed, DiagLR: f.diagLR, RateScale: f.rateScale,
-			Progress: progressFn, LR: f.lr, Batch: f.batch, MaxEpochs: f.epochs, Patience: f.patience, Tolerance: f.tolerance, RankRetries: f.retries, Alpha: f.alpha, Beta: f.beta, Average: f.average, RegPower: f.regPower,
+			Progress: progressFn, LR: f.lr, Batch: f.batch, MaxEpochs: f.epochs, Patience: f.patience, Tolerance: f.tolerance, RankRetries: f.retries, Alpha: f.alpha, Beta: f.beta, Average: f.average, RegPower: f.regPower, EarlyDecay: f.earlyDecay,
 			FixC: f.fixC, Workers: f.g.threads, TimeLimit: f.timeLimit, TraceSet: traceSet(f.trace, val),
 			Objective: obj, NextWeight: f.libNextWeight(), NextShare: f.nextShare, NextNegatives: f.nextNegs,
 			Init: learn.InitOptions{Scale: f.initScale, Share: f.initShare}, InitMoments: f.moments, NextRandom: f.nextRandom, Key: eval.Keys(voc), Start: start})
@@ -755,6 +757,9 @@ func (f *learnFlags) check() error {
 	if f.alpha < 0 || f.beta < 0 || f.average < 0 || f.regPower < 0 || math.IsNaN(f.alpha+f.beta+f.average+f.regPower) || math.IsInf(f.alpha+f.beta+f.average+f.regPower, 0) {
 		return usagef("--alpha, --beta, --reg-power and --average must be finite numbers ≥ 0")
 	}
+	if f.earlyDecay < 0 {
+		return usagef("--early-decay must be ≥ 0")
+	}
 	if f.factorEv < 0 || f.cEvery < 0 || f.lag < 0 {
 		return usagef("--factor-every, --lag and --c-every must be ≥ 0")
 	}
@@ -779,8 +784,8 @@ func (f *learnFlags) check() error {
 	if _, err := learn.ParseObjective(f.objective); err != nil {
 		return usagef("--objective must be likelihood or rank, not %q", f.objective)
 	}
-	if f.mode == "online" && (f.objective != "likelihood" || f.start != "" || f.moments || f.nextRandom || f.nextShare != 0 || f.average != 0 || f.regPower != 0) {
-		return usagef("--objective, --next-random, --next-share, --average, --reg-power, --start and --init-moments apply to --mode offline")
+	if f.mode == "online" && (f.objective != "likelihood" || f.start != "" || f.moments || f.nextRandom || f.nextShare != 0 || f.average != 0 || f.regPower != 0 || f.earlyDecay != 0) {
+		return usagef("--objective, --next-random, --next-share, --average, --reg-power, --early-decay, --start and --init-moments apply to --mode offline")
 	}
 	if f.mode == "offline" && (f.checkpoint != "" || f.resume != "") {
 		return usagef("--checkpoint and --resume apply to --mode online")

@@ -138,7 +138,7 @@ func TestLearnOfflineJSON(t *testing.T) {
 }
 
 // TestLearnObjectiveFlags checks that --next-weight, --objective,
-// --average and --reg-power with --alpha and --beta reach the offline
+// --average and --reg-power with --alpha and --beta, and --early-decay reach the offline
 // learner (each gives a different model from the defaults)
 // and that the JSON says which objective trained the model and what
 // selected it among the validation checks.
@@ -160,6 +160,8 @@ func TestLearnObjectiveFlags(t *testing.T) {
 		{[]string{"--objective", "rank"}, "rank", []float64{learn.DefaultRankNextWeight, learn.DefaultRankNextWeight / 2, learn.DefaultRankNextWeight / 4}, []string{"ranking", "likelihood"}},
 		{[]string{"--average", "1", "--alpha", "3", "--beta", "3"}, "likelihood", []float64{learn.DefaultNextWeight}, []string{"objective"}},
 		{[]string{"--average", "1", "--alpha", "3", "--beta", "3", "--reg-power", "2"}, "likelihood", []float64{learn.DefaultNextWeight}, []string{"objective"}},
+		{[]string{"--epochs", "5"}, "likelihood", []float64{learn.DefaultNextWeight}, []string{"objective"}},
+		{[]string{"--epochs", "5", "--early-decay", "1"}, "likelihood", []float64{learn.DefaultNextWeight}, []string{"objective"}},
 	} {
 		args := append([]string{"learn", "--data", data, "--mode", "offline", "--d", "6", "--val", "100", "--test", "300", "--epochs", "2", "--json", "--quiet"}, c.extra...)
 		code, out, errs := runLearnCmd(t, args...)
@@ -179,7 +181,7 @@ func TestLearnObjectiveFlags(t *testing.T) {
 			t.Errorf("%v: val_ll_eps %v", c.extra, r["val_ll_eps"])
 		}
 	}
-	if lls[1] == lls[0] || lls[2] == lls[0] || lls[3] == lls[0] || lls[5] == lls[1] || lls[6] == lls[5] {
+	if lls[1] == lls[0] || lls[2] == lls[0] || lls[3] == lls[0] || lls[5] == lls[1] || lls[6] == lls[5] || lls[8] == lls[7] {
 		t.Errorf("test LL %v: the objective flags changed nothing", lls)
 	}
 }
@@ -287,6 +289,8 @@ func TestLearnAndEvalUsageErrors(t *testing.T) {
 		{"learn", "--data", data, "--mode", "online", "--average", "1"},
 		{"learn", "--data", data, "--reg-power", "-2"},
 		{"learn", "--data", data, "--mode", "online", "--reg-power", "2"},
+		{"learn", "--data", data, "--early-decay", "-1"},
+		{"learn", "--data", data, "--mode", "online", "--early-decay", "2"},
 		{"learn", "--data", data, "--optimizer", "rmsprop"},
 		{"learn", "--data", data, "--normalizer", "none"},
 		{"learn", "--data", data, "--mode", "offline", "--checkpoint", "x"},
