@@ -138,10 +138,10 @@ func TestLearnOfflineJSON(t *testing.T) {
 }
 
 // TestLearnObjectiveFlags checks that --next-weight, --objective,
-// --average and --reg-power with --alpha and --beta, and --early-decay reach the offline
-// learner (each gives a different model from the defaults)
-// and that the JSON says which objective trained the model and what
-// selected it among the validation checks.
+// --average and --reg-power with --alpha and --beta, and --early-decay
+// reach the offline learner (each gives a different model from the
+// defaults) and that the JSON says which objective trained the model and
+// what selected it among the validation checks.
 func TestLearnObjectiveFlags(t *testing.T) {
 	data := smallApparel(t, 1500)
 	var lls []float64
