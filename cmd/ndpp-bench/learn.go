@@ -587,7 +587,7 @@ func runLearn(e *env, args []string) error {
 	// before the evaluation allocates sets the heap's next target from what
 	// the evaluation keeps rather than from the learner's live set: without
 	// it, an online pass over 10⁵ items left a target twice its 500 MB and
-	// the run's peak at 1.0 GB instead of 0.7 GB (learn/RESULTS.md).
+	// the run's peak at 1.0 GiB instead of 0.7 GiB (learn/RESULTS.md).
 	runtime.GC()
 	// The peak resident memory of training (and reading), before the
 	// evaluation allocates.
