@@ -363,6 +363,98 @@ func TestRankRetries(t *testing.T) {
 	require.GreaterOrEqual(t, again.ValLLEps, once.ValLLEps)
 }
 
+// TestRankStrong: the rank objective's strong first run is returned when
+// one of its checks reaches the likelihood floor, bit for bit the run of
+// its setting alone; when none does, the plain run follows and is
+// returned bit for bit, its RankRetries halvings after it. The defaults
+// select DefaultRankStrong only when the rank objective's weight,
+// regulariser, early decay and average are left zero, and bad settings
+// are refused.
+func TestRankStrong(t *testing.T) {
+	n := 40
+	train, val := plantedBaskets(n, 1500, 5), plantedBaskets(n, 200, 6)
+	ctx := context.Background()
+	none := &RankSetting{}
+	base := OfflineOptions{D: 6, Seed: 3, MaxEpochs: 6, Objective: ObjectiveRank}
+	alone := func(w, a float64, ed int) *Result {
+		o := base
+		o.NextWeight, o.Alpha, o.Beta, o.EarlyDecay, o.RankStrong = w, a, a, ed, none
+		r, err := TrainOffline(ctx, train, val, n, o)
+		require.NoError(t, err)
+		require.False(t, r.RankStrong)
+		return r
+	}
+
+	// The strong run reaches the floor: it is returned.
+	o := base
+	o.NextWeight, o.RankStrong = 0.05, &RankSetting{NextWeight: 0.1, Alpha: 0.1, Beta: 0.1, EarlyDecay: 1}
+	got, err := TrainOffline(ctx, train, val, n, o)
+	require.NoError(t, err)
+	want := alone(0.1, 0.1, 1)
+	require.Equal(t, SelectRanking, want.SelectedBy)
+	require.True(t, got.RankStrong)
+	require.Equal(t, 0.1, got.NextWeight)
+	require.Equal(t, want.Params, got.Params)
+	require.Equal(t, want.Passes, got.Passes)
+
+	// It does not: the plain run follows and is returned.
+	o.RankStrong = &RankSetting{NextWeight: 64, Alpha: 1, Beta: 1, EarlyDecay: 2}
+	require.Equal(t, SelectLikelihood, alone(64, 1, 2).SelectedBy, "the strong setting must miss the floor")
+	got, err = TrainOffline(ctx, train, val, n, o)
+	require.NoError(t, err)
+	want = alone(0.05, 0, 0)
+	require.Equal(t, SelectRanking, want.SelectedBy)
+	require.False(t, got.RankStrong)
+	require.Equal(t, 0.05, got.NextWeight)
+	require.Equal(t, want.Params, got.Params)
+	require.Greater(t, got.Passes, want.Passes, "the passes of both runs")
+
+	// Neither does: the plain run's halvings follow.
+	o.NextWeight, o.RankRetries = 64, 12
+	got, err = TrainOffline(ctx, train, val, n, o)
+	require.NoError(t, err)
+	require.Equal(t, SelectRanking, got.SelectedBy)
+	require.False(t, got.RankStrong)
+	halvings := math.Log2(64 / got.NextWeight)
+	require.Greater(t, halvings, 0.0)
+	require.Equal(t, math.Round(halvings), halvings)
+
+	// The default rule.
+	for _, c := range []struct {
+		name string
+		o    OfflineOptions
+		want *RankSetting
+	}{
+		{"rank defaults", OfflineOptions{Objective: ObjectiveRank}, &DefaultRankStrong},
+		{"likelihood", OfflineOptions{}, nil},
+		{"weight", OfflineOptions{Objective: ObjectiveRank, NextWeight: 0.5}, nil},
+		{"alpha", OfflineOptions{Objective: ObjectiveRank, Alpha: 1}, nil},
+		{"beta", OfflineOptions{Objective: ObjectiveRank, Beta: 1}, nil},
+		{"early decay", OfflineOptions{Objective: ObjectiveRank, EarlyDecay: 1}, nil},
+		{"average", OfflineOptions{Objective: ObjectiveRank, Average: 1}, nil},
+		{"none", OfflineOptions{Objective: ObjectiveRank, RankStrong: none}, nil},
+		{"NaN weight", OfflineOptions{Objective: ObjectiveRank, RankStrong: &RankSetting{NextWeight: math.NaN()}}, nil},
+		{"given", OfflineOptions{NextWeight: 2, RankStrong: &RankSetting{NextWeight: 3}}, &RankSetting{NextWeight: 3}},
+	} {
+		c.o.rankStrong()
+		require.Equal(t, c.want, c.o.RankStrong, c.name)
+	}
+
+	for name, s := range map[string]RankSetting{
+		"negative alpha": {NextWeight: 1, Alpha: -1},
+		"NaN beta":       {NextWeight: 1, Beta: math.NaN()},
+		"infinite":       {NextWeight: math.Inf(1)},
+		"early decay":    {NextWeight: 1, EarlyDecay: -1},
+	} {
+		o := base
+		o.RankStrong = &s
+		_, err := TrainOffline(ctx, train, val, n, o)
+		require.ErrorContains(t, err, "strong rank setting", name)
+	}
+	_, err = TrainOffline(ctx, train, val, n, OfflineOptions{D: 6, FullBatch: true, NextWeight: -1, Objective: ObjectiveRank, RankStrong: &DefaultRankStrong})
+	require.ErrorContains(t, err, "FullBatch")
+}
+
 // TestOfflineStart: training can start from given parameters (left as
 // they were), which must fit the catalogue and the options' kernel.
 func TestOfflineStart(t *testing.T) {

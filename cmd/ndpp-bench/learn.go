@@ -93,6 +93,9 @@ type metricsJSON struct {
 	ValLLEps   *float64 `json:"val_ll_eps,omitempty"`
 	ValMPR     *float64 `json:"val_mpr,omitempty"`
 	SelectedBy string   `json:"selected_by,omitempty"`
+	// RankStrong (--objective rank) reports whether the returned model is
+	// of the strong first run (learn.Result.RankStrong).
+	RankStrong *bool `json:"rank_strong,omitempty"`
 	// ItemOrder is how the paper protocol orders a basket's items to hold
 	// out the last: "ids" (every token is an integer id) or "first
 	// appearance" (of the tokens, in the vocabulary's order). The reference
@@ -408,6 +411,7 @@ type learnFlags struct {
 	average    float64
 	regPower   float64
 	earlyDecay int
+	strong     bool
 	optimizer  string
 	normalizer string
 	fixC       bool
@@ -462,6 +466,7 @@ func runLearn(e *env, args []string) error {
 	fs.Float64Var(&f.alpha, "alpha", 0, "regulariser weight α of Σ‖vᵢ‖²/μᵢᵖ (μᵢ: item i's training occurrences)")
 	fs.Float64Var(&f.beta, "beta", 0, "regulariser weight β of Σ‖bᵢ‖²/μᵢᵖ")
 	fs.Float64Var(&f.regPower, "reg-power", 0, "offline: the regulariser's power p of the occurrences μᵢ (default 1; 2 holds back rare items' embeddings)")
+	fs.BoolVar(&f.strong, "rank-strong", true, "offline, --objective rank with no --next-weight, --alpha, --beta, --early-decay or --average: train first with the strong setting (next-item weight "+strconv.FormatFloat(learn.DefaultRankStrong.NextWeight, 'g', -1, 64)+", --alpha and --beta "+strconv.FormatFloat(learn.DefaultRankStrong.Alpha, 'g', -1, 64)+", --early-decay "+strconv.Itoa(learn.DefaultRankStrong.EarlyDecay)+"), and with the plain one only when no validation check of it is as likely as the independent-items model (false: the plain one alone)")
 	fs.IntVar(&f.earlyDecay, "early-decay", 0, "offline: halve the learning rate after each of the first this many validation checks as well, progress or not (0: only after checks without progress)")
 	fs.Float64Var(&f.average, "average", 0, "offline: validate and return the parameters averaged over the steps of about this many passes (an exponential moving average; 0: none, each check's parameters)")
 	fs.StringVar(&f.optimizer, "optimizer", "adam", "online: adam or sgd")
@@ -477,7 +482,7 @@ func runLearn(e *env, args []string) error {
 	fs.Float64Var(&f.initShare, "init-share", 0, "with --diag: initial E‖vᵢ‖² as a share of the item's initial δᵢ (default: offline 0.5, online 0.01; negative: --init-scale as drawn)")
 	fs.IntVar(&f.factorEv, "factor-every", 0, "online, exact normaliser: refactor every this many baskets (on a second goroutine); 1 = synchronously at every basket, the exact gradient (default 25)")
 	fs.IntVar(&f.lag, "lag", 0, "online, exact normaliser: a refactorisation takes effect this many baskets after its snapshot, at most --factor-every (default min(factor-every, 70))")
-	fs.StringVar(&f.objective, "objective", "likelihood", "offline: likelihood (maximise the log-likelihood, return the best validation value) or rank (add the next-item term with weight "+strconv.FormatFloat(learn.DefaultRankNextWeight, 'g', -1, 64)+", return the model that ranks validation baskets best among those at least as likely as the independent-items model, training again at half the weight while none is: --rank-retries)")
+	fs.StringVar(&f.objective, "objective", "likelihood", "offline: likelihood (maximise the log-likelihood, return the best validation value) or rank (add the next-item term, return the model that ranks validation baskets best among those at least as likely as the independent-items model; first with the strong setting (--rank-strong), then, while no check is, with weight "+strconv.FormatFloat(learn.DefaultRankNextWeight, 'g', -1, 64)+" and again at half the weight: --rank-retries)")
 	fs.BoolVar(&f.cooc, "cooccurrence", true, "evaluate the co-occurrence baseline (false: none; the online pass then keeps no pair counts, so its time and peak memory are the learner's alone)")
 	fs.BoolVar(&f.latent, "latent-class", true, fmt.Sprintf("offline: evaluate the latent class baseline (a mixture of %d independent-items models fitted by EM; false: none)", eval.DefaultLatentClasses))
 	fs.StringVar(&f.start, "start", "", "offline: start training from this model (.npz, learned on the same file: the same items in the same order, the same --d and kernel) instead of the initialisation, e.g. to train a likelihood model further with --objective rank")
@@ -569,7 +574,7 @@ func runLearn(e *env, args []string) error {
 			Progress: progressFn, LR: f.lr, Batch: f.batch, MaxEpochs: f.epochs, Patience: f.patience, Tolerance: f.tolerance, RankRetries: f.retries, Alpha: f.alpha, Beta: f.beta, Average: f.average, RegPower: f.regPower, EarlyDecay: f.earlyDecay,
 			FixC: f.fixC, Workers: f.g.threads, TimeLimit: f.timeLimit, TraceSet: traceSet(f.trace, val),
 			Objective: obj, NextWeight: f.libNextWeight(), NextShare: f.nextShare, NextNegatives: f.nextNegs,
-			Init: learn.InitOptions{Scale: f.initScale, Share: f.initShare}, InitMoments: f.moments, NextRandom: f.nextRandom, Key: eval.Keys(voc), Start: start})
+			Init: learn.InitOptions{Scale: f.initScale, Share: f.initShare}, InitMoments: f.moments, NextRandom: f.nextRandom, Key: eval.Keys(voc), Start: start, RankStrong: f.rankStrong()})
 		bar.Finish()
 		if err != nil {
 			return err
@@ -650,6 +655,9 @@ func runLearn(e *env, args []string) error {
 		if f.nVal > 0 {
 			r.ValMPR = num(res.ValMPR)
 			r.SelectedBy = res.SelectedBy.String()
+			if f.objective == "rank" {
+				r.RankStrong = &res.RankStrong
+			}
 			extra = append(extra, [2]string{"validation MPR (estimate)", fmt.Sprintf("%.2f", res.ValMPR)}, [2]string{"model selected by", res.SelectedBy.String()})
 		}
 	}
@@ -726,6 +734,15 @@ func rankNote(e *env, cmd string, met *eval.Metrics, m *ndpp.Model) {
 	}
 }
 
+// rankStrong is --rank-strong as learn.OfflineOptions.RankStrong takes
+// it: nil for the library's rule, a setting of no weight for none.
+func (f *learnFlags) rankStrong() *learn.RankSetting {
+	if f.strong {
+		return nil
+	}
+	return &learn.RankSetting{}
+}
+
 // libNextWeight is --next-weight as learn.OfflineOptions.NextWeight takes
 // it: 0 when unset (the objective's default), negative for an explicit 0
 // (no next-item term).
@@ -791,8 +808,8 @@ func (f *learnFlags) check() error {
 	if _, err := learn.ParseObjective(f.objective); err != nil {
 		return usagef("--objective must be likelihood or rank, not %q", f.objective)
 	}
-	if f.mode == "online" && (f.objective != "likelihood" || f.start != "" || f.moments || f.nextRandom || f.nextShare != 0 || f.average != 0 || f.regPower != 0 || f.earlyDecay != 0) {
-		return usagef("--objective, --next-random, --next-share, --average, --reg-power, --early-decay, --start and --init-moments apply to --mode offline")
+	if f.mode == "online" && (f.objective != "likelihood" || f.start != "" || f.moments || f.nextRandom || f.nextShare != 0 || f.average != 0 || f.regPower != 0 || f.earlyDecay != 0 || !f.strong) {
+		return usagef("--objective, --next-random, --next-share, --average, --reg-power, --early-decay, --rank-strong, --start and --init-moments apply to --mode offline")
 	}
 	if f.mode == "offline" && (f.checkpoint != "" || f.resume != "") {
 		return usagef("--checkpoint and --resume apply to --mode online")

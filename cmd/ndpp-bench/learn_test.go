@@ -82,11 +82,15 @@ func decodeMetrics(t *testing.T, out string) map[string]any {
 		t.Errorf("peak_rss_bytes = %v, want a positive number of bytes", raw["peak_rss_bytes"])
 	}
 	// learn's validation figures (with --val > 0), the next-item term's
-	// weight and, offline, its objective and what selected the model.
+	// weight and, offline, its objective and what selected the model (and
+	// with the rank objective whether the strong run did).
 	if _, ok := raw["val_ll_eps"]; ok && raw["mode"] != "eval" {
 		want = append(slices.Clone(want), "val_ll_eps")
 		if raw["mode"] == "offline" {
 			want = append(want, "val_mpr", "selected_by")
+			if raw["objective"] == "rank" {
+				want = append(want, "rank_strong")
+			}
 		}
 	}
 	switch raw["mode"] {
@@ -154,10 +158,12 @@ func TestLearnObjectiveFlags(t *testing.T) {
 		{[]string{"--next-weight", "0"}, "likelihood", []float64{0}, []string{"objective"}},
 		{nil, "likelihood", []float64{learn.DefaultNextWeight}, []string{"objective"}},
 		{[]string{"--next-weight", "2", "--next-share", "0.5", "--next-negatives", "8"}, "likelihood", []float64{2}, []string{"objective"}},
-		{[]string{"--objective", "rank", "--rank-retries", "-1"}, "rank", []float64{learn.DefaultRankNextWeight}, []string{"ranking", "likelihood"}},
-		// Retries at half the weight while no check is as likely as the
-		// independent-items model (two epochs may not get there).
-		{[]string{"--objective", "rank"}, "rank", []float64{learn.DefaultRankNextWeight, learn.DefaultRankNextWeight / 2, learn.DefaultRankNextWeight / 4}, []string{"ranking", "likelihood"}},
+		// The strong run, then the plain one while no check is as likely
+		// as the independent-items model (two epochs may not get there),
+		// then retries at half the weight.
+		{[]string{"--objective", "rank", "--rank-retries", "-1"}, "rank", []float64{learn.DefaultRankStrong.NextWeight, learn.DefaultRankNextWeight}, []string{"ranking", "likelihood"}},
+		{[]string{"--objective", "rank"}, "rank", []float64{learn.DefaultRankStrong.NextWeight, learn.DefaultRankNextWeight, learn.DefaultRankNextWeight / 2, learn.DefaultRankNextWeight / 4}, []string{"ranking", "likelihood"}},
+		{[]string{"--objective", "rank", "--rank-strong=false"}, "rank", []float64{learn.DefaultRankNextWeight, learn.DefaultRankNextWeight / 2, learn.DefaultRankNextWeight / 4}, []string{"ranking", "likelihood"}},
 		{[]string{"--average", "1", "--alpha", "3", "--beta", "3"}, "likelihood", []float64{learn.DefaultNextWeight}, []string{"objective"}},
 		{[]string{"--average", "1", "--alpha", "3", "--beta", "3", "--reg-power", "2"}, "likelihood", []float64{learn.DefaultNextWeight}, []string{"objective"}},
 		{[]string{"--epochs", "5"}, "likelihood", []float64{learn.DefaultNextWeight}, []string{"objective"}},
@@ -177,11 +183,14 @@ func TestLearnObjectiveFlags(t *testing.T) {
 		if v, ok := r["val_mpr"].(float64); !ok || !(v > 0 && v <= 100) {
 			t.Errorf("%v: val_mpr %v", c.extra, r["val_mpr"])
 		}
+		if strong, ok := r["rank_strong"].(bool); ok != (c.objective == "rank") || strong != (c.objective == "rank" && w == learn.DefaultRankStrong.NextWeight) {
+			t.Errorf("%v: rank_strong %v with next_weight %v", c.extra, r["rank_strong"], w)
+		}
 		if _, ok := r["val_ll_eps"].(float64); !ok {
 			t.Errorf("%v: val_ll_eps %v", c.extra, r["val_ll_eps"])
 		}
 	}
-	if lls[1] == lls[0] || lls[2] == lls[0] || lls[3] == lls[0] || lls[5] == lls[1] || lls[6] == lls[5] || lls[8] == lls[7] {
+	if lls[1] == lls[0] || lls[2] == lls[0] || lls[3] == lls[0] || lls[6] == lls[1] || lls[7] == lls[6] || lls[9] == lls[8] {
 		t.Errorf("test LL %v: the objective flags changed nothing", lls)
 	}
 }
@@ -291,6 +300,7 @@ func TestLearnAndEvalUsageErrors(t *testing.T) {
 		{"learn", "--data", data, "--mode", "online", "--reg-power", "2"},
 		{"learn", "--data", data, "--early-decay", "-1"},
 		{"learn", "--data", data, "--mode", "online", "--early-decay", "2"},
+		{"learn", "--data", data, "--mode", "online", "--rank-strong=false"},
 		{"learn", "--data", data, "--optimizer", "rmsprop"},
 		{"learn", "--data", data, "--normalizer", "none"},
 		{"learn", "--data", data, "--mode", "offline", "--checkpoint", "x"},
