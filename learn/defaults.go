@@ -27,8 +27,9 @@ const (
 	// instead of creeping on at decayed learning rates.
 	DefaultTolerance = 1e-4
 	// DefaultRankRetries is OfflineOptions.RankRetries: with the rank
-	// objective's weight 0.5, two halvings (to 0.125) bring every run on
-	// the fifteen Amazon registry categories, seeds 1 and 2, to a check at
-	// least as likely as the independent-items model (learn/RANKING.md).
+	// objective's plain weight 0.5, two halvings (to 0.125) bring every
+	// run on the fifteen Amazon registry categories, seeds 1 and 2, to a
+	// check at least as likely as the independent-items model
+	// (learn/RANKING.md).
 	DefaultRankRetries = 2
 )

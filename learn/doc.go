@@ -32,8 +32,10 @@
 // learning-rate decay and early stopping (OfflineOptions). Its objective
 // adds to the likelihood a next-item term that ranks each training
 // basket's last item by its exact conditional gain against sampled items
-// (light by default; ObjectiveRank weights it for ranking and selects on
-// validation ranking); FitMoments starts B and C at co-occurrence moments.
+// (light by default; ObjectiveRank weights it for ranking, trains first
+// with a strong setting, RankStrong, and selects on validation ranking
+// above a likelihood floor); FitMoments starts B and C at co-occurrence
+// moments.
 // Options that move the trade-off: the regulariser and its penalty on rare
 // items' embeddings (Alpha, Beta, RegPower), a learning rate that falls
 // after the first checks (EarlyDecay) and validating a moving average of

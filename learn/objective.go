@@ -15,12 +15,14 @@ const (
 	// another weight or turns it off) and returns the model of the best
 	// validation value of that objective.
 	ObjectiveLikelihood Objective = iota
-	// ObjectiveRank adds DefaultRankNextWeight times the next-item term
-	// (unless NextWeight sets another weight) and returns the model that
+	// ObjectiveRank adds the next-item term and returns the model that
 	// ranks the validation baskets' held-out items best among those whose
 	// validation log-likelihood is at least the independent-items model's
-	// (eval.Independent of the training baskets); while no check reaches
-	// it, training starts again at half the weight (RankRetries).
+	// (eval.Independent of the training baskets). With the defaults it
+	// trains first with a strong setting (RankStrong); while no check
+	// reaches the floor, training starts again with the plain setting
+	// (DefaultRankNextWeight times the term, unless NextWeight sets
+	// another weight), then at half the weight (RankRetries).
 	ObjectiveRank
 )
 
@@ -98,7 +100,7 @@ const (
 	// term under ObjectiveLikelihood (OfflineOptions.NextShare).
 	DefaultNextShare = 0.125
 	// DefaultRankNextWeight is the next-item term's weight per basket item
-	// under ObjectiveRank.
+	// of ObjectiveRank's plain run (its strong run's is DefaultRankStrong's).
 	DefaultRankNextWeight = 0.5
 	// DefaultNextNegatives is the number of candidates drawn per basket.
 	DefaultNextNegatives = 32
