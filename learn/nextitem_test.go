@@ -374,7 +374,7 @@ func TestRankStrong(t *testing.T) {
 	n := 40
 	train, val := plantedBaskets(n, 1500, 5), plantedBaskets(n, 200, 6)
 	ctx := context.Background()
-	none := &RankSetting{}
+	none, strong := &RankSetting{}, DefaultRankStrong()
 	base := OfflineOptions{D: 6, Seed: 3, MaxEpochs: 6, Objective: ObjectiveRank}
 	alone := func(w, a float64, ed int) *Result {
 		o := base
@@ -425,7 +425,7 @@ func TestRankStrong(t *testing.T) {
 		o    OfflineOptions
 		want *RankSetting
 	}{
-		{"rank defaults", OfflineOptions{Objective: ObjectiveRank}, &DefaultRankStrong},
+		{"rank defaults", OfflineOptions{Objective: ObjectiveRank}, &strong},
 		{"likelihood", OfflineOptions{}, nil},
 		{"weight", OfflineOptions{Objective: ObjectiveRank, NextWeight: 0.5}, nil},
 		{"alpha", OfflineOptions{Objective: ObjectiveRank, Alpha: 1}, nil},
@@ -451,7 +451,7 @@ func TestRankStrong(t *testing.T) {
 		_, err := TrainOffline(ctx, train, val, n, o)
 		require.ErrorContains(t, err, "strong rank setting", name)
 	}
-	_, err = TrainOffline(ctx, train, val, n, OfflineOptions{D: 6, FullBatch: true, NextWeight: -1, Objective: ObjectiveRank, RankStrong: &DefaultRankStrong})
+	_, err = TrainOffline(ctx, train, val, n, OfflineOptions{D: 6, FullBatch: true, NextWeight: -1, Objective: ObjectiveRank, RankStrong: &strong})
 	require.ErrorContains(t, err, "FullBatch")
 }
 

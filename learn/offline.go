@@ -218,7 +218,7 @@ type OfflineOptions struct {
 	// plain run): when none of its checks reaches the likelihood floor,
 	// the catalogue needs the full learning rate to get there, and
 	// training starts again with the plain setting, followed by its
-	// RankRetries halvings. nil selects DefaultRankStrong when Objective
+	// RankRetries halvings. nil selects DefaultRankStrong() when Objective
 	// is ObjectiveRank and NextWeight, Alpha, Beta, EarlyDecay and
 	// Average are all zero (the rank objective's defaults), none
 	// otherwise; a setting whose NextWeight is not positive is none.
@@ -235,14 +235,16 @@ type RankSetting struct {
 	EarlyDecay  int
 }
 
-// DefaultRankStrong is the rank objective's strong first run: twice the
-// plain run's next-item weight, the regulariser at α = β = 30 and the
+// DefaultRankStrong returns the rank objective's strong first run: twice
+// the plain run's next-item weight, the regulariser at α = β = 30 and the
 // learning rate halved after each of the first five checks. On UK Retail
 // and 3-category registries it reaches the likelihood floor and ranks
 // above the plain run; on catalogues of up to 100 items with two or three
 // items a basket (the Amazon registry categories, apparel) it does not,
 // and the plain run follows (learn/RANKING.md).
-var DefaultRankStrong = RankSetting{NextWeight: 1, Alpha: 30, Beta: 30, EarlyDecay: 5}
+func DefaultRankStrong() RankSetting {
+	return RankSetting{NextWeight: 1, Alpha: 30, Beta: 30, EarlyDecay: 5}
+}
 
 func (o OfflineOptions) withDefaults() OfflineOptions {
 	return o.withDefaultsFor(0)
@@ -336,7 +338,7 @@ func (o OfflineOptions) withDefaultsFor(n int) OfflineOptions {
 func (o *OfflineOptions) rankStrong() {
 	if o.RankStrong == nil && o.Objective == ObjectiveRank && o.NextWeight == 0 &&
 		o.Alpha == 0 && o.Beta == 0 && o.EarlyDecay == 0 && o.Average == 0 {
-		s := DefaultRankStrong
+		s := DefaultRankStrong()
 		o.RankStrong = &s
 	}
 	if o.RankStrong != nil && !(o.RankStrong.NextWeight > 0) {

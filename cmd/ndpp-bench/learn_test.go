@@ -161,8 +161,8 @@ func TestLearnObjectiveFlags(t *testing.T) {
 		// The strong run, then the plain one while no check is as likely
 		// as the independent-items model (two epochs may not get there),
 		// then retries at half the weight.
-		{[]string{"--objective", "rank", "--rank-retries", "-1"}, "rank", []float64{learn.DefaultRankStrong.NextWeight, learn.DefaultRankNextWeight}, []string{"ranking", "likelihood"}},
-		{[]string{"--objective", "rank"}, "rank", []float64{learn.DefaultRankStrong.NextWeight, learn.DefaultRankNextWeight, learn.DefaultRankNextWeight / 2, learn.DefaultRankNextWeight / 4}, []string{"ranking", "likelihood"}},
+		{[]string{"--objective", "rank", "--rank-retries", "-1"}, "rank", []float64{learn.DefaultRankStrong().NextWeight, learn.DefaultRankNextWeight}, []string{"ranking", "likelihood"}},
+		{[]string{"--objective", "rank"}, "rank", []float64{learn.DefaultRankStrong().NextWeight, learn.DefaultRankNextWeight, learn.DefaultRankNextWeight / 2, learn.DefaultRankNextWeight / 4}, []string{"ranking", "likelihood"}},
 		{[]string{"--objective", "rank", "--rank-strong=false"}, "rank", []float64{learn.DefaultRankNextWeight, learn.DefaultRankNextWeight / 2, learn.DefaultRankNextWeight / 4}, []string{"ranking", "likelihood"}},
 		{[]string{"--average", "1", "--alpha", "3", "--beta", "3"}, "likelihood", []float64{learn.DefaultNextWeight}, []string{"objective"}},
 		{[]string{"--average", "1", "--alpha", "3", "--beta", "3", "--reg-power", "2"}, "likelihood", []float64{learn.DefaultNextWeight}, []string{"objective"}},
@@ -183,7 +183,7 @@ func TestLearnObjectiveFlags(t *testing.T) {
 		if v, ok := r["val_mpr"].(float64); !ok || !(v > 0 && v <= 100) {
 			t.Errorf("%v: val_mpr %v", c.extra, r["val_mpr"])
 		}
-		if strong, ok := r["rank_strong"].(bool); ok != (c.objective == "rank") || strong != (c.objective == "rank" && w == learn.DefaultRankStrong.NextWeight) {
+		if strong, ok := r["rank_strong"].(bool); ok != (c.objective == "rank") || strong != (c.objective == "rank" && w == learn.DefaultRankStrong().NextWeight) {
 			t.Errorf("%v: rank_strong %v with next_weight %v", c.extra, r["rank_strong"], w)
 		}
 		if _, ok := r["val_ll_eps"].(float64); !ok {
