@@ -13,7 +13,7 @@ import (
 // vectors V and B with their gradients, moments and model copies, and each
 // worker's gradient sums (opts.Workers, default GOMAXPROCS), with a
 // next-item term the items' rows it prepares each step, and with Average
-// the averaged parameters. opts.D ≤ 0 is the default rank
+// (or a strong rank run's, RankStrong) the averaged parameters. opts.D ≤ 0 is the default rank
 // DefaultOfflineD. It returns -1 when the estimate overflows an int64; a
 // memory budget (memlimit) refuses that. A distributed driver that sums
 // one gradient per step (learn.FullBatch) counts as one worker.
@@ -27,11 +27,13 @@ func OfflineMemory(opts OfflineOptions, n int) int64 {
 		d = DefaultOfflineD
 	}
 	m := learnerMemory(d, n, w)
-	o := opts.withDefaults()
-	if o.NextWeight > 0 {
+	o := opts
+	o.rankStrong()
+	o = o.withDefaults()
+	if o.NextWeight > 0 || o.RankStrong != nil {
 		m = memlimit.Sum(m, nextPrepMemory(n, d))
 	}
-	if o.Average > 0 { // the averaged parameters
+	if o.Average > 0 || (o.RankStrong != nil && o.RankStrong.Average > 0) { // the averaged parameters
 		m = memlimit.Sum(m, memlimit.Bytes(int64(n), int64(2*d+1), 8), memlimit.Bytes(int64(d), int64(d), 8))
 	}
 	return m

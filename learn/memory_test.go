@@ -40,6 +40,13 @@ func TestLearnerMemory(t *testing.T) {
 	}
 	require.Greater(t, OfflineMemory(OfflineOptions{D: 5, Workers: 3}, 100), OfflineMemory(OfflineOptions{D: 5, Workers: 2}, 100))
 	require.Greater(t, OfflineMemory(OfflineOptions{D: 5, Workers: 2, Average: 1}, 100), OfflineMemory(OfflineOptions{D: 5, Workers: 2}, 100))
+	// The rank objective's strong run averages the parameters; the plain
+	// run alone does not.
+	rank := OfflineOptions{D: 5, Workers: 2, Objective: ObjectiveRank}
+	plain := rank
+	plain.NextWeight = DefaultRankNextWeight
+	require.Equal(t, OfflineMemory(OfflineOptions{D: 5, Workers: 2, NextWeight: 1, Average: 0.5}, 100), OfflineMemory(rank, 100))
+	require.Greater(t, OfflineMemory(rank, 100), OfflineMemory(plain, 100))
 	require.Equal(t, int64(-1), OfflineMemory(OfflineOptions{D: 1 << 20, Workers: 1}, 1<<40))
 	require.Equal(t, int64(-1), OnlineMemory(OnlineOptions{D: 1 << 40}, 0, 1))
 }

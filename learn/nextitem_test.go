@@ -376,9 +376,9 @@ func TestRankStrong(t *testing.T) {
 	ctx := context.Background()
 	none, strong := &RankSetting{}, DefaultRankStrong()
 	base := OfflineOptions{D: 6, Seed: 3, MaxEpochs: 6, Objective: ObjectiveRank}
-	alone := func(w, a float64, ed int) *Result {
+	alone := func(w, a float64, ed int, avg float64) *Result {
 		o := base
-		o.NextWeight, o.Alpha, o.Beta, o.EarlyDecay, o.RankStrong = w, a, a, ed, none
+		o.NextWeight, o.Alpha, o.Beta, o.EarlyDecay, o.Average, o.RankStrong = w, a, a, ed, avg, none
 		r, err := TrainOffline(ctx, train, val, n, o)
 		require.NoError(t, err)
 		require.False(t, r.RankStrong)
@@ -387,10 +387,10 @@ func TestRankStrong(t *testing.T) {
 
 	// The strong run reaches the floor: it is returned.
 	o := base
-	o.NextWeight, o.RankStrong = 0.05, &RankSetting{NextWeight: 0.1, Alpha: 0.1, Beta: 0.1, EarlyDecay: 1}
+	o.NextWeight, o.RankStrong = 0.05, &RankSetting{NextWeight: 0.1, Alpha: 0.1, Beta: 0.1, EarlyDecay: 1, Average: 0.5}
 	got, err := TrainOffline(ctx, train, val, n, o)
 	require.NoError(t, err)
-	want := alone(0.1, 0.1, 1)
+	want := alone(0.1, 0.1, 1, 0.5)
 	require.Equal(t, SelectRanking, want.SelectedBy)
 	require.True(t, got.RankStrong)
 	require.Equal(t, 0.1, got.NextWeight)
@@ -398,11 +398,11 @@ func TestRankStrong(t *testing.T) {
 	require.Equal(t, want.Passes, got.Passes)
 
 	// It does not: the plain run follows and is returned.
-	o.RankStrong = &RankSetting{NextWeight: 64, Alpha: 1, Beta: 1, EarlyDecay: 2}
-	require.Equal(t, SelectLikelihood, alone(64, 1, 2).SelectedBy, "the strong setting must miss the floor")
+	o.RankStrong = &RankSetting{NextWeight: 64, Alpha: 1, Beta: 1, EarlyDecay: 2, Average: 0.5}
+	require.Equal(t, SelectLikelihood, alone(64, 1, 2, 0.5).SelectedBy, "the strong setting must miss the floor")
 	got, err = TrainOffline(ctx, train, val, n, o)
 	require.NoError(t, err)
-	want = alone(0.05, 0, 0)
+	want = alone(0.05, 0, 0, 0)
 	require.Equal(t, SelectRanking, want.SelectedBy)
 	require.False(t, got.RankStrong)
 	require.Equal(t, 0.05, got.NextWeight)
@@ -445,6 +445,7 @@ func TestRankStrong(t *testing.T) {
 		"NaN beta":       {NextWeight: 1, Beta: math.NaN()},
 		"infinite":       {NextWeight: math.Inf(1)},
 		"early decay":    {NextWeight: 1, EarlyDecay: -1},
+		"NaN average":    {NextWeight: 1, Average: math.NaN()},
 	} {
 		o := base
 		o.RankStrong = &s

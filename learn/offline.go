@@ -227,23 +227,26 @@ type OfflineOptions struct {
 
 // RankSetting is a setting of the rank objective's strong first run
 // (OfflineOptions.RankStrong): the next-item term's weight, the
-// regulariser's weights and the early decay, as the OfflineOptions fields
-// of those names; the other options are the plain run's.
+// regulariser's weights, the early decay and the moving average's
+// horizon, as the OfflineOptions fields of those names; the other options
+// are the plain run's.
 type RankSetting struct {
 	NextWeight  float64
 	Alpha, Beta float64
 	EarlyDecay  int
+	Average     float64
 }
 
 // DefaultRankStrong returns the rank objective's strong first run: twice
-// the plain run's next-item weight, the regulariser at α = β = 30 and the
-// learning rate halved after each of the first five checks. On UK Retail
+// the plain run's next-item weight, the regulariser at α = β = 30, the
+// learning rate halved after each of the first five checks and the
+// parameters averaged over about the last half pass. On UK Retail
 // and 3-category registries it reaches the likelihood floor and ranks
 // above the plain run; on catalogues of up to 100 items with two or three
 // items a basket (the Amazon registry categories, apparel) it does not,
 // and the plain run follows (learn/RANKING.md).
 func DefaultRankStrong() RankSetting {
-	return RankSetting{NextWeight: 1, Alpha: 30, Beta: 30, EarlyDecay: 5}
+	return RankSetting{NextWeight: 1, Alpha: 30, Beta: 30, EarlyDecay: 5, Average: 0.5}
 }
 
 func (o OfflineOptions) withDefaults() OfflineOptions {
@@ -385,8 +388,8 @@ func (opt OfflineOptions) validate() error {
 		return errors.New("learn: the next-item term (NextWeight) applies to minibatch training, not FullBatch")
 	}
 	if s := opt.RankStrong; s != nil {
-		if math.IsInf(s.NextWeight, 0) || !(s.Alpha >= 0 && s.Beta >= 0) || math.IsInf(s.Alpha+s.Beta, 0) || s.EarlyDecay < 0 {
-			return fmt.Errorf("learn: invalid strong rank setting %+v; want a finite weight, 0 ≤ α, β < ∞ and early decay ≥ 0", *s)
+		if math.IsInf(s.NextWeight, 0) || !(s.Alpha >= 0 && s.Beta >= 0) || math.IsInf(s.Alpha+s.Beta, 0) || s.EarlyDecay < 0 || !(s.Average >= 0) || math.IsInf(s.Average, 0) {
+			return fmt.Errorf("learn: invalid strong rank setting %+v; want a finite weight, 0 ≤ α, β, average < ∞ and early decay ≥ 0", *s)
 		}
 		if opt.FullBatch {
 			return errors.New("learn: the strong rank run (RankStrong) applies to minibatch training, not FullBatch")
@@ -468,7 +471,8 @@ func TrainOffline(ctx context.Context, train, val [][]int, n int, opt OfflineOpt
 	run, retries := opt, opt.RankRetries
 	strong := opt.RankStrong != nil && opt.Select == SelectRanking && len(val) > 0
 	if strong {
-		run.NextWeight, run.Alpha, run.Beta, run.EarlyDecay = opt.RankStrong.NextWeight, opt.RankStrong.Alpha, opt.RankStrong.Beta, opt.RankStrong.EarlyDecay
+		st := opt.RankStrong
+		run.NextWeight, run.Alpha, run.Beta, run.EarlyDecay, run.Average = st.NextWeight, st.Alpha, st.Beta, st.EarlyDecay, st.Average
 		retries++
 	}
 	res, err := trainOffline(ctx, train, val, n, run)
@@ -484,7 +488,7 @@ func TrainOffline(ctx context.Context, train, val [][]int, n int, opt OfflineOpt
 			}
 		}
 		if strong && r == 0 {
-			run.NextWeight, run.Alpha, run.Beta, run.EarlyDecay = opt.NextWeight, opt.Alpha, opt.Beta, opt.EarlyDecay
+			run.NextWeight, run.Alpha, run.Beta, run.EarlyDecay, run.Average = opt.NextWeight, opt.Alpha, opt.Beta, opt.EarlyDecay, opt.Average
 		} else {
 			run.NextWeight /= 2
 		}

@@ -466,7 +466,7 @@ func runLearn(e *env, args []string) error {
 	fs.Float64Var(&f.alpha, "alpha", 0, "regulariser weight α of Σ‖vᵢ‖²/μᵢᵖ (μᵢ: item i's training occurrences)")
 	fs.Float64Var(&f.beta, "beta", 0, "regulariser weight β of Σ‖bᵢ‖²/μᵢᵖ")
 	fs.Float64Var(&f.regPower, "reg-power", 0, "offline: the regulariser's power p of the occurrences μᵢ (default 1; 2 holds back rare items' embeddings)")
-	fs.BoolVar(&f.strong, "rank-strong", true, "offline, --objective rank with no --next-weight, --alpha, --beta, --early-decay or --average: train first with the strong setting (next-item weight "+strconv.FormatFloat(learn.DefaultRankStrong().NextWeight, 'g', -1, 64)+", --alpha and --beta "+strconv.FormatFloat(learn.DefaultRankStrong().Alpha, 'g', -1, 64)+", --early-decay "+strconv.Itoa(learn.DefaultRankStrong().EarlyDecay)+"), and with the plain one only when no validation check of it is as likely as the independent-items model (false: the plain one alone)")
+	fs.BoolVar(&f.strong, "rank-strong", true, "offline, --objective rank with no --next-weight, --alpha, --beta, --early-decay or --average: train first with the strong setting (next-item weight "+strconv.FormatFloat(learn.DefaultRankStrong().NextWeight, 'g', -1, 64)+", --alpha and --beta "+strconv.FormatFloat(learn.DefaultRankStrong().Alpha, 'g', -1, 64)+", --early-decay "+strconv.Itoa(learn.DefaultRankStrong().EarlyDecay)+", --average "+strconv.FormatFloat(learn.DefaultRankStrong().Average, 'g', -1, 64)+"), and with the plain one only when no validation check of it is as likely as the independent-items model (false: the plain one alone)")
 	fs.IntVar(&f.earlyDecay, "early-decay", 0, "offline: halve the learning rate after each of the first this many validation checks as well, progress or not (0: only after checks without progress)")
 	fs.Float64Var(&f.average, "average", 0, "offline: validate and return the parameters averaged over the steps of about this many passes (an exponential moving average; 0: none, each check's parameters)")
 	fs.StringVar(&f.optimizer, "optimizer", "adam", "online: adam or sgd")
@@ -556,7 +556,6 @@ func runLearn(e *env, args []string) error {
 		// The reading's garbage is collected before the learner's clock
 		// starts, so that it is not timed collecting it.
 		runtime.GC()
-		obj, _ := learn.ParseObjective(f.objective) // checked with the flags
 		var start *learn.Params
 		if f.start != "" {
 			if start, err = startParams(f.start, voc, f.g.budget); err != nil {
@@ -570,11 +569,9 @@ func runLearn(e *env, args []string) error {
 			}
 			bar.Set(int64(it), int64(maxIt))
 		}
-		res, err = learn.TrainOffline(e.context(), train, val, n, learn.OfflineOptions{D: f.d, Shared: f.shared, LowRank: !f.diag, Seed: f.seed, DiagLR: f.diagLR, RateScale: f.rateScale,
-			Progress: progressFn, LR: f.lr, Batch: f.batch, MaxEpochs: f.epochs, Patience: f.patience, Tolerance: f.tolerance, RankRetries: f.retries, Alpha: f.alpha, Beta: f.beta, Average: f.average, RegPower: f.regPower, EarlyDecay: f.earlyDecay,
-			FixC: f.fixC, Workers: f.g.threads, TimeLimit: f.timeLimit, TraceSet: traceSet(f.trace, val),
-			Objective: obj, NextWeight: f.libNextWeight(), NextShare: f.nextShare, NextNegatives: f.nextNegs,
-			Init: learn.InitOptions{Scale: f.initScale, Share: f.initShare}, InitMoments: f.moments, NextRandom: f.nextRandom, Key: eval.Keys(voc), Start: start, RankStrong: f.rankStrong()})
+		opt := f.offlineOptions()
+		opt.Progress, opt.TraceSet, opt.Key, opt.Start = progressFn, traceSet(f.trace, val), eval.Keys(voc), start
+		res, err = learn.TrainOffline(e.context(), train, val, n, opt)
 		bar.Finish()
 		if err != nil {
 			return err
@@ -692,7 +689,9 @@ func startParams(path string, voc *ndpp.Vocab, budget memlimit.Budget) (*learn.P
 // (learn.OfflineMemory, learn.OnlineMemory with a worker per thread)
 // exceeds the budget.
 func (f *learnFlags) checkMemory(n int) error {
-	need := learn.OfflineMemory(learn.OfflineOptions{D: f.d, Workers: max(f.g.threads, 1), NextWeight: f.libNextWeight(), Average: f.average}, n)
+	opt := f.offlineOptions()
+	opt.Workers = max(opt.Workers, 1)
+	need := learn.OfflineMemory(opt, n)
 	if f.mode == "online" {
 		need = learn.OnlineMemory(learn.OnlineOptions{D: f.d}, n, f.g.threads)
 	}
@@ -732,6 +731,18 @@ func rankNote(e *env, cmd string, met *eval.Metrics, m *ndpp.Model) {
 	if met.ZeroProbEps > 0 {
 		fmt.Fprintf(e.stderr, "%s: %d of %d test baskets have det(L_S + εI) = 0, so the ε test log-likelihood is -Inf\n", cmd, met.ZeroProbEps, met.Baskets)
 	}
+}
+
+// offlineOptions is the offline learner's options as the flags set them
+// (the caller adds the progress, trace, keys and start).
+func (f *learnFlags) offlineOptions() learn.OfflineOptions {
+	obj, _ := learn.ParseObjective(f.objective) // checked with the flags
+	return learn.OfflineOptions{D: f.d, Shared: f.shared, LowRank: !f.diag, Seed: f.seed, DiagLR: f.diagLR, RateScale: f.rateScale,
+		LR: f.lr, Batch: f.batch, MaxEpochs: f.epochs, Patience: f.patience, Tolerance: f.tolerance, RankRetries: f.retries,
+		Alpha: f.alpha, Beta: f.beta, Average: f.average, RegPower: f.regPower, EarlyDecay: f.earlyDecay, FixC: f.fixC,
+		Workers: f.g.threads, TimeLimit: f.timeLimit, Objective: obj, NextWeight: f.libNextWeight(), NextShare: f.nextShare,
+		NextNegatives: f.nextNegs, Init: learn.InitOptions{Scale: f.initScale, Share: f.initShare}, InitMoments: f.moments,
+		NextRandom: f.nextRandom, RankStrong: f.rankStrong()}
 }
 
 // rankStrong is --rank-strong as learn.OfflineOptions.RankStrong takes
