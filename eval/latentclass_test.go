@@ -150,7 +150,7 @@ func TestLatentClassErrors(t *testing.T) {
 
 // TestLatentClassAnalysis compares the NDPPs with latent class models of
 // K = 10, 30 and 100 components on the split of `ndpp-bench learn`
-// (learn/RANKING.md). It runs only when NDPP_MIX_DATA names a basket file
+// (eval/MIXTURES.md). It runs only when NDPP_MIX_DATA names a basket file
 // (NDPP_MIX_SEED: the split's seed).
 func TestLatentClassAnalysis(t *testing.T) {
 	a := loadAnalysisSplit(t, "NDPP_MIX_DATA", "NDPP_MIX_SEED")

@@ -16,7 +16,7 @@ import (
 )
 
 // ndppMixture is P(S) = Σ_k π_k det(L_k,S)/det(I + L_k), a mixture of
-// NDPPs: the prototype of learn/RANKING.md, for TestNDPPMixtureAnalysis.
+// NDPPs: the prototype of eval/MIXTURES.md, for TestNDPPMixtureAnalysis.
 // Its next-item score is P(Y+j)/P(Y) = Σ_k P(k | Y)·g_kj(Y), with g_k the
 // components' conditional gains.
 type ndppMixture struct {
@@ -115,7 +115,7 @@ func TestNDPPMixtureExact(t *testing.T) {
 	}
 }
 
-// TestNDPPMixtureAnalysis measures a first mixture of NDPPs (learn/RANKING.md):
+// TestNDPPMixtureAnalysis measures a first mixture of NDPPs (eval/MIXTURES.md):
 // the training and validation baskets are split by their most likely
 // component under the latent class baseline of K components
 // (NDPP_MIX_K, default 30), an NDPP with the defaults is learned on each
