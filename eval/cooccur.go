@@ -4,9 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
+	"sync"
 
-	"github.com/ndpp-go/ndpp/internal/f64"
 	"github.com/ndpp-go/ndpp/internal/memlimit"
 	"github.com/ndpp-go/ndpp/ndpp/baskets"
 )
@@ -18,12 +19,13 @@ import (
 // thousand, so on these data the counts are exact.
 const DefaultCooccurPairs = 1 << 21
 
-// CooccurBytesPerPair bounds the memory of one stored pair of a
-// Cooccurrence, in bytes: its table entry (8 bytes in a table 3/8 to 3/4
-// full: at most 22), its slot (key, count, overcount: 24), its heap place
-// (8) and its two entries of the adjacency lists that Evaluate builds
-// (24), at most 78 bytes (2²¹ pairs held take 96 MiB before the adjacency
-// lists).
+// CooccurBytesPerPair bounds the memory of one held pair of a
+// Cooccurrence, in bytes: its key, count and overcount (24) one and a half
+// times, as a batch of half a budget of pair increments is merged in place
+// (36), its share of the two batches' keys, the one filling and the one
+// merging (8), and of the buffer that sorts a batch and selects the counts
+// kept (12), then the two entries of the adjacency lists that Evaluate
+// builds (24): at most 80 bytes (2²¹ pairs take 112 MiB while counting).
 const CooccurBytesPerPair = 100
 
 // CooccurNorm is the normalisation of the co-occurrence score: how the
@@ -74,62 +76,70 @@ func (n CooccurNorm) String() string {
 // Cooccurrence counts items and pairs of items in training baskets, in
 // memory bounded by a budget of P pairs whatever the number of baskets
 // (NewCooccurrence). Each basket of s distinct items adds s(s−1)/2 pair
-// increments, each O(1) while fewer than P pairs are held and O(log P)
-// after.
+// increments.
 //
-// Below the budget the counts are exact. Once P distinct pairs are held, a
-// new pair replaces the held pair of smallest count (the space-saving
-// algorithm of Metwally, Agrawal and El Abbadi, 2005): the new pair starts
-// at that count plus one, and the count it inherits is kept as its
-// overcount. With N pair increments in all, the smallest held count is at
-// most N/P, every pair seen more often than the smallest held count is
-// held, and a held pair's count minus its overcount (the count the baseline
-// scores with, Count) never exceeds its true count, which never exceeds
-// the held count. So beyond the budget the baseline loses the rarest pairs
-// (their candidates fall back to the popularity order) and undercounts
-// pairs that were evicted and came back; frequent pairs keep their counts.
-// The rare pairs carry much of the baseline's signal: on UK Online Retail
-// (1.87 million pairs, all baskets counted), a budget of 5·10⁵ pairs
-// brings the paper MPR of 2,000 of the counted baskets from 94 to 73, and
-// 10⁵ pairs to 67, below popularity; Evictions says whether the budget was reached. Item counts
-// are exact and take O(items) memory.
+// The pair increments are gathered in batches of max(P/2, 64) and merged
+// into the held pairs, a sorted array of keys with their counts: a batch is
+// sorted by radix sort on the bits its item ids use, its equal keys
+// summed, and the result merged into the held pairs in one sequential
+// pass. So each increment costs a few sequential passes over memory, not a
+// random access to a table. A full batch is merged on a goroutine of its
+// own while Add fills the next one (Add waits for it when the next one is
+// full), so the caller of Add, a read-ahead goroutine of a learner's
+// stream for instance, is not held up for the length of a merge. A query
+// (Count, EachPair, Pairs, MinCount, Evictions, Evaluate) waits for that
+// merge and merges the pending increments.
 //
-// The pairs are held in an open-addressing table (linear probing on a
-// hash of the packed pair key, with a fingerprint of the hash beside each
-// slot number, so a probe rarely reads a key it does not want); the pairs
-// of a basket are hashed and their table lines prefetched before they are
-// counted in order. Before the first eviction each increment costs one
-// probe; after it, the min-heap keeps each count beside its slot number,
-// so the heap's comparisons read adjacent entries.
+// Below the budget the counts are exact. Beyond it, merging follows the
+// space-saving algorithm of Metwally, Agrawal and El Abbadi (2005) a batch
+// at a time, as its summaries merge (Agarwal et al., 2012): a pair new to
+// the held ones starts at its count in the batch plus the floor, the largest
+// count dropped so far, which it keeps as its overcount; then the P pairs of
+// largest count are kept (among equal counts at the cut, those of smaller
+// keys) and the rest dropped, the floor rising to the largest count dropped.
+// Every pair not held has a true count of at most the floor; a held pair's
+// count is an upper bound on its true count and its count minus its
+// overcount (the count the baseline scores with, Count) a lower bound; the
+// held counts add up to at most N, the pair increments, so the floor is at
+// most N/P. Beyond the budget the baseline loses the rarest pairs (their
+// candidates fall back to the popularity order) and undercounts pairs that
+// were dropped and came back; frequent pairs keep their counts. Which pairs
+// are held then depends on the batches, so on when queries came between the
+// baskets added. The rare pairs carry much of the baseline's signal: on UK
+// Online Retail (1.87 million pairs, all baskets counted), a budget of 5·10⁵
+// pairs brings the paper MPR of 2,000 of the counted baskets from 94 to 73,
+// and 10⁵ pairs to 67 (popularity: 64); Evictions says whether the budget
+// was reached. Item counts are exact and take O(items) memory.
 //
-// A Cooccurrence is not safe for concurrent use; Evaluate only reads it.
+// A Cooccurrence is not safe for concurrent use with Add; queries may run
+// concurrently with each other. No goroutine of its own runs after a query
+// returns.
 type Cooccurrence struct {
 	maxPairs int
+	batch    int // pair increments merged at once, max(maxPairs/2, 64)
 	baskets  int64
 	items    []int64 // c(i), the training baskets holding item i
 
-	// tab is the table of held pairs: 0 for an empty entry, else
-	// fp<<32 | slot+1 with fp the top 32 bits of the pair's hash (whose top
-	// bits are its home entry). len(tab) is a power of two, 1<<tabBits,
-	// and at most three quarters full.
-	tab     []uint64
-	tabBits uint
-
-	keys []uint64 // slot → pair key (lo<<32 | hi, lo < hi)
-	over []int64  // slot → overcount (count − over ≤ true count)
-	// Before the first eviction, cnt[slot] is the slot's count (an upper
-	// bound on the true count). After it, heap holds the slots as a
-	// min-heap on their counts, hcnt[p] is the count of heap[p], pos[slot]
-	// is the slot's place in the heap, and cnt is nil.
+	// The held pairs in increasing key order (lo<<32 | hi, lo < hi), their
+	// counts (upper bounds on the true counts) and overcounts (count −
+	// over ≤ true count).
+	keys []uint64
 	cnt  []int64
-	heap []int32
-	hcnt []int64
-	pos  []int32
+	over []int64
 
+	// pend holds the keys of the pair increments not merged yet, in order;
+	// while a full batch is merged (merging is open), spare is nil and
+	// the merge owns the batch and the held pairs, and when it ends spare
+	// is the batch's buffer, for the batch after pend.
+	pend, spare []uint64
+	merging     chan struct{}
+	sortb       []uint64 // the radix sort's second buffer; then the selection's
+
+	floor      int64 // the largest count dropped: every pair not held has at most this
 	increments int64 // pair increments so far, N
-	evictions  int64
+	evictions  int64 // pairs dropped
 	buf        []int
-	pend       []uint64        // the pair keys of the basket being counted
+	mu         sync.Mutex      // serialises the merge of a query
 	budget     memlimit.Budget // of the item counts (Add)
 }
 
@@ -152,18 +162,11 @@ func NewCooccurrence(maxPairs int, maxBytes int64) (*Cooccurrence, error) {
 	if err := budget.Check(fmt.Sprintf("co-occurrence counts of %d pairs", maxPairs), CooccurrenceMemory(maxPairs)); err != nil {
 		return nil, err
 	}
-	c := &Cooccurrence{maxPairs: maxPairs, budget: budget}
-	c.tabBits = 10
-	c.tab = make([]uint64, 1<<c.tabBits)
-	return c, nil
+	return &Cooccurrence{maxPairs: maxPairs, batch: max(maxPairs/2, 64), budget: budget}, nil
 }
 
 // pairKey packs the pair {a, b}, a < b, into one key.
 func pairKey(a, b int) uint64 { return uint64(a)<<32 | uint64(b) }
-
-// pairHash is the hash of a pair key (Fibonacci hashing: its top bits
-// are the home entry of the table).
-func pairHash(key uint64) uint64 { return key * 0x9E3779B97F4A7C15 }
 
 // Add counts one training basket of item ids: the basket, each distinct
 // item and each pair of distinct items once (a repeated item counts once).
@@ -186,198 +189,238 @@ func (c *Cooccurrence) Add(basket []int) error {
 		c.items = append(c.items, make([]int64, top+1-len(c.items))...)
 	}
 	c.baskets++
-	// The basket's pairs in the order they are counted, their table lines
-	// asked for ahead (the counts must follow that order: evictions depend
-	// on it).
-	pend := c.pend[:0]
+	c.increments += int64(len(s)) * int64(len(s)-1) / 2
 	for p, a := range s {
 		c.items[a]++
 		for _, b := range s[p+1:] {
-			key := pairKey(a, b)
-			pend = append(pend, key)
-			f64.Prefetch(c.tab[pairHash(key)>>(64-c.tabBits):][:1])
-		}
-	}
-	c.pend = pend
-	// Then the slot entries of the pairs held (their key, and count or
-	// heap place), from the first entry of each probe run, and the key
-	// of the heap's root, the next pair a new one evicts.
-	heap := c.heap != nil
-	for _, key := range pend {
-		h := pairHash(key)
-		if t := c.tab[h>>(64-c.tabBits)]; t>>32 == h>>32 {
-			s := uint32(t) - 1
-			f64.Prefetch(c.keys[s:][:1])
-			if heap {
-				f64.Prefetch(c.pos[s:][:1])
-			} else {
-				f64.Prefetch(c.cnt[s:][:1])
+			if len(c.pend) == cap(c.pend) {
+				// Doubling up to a batch, so that growing copies
+				// each key at most once on average.
+				c.pend = append(make([]uint64, 0, min(max(2*cap(c.pend), 1024), c.batch)), c.pend...)
+			}
+			c.pend = append(c.pend, pairKey(a, b))
+			if len(c.pend) == c.batch {
+				c.startMerge()
 			}
 		}
-	}
-	if heap {
-		f64.Prefetch(c.tab[pairHash(c.keys[c.heap[0]])>>(64-c.tabBits):][:1])
-		// Last, the heap entries of the pairs held.
-		for _, key := range pend {
-			h := pairHash(key)
-			if t := c.tab[h>>(64-c.tabBits)]; t>>32 == h>>32 {
-				p := int(c.pos[uint32(t)-1])
-				f64.Prefetch(c.hcnt[p:][:1])
-				if l := 2*p + 1; l < len(c.hcnt) {
-					f64.Prefetch(c.hcnt[l:][:1])
-				}
-			}
-		}
-	}
-	for _, key := range pend {
-		c.inc(key)
 	}
 	return nil
 }
 
-// find returns the table entry of key and its slot, or the empty entry
-// where key would go and -1.
-func (c *Cooccurrence) find(key uint64) (e uint64, slot int32) {
-	h := pairHash(key)
-	fp := h >> 32
-	mask := uint64(len(c.tab) - 1)
-	for e = h >> (64 - c.tabBits); ; e = (e + 1) & mask {
-		t := c.tab[e]
-		if t == 0 {
-			return e, -1
-		}
-		if t>>32 == fp && c.keys[uint32(t)-1] == key {
-			return e, int32(uint32(t) - 1)
-		}
+// startMerge hands the full batch pend to a merge on a goroutine of its
+// own, after the merge before it has ended, and starts the next batch.
+func (c *Cooccurrence) startMerge() {
+	c.waitMerge()
+	batch, w := c.pend, bits.Len(uint(len(c.items)-1))
+	c.pend, c.spare = c.spare[:0], nil
+	done := make(chan struct{})
+	c.merging = done
+	go func() {
+		defer close(done)
+		c.merge(batch, w)
+		c.spare = batch[:0]
+	}()
+}
+
+// waitMerge waits for the running merge, if any, to end.
+func (c *Cooccurrence) waitMerge() {
+	if c.merging != nil {
+		<-c.merging
+		c.merging = nil
 	}
 }
 
-// put writes slot's entry for key at the empty entry e.
-func (c *Cooccurrence) put(e, key uint64, slot int32) {
-	c.tab[e] = pairHash(key)>>32<<32 | uint64(slot+1)
+// settle merges the pending increments, for a query.
+func (c *Cooccurrence) settle() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.waitMerge()
+	c.merge(c.pend, bits.Len(uint(len(c.items)-1)))
+	c.pend = c.pend[:0]
 }
 
-// remove empties entry e, moving later entries of its probe run back so
-// that every held key stays reachable from its home entry.
-func (c *Cooccurrence) remove(e uint64) {
-	mask := uint64(len(c.tab) - 1)
-	shift := 32 - c.tabBits // home = fp >> shift
-	for j := (e + 1) & mask; ; j = (j + 1) & mask {
-		t := c.tab[j]
-		if t == 0 {
-			break
-		}
-		// Entry j may fill the hole at e unless its home lies
-		// cyclically in (e, j].
-		if home := t >> 32 >> shift; (j-home)&mask >= (j-e)&mask {
-			c.tab[e] = t
-			e = j
-		}
-	}
-	c.tab[e] = 0
-}
-
-// grow doubles the table and enters the held pairs anew.
-func (c *Cooccurrence) grow() {
-	c.tabBits++
-	c.tab = make([]uint64, 1<<c.tabBits)
-	for s, key := range c.keys {
-		e, _ := c.find(key)
-		c.put(e, key, int32(s))
-	}
-}
-
-// inc adds one to the count of a pair (space-saving beyond the budget).
-func (c *Cooccurrence) inc(key uint64) {
-	c.increments++
-	e, i := c.find(key)
-	if i >= 0 {
-		if c.heap == nil {
-			c.cnt[i]++
-		} else {
-			p := c.pos[i]
-			c.hcnt[p]++
-			c.down(int(p))
-		}
+// merge merges the pair increments of batch, of items below 2^w, into the
+// held pairs and, beyond the budget, keeps the pairs of largest count
+// (drop). It overwrites batch.
+func (c *Cooccurrence) merge(batch []uint64, w int) {
+	n := len(batch)
+	if n == 0 {
 		return
 	}
-	if n := len(c.keys); n < c.maxPairs {
-		if 4*(n+1) > 3*len(c.tab) {
-			c.grow()
-			e, _ = c.find(key)
-		}
-		if n == cap(c.keys) {
-			// Grow the slot arrays together, never past the budget.
-			m := min(c.maxPairs, max(1024, 2*n))
-			c.keys = slices.Grow(c.keys, m-n)
-			c.cnt = slices.Grow(c.cnt, m-n)
-			c.over = slices.Grow(c.over, m-n)
-		}
-		c.put(e, key, int32(n))
-		c.keys = append(c.keys, key)
-		c.cnt = append(c.cnt, 1)
-		c.over = append(c.over, 0)
-		return
+	if len(c.sortb) < n {
+		c.sortb = make([]uint64, max(n, c.batch))
 	}
-	if c.heap == nil {
-		c.buildHeap()
+	ks := sortPairKeys(batch, c.sortb[:n], w)
+	cs := c.sortb // the batch's counts, in the buffer ks is not
+	if &ks[0] == &c.sortb[0] {
+		cs = batch
 	}
-	// Replace the pair of smallest count, at the root.
-	r := c.heap[0]
-	old, _ := c.find(c.keys[r])
-	c.remove(old)
-	c.evictions++
-	m := c.hcnt[0]
-	c.keys[r], c.over[r] = key, m
-	c.hcnt[0] = m + 1
-	e, _ = c.find(key) // the removal may have moved key's empty entry
-	c.put(e, key, r)
-	c.down(0)
-}
-
-// buildHeap makes the min-heap of the held slots on their counts (at the
-// first eviction), the counts moving beside the heap's entries.
-func (c *Cooccurrence) buildHeap() {
-	n := len(c.keys)
-	c.heap, c.pos, c.hcnt = make([]int32, n), make([]int32, n), make([]int64, n)
-	for i := range c.heap {
-		c.heap[i], c.pos[i] = int32(i), int32(i)
-	}
-	copy(c.hcnt, c.cnt)
-	c.cnt = nil
-	for i := n/2 - 1; i >= 0; i-- {
-		c.down(i)
-	}
-}
-
-// down restores the min-heap on the counts below heap position i.
-func (c *Cooccurrence) down(i int) {
-	h, hc, n := c.heap, c.hcnt, len(c.heap)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			return
+	u := 0
+	for i := 0; i < n; {
+		j := i + 1
+		for j < n && ks[j] == ks[i] {
+			j++
 		}
-		j := l
-		if r := l + 1; r < n && hc[r] < hc[l] {
-			j = r
-		}
-		if hc[i] <= hc[j] {
-			return
-		}
-		h[i], h[j] = h[j], h[i]
-		hc[i], hc[j] = hc[j], hc[i]
-		c.pos[h[i]], c.pos[h[j]] = int32(i), int32(j)
+		ks[u], cs[u] = ks[i], uint64(j-i)
+		u++
 		i = j
 	}
+	ks, cs = ks[:u], cs[:u]
+	// The merged length, then the merge from the back, in place.
+	old, m := len(c.keys), len(c.keys)+u
+	for i, j := 0, 0; i < old && j < u; {
+		switch k := c.keys[i]; {
+		case k < ks[j]:
+			i++
+		case k > ks[j]:
+			j++
+		default:
+			m--
+			i++
+			j++
+		}
+	}
+	c.grow(m)
+	i, w := old-1, m-1
+	for j := u - 1; j >= 0; w-- {
+		switch {
+		case i >= 0 && c.keys[i] > ks[j]:
+			c.keys[w], c.cnt[w], c.over[w] = c.keys[i], c.cnt[i], c.over[i]
+			i--
+		case i >= 0 && c.keys[i] == ks[j]:
+			c.keys[w], c.cnt[w], c.over[w] = c.keys[i], c.cnt[i]+int64(cs[j]), c.over[i]
+			i--
+			j--
+		default:
+			c.keys[w], c.cnt[w], c.over[w] = ks[j], int64(cs[j])+c.floor, c.floor
+			j--
+		}
+	}
+	if m > c.maxPairs {
+		c.drop()
+	}
 }
 
-// count returns the count of slot s (an upper bound on its true count).
-func (c *Cooccurrence) count(s int) int64 {
-	if c.heap == nil {
-		return c.cnt[s]
+// grow sets the length of the held pairs' arrays to m, their capacity
+// growing by doubling up to the budget plus a batch.
+func (c *Cooccurrence) grow(m int) {
+	if m > cap(c.keys) {
+		capacity := min(max(2*cap(c.keys), m, 1024), c.maxPairs+c.batch)
+		c.keys = append(make([]uint64, 0, capacity), c.keys...)
+		c.cnt = append(make([]int64, 0, capacity), c.cnt...)
+		c.over = append(make([]int64, 0, capacity), c.over...)
 	}
-	return c.hcnt[c.pos[s]]
+	c.keys, c.cnt, c.over = c.keys[:m], c.cnt[:m], c.over[:m]
+}
+
+// drop keeps the maxPairs held pairs of largest count, among equal counts
+// at the cut those of smaller keys, and raises the floor to the largest
+// count dropped.
+func (c *Cooccurrence) drop() {
+	n, k := len(c.keys), c.maxPairs
+	if len(c.sortb) < n {
+		c.sortb = make([]uint64, c.maxPairs+c.batch) // n at most
+	}
+	sel := c.sortb[:n]
+	for i, x := range c.cnt {
+		sel[i] = uint64(x)
+	}
+	t := int64(kthLargest(sel, k))
+	ties := k // the pairs of count t kept
+	for _, x := range c.cnt {
+		if x > t {
+			ties--
+		}
+	}
+	w, dropped := 0, int64(0)
+	for i, x := range c.cnt {
+		if x > t || x == t && ties > 0 {
+			if x == t {
+				ties--
+			}
+			c.keys[w], c.cnt[w], c.over[w] = c.keys[i], x, c.over[i]
+			w++
+		} else {
+			dropped = max(dropped, x)
+		}
+	}
+	c.keys, c.cnt, c.over = c.keys[:w], c.cnt[:w], c.over[:w]
+	c.evictions += int64(n - w)
+	c.floor = max(c.floor, dropped)
+}
+
+// sortPairKeys sorts the pair keys of items below 2^w by radix sort on
+// their 2w bits, in digits of at most 11 bits, with buf (as long as keys)
+// as the second buffer, and returns the sorted keys: keys or buf.
+func sortPairKeys(keys, buf []uint64, w int) []uint64 {
+	nb := 2 * w
+	if nb == 0 || len(keys) < 2 {
+		return keys
+	}
+	passes := (nb + 10) / 11
+	dw := (nb + passes - 1) / passes
+	mask := uint64(1)<<dw - 1
+	packed := func(k uint64) uint64 { return k>>32<<w | k&math.MaxUint32 }
+	hist := make([][1 << 11]int, passes)
+	for _, k := range keys {
+		x := packed(k)
+		for p := range hist {
+			hist[p][x>>(p*dw)&mask]++
+		}
+	}
+	src, dst := keys, buf
+	for p := range hist {
+		sh, h := p*dw, &hist[p]
+		if h[packed(src[0])>>sh&mask] == len(keys) {
+			continue // one digit: the pass would move nothing
+		}
+		sum := 0
+		for d, c := range h[:mask+1] {
+			h[d] = sum
+			sum += c
+		}
+		dst = dst[:len(src)]
+		for _, k := range src {
+			d := packed(k) >> sh & mask
+			dst[h[d]] = k
+			h[d]++
+		}
+		src, dst = dst, src
+	}
+	return src
+}
+
+// kthLargest returns the k-th largest of a (1 ≤ k ≤ len(a)), reordering a
+// (quickselect with Hoare's partition and a median-of-three pivot).
+func kthLargest(a []uint64, k int) uint64 {
+	lo, hi, t := 0, len(a)-1, k-1
+	for lo < hi {
+		x, y, z := a[lo], a[lo+(hi-lo)/2], a[hi]
+		p := max(min(x, y), min(max(x, y), z)) // the median of the three
+		i, j := lo, hi
+		for i <= j {
+			for a[i] > p {
+				i++
+			}
+			for a[j] < p {
+				j--
+			}
+			if i <= j {
+				a[i], a[j] = a[j], a[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case t <= j:
+			hi = j
+		case t >= i:
+			lo = i
+		default:
+			return a[t] // between the parts: equal to the pivot
+		}
+	}
+	return a[t]
 }
 
 // Baskets returns the number of baskets counted.
@@ -400,44 +443,49 @@ func (c *Cooccurrence) Count(i, j int) (lower, upper int64) {
 	if i == j || i < 0 || j < 0 || i > math.MaxInt32 || j > math.MaxInt32 {
 		return 0, 0
 	}
-	_, s := c.find(pairKey(min(i, j), max(i, j)))
-	if s < 0 {
+	c.settle()
+	s, ok := slices.BinarySearch(c.keys, pairKey(min(i, j), max(i, j)))
+	if !ok {
 		return 0, 0
 	}
-	n := c.count(int(s))
-	return n - c.over[s], n
+	return c.cnt[s] - c.over[s], c.cnt[s]
 }
 
 // Pairs returns the number of distinct pairs held (at most the budget).
-func (c *Cooccurrence) Pairs() int { return len(c.keys) }
+func (c *Cooccurrence) Pairs() int {
+	c.settle()
+	return len(c.keys)
+}
 
 // EachPair calls f for every pair {i, j} held (i < j) whose count as Count
-// gives it (the lower one) is positive, in no particular order, until f
-// returns false.
+// gives it (the lower one) is positive, in increasing order of (i, j),
+// until f returns false.
 func (c *Cooccurrence) EachPair(f func(i, j int, count int64) bool) {
+	c.settle()
 	for s, k := range c.keys {
-		if n := c.count(s) - c.over[s]; n > 0 && !f(int(k>>32), int(uint32(k)), n) {
+		if n := c.cnt[s] - c.over[s]; n > 0 && !f(int(k>>32), int(uint32(k)), n) {
 			return
 		}
 	}
 }
 
-// Evictions returns how many held pairs a new pair has replaced; 0 means
-// every count is exact.
-func (c *Cooccurrence) Evictions() int64 { return c.evictions }
+// Evictions returns how many held pairs have been dropped to keep within
+// the budget; 0 means every count is exact.
+func (c *Cooccurrence) Evictions() int64 {
+	c.settle()
+	return c.evictions
+}
 
 // Increments returns N, the pair increments so far (Σ s(s−1)/2 over the
 // baskets counted).
 func (c *Cooccurrence) Increments() int64 { return c.increments }
 
-// MinCount returns the smallest held count once pairs have been evicted (a
-// bound on the true count of every pair not held, at most
-// Increments/budget), and 0 before.
+// MinCount returns the largest count dropped once pairs have been dropped
+// (a bound on the true count of every pair not held, at most
+// Increments/budget, and at most every held count), and 0 before.
 func (c *Cooccurrence) MinCount() int64 {
-	if c.heap == nil {
-		return 0
-	}
-	return c.hcnt[0]
+	c.settle()
+	return c.floor
 }
 
 // Counting returns a Source that yields src's baskets and counts each in c
@@ -487,13 +535,14 @@ func (c *Cooccurrence) scorer(n int, norm CooccurNorm) (*cooccurScorer, error) {
 			}
 		}
 	}
+	c.settle()
 	sc := &cooccurScorer{n: n, norm: norm, count: make([]float64, n), start: make([]int32, n+1)}
 	for i := range min(n, len(c.items)) {
 		sc.count[i] = float64(c.items[i])
 	}
 	deg := sc.start[1:]
 	for s, k := range c.keys {
-		if c.count(s) > c.over[s] {
+		if c.cnt[s] > c.over[s] {
 			deg[k>>32]++
 			deg[k&math.MaxUint32]++
 		}
@@ -510,7 +559,7 @@ func (c *Cooccurrence) scorer(n int, norm CooccurNorm) (*cooccurScorer, error) {
 		fill[a]++
 	}
 	for s, k := range c.keys {
-		if g := c.count(s) - c.over[s]; g > 0 {
+		if g := c.cnt[s] - c.over[s]; g > 0 {
 			a, b := k>>32, k&math.MaxUint32
 			put(a, b, float64(g))
 			put(b, a, float64(g))

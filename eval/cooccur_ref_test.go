@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -8,117 +9,152 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// refCooccur is the space-saving pair counter written plainly (a Go map
-// from pair key to slot, a min-heap of slots on their counts): the
-// reference that Cooccurrence's open-addressing table and heap must follow
-// increment by increment, evictions (and so ties) included.
+// refCooccur is the batched space-saving pair counter written plainly (Go
+// maps of counts and overcounts, a batch merged by sorting the held pairs
+// on count): the reference that Cooccurrence's sorted arrays, radix sort,
+// selection and background merges must follow batch by batch, drops (and
+// so ties) included.
 type refCooccur struct {
-	maxPairs  int
-	idx       map[uint64]int32
-	keys      []uint64
-	cnt, over []int64
-	heap, pos []int32
-	evictions int64
+	maxPairs, batch int
+	cnt, over       map[uint64]int64
+	pend            []uint64
+	floor           int64
+	evictions       int64
+}
+
+func newRefCooccur(maxPairs, batch int) *refCooccur {
+	return &refCooccur{maxPairs: maxPairs, batch: batch, cnt: map[uint64]int64{}, over: map[uint64]int64{}}
 }
 
 func (c *refCooccur) add(basket []int) {
 	s := slices.Compact(slices.Sorted(slices.Values(basket)))
 	for p, a := range s {
 		for _, b := range s[p+1:] {
-			c.inc(pairKey(a, b))
+			c.pend = append(c.pend, pairKey(a, b))
+			if len(c.pend) == c.batch {
+				c.merge()
+			}
 		}
 	}
 }
 
-func (c *refCooccur) inc(key uint64) {
-	if i, ok := c.idx[key]; ok {
-		c.cnt[i]++
-		if c.heap != nil {
-			c.down(int(c.pos[i]))
+// merge merges the pending increments, as a query does.
+func (c *refCooccur) merge() {
+	agg := map[uint64]int64{}
+	for _, k := range c.pend {
+		agg[k]++
+	}
+	c.pend = nil
+	for k, n := range agg {
+		if _, ok := c.cnt[k]; ok {
+			c.cnt[k] += n
+		} else {
+			c.cnt[k], c.over[k] = n+c.floor, c.floor
 		}
+	}
+	if len(c.cnt) <= c.maxPairs {
 		return
 	}
-	if len(c.keys) < c.maxPairs {
-		c.idx[key] = int32(len(c.keys))
-		c.keys = append(c.keys, key)
-		c.cnt = append(c.cnt, 1)
-		c.over = append(c.over, 0)
-		return
+	keys := make([]uint64, 0, len(c.cnt))
+	for k := range c.cnt {
+		keys = append(keys, k)
 	}
-	if c.heap == nil {
-		c.heap, c.pos = make([]int32, len(c.keys)), make([]int32, len(c.keys))
-		for i := range c.heap {
-			c.heap[i], c.pos[i] = int32(i), int32(i)
-		}
-		for i := len(c.heap)/2 - 1; i >= 0; i-- {
-			c.down(i)
-		}
-	}
-	r := c.heap[0]
-	delete(c.idx, c.keys[r])
-	c.evictions++
-	m := c.cnt[r]
-	c.keys[r], c.cnt[r], c.over[r] = key, m+1, m
-	c.idx[key] = r
-	c.down(0)
-}
-
-func (c *refCooccur) down(i int) {
-	h, n := c.heap, len(c.heap)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			return
-		}
-		j := l
-		if r := l + 1; r < n && c.cnt[h[r]] < c.cnt[h[l]] {
-			j = r
-		}
-		if c.cnt[h[i]] <= c.cnt[h[j]] {
-			return
-		}
-		h[i], h[j] = h[j], h[i]
-		c.pos[h[i]], c.pos[h[j]] = int32(i), int32(j)
-		i = j
+	// Largest counts first, smaller keys first among equal counts.
+	slices.SortFunc(keys, func(a, b uint64) int {
+		return cmp.Or(cmp.Compare(c.cnt[b], c.cnt[a]), cmp.Compare(a, b))
+	})
+	for _, k := range keys[c.maxPairs:] {
+		c.floor = max(c.floor, c.cnt[k])
+		delete(c.cnt, k)
+		delete(c.over, k)
+		c.evictions++
 	}
 }
 
 // TestCooccurrenceFollowsReference checks that Cooccurrence holds the
-// reference counter's pairs with its counts and overcounts, its evictions
-// and its smallest held count, basket by basket, below and beyond the
-// budget (the table growing, the heap built, pairs evicted and coming
-// back). The scores depend on the held pairs and their counts only, so
-// equal counts give the reference's evaluation.
+// reference counter's pairs with its counts and overcounts, its drops and
+// its floor, at queries every 50 baskets, below and beyond the budget (the
+// held pairs growing, merged on their goroutine, pairs dropped and coming
+// back), with the default batches and with small ones (many merges
+// between two queries, baskets split across batches). The scores depend on
+// the held pairs and their counts only, so equal counts give the
+// reference's evaluation.
 func TestCooccurrenceFollowsReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 3))
-	for _, tc := range []struct{ n, size, budget int }{{40, 8, 1}, {40, 8, 5}, {60, 10, 300}, {200, 12, 2000}, {200, 12, 1 << 20}, {3000, 20, 5000}} {
+	for _, tc := range []struct{ n, size, budget, batch int }{
+		{40, 8, 1, 0}, {40, 8, 5, 0}, {60, 10, 300, 0}, {200, 12, 2000, 0}, {200, 12, 1 << 20, 0}, {3000, 20, 5000, 0},
+		{40, 8, 5, 3}, {200, 12, 2000, 97}, {3000, 20, 5000, 1000}, {1 << 20, 20, 5000, 700},
+	} {
 		train := randBaskets(rng, 600, tc.n, tc.size)
 		c, err := NewCooccurrence(tc.budget, 0)
 		require.NoError(t, err)
-		ref := &refCooccur{maxPairs: tc.budget, idx: map[uint64]int32{}}
+		if tc.batch > 0 {
+			c.batch = tc.batch
+		}
+		ref := newRefCooccur(tc.budget, c.batch)
 		for b, s := range train {
 			require.NoError(t, c.Add(s))
 			ref.add(s)
 			if b%50 != 49 && b != len(train)-1 {
 				continue
 			}
-			require.Equal(t, len(ref.keys), c.Pairs())
+			ref.merge()
+			require.Equal(t, len(ref.cnt), c.Pairs())
 			require.Equal(t, ref.evictions, c.Evictions())
-			wantMin := int64(0)
-			if ref.heap != nil {
-				wantMin = ref.cnt[ref.heap[0]]
-			}
-			require.Equal(t, wantMin, c.MinCount())
-			for s, k := range ref.keys {
+			require.Equal(t, ref.floor, c.MinCount())
+			for k, n := range ref.cnt {
 				lo, hi := c.Count(int(k>>32), int(k&0xffffffff))
-				require.Equal(t, ref.cnt[s]-ref.over[s], lo, "pair %d–%d", k>>32, k&0xffffffff)
-				require.Equal(t, ref.cnt[s], hi)
+				require.Equal(t, n-ref.over[k], lo, "pair %d–%d", k>>32, k&0xffffffff)
+				require.Equal(t, n, hi)
 			}
 		}
 		if tc.budget >= 1<<20 {
 			require.Zero(t, c.Evictions())
 		} else {
 			require.Positive(t, c.Evictions())
+		}
+	}
+}
+
+// TestSortPairKeys checks the radix sort against slices.Sort on keys of
+// every id width, including one digit shared by all keys.
+func TestSortPairKeys(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	for _, w := range []int{1, 2, 5, 11, 12, 17, 23, 31} {
+		for _, n := range []int{0, 1, 2, 3, 100, 5000} {
+			keys := make([]uint64, n)
+			for i := range keys {
+				a, b := rng.IntN(1<<w), rng.IntN(1<<w)
+				if w > 20 && i%2 == 0 {
+					a = 7 // a digit shared by half of the keys
+				}
+				keys[i] = pairKey(a, b)
+			}
+			want := slices.Sorted(slices.Values(slices.Clone(keys)))
+			got := sortPairKeys(keys, make([]uint64, n), w)
+			require.Equal(t, len(want), len(got))
+			require.True(t, slices.Equal(want, got), "w=%d n=%d", w, n)
+		}
+	}
+}
+
+// TestKthLargest checks the selection against a sort, on counts with many
+// ties.
+func TestKthLargest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	for _, n := range []int{1, 2, 3, 10, 1000} {
+		for _, spread := range []int{1, 3, 1 << 20} {
+			a := make([]uint64, n)
+			for i := range a {
+				a[i] = uint64(rng.IntN(spread))
+			}
+			sorted := slices.Sorted(slices.Values(a))
+			for _, k := range []int{1, 2, n / 2, n} {
+				if k < 1 || k > n {
+					continue
+				}
+				require.Equal(t, sorted[n-k], kthLargest(slices.Clone(a), k), "n=%d k=%d", n, k)
+			}
 		}
 	}
 }

@@ -286,7 +286,7 @@ func TestCooccurrenceBudget(t *testing.T) {
 			}
 		}
 		require.Equal(t, c.Pairs(), held)
-		require.Equal(t, total, sum, "held counts add up to N")
+		require.LessOrEqual(t, sum, total, "held counts add up to at most N")
 		// Evaluation still works from the held pairs.
 		_, err = c.Evaluate(context.Background(), train[:50], n, DefaultCooccurNorm, Options{})
 		require.NoError(t, err)
@@ -359,5 +359,48 @@ func TestCooccurrenceEachPair(t *testing.T) {
 		calls := 0
 		c.EachPair(func(int, int, int64) bool { calls++; return false })
 		require.Equal(t, 1, calls)
+	}
+}
+
+// BenchmarkCooccurrenceAdd counts 5·10⁴ random baskets of 8 items over 10⁵
+// items (1.4·10⁶ pair increments, nearly all distinct pairs) in the
+// default budget (exact) and in a quarter of it (pairs dropped), queries
+// included: ns/increment is the counting's cost per pair increment.
+func BenchmarkCooccurrenceAdd(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	const n, m, k = 100000, 50000, 8
+	train := make([][]int, m)
+	var incs float64
+	for i := range train {
+		s := make([]int, k)
+		for j := range s {
+			s[j] = rng.IntN(n)
+		}
+		train[i] = s
+		u := len(slices.Compact(slices.Sorted(slices.Values(s))))
+		incs += float64(u * (u - 1) / 2)
+	}
+	for _, bc := range []struct {
+		name  string
+		pairs int
+	}{{"regime=exact", DefaultCooccurPairs}, {"regime=bounded", DefaultCooccurPairs / 4}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				c, err := NewCooccurrence(bc.pairs, 0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, s := range train {
+					if err := c.Add(s); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if c.Pairs() == 0 {
+					b.Fatal("no pairs")
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/incs, "ns/increment")
+		})
 	}
 }

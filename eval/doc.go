@@ -74,8 +74,9 @@
 // percentile rank's denominator and none is dropped by the s_j ≠ 0 rule.
 // It scores candidates, not baskets: it has no log-likelihood, and no AUC.
 // Pair counts are held within a budget of pairs whatever the number of
-// baskets (exact below it, space-saving beyond), so an online learner's
-// stream is counted in the same pass (Cooccurrence.Counting). The latent
+// baskets (exact below it, space-saving a batch at a time beyond), so an
+// online learner's stream is counted in the same pass
+// (Cooccurrence.Counting). The latent
 // class baseline (LatentClass, LatentClassBaseline) is a mixture of
 // DefaultLatentClasses independent-items models fitted by EM, evaluated
 // with its exact log-likelihood and its gains P(Y+j)/P(Y). Co-occurrence
@@ -115,6 +116,9 @@
 //   - A. Metwally, D. Agrawal, A. El Abbadi. Efficient Computation of
 //     Frequent and Top-k Elements in Data Streams. ICDT 2005 (the
 //     space-saving pair counts).
+//   - P. K. Agarwal, G. Cormode, Z. Huang, J. Phillips, Z. Wei, K. Yi.
+//     Mergeable Summaries. PODS 2012 (space-saving merged a batch at a
+//     time).
 //   - docs/math.md in the repository (the metrics, and what a conditional
 //     gain can express).
 package eval
