@@ -20,12 +20,13 @@ import (
 const DefaultCooccurPairs = 1 << 21
 
 // CooccurBytesPerPair bounds the memory of one held pair of a
-// Cooccurrence, in bytes: its key, count and overcount (24) one and a half
-// times, as a batch of half a budget of pair increments is merged in place
-// (36), its share of the two batches' keys, the one filling and the one
-// merging (8), and of the buffer that sorts a batch and selects the counts
-// kept (12), then the two entries of the adjacency lists that Evaluate
-// builds (24): at most 80 bytes (2²¹ pairs take 112 MiB while counting).
+// Cooccurrence, in bytes: its key, count and overcount (16) one and a
+// quarter times, as a batch of a quarter of a budget of pair increments is
+// merged in place (20), its share of the two batches' keys, the one
+// filling and the one merging (4), and of the buffer that sorts a batch and
+// selects the counts kept (10), then the two entries of the adjacency lists
+// that Evaluate builds (24): at most 58 bytes (2²¹ pairs take 68 MiB while
+// counting).
 const CooccurBytesPerPair = 100
 
 // CooccurNorm is the normalisation of the co-occurrence score: how the
@@ -78,7 +79,7 @@ func (n CooccurNorm) String() string {
 // (NewCooccurrence). Each basket of s distinct items adds s(s−1)/2 pair
 // increments.
 //
-// The pair increments are gathered in batches of max(P/2, 64) and merged
+// The pair increments are gathered in batches of max(P/4, 64) and merged
 // into the held pairs, a sorted array of keys with their counts: a batch is
 // sorted by radix sort on the bits its item ids use, its equal keys
 // summed, and the result merged into the held pairs in one sequential
@@ -116,16 +117,16 @@ func (n CooccurNorm) String() string {
 // returns.
 type Cooccurrence struct {
 	maxPairs int
-	batch    int // pair increments merged at once, max(maxPairs/2, 64)
+	batch    int // pair increments merged at once, max(maxPairs/4, 64)
 	baskets  int64
 	items    []int64 // c(i), the training baskets holding item i
 
 	// The held pairs in increasing key order (lo<<32 | hi, lo < hi), their
-	// counts (upper bounds on the true counts) and overcounts (count −
-	// over ≤ true count).
+	// counts (upper bounds on the true counts, at most the baskets
+	// counted) and overcounts (count − over ≤ true count).
 	keys []uint64
-	cnt  []int64
-	over []int64
+	cnt  []uint32
+	over []uint32
 
 	// pend holds the keys of the pair increments not merged yet, in order;
 	// while a full batch is merged (merging is open), spare is nil and
@@ -135,9 +136,9 @@ type Cooccurrence struct {
 	merging     chan struct{}
 	sortb       []uint64 // the radix sort's second buffer; then the selection's
 
-	floor      int64 // the largest count dropped: every pair not held has at most this
-	increments int64 // pair increments so far, N
-	evictions  int64 // pairs dropped
+	floor      uint32 // the largest count dropped: every pair not held has at most this
+	increments int64  // pair increments so far, N
+	evictions  int64  // pairs dropped
 	buf        []int
 	mu         sync.Mutex      // serialises the merge of a query
 	budget     memlimit.Budget // of the item counts (Add)
@@ -162,16 +163,25 @@ func NewCooccurrence(maxPairs int, maxBytes int64) (*Cooccurrence, error) {
 	if err := budget.Check(fmt.Sprintf("co-occurrence counts of %d pairs", maxPairs), CooccurrenceMemory(maxPairs)); err != nil {
 		return nil, err
 	}
-	return &Cooccurrence{maxPairs: maxPairs, batch: max(maxPairs/2, 64), budget: budget}, nil
+	return &Cooccurrence{maxPairs: maxPairs, batch: max(maxPairs/4, 64), budget: budget}, nil
 }
+
+// MaxCooccurBaskets is the number of baskets a Cooccurrence counts at
+// most: a pair's held count never exceeds the baskets counted, and counts
+// are held in 32 bits.
+const MaxCooccurBaskets = math.MaxUint32
 
 // pairKey packs the pair {a, b}, a < b, into one key.
 func pairKey(a, b int) uint64 { return uint64(a)<<32 | uint64(b) }
 
 // Add counts one training basket of item ids: the basket, each distinct
 // item and each pair of distinct items once (a repeated item counts once).
-// An id out of [0, 2³¹) is an error and leaves the counter unchanged.
+// An id out of [0, 2³¹), or a basket beyond MaxCooccurBaskets, is an error
+// and leaves the counter unchanged.
 func (c *Cooccurrence) Add(basket []int) error {
+	if c.baskets >= MaxCooccurBaskets {
+		return fmt.Errorf("eval: co-occurrence: more than %d baskets", int64(MaxCooccurBaskets))
+	}
 	for _, it := range basket {
 		if it < 0 || it > math.MaxInt32 {
 			return fmt.Errorf("eval: co-occurrence: item id %d out of [0, 2³¹)", it)
@@ -288,11 +298,11 @@ func (c *Cooccurrence) merge(batch []uint64, w int) {
 			c.keys[w], c.cnt[w], c.over[w] = c.keys[i], c.cnt[i], c.over[i]
 			i--
 		case i >= 0 && c.keys[i] == ks[j]:
-			c.keys[w], c.cnt[w], c.over[w] = c.keys[i], c.cnt[i]+int64(cs[j]), c.over[i]
+			c.keys[w], c.cnt[w], c.over[w] = c.keys[i], c.cnt[i]+uint32(cs[j]), c.over[i]
 			i--
 			j--
 		default:
-			c.keys[w], c.cnt[w], c.over[w] = ks[j], int64(cs[j])+c.floor, c.floor
+			c.keys[w], c.cnt[w], c.over[w] = ks[j], uint32(cs[j])+c.floor, c.floor
 			j--
 		}
 	}
@@ -307,8 +317,8 @@ func (c *Cooccurrence) grow(m int) {
 	if m > cap(c.keys) {
 		capacity := min(max(2*cap(c.keys), m, 1024), c.maxPairs+c.batch)
 		c.keys = append(make([]uint64, 0, capacity), c.keys...)
-		c.cnt = append(make([]int64, 0, capacity), c.cnt...)
-		c.over = append(make([]int64, 0, capacity), c.over...)
+		c.cnt = append(make([]uint32, 0, capacity), c.cnt...)
+		c.over = append(make([]uint32, 0, capacity), c.over...)
 	}
 	c.keys, c.cnt, c.over = c.keys[:m], c.cnt[:m], c.over[:m]
 }
@@ -325,14 +335,14 @@ func (c *Cooccurrence) drop() {
 	for i, x := range c.cnt {
 		sel[i] = uint64(x)
 	}
-	t := int64(kthLargest(sel, k))
+	t := uint32(kthLargest(sel, k))
 	ties := k // the pairs of count t kept
 	for _, x := range c.cnt {
 		if x > t {
 			ties--
 		}
 	}
-	w, dropped := 0, int64(0)
+	w, dropped := 0, uint32(0)
 	for i, x := range c.cnt {
 		if x > t || x == t && ties > 0 {
 			if x == t {
@@ -448,7 +458,7 @@ func (c *Cooccurrence) Count(i, j int) (lower, upper int64) {
 	if !ok {
 		return 0, 0
 	}
-	return c.cnt[s] - c.over[s], c.cnt[s]
+	return int64(c.cnt[s] - c.over[s]), int64(c.cnt[s])
 }
 
 // Pairs returns the number of distinct pairs held (at most the budget).
@@ -463,7 +473,7 @@ func (c *Cooccurrence) Pairs() int {
 func (c *Cooccurrence) EachPair(f func(i, j int, count int64) bool) {
 	c.settle()
 	for s, k := range c.keys {
-		if n := c.cnt[s] - c.over[s]; n > 0 && !f(int(k>>32), int(uint32(k)), n) {
+		if n := int64(c.cnt[s] - c.over[s]); n > 0 && !f(int(k>>32), int(uint32(k)), n) {
 			return
 		}
 	}
@@ -485,7 +495,7 @@ func (c *Cooccurrence) Increments() int64 { return c.increments }
 // Increments/budget, and at most every held count), and 0 before.
 func (c *Cooccurrence) MinCount() int64 {
 	c.settle()
-	return c.floor
+	return int64(c.floor)
 }
 
 // Counting returns a Source that yields src's baskets and counts each in c

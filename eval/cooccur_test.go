@@ -324,6 +324,12 @@ func TestCooccurrenceErrors(t *testing.T) {
 	require.Error(t, err)
 	_, err = CooccurrenceBaseline(context.Background(), [][]int{{0, 0}}, [][]int{{0, 1}}, 2, Options{})
 	require.Error(t, err)
+	// Counts are held in 32 bits: the basket after MaxCooccurBaskets is
+	// refused.
+	c.baskets = MaxCooccurBaskets
+	require.ErrorContains(t, c.Add([]int{1, 2}), "more than")
+	require.Equal(t, int64(MaxCooccurBaskets), c.Baskets())
+	require.Zero(t, c.ItemCount(1))
 }
 
 // TestCooccurrenceEachPair: EachPair visits every pair with a positive
