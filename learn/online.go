@@ -310,8 +310,6 @@ type Online struct {
 	kz    kzScratch
 	// redo is redoRow as a value made once.
 	redo func(dst []float64, i int)
-	// z1 holds the changed columns' values for a snapshot.
-	z1 []float64
 	// factored reports that np holds a factorisation (it is redone every
 	// FactorEvery baskets, counted by position so that resuming from a
 	// checkpoint refactors at the same steps).

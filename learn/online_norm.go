@@ -87,12 +87,12 @@ func (o *Online) redoRow(dst []float64, i int) {
 // values and C (run at once when now is set).
 func (o *Online) snapshot(now bool) {
 	m := 2 * o.p.Dim
-	o.z1 = resize(o.z1, len(o.dirtyList)*m)
+	z1 := o.np.NextColumns(len(o.dirtyList))
 	for r, i := range o.dirtyList {
 		o.itemRow(i)[stDirty] = 0
-		zRow(o.z1[r*m:], o.p, i)
+		zRow(z1[r*m:], o.p, i)
 	}
-	o.np.Submit(o.pos, o.dirtyList, o.z1, o.c, now)
+	o.np.Submit(o.pos, o.dirtyList, o.c, now)
 	o.dirtyList = o.dirtyList[:0]
 }
 

@@ -150,19 +150,39 @@ func (p *Pipe) Column(i int) []float64 {
 	return p.zs[i*m : (i+1)*m : (i+1)*m]
 }
 
+// NextColumns returns the rows, k×2d, that the next Submit takes as the
+// changed columns' current values: the caller writes them in place (the
+// pipe's own; valid until that Submit). The previous job's result must
+// have been taken (Take).
+func (p *Pipe) NextColumns(k int) []float64 {
+	if p.flying {
+		panic("exactnorm: NextColumns while a job is in flight")
+	}
+	j := &p.job
+	if n := k * 2 * p.d; cap(j.z1) < n {
+		j.z1 = make([]float64, n)
+	} else {
+		j.z1 = j.z1[:n]
+	}
+	return j.z1
+}
+
 // Submit hands the pipe the snapshot at position pos: the changed columns
-// items, their current values z1 (len(items)×2d rows) and C (d×d); both
-// are copied. The job runs at once when now is set or the lag is 0 (its
-// result is then due at pos), else its result is due at pos + lag. The
-// previous job's result must have been taken (Take).
-func (p *Pipe) Submit(pos int64, items []int, z1, c []float64, now bool) {
+// items, whose current values the caller has written in the rows of
+// NextColumns(len(items)), and C (d×d, copied). The job runs at once when
+// now is set or the lag is 0 (its result is then due at pos), else its
+// result is due at pos + lag. The previous job's result must have been
+// taken (Take).
+func (p *Pipe) Submit(pos int64, items []int, c []float64, now bool) {
 	if p.flying {
 		panic("exactnorm: job submitted while one is in flight")
 	}
 	m := 2 * p.d
 	j := &p.job
+	if len(j.z1) != len(items)*m {
+		panic("exactnorm: Submit's columns are not those of NextColumns")
+	}
 	j.items = append(j.items[:0], items...)
-	j.z1 = append(j.z1[:0], z1[:len(items)*m]...)
 	j.c = append(j.c[:0], c...)
 	// Two full 2d×2d rank-1 updates per changed column (8d² each) cost more
 	// than the upper triangle of ZᵀZ (about 2d²·n).

@@ -222,7 +222,7 @@ func TestPipeSameBits(t *testing.T) {
 		for _, s := range snaps {
 			for pos := s.pos; pos < s.pos+every; pos++ {
 				if pos == s.pos {
-					p.Submit(pos, s.items, s.z1, s.c, false)
+					submit(p, pos, s.items, s.z1, s.c)
 				}
 				if p.Due(pos) {
 					require.Equal(t, s.pos+int64(l), pos, "%s: result position", mode)
@@ -270,7 +270,7 @@ func TestPipeRedo(t *testing.T) {
 	p := NewPipe(d, 3, 1000)
 	p.SetColumns(n, z)
 	c := randomSkew(rng, d)
-	p.Submit(1, []int{2}, cols[2*m:3*m], c, false)
+	submit(p, 1, []int{2}, cols[2*m:3*m], c)
 	cols[5*m] += 1 // a column changed since the snapshot
 	c2 := randomSkew(rng, d)
 	p.FailPending()
@@ -326,7 +326,7 @@ func TestPipeSharedRecomputation(t *testing.T) {
 			for i := range z {
 				z[i] *= 1.01
 			}
-			p.Submit(pos, all, z, c, false) // every column changed: G anew
+			submit(p, pos, all, z, c) // every column changed: G anew
 			for goroutine && p.claim.Load() == jobPosted {
 				time.Sleep(10 * time.Microsecond) // until the goroutine has the job
 			}
@@ -345,4 +345,11 @@ func TestPipeSharedRecomputation(t *testing.T) {
 		helped += h
 	}
 	require.Positive(t, helped, "the waiting goroutine computed units of G")
+}
+
+// submit hands p the snapshot at pos whose changed columns items have the
+// values z1 (copied into NextColumns), not run at once.
+func submit(p *Pipe, pos int64, items []int, z1, c []float64) {
+	copy(p.NextColumns(len(items)), z1)
+	p.Submit(pos, items, c, false)
 }
