@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -583,4 +584,24 @@ func TestLearnOnlineNextWeight(t *testing.T) {
 	code, _, errs = runLearnCmd(t, "learn", "--data", data, "--mode", "online", "--d", "6", "--val", "100", "--test", "300", "--resume", ckpt, "--next-weight", "0", "--quiet")
 	require.Equal(t, 2, code)
 	require.Contains(t, errs, "--next-weight 0 conflicts with the checkpoint")
+}
+
+// TestSetOnlineGC checks that the online pass's collector setting applies
+// only when the environment sets no GOGC, and that it is restored.
+func TestSetOnlineGC(t *testing.T) {
+	t.Setenv("GOGC", "") // restored after the test
+	require.NoError(t, os.Unsetenv("GOGC"))
+	before := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(before)
+	restore := setOnlineGC()
+	require.Equal(t, onlineGCPercent, debug.SetGCPercent(onlineGCPercent), "during the pass")
+	restore()
+	require.Equal(t, 100, debug.SetGCPercent(100), "after the pass")
+
+	t.Setenv("GOGC", "200")
+	debug.SetGCPercent(200)
+	restore = setOnlineGC()
+	require.Equal(t, 200, debug.SetGCPercent(200), "GOGC from the environment is kept")
+	restore()
+	require.Equal(t, 200, debug.SetGCPercent(100))
 }
