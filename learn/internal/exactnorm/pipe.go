@@ -68,6 +68,7 @@ type Pipe struct {
 	offer         chan struct{}
 	gyRun, gyHelp []float64 // the runner's and the helper's scratch
 	helped        int64     // units of G the waiting goroutine computed (for tests)
+	ranOwn        int64     // jobs the waiting goroutine found unstarted and ran (for tests)
 
 	// Active: the result in effect.
 	k, gc  []float64
@@ -319,7 +320,9 @@ func (p *Pipe) wait() {
 	if !p.flying {
 		return
 	}
-	if !p.runPosted() {
+	if p.runPosted() {
+		p.ranOwn++
+	} else {
 		// The other goroutine runs the job: compute the units of G it
 		// offers until the job is done.
 		for done := false; !done; {

@@ -353,3 +353,58 @@ func submit(p *Pipe, pos int64, items []int, z1, c []float64) {
 	copy(p.NextColumns(len(items)), z1)
 	p.Submit(pos, items, c, false)
 }
+
+// BenchmarkPipeHandoff posts a job (250 changed columns of 2·10⁴, d = 30,
+// as at 10⁵ items) every window while the submitting goroutine computes,
+// as the learner does between two snapshots (25 baskets, about 0.7 ms),
+// and then takes its result. own-% is the share of the jobs the submitting
+// goroutine found unstarted and ran itself: the pipe's goroutine, blocked
+// between jobs, had not got a core within the window.
+func BenchmarkPipeHandoff(b *testing.B) {
+	const d, n, k = 30, 20000, 250
+	m := 2 * d
+	rng := rand.New(rand.NewPCG(1, 2))
+	cols := make([]float64, n*m)
+	for i := range cols {
+		cols[i] = rng.NormFloat64() / 8
+	}
+	c := randomSkew(rng, d)
+	for i := range c {
+		c[i] /= 8
+	}
+	for _, window := range []time.Duration{350 * time.Microsecond, 700 * time.Microsecond, 1400 * time.Microsecond, 2800 * time.Microsecond} {
+		b.Run(fmt.Sprintf("window=%v", window), func(b *testing.B) {
+			p := NewPipe(d, 1, 1<<40)
+			p.SetColumns(n, func(dst []float64, i int) { copy(dst, cols[i*m:(i+1)*m]) })
+			p.Start()
+			items := make([]int, k)
+			x := 1.0
+			b.ResetTimer()
+			for it := range b.N {
+				for r := range items {
+					items[r] = rng.IntN(n)
+				}
+				z1 := p.NextColumns(k)
+				for r, i := range items {
+					copy(z1[r*m:(r+1)*m], cols[i*m:(i+1)*m])
+				}
+				pos := int64(1 + it)
+				p.Submit(pos, items, c, false)
+				for t0 := time.Now(); time.Since(t0) < window; { // the learner's work
+					for range 100 {
+						x = x*1.0000001 + 1e-9
+					}
+				}
+				if !p.Take(pos+1, nil, nil) {
+					b.Fatal("singular A")
+				}
+			}
+			b.StopTimer()
+			p.Stop()
+			b.ReportMetric(100*float64(p.ranOwn)/float64(b.N), "own-%")
+			sinkHandoff = x
+		})
+	}
+}
+
+var sinkHandoff float64
