@@ -310,7 +310,7 @@ func TestRankObjective(t *testing.T) {
 	ctx := context.Background()
 	lik, err := TrainOffline(ctx, train, val, n, OfflineOptions{D: 6, Seed: 3, MaxEpochs: 15, NextWeight: -1})
 	require.NoError(t, err)
-	require.Equal(t, SelectObjective, lik.SelectedBy)
+	require.Equal(t, SelectLikelihood, lik.SelectedBy)
 	require.Zero(t, lik.NextWeight)
 	for _, moments := range []bool{false, true} {
 		opt := OfflineOptions{D: 6, Seed: 3, MaxEpochs: 15, Objective: ObjectiveRank, NextWeight: 0.25, InitMoments: moments}
@@ -487,4 +487,23 @@ func TestOfflineStart(t *testing.T) {
 	bad.D[0] = math.NaN()
 	_, err = TrainOffline(ctx, train, val, n, OfflineOptions{D: 5, Start: bad})
 	require.ErrorContains(t, err, "not finite")
+}
+
+// TestParseSelection: every selection's name parses back to it, "" is the
+// objective's default, and other names are refused.
+func TestParseSelection(t *testing.T) {
+	for _, sel := range []Selection{SelectObjective, SelectLikelihood, SelectRanking} {
+		got, err := ParseSelection(sel.String())
+		require.NoError(t, err)
+		require.Equal(t, sel, got)
+	}
+	got, err := ParseSelection("")
+	require.NoError(t, err)
+	require.Equal(t, SelectDefault, got)
+	for _, bad := range []string{"default", "best", "Likelihood"} {
+		_, err := ParseSelection(bad)
+		require.Error(t, err, bad)
+	}
+	require.Equal(t, SelectLikelihood, OfflineOptions{NextWeight: 0.5}.withDefaults().Select)
+	require.Equal(t, SelectRanking, OfflineOptions{Objective: ObjectiveRank}.withDefaults().Select)
 }

@@ -53,7 +53,7 @@ func ParseObjective(s string) (Objective, error) {
 type Selection int
 
 const (
-	// SelectDefault is the objective's own: SelectObjective for
+	// SelectDefault is the objective's own: SelectLikelihood for
 	// ObjectiveLikelihood, SelectRanking for ObjectiveRank.
 	SelectDefault Selection = iota
 	// SelectObjective returns the model of the best validation value of
@@ -85,6 +85,22 @@ func (s Selection) String() string {
 		return "likelihood"
 	}
 	return fmt.Sprintf("Selection(%d)", int(s))
+}
+
+// ParseSelection returns the selection named by s ("objective",
+// "likelihood" or "ranking", as String names them; "" is SelectDefault).
+func ParseSelection(s string) (Selection, error) {
+	switch s {
+	case "":
+		return SelectDefault, nil
+	case "objective":
+		return SelectObjective, nil
+	case "likelihood":
+		return SelectLikelihood, nil
+	case "ranking":
+		return SelectRanking, nil
+	}
+	return 0, fmt.Errorf("learn: unknown selection %q (want objective, likelihood or ranking)", s)
 }
 
 // Defaults of the next-item term (OfflineOptions.NextWeight and its

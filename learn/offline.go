@@ -209,9 +209,11 @@ type OfflineOptions struct {
 	// next-item term's validation value hold out each basket's last item
 	// in it, as eval.Evaluate does for test baskets.
 	Key []int64
-	// Select chooses the returned model among the validation checks
-	// (default: the objective's, SelectObjective for ObjectiveLikelihood,
-	// SelectRanking for ObjectiveRank).
+	// Select chooses the returned model among the validation checks, and
+	// its progress ends the run (default: SelectLikelihood for
+	// ObjectiveLikelihood, whose next-item term then shapes the path and
+	// the likelihood chooses the check, SelectRanking for ObjectiveRank;
+	// learn/RANKING.md).
 	Select Selection
 	// RankStrong, with SelectRanking and validation baskets, is the
 	// setting of a first run before the one the options describe (the
@@ -328,7 +330,7 @@ func (o OfflineOptions) withDefaultsFor(n int) OfflineOptions {
 		}
 	}
 	if o.Select == SelectDefault {
-		o.Select = SelectObjective
+		o.Select = SelectLikelihood
 		if o.Objective == ObjectiveRank {
 			o.Select = SelectRanking
 		}

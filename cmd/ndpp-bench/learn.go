@@ -432,6 +432,7 @@ type learnFlags struct {
 	lag        int
 	cEvery     int
 	objective  string
+	sel        string
 	nextWeight float64
 	moments    bool
 	start      string
@@ -487,6 +488,7 @@ func runLearn(e *env, args []string) error {
 	fs.StringVar(&f.objective, "objective", "likelihood", "offline: likelihood (maximise the log-likelihood, return the best validation value) or rank (add the next-item term, return the model that ranks validation baskets best among those at least as likely as the independent-items model; first with the strong setting (--rank-strong), then, while no check is, with weight "+strconv.FormatFloat(learn.DefaultRankNextWeight, 'g', -1, 64)+" and again at half the weight: --rank-retries)")
 	fs.BoolVar(&f.cooc, "cooccurrence", true, "evaluate the co-occurrence baseline (false: none; the online pass then keeps no pair counts, so its time and peak memory are the learner's alone)")
 	fs.BoolVar(&f.latent, "latent-class", true, fmt.Sprintf("offline: evaluate the latent class baseline (a mixture of %d independent-items models fitted by EM; false: none)", eval.DefaultLatentClasses))
+	fs.StringVar(&f.sel, "select", "", "offline: which validation check to return, whose progress also ends the run: likelihood (the best validation log-likelihood; the default with --objective likelihood), objective (the best validation value of the objective, the next-item term included) or ranking (the best validation ranking among the checks at least as likely as the independent-items model; the default with --objective rank)")
 	fs.StringVar(&f.start, "start", "", "offline: start training from this model (.npz, learned on the same file: the same items in the same order, the same --d and kernel) instead of the initialisation, e.g. to train a likelihood model further with --objective rank")
 	fs.BoolVar(&f.moments, "init-moments", false, "offline: start B and C at the fit of their squared couplings to the training baskets' co-occurrence cosines (learn.FitMoments), scaled to the best validation objective")
 	fs.BoolVar(&f.nextRandom, "next-random", false, "offline, with a next-item term: hold out an item of each training basket drawn at random instead of its last in the paper protocol's order (the order of item_order, whose last item the test baskets hold out)")
@@ -742,7 +744,8 @@ func rankNote(e *env, cmd string, met *eval.Metrics, m *ndpp.Model) {
 // (the caller adds the progress, trace, keys and start).
 func (f *learnFlags) offlineOptions() learn.OfflineOptions {
 	obj, _ := learn.ParseObjective(f.objective) // checked with the flags
-	return learn.OfflineOptions{D: f.d, Shared: f.shared, LowRank: !f.diag, Seed: f.seed, DiagLR: f.diagLR, RateScale: f.rateScale,
+	sel, _ := learn.ParseSelection(f.sel)
+	return learn.OfflineOptions{Select: sel, D: f.d, Shared: f.shared, LowRank: !f.diag, Seed: f.seed, DiagLR: f.diagLR, RateScale: f.rateScale,
 		LR: f.lr, Batch: f.batch, MaxEpochs: f.epochs, Patience: f.patience, Tolerance: f.tolerance, RankRetries: f.retries,
 		Alpha: f.alpha, Beta: f.beta, Average: f.average, RegPower: f.regPower, EarlyDecay: f.earlyDecay, FixC: f.fixC,
 		Workers: f.g.threads, TimeLimit: f.timeLimit, Objective: obj, NextWeight: f.libNextWeight(), NextShare: f.nextShare,
@@ -824,8 +827,11 @@ func (f *learnFlags) check() error {
 	if _, err := learn.ParseObjective(f.objective); err != nil {
 		return usagef("--objective must be likelihood or rank, not %q", f.objective)
 	}
-	if f.mode == "online" && (f.objective != "likelihood" || f.start != "" || f.moments || f.nextRandom || f.nextShare != 0 || f.average != 0 || f.regPower != 0 || f.earlyDecay != 0 || !f.strong) {
-		return usagef("--objective, --next-random, --next-share, --average, --reg-power, --early-decay, --rank-strong, --start and --init-moments apply to --mode offline")
+	if _, err := learn.ParseSelection(f.sel); err != nil {
+		return usagef("--select must be likelihood, objective or ranking, not %q", f.sel)
+	}
+	if f.mode == "online" && (f.objective != "likelihood" || f.sel != "" || f.start != "" || f.moments || f.nextRandom || f.nextShare != 0 || f.average != 0 || f.regPower != 0 || f.earlyDecay != 0 || !f.strong) {
+		return usagef("--objective, --select, --next-random, --next-share, --average, --reg-power, --early-decay, --rank-strong, --start and --init-moments apply to --mode offline")
 	}
 	if f.mode == "offline" && (f.checkpoint != "" || f.resume != "") {
 		return usagef("--checkpoint and --resume apply to --mode online")

@@ -156,19 +156,22 @@ func TestLearnObjectiveFlags(t *testing.T) {
 		weights    []float64 // the next_weight reported: one of these
 		selectedBy []string
 	}{
-		{[]string{"--next-weight", "0"}, "likelihood", []float64{0}, []string{"objective"}},
-		{nil, "likelihood", []float64{learn.DefaultNextWeight}, []string{"objective"}},
-		{[]string{"--next-weight", "2", "--next-share", "0.5", "--next-negatives", "8"}, "likelihood", []float64{2}, []string{"objective"}},
+		{[]string{"--next-weight", "0"}, "likelihood", []float64{0}, []string{"likelihood"}},
+		{nil, "likelihood", []float64{learn.DefaultNextWeight}, []string{"likelihood"}},
+		{[]string{"--next-weight", "2", "--next-share", "0.5", "--next-negatives", "8"}, "likelihood", []float64{2}, []string{"likelihood"}},
 		// The strong run, then the plain one while no check is as likely
 		// as the independent-items model (two epochs may not get there),
 		// then retries at half the weight.
 		{[]string{"--objective", "rank", "--rank-retries", "-1"}, "rank", []float64{learn.DefaultRankStrong().NextWeight, learn.DefaultRankNextWeight}, []string{"ranking", "likelihood"}},
 		{[]string{"--objective", "rank"}, "rank", []float64{learn.DefaultRankStrong().NextWeight, learn.DefaultRankNextWeight, learn.DefaultRankNextWeight / 2, learn.DefaultRankNextWeight / 4}, []string{"ranking", "likelihood"}},
 		{[]string{"--objective", "rank", "--rank-strong=false"}, "rank", []float64{learn.DefaultRankNextWeight, learn.DefaultRankNextWeight / 2, learn.DefaultRankNextWeight / 4}, []string{"ranking", "likelihood"}},
-		{[]string{"--average", "1", "--alpha", "3", "--beta", "3"}, "likelihood", []float64{learn.DefaultNextWeight}, []string{"objective"}},
-		{[]string{"--average", "1", "--alpha", "3", "--beta", "3", "--reg-power", "2"}, "likelihood", []float64{learn.DefaultNextWeight}, []string{"objective"}},
-		{[]string{"--epochs", "5"}, "likelihood", []float64{learn.DefaultNextWeight}, []string{"objective"}},
-		{[]string{"--epochs", "5", "--early-decay", "1"}, "likelihood", []float64{learn.DefaultNextWeight}, []string{"objective"}},
+		{[]string{"--average", "1", "--alpha", "3", "--beta", "3"}, "likelihood", []float64{learn.DefaultNextWeight}, []string{"likelihood"}},
+		{[]string{"--average", "1", "--alpha", "3", "--beta", "3", "--reg-power", "2"}, "likelihood", []float64{learn.DefaultNextWeight}, []string{"likelihood"}},
+		{[]string{"--epochs", "5"}, "likelihood", []float64{learn.DefaultNextWeight}, []string{"likelihood"}},
+		{[]string{"--epochs", "5", "--early-decay", "1"}, "likelihood", []float64{learn.DefaultNextWeight}, []string{"likelihood"}},
+		{[]string{"--select", "objective"}, "likelihood", []float64{learn.DefaultNextWeight}, []string{"objective"}},
+		{[]string{"--select", "ranking"}, "likelihood", []float64{learn.DefaultNextWeight, learn.DefaultNextWeight / 2, learn.DefaultNextWeight / 4}, []string{"ranking", "likelihood"}},
+		{[]string{"--objective", "rank", "--rank-strong=false", "--rank-retries", "-1", "--select", "likelihood"}, "rank", []float64{learn.DefaultRankNextWeight}, []string{"likelihood"}},
 	} {
 		args := append([]string{"learn", "--data", data, "--mode", "offline", "--d", "6", "--val", "100", "--test", "300", "--epochs", "2", "--json", "--quiet"}, c.extra...)
 		code, out, errs := runLearnCmd(t, args...)
@@ -319,6 +322,8 @@ func TestLearnAndEvalUsageErrors(t *testing.T) {
 		{"learn", "--data", data, "--mode", "online", "--next-share", "0.5"},
 		{"learn", "--data", data, "--mode", "offline", "--d", "0"},
 		{"learn", "--data", data, "--mode", "offline", "--objective", "ndcg"},
+		{"learn", "--data", data, "--mode", "offline", "--select", "best"},
+		{"learn", "--data", data, "--mode", "online", "--select", "likelihood"},
 		{"learn", "--data", data, "extra"},
 		{"eval"},
 		{"eval", "--model", "m.npz"},
