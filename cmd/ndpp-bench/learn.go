@@ -88,7 +88,8 @@ type metricsJSON struct {
 	// --objective, --next-weight), and the returned model's validation
 	// figures: the objective's log-likelihood term (ε form) and an estimate
 	// of its micro MPR (learn.Result.ValMPR), with what chose it among the
-	// validation checks ("objective" or "ranking"). The online learner
+	// validation checks ("likelihood", "objective" or "ranking"; learn
+	// --select). The online learner
 	// reports val_ll_eps only.
 	Objective  string   `json:"objective,omitempty"`
 	NextWeight *float64 `json:"next_weight,omitempty"`
