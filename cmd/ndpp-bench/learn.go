@@ -850,20 +850,14 @@ func traceSet(path string, val [][]int) [][]int {
 	return val
 }
 
-// runOnline streams the data file through the hold-out and the online
-// learner in one pass, and returns the result, the model over the
-// vocabulary, the independent-items model and, with --cooccurrence, the
-// co-occurrence counts of the training baskets (counted as they stream by,
-// in memory bounded by eval.DefaultCooccurPairs pairs), and the test
-// baskets.
 // onlineGCPercent is the collector's GOGC during an online pass (when
 // the environment sets none): a heap target 1.5 times the live set instead
 // of twice. The pass's live memory is mostly per-item state without
 // pointers (the learner's rows, the normaliser's snapshot, the pair
 // counts), which grows as the stream brings new items and costs the
 // collector little to mark; the default headroom then mostly holds
-// garbage. Over 10⁶ synthetic baskets of 10⁵ items the pass peaks at 763
-// MiB instead of 893–915, in the same time (learn/RESULTS.md).
+// garbage. Over 10⁶ synthetic baskets of 10⁵ items the pass peaks at 763–797
+// MiB instead of 893–937, in the same time (learn/RESULTS.md).
 const onlineGCPercent = 50
 
 // setOnlineGC sets the collector's GOGC to onlineGCPercent unless the
@@ -878,6 +872,12 @@ func setOnlineGC() (restore func()) {
 	return func() { debug.SetGCPercent(old) }
 }
 
+// runOnline streams the data file through the hold-out and the online
+// learner in one pass, and returns the result, the model over the
+// vocabulary, the independent-items model and, with --cooccurrence, the
+// co-occurrence counts of the training baskets (counted as they stream by,
+// in memory bounded by eval.DefaultCooccurPairs pairs), and the test
+// baskets.
 func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, model, base *ndpp.Model, cooc *eval.Cooccurrence, test [][]int, err error) {
 	optim, _ := learn.ParseOptimizer(f.optimizer)
 	norm, _ := learn.ParseNormalizer(f.normalizer)
