@@ -3,6 +3,8 @@ package items
 import (
 	"context"
 	"io"
+	"math/rand/v2"
+	"sync"
 	"testing"
 
 	"github.com/ndpp-go/ndpp/ndpp"
@@ -12,7 +14,8 @@ import (
 // d = 10, n = 10⁶: the 4·n·d bare steps of the generator that the stream
 // takes at least (2·n·d normals replayed to position it, 2·n·d drawn),
 // positioning the generators (NewSynthetic), drawing the items (Next),
-// and drawing and writing them as NPY to io.Discard; items/s of each part.
+// and drawing and writing them as NPY to io.Discard; items/s of each part;
+// and the stream's best case on two cores (two-goroutines, with -cpu 2).
 var sink uint64
 
 func BenchmarkSynthetic(b *testing.B) {
@@ -84,6 +87,32 @@ func BenchmarkSynthetic(b *testing.B) {
 			if err := w.Close(); err != nil {
 				b.Fatal(err)
 			}
+		}
+		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "items/s")
+	})
+	// The stream's best case on two cores: positioning the generators,
+	// then V's and B's draws on a goroutine each (the same bits as Next),
+	// nothing checked or written.
+	b.Run("two-goroutines", func(b *testing.B) {
+		const chunk = 4096
+		for range b.N {
+			s, err := NewSynthetic(context.Background(), n, d, 1, ndpp.RandomOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			for _, g := range []struct {
+				src *normals
+				r   *rand.Rand
+			}{{&s.rv, s.rvR}, {&s.rb, s.rbR}} {
+				wg.Go(func() {
+					rows := make([]float64, chunk*d)
+					for pos := 0; pos < n; pos += chunk {
+						g.src.fill(rows[:min(chunk, n-pos)*d], d, d, s.scale, g.r)
+					}
+				})
+			}
+			wg.Wait()
 		}
 		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "items/s")
 	})
