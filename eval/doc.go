@@ -95,6 +95,15 @@
 // (Training). It is the one call of every command that reports a model
 // beside the baselines.
 //
+// Paired subtracts two evaluations of the same test baskets basket by
+// basket (a model and a baseline, or two models): the mean difference of
+// the log-likelihoods and of the percentile ranks (binned as MPR), with the
+// standard error of that mean. A basket that is hard for one model is
+// mostly hard for the other, so the paired standard error is far below the
+// two figures' own (on UK Retail 0.04 nats against 1.9, and 0.25 MPR
+// points against 0.6): it tells a real difference between two learners'
+// models from the test baskets' noise.
+//
 // CheckDiverged refuses a learned model whose training diverged: its kernel
 // overflows, or its log-likelihood on held-out baskets is far below the
 // independent-items model's.

@@ -92,7 +92,7 @@ type Metrics struct {
 	// over the number of bins. NaN when a mean rests on fewer than two
 	// values or is not finite. Two models scored on the same test baskets
 	// err together, so their difference is usually known better than these
-	// suggest.
+	// suggest: Paired measures it.
 	TestLLSE, TestLLEpsSE, MPRSE, MPRMicroSE, AUCPairedSE float64
 
 	Eps       float64 // ε of TestLLEps and of the AUC's basket scores
@@ -110,6 +110,26 @@ type Metrics struct {
 	// ZeroProbEps counts the test baskets whose term det(L_S + εI) is zero
 	// (only possible with Eps < 0); any makes TestLLEps −Inf.
 	ZeroProbEps int
+
+	// per holds the per-basket values behind the means, for Paired.
+	per *perBasket
+}
+
+// perBasket holds an evaluation's values of each test basket (in the
+// order given), which Paired subtracts basket by basket.
+type perBasket struct {
+	// fp identifies the protocol's baskets (fingerprint): two evaluations
+	// pair only over the same baskets in the same order.
+	fp uint64
+	// ll and llEps are log P(S) and its ε figure (nil when the evaluation
+	// has no log-likelihood, as co-occurrence's).
+	ll, llEps []float64
+	// pr is the held-out item's percentile rank where predicted is true
+	// (not for a basket of fewer than two items, or skipped); bin its MPR
+	// bin (−1 for a basket of fewer than two items).
+	pr        []float64
+	predicted []bool
+	bin       []int8
 }
 
 // Evaluate scores a model on test baskets under both protocols.
@@ -170,6 +190,7 @@ func Evaluate(ctx context.Context, m *ndpp.Model, test [][]int, opt Options) (*M
 	}
 	met.TestLL, met.TestLLSE = mean(exact)-m.LogNormalizer(), stdErr(exact)
 	met.TestLLEps, met.TestLLEpsSE = mean(pos)-m.LogNormalizer(), stdErr(pos)
+	met.per = &perBasket{ll: shifted(exact, -m.LogNormalizer()), llEps: shifted(pos, -m.LogNormalizer())}
 
 	// Next-item prediction.
 	if err := rankMetrics(ctx, met, modelScorer{m}, baskets, opt.Workers); err != nil {
@@ -253,15 +274,29 @@ func sortKey(keys []int64) func(int) int64 {
 // candidates' scores of sc (nextItemRanks). MPR's bins are cut from the
 // sizes |Y| of every basket that can be predicted.
 func rankMetrics(ctx context.Context, met *Metrics, sc candidateScorer, baskets [][]int, workers int) error {
-	var prAll []int // the sizes MPR's bins are cut from: every basket that can be predicted
-	for _, s := range baskets {
+	var prAll, at []int // the sizes MPR's bins are cut from: every basket that can be predicted; their indices
+	for i, s := range baskets {
 		if len(s) >= 2 {
-			prAll = append(prAll, len(s)-1)
+			prAll, at = append(prAll, len(s)-1), append(at, i)
 		}
 	}
-	pr, p5, p10, prSizes, skipped, err := nextItemRanks(ctx, sc, baskets, workers)
+	pr, p5, p10, prSizes, which, skipped, err := nextItemRanks(ctx, sc, baskets, workers)
 	if err != nil {
 		return err
+	}
+	if met.per == nil {
+		met.per = &perBasket{}
+	}
+	met.per.fp = fingerprint(baskets)
+	met.per.pr, met.per.predicted, met.per.bin = make([]float64, len(baskets)), make([]bool, len(baskets)), make([]int8, len(baskets))
+	for i := range baskets {
+		met.per.bin[i] = -1
+	}
+	for j, b := range sizeBucketsIn(prAll, prAll) {
+		met.per.bin[at[j]] = int8(b)
+	}
+	for j, i := range which {
+		met.per.pr[i], met.per.predicted[i] = pr[j], true
 	}
 	met.Skipped += skipped
 	met.Predicted = len(pr)
@@ -574,14 +609,15 @@ func (s modelScorer) scoreBatch(ys [][]int, dst, _ [][]float64, errs []error) er
 // nextItemRanks holds out the last item t of every basket with at least 2
 // items and ranks it by the candidates' scores s_j given the rest Y (see
 // Evaluate): per predicted basket, in basket order, the percentile rank
-// 1 − #{j : s_j ≥ s_t}/#{j : s_j ≠ 0}, Prec@5 and Prec@10 as 0/1, and |Y|;
+// 1 − #{j : s_j ≥ s_t}/#{j : s_j ≠ 0}, Prec@5 and Prec@10 as 0/1, |Y| and
+// the basket's index;
 // baskets whose Y is singular, or whose scores are all zero, are counted
 // in skipped. A scorer with a second key u_j (hasTie) compares the pairs
 // (s_j, u_j) lexicographically, and counts j in the denominator when
 // s_j ≠ 0 or u_j ≠ 0. The scores come from the scorer over chunks of
 // baskets (at most 2²² scores, 32 MB, per chunk), chunks shared out to
 // workers (≤ 0: GOMAXPROCS) that each keep their buffers.
-func nextItemRanks(ctx context.Context, sc candidateScorer, baskets [][]int, workers int) (pr, p5, p10 []float64, sizes []int, skipped int, err error) {
+func nextItemRanks(ctx context.Context, sc candidateScorer, baskets [][]int, workers int) (pr, p5, p10 []float64, sizes, which []int, skipped int, err error) {
 	n := sc.items()
 	withTie := sc.hasTie()
 	var idx []int // baskets that hold an item out
@@ -591,7 +627,7 @@ func nextItemRanks(ctx context.Context, sc candidateScorer, baskets [][]int, wor
 		}
 	}
 	if len(idx) == 0 {
-		return nil, nil, nil, nil, 0, nil
+		return nil, nil, nil, nil, nil, 0, nil
 	}
 	chunk := max(1, min(32, (1<<22)/max(1, n)))
 	nChunks := (len(idx) + chunk - 1) / chunk
@@ -704,7 +740,7 @@ func nextItemRanks(ctx context.Context, sc candidateScorer, baskets [][]int, wor
 	wg.Wait()
 	for _, e := range errs {
 		if e != nil {
-			return nil, nil, nil, nil, 0, e
+			return nil, nil, nil, nil, nil, 0, e
 		}
 	}
 	for j, i := range idx {
@@ -716,6 +752,7 @@ func nextItemRanks(ctx context.Context, sc candidateScorer, baskets [][]int, wor
 		p5 = append(p5, b2f(above[j] < 5))
 		p10 = append(p10, b2f(above[j] < 10))
 		sizes = append(sizes, len(baskets[i])-1)
+		which = append(which, i)
 	}
-	return pr, p5, p10, sizes, skipped, nil
+	return pr, p5, p10, sizes, which, skipped, nil
 }

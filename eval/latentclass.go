@@ -274,6 +274,7 @@ func (m *LatentClass) Evaluate(ctx context.Context, test [][]int, opt Options) (
 	if err := rankMetrics(ctx, met, m, baskets, opt.Workers); err != nil {
 		return nil, err
 	}
+	met.per.ll, met.per.llEps = lls, lls
 	return met, nil
 }
 

@@ -140,6 +140,39 @@ type metricsJSON struct {
 	BaselineLatentClassMPRMicro *float64 `json:"baseline_latent_class_mpr_micro,omitempty"`
 	BaselineLatentClassPrec5    *float64 `json:"baseline_latent_class_prec5,omitempty"`
 	BaselineLatentClassPrec10   *float64 `json:"baseline_latent_class_prec10,omitempty"`
+	// Paired differences on the same test baskets (eval.Paired): the
+	// model's figure minus the baseline's, the mean of the per-basket
+	// differences, with its standard error. The two figures err together
+	// basket by basket, so this standard error is usually well below
+	// the two figures' own combined.
+	PairedIndependentLL     *float64 `json:"paired_independent_ll,omitempty"`
+	PairedIndependentLLSE   *float64 `json:"paired_independent_ll_se,omitempty"`
+	PairedCooccurrenceMPR   *float64 `json:"paired_cooccurrence_mpr,omitempty"`
+	PairedCooccurrenceMPRSE *float64 `json:"paired_cooccurrence_mpr_se,omitempty"`
+	// Against (learn --against) is the file of a model evaluated on the
+	// same test baskets: its test log-likelihood and paper MPR, and the
+	// learned model's paired differences from it (the learned model's
+	// figure minus its), with their standard errors.
+	Against               string   `json:"against,omitempty"`
+	AgainstTestLL         *float64 `json:"against_test_ll,omitempty"`
+	AgainstMPR            *float64 `json:"against_mpr,omitempty"`
+	PairedAgainstTestLL   *float64 `json:"paired_against_test_ll,omitempty"`
+	PairedAgainstTestLLSE *float64 `json:"paired_against_test_ll_se,omitempty"`
+	PairedAgainstMPR      *float64 `json:"paired_against_mpr,omitempty"`
+	PairedAgainstMPRSE    *float64 `json:"paired_against_mpr_se,omitempty"`
+}
+
+// setAgainst sets the Against fields: the figures of the model of file
+// path (its evaluation b) and the paired differences of a from them.
+func (r *metricsJSON) setAgainst(path string, a, b *eval.Metrics) error {
+	d, err := eval.Paired(a, b)
+	if err != nil {
+		return err
+	}
+	r.Against, r.AgainstTestLL, r.AgainstMPR = path, num(b.TestLL), num(b.MPR)
+	r.PairedAgainstTestLL, r.PairedAgainstTestLLSE = num(d.TestLL), num(d.TestLLSE)
+	r.PairedAgainstMPR, r.PairedAgainstMPRSE = num(d.MPR), num(d.MPRSE)
+	return nil
 }
 
 // num maps non-finite values (a zero-determinant basket makes LL −Inf) to
@@ -165,6 +198,9 @@ func toMetricsJSON(mode string, d int, m *eval.Metrics, cmp *eval.Comparison, se
 		r.BaselinePopularityAUC, r.BaselinePopularityPrec5, r.BaselinePopularityPrec10 = num(base.AUC), num(base.Prec5), num(base.Prec10)
 		r.BaselinePopularityAUCPaired = num(base.AUCPaired)
 		r.BaselineIndependentLL, r.BaselineIndependentLLEps = num(base.TestLL), num(base.TestLLEps)
+		if d, err := eval.Paired(m, base); err == nil {
+			r.PairedIndependentLL, r.PairedIndependentLLSE = num(d.TestLL), num(d.TestLLSE)
+		}
 	}
 	if lc != nil {
 		r.BaselineLatentClassLL, r.BaselineLatentClassMPR, r.BaselineLatentClassMPRMicro = num(lc.TestLL), num(lc.MPR), num(lc.MPRMicro)
@@ -173,6 +209,9 @@ func toMetricsJSON(mode string, d int, m *eval.Metrics, cmp *eval.Comparison, se
 	if cooc != nil {
 		r.BaselineCooccurrenceMPR, r.BaselineCooccurrenceMPRMicro = num(cooc.MPR), num(cooc.MPRMicro)
 		r.BaselineCooccurrencePrec5, r.BaselineCooccurrencePrec10 = num(cooc.Prec5), num(cooc.Prec10)
+		if d, err := eval.Paired(m, cooc); err == nil {
+			r.PairedCooccurrenceMPR, r.PairedCooccurrenceMPRSE = num(d.MPR), num(d.MPRSE)
+		}
 	}
 	return r
 }
@@ -228,6 +267,24 @@ func writeMetrics(e *env, g *globals, r metricsJSON, extra [][2]string) error {
 		fmt.Fprintf(tw, "AUC, same-size pairs\t%s\n", pm(r.AUCPaired, r.AUCPairedSE, "%.4f"))
 		fmt.Fprintf(tw, "Prec@5\t%s\t%s\n", f(r.Prec5, "%.2f"), f(r.Prec5Micro, "%.2f"))
 		fmt.Fprintf(tw, "Prec@10\t%s\t%s\n", f(r.Prec10, "%.2f"), f(r.Prec10Micro, "%.2f"))
+	}
+	// sd is a paired difference ± its standard error.
+	sd := func(p, se *float64, format string) string {
+		if p == nil || se == nil {
+			return f(p, format)
+		}
+		return fmt.Sprintf("%+"+format[1:]+" ± "+format, *p, *se)
+	}
+	if r.PairedIndependentLL != nil {
+		fmt.Fprintf(tw, "test log-likelihood − independent items (paired)\t%s\n", sd(r.PairedIndependentLL, r.PairedIndependentLLSE, "%.4f"))
+	}
+	if r.PairedCooccurrenceMPR != nil {
+		fmt.Fprintf(tw, "MPR − co-occurrence (paired)\t%s\n", sd(r.PairedCooccurrenceMPR, r.PairedCooccurrenceMPRSE, "%.2f"))
+	}
+	if r.Against != "" {
+		fmt.Fprintf(tw, "against %s: test log-likelihood, MPR\t%s, %s\n", r.Against, f(r.AgainstTestLL, "%.4f"), f(r.AgainstMPR, "%.2f"))
+		fmt.Fprintf(tw, "test log-likelihood − against (paired)\t%s\n", sd(r.PairedAgainstTestLL, r.PairedAgainstTestLLSE, "%.4f"))
+		fmt.Fprintf(tw, "MPR − against (paired)\t%s\n", sd(r.PairedAgainstMPR, r.PairedAgainstMPRSE, "%.2f"))
 	}
 	if r.BeyondRank > 0 {
 		fmt.Fprintf(tw, "test baskets beyond the rank\t%d\n", r.BeyondRank)
@@ -437,6 +494,7 @@ type learnFlags struct {
 	nextWeight float64
 	moments    bool
 	start      string
+	against    string
 	nextRandom bool
 	nextShare  float64
 	nextNegs   int
@@ -491,6 +549,7 @@ func runLearn(e *env, args []string) error {
 	fs.BoolVar(&f.latent, "latent-class", true, fmt.Sprintf("offline: evaluate the latent class baseline (a mixture of %d independent-items models fitted by EM; false: none)", eval.DefaultLatentClasses))
 	fs.StringVar(&f.sel, "select", "", "offline: which validation check to return, whose progress also ends the run: likelihood (the best validation log-likelihood; the default with --objective likelihood), objective (the best validation value of the objective, the next-item term included) or ranking (the best validation ranking among the checks at least as likely as the independent-items model; the default with --objective rank)")
 	fs.StringVar(&f.start, "start", "", "offline: start training from this model (.npz, learned on the same file: the same items in the same order, the same --d and kernel) instead of the initialisation, e.g. to train a likelihood model further with --objective rank")
+	fs.StringVar(&f.against, "against", "", "a model (.npz) learned on the same file (the same items in the same order) to evaluate on the same test baskets beside the learned one: the report adds its figures and the learned model's paired differences from it (per-basket differences, whose standard errors are well below the two models' own combined), e.g. to tell whether an option's gain is beyond the test baskets' noise")
 	fs.BoolVar(&f.moments, "init-moments", false, "offline: start B and C at the fit of their squared couplings to the training baskets' co-occurrence cosines (learn.FitMoments), scaled to the best validation objective")
 	fs.BoolVar(&f.nextRandom, "next-random", false, "offline, with a next-item term: hold out an item of each training basket drawn at random instead of its last in the paper protocol's order (the order of item_order, whose last item the test baskets hold out)")
 	fs.IntVar(&f.nextNegs, "next-negatives", 0, "with a next-item term: the items drawn per basket that its held-out item is ranked against (default "+strconv.Itoa(learn.DefaultNextNegatives)+"; more is closer to the whole catalogue and costs more)")
@@ -519,8 +578,8 @@ func runLearn(e *env, args []string) error {
 	data, resume := stdFile("--data", f.data), stdFile("--resume", f.resume)
 	out, trace := stdFile("--out", f.out), stdFile("--trace", f.trace)
 	checkpoint := outfile.File{Flag: "--checkpoint", Path: f.checkpoint, Why: whyCheckpoint, Regular: true}
-	start := modelFile("--start", f.start)
-	if err := checkFiles([]outfile.File{data, resume, start}, []outfile.File{out, trace}); err != nil {
+	start, againstFile := modelFile("--start", f.start), modelFile("--against", f.against)
+	if err := checkFiles([]outfile.File{data, resume, start, againstFile}, []outfile.File{out, trace}); err != nil {
 		return err
 	}
 	if err := checkFiles([]outfile.File{data}, []outfile.File{out, trace, checkpoint}); err != nil {
@@ -534,6 +593,14 @@ func runLearn(e *env, args []string) error {
 	voc, err := ndpp.NewVocab(nil)
 	if err != nil {
 		return err
+	}
+	// The --against model is read before training, so that a bad file
+	// fails at once; its items are checked when the vocabulary is known.
+	var against *ndpp.Model
+	if f.against != "" {
+		if against, err = loadModel(f.against, f.g.budget); err != nil {
+			return fmt.Errorf("--against: %w", err)
+		}
 	}
 	// Both modes hold out the same validation and test baskets (seeded
 	// reservoir sampling as the file is read, baskets.HoldOut); the online
@@ -608,7 +675,14 @@ func runLearn(e *env, args []string) error {
 	// online pass counted as the stream went by (no latent class model:
 	// the stream was not kept).
 	training := eval.Training{Baskets: train, Independent: baseModel, Cooccurrence: coCounts}
-	cmp, err := eval.Compare(e.context(), []*ndpp.Model{model}, test, training, eval.CompareOptions{
+	models := []*ndpp.Model{model}
+	if against != nil {
+		if !sameItems(against, voc) {
+			return fmt.Errorf("--against %s: the model's items are not the data file's (%d items, in the order of first appearance): learn it on the same file", f.against, voc.Len())
+		}
+		models = append(models, against)
+	}
+	cmp, err := eval.Compare(e.context(), models, test, training, eval.CompareOptions{
 		Options:        eval.Options{Seed: f.seed, Key: keys, Workers: f.g.threads, MaxMemory: f.g.budget.Bytes},
 		NoCooccurrence: !f.cooc, NoLatentClass: !f.latent})
 	if err != nil {
@@ -651,6 +725,11 @@ func runLearn(e *env, args []string) error {
 	extra := [][2]string{{"items", strconv.Itoa(n)}, {"validation log-likelihood, ε (objective)", valLL}}
 	r := toMetricsJSON(f.mode, model.D(), met, cmp, res.Seconds, res.Passes, res.Baskets)
 	r.ItemOrder = itemOrder(voc, keys)
+	if against != nil {
+		if err := r.setAgainst(f.against, met, cmp.Models[1]); err != nil {
+			return err
+		}
+	}
 	if f.nVal > 0 {
 		r.ValLLEps = num(res.ValLLEps)
 	}
@@ -680,17 +759,23 @@ func startParams(path string, voc *ndpp.Vocab, budget memlimit.Budget) (*learn.P
 	if err != nil {
 		return nil, fmt.Errorf("--start: %w", err)
 	}
-	same := false
-	if ids := m.IDs(); ids != nil {
-		vids, ok := voc.IDs()
-		same = ok && slices.Equal(ids, vids)
-	} else if mv := m.Vocab(); mv != nil {
-		same = slices.Equal(mv.Tokens(), voc.Tokens())
-	}
-	if !same {
+	if !sameItems(m, voc) {
 		return nil, fmt.Errorf("--start %s: the model's items are not the data file's (%d items, in the order of first appearance): learn it on the same file", path, voc.Len())
 	}
 	return learn.ParamsFromModel(m), nil
+}
+
+// sameItems reports whether m's items are those of the data file's
+// vocabulary voc: the same ids, or the same tokens, in the same rows.
+func sameItems(m *ndpp.Model, voc *ndpp.Vocab) bool {
+	if ids := m.IDs(); ids != nil {
+		vids, ok := voc.IDs()
+		return ok && slices.Equal(ids, vids)
+	}
+	if mv := m.Vocab(); mv != nil {
+		return slices.Equal(mv.Tokens(), voc.Tokens())
+	}
+	return false
 }
 
 // checkMemory refuses a learner whose estimated memory for n items

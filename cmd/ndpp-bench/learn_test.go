@@ -26,7 +26,8 @@ var learnJSONKeys = []string{"auc", "auc_micro", "auc_paired", "auc_paired_se", 
 	"baseline_latent_class_ll", "baseline_latent_class_mpr", "baseline_latent_class_mpr_micro", "baseline_latent_class_prec10", "baseline_latent_class_prec5",
 	"baseline_popularity_auc", "baseline_popularity_auc_paired", "baseline_popularity_mpr",
 	"baseline_popularity_mpr_micro", "baseline_popularity_prec10", "baseline_popularity_prec5", "baskets", "d", "eps",
-	"item_order", "mode", "mpr", "mpr_micro", "mpr_micro_se", "mpr_se", "passes", "peak_rss_bytes", "prec10", "prec10_micro", "prec5", "prec5_micro",
+	"item_order", "mode", "mpr", "mpr_micro", "mpr_micro_se", "mpr_se", "paired_cooccurrence_mpr", "paired_cooccurrence_mpr_se",
+	"paired_independent_ll", "paired_independent_ll_se", "passes", "peak_rss_bytes", "prec10", "prec10_micro", "prec5", "prec5_micro",
 	"seconds", "test_baskets_beyond_rank", "test_ll", "test_ll_eps", "test_ll_eps_se", "test_ll_se"}
 
 func runLearnCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -70,7 +71,9 @@ func decodeMetrics(t *testing.T, out string) map[string]any {
 	slices.Sort(keys)
 	want := learnJSONKeys
 	if _, ok := raw["baseline_independent_ll"]; !ok { // eval without --train: no baselines
-		want = slices.DeleteFunc(slices.Clone(want), func(k string) bool { return strings.HasPrefix(k, "baseline_") })
+		want = slices.DeleteFunc(slices.Clone(want), func(k string) bool {
+			return strings.HasPrefix(k, "baseline_") || strings.HasPrefix(k, "paired_")
+		})
 	}
 	if raw["mode"] == "online" { // the online pass keeps no training baskets to fit it to
 		want = slices.DeleteFunc(slices.Clone(want), func(k string) bool { return strings.HasPrefix(k, "baseline_latent_class_") })
@@ -93,6 +96,10 @@ func decodeMetrics(t *testing.T, out string) map[string]any {
 				want = append(want, "rank_strong")
 			}
 		}
+	}
+	if _, ok := raw["against"]; ok { // learn --against
+		want = append(slices.Clone(want), "against", "against_mpr", "against_test_ll", "paired_against_mpr", "paired_against_mpr_se",
+			"paired_against_test_ll", "paired_against_test_ll_se")
 	}
 	switch raw["mode"] {
 	case "offline":
@@ -502,7 +509,7 @@ func TestLearnWithoutBaselines(t *testing.T) {
 			}
 			for k, v := range runs[0] {
 				switch {
-				case strings.HasPrefix(k, off.prefix):
+				case strings.HasPrefix(k, off.prefix) || off.prefix == "baseline_cooccurrence_" && strings.HasPrefix(k, "paired_cooccurrence_"):
 					if _, ok := runs[1][k]; ok {
 						t.Errorf("%v: %s present with %s", mode, k, off.flag)
 					}
@@ -553,6 +560,79 @@ func TestLearnStart(t *testing.T) {
 	code, _, errs = runLearnCmd(t, append(slices.Clone(common), "--init-moments", "--json")...)
 	if code != 0 {
 		t.Errorf("--init-moments: exit %d: %s", code, errs)
+	}
+}
+
+// TestLearnAgainst: --against evaluates a saved model on the same test
+// baskets and reports the paired differences from it (none from itself: a
+// run with --start at it and no training returns it), the paired
+// differences from the baselines match the figures' differences, and a
+// model of other items is refused.
+func TestLearnAgainst(t *testing.T) {
+	data := smallApparel(t, 1500)
+	dir := t.TempDir()
+	m := filepath.Join(dir, "m.npz")
+	common := []string{"learn", "--data", data, "--mode", "offline", "--d", "6", "--val", "100", "--test", "300", "--epochs", "2", "--quiet"}
+	if code, _, errs := runLearnCmd(t, append(slices.Clone(common), "--out", m)...); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	code, out, errs := runLearnCmd(t, append(slices.Clone(common), "--against", m, "--json")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	r := decodeMetrics(t, out)
+	f := func(k string) float64 {
+		v, ok := r[k].(float64)
+		if !ok {
+			t.Fatalf("%s = %v", k, r[k])
+		}
+		return v
+	}
+	// The same options and seed learn the same model again.
+	if r["against"] != m || f("against_mpr") != f("mpr") || f("paired_against_mpr") != 0 || f("paired_against_test_ll") != 0 {
+		t.Errorf("against itself: %v %v %v %v", r["against"], r["against_mpr"], r["paired_against_mpr"], r["paired_against_test_ll"])
+	}
+	if got, want := f("paired_cooccurrence_mpr"), f("mpr")-f("baseline_cooccurrence_mpr"); math.Abs(got-want) > 1e-9 {
+		t.Errorf("paired_cooccurrence_mpr = %v, want %v", got, want)
+	}
+	if got, want := f("paired_independent_ll"), f("test_ll")-f("baseline_independent_ll"); math.Abs(got-want) > 1e-9 {
+		t.Errorf("paired_independent_ll = %v, want %v", got, want)
+	}
+	if f("paired_independent_ll_se") <= 0 || f("paired_independent_ll_se") >= f("test_ll_se") {
+		t.Errorf("paired_independent_ll_se = %v, test_ll_se %v: pairing should narrow it", r["paired_independent_ll_se"], r["test_ll_se"])
+	}
+	// Another seed learns another model: its difference has a spread.
+	code, out, errs = runLearnCmd(t, append(slices.Clone(common), "--against", m, "--seed", "2", "--json")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	r = decodeMetrics(t, out)
+	if se, ok := r["paired_against_test_ll_se"].(float64); !ok || se <= 0 {
+		t.Errorf("paired_against_test_ll_se = %v", r["paired_against_test_ll_se"])
+	}
+	code, out, errs = runLearnCmd(t, append(slices.Clone(common), "--against", m)...)
+	if code != 0 || !strings.Contains(out, "MPR − against (paired)") {
+		t.Errorf("table: exit %d: %s%s", code, out, errs)
+	}
+	// A model of other items (the baskets reversed) is refused, and no
+	// output may overwrite the --against file.
+	lines := strings.Split(strings.TrimSpace(readFile(t, data)), "\n")
+	slices.Reverse(lines)
+	other := filepath.Join(dir, "reversed.csv")
+	if err := os.WriteFile(other, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = runLearnCmd(t, "learn", "--data", other, "--d", "6", "--val", "100", "--test", "300", "--epochs", "1", "--quiet", "--against", m)
+	if code != 1 || !strings.Contains(errs, "--against") {
+		t.Errorf("a model of other items: exit %d: %s", code, errs)
+	}
+	code, _, errs = runLearnCmd(t, append(slices.Clone(common), "--against", m, "--out", m)...)
+	if code != 2 {
+		t.Errorf("--out over --against: exit %d: %s", code, errs)
+	}
+	code, _, errs = runLearnCmd(t, append(slices.Clone(common), "--against", filepath.Join(dir, "missing.npz"))...)
+	if code == 0 || !strings.Contains(errs, "--against") {
+		t.Errorf("a missing --against: exit %d: %s", code, errs)
 	}
 }
 
