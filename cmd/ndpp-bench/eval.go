@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/ndpp-go/ndpp/eval"
@@ -21,12 +22,13 @@ func init() {
 }
 
 type evalFlags struct {
-	g     globals
-	model string
-	test  string
-	train string
-	bf    basketFlags
-	seed  uint64
+	g       globals
+	model   string
+	against string
+	test    string
+	train   string
+	bf      basketFlags
+	seed    uint64
 }
 
 func runEval(e *env, args []string) error {
@@ -35,6 +37,7 @@ func runEval(e *env, args []string) error {
 		"ndpp-bench eval --model apparel.npz --test testdata/1_100_100_100_apparel_regs.csv --json", &f.g)
 	fs.StringVar(&f.model, "model", "", "model file (.npz, required)")
 	fs.StringVar(&f.test, "test", "", "test basket file, or - for standard input (required)")
+	fs.StringVar(&f.against, "against", "", "a second model (.npz) of the same items to evaluate on the same baskets: the report adds its figures and the --model's paired differences from it (per-basket differences, whose standard errors are well below the two models' own combined)")
 	fs.StringVar(&f.train, "train", "", "training basket file, or - for standard input: adds the baselines (popularity ranking, the independent-items model and item co-occurrence ranking, counted on it)")
 	f.bf.register(fs)
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the AUC's random baskets")
@@ -50,12 +53,23 @@ func runEval(e *env, args []string) error {
 	if err := f.bf.check(); err != nil {
 		return err
 	}
-	if err := checkFiles([]outfile.File{modelFile("--model", f.model), stdFile("--test", f.test), stdFile("--train", f.train)}, nil); err != nil {
+	if err := checkFiles([]outfile.File{modelFile("--model", f.model), stdFile("--test", f.test), stdFile("--train", f.train), modelFile("--against", f.against)}, nil); err != nil {
 		return err
 	}
 	m, err := loadModel(f.model, f.g.budget)
 	if err != nil {
 		return err
+	}
+	models := []*ndpp.Model{m}
+	if f.against != "" {
+		a, err := loadModel(f.against, f.g.budget)
+		if err != nil {
+			return fmt.Errorf("--against: %w", err)
+		}
+		if !sameModelItems(m, a) {
+			return fmt.Errorf("--against %s: its items are not --model's (%d and %d items; the same ids, tokens or rows are needed)", f.against, a.N(), m.N())
+		}
+		models = append(models, a)
 	}
 	voc := m.TokenVocab()
 	baskets, err := f.bf.read(f.test, e.stdin, voc, false, m.N())
@@ -75,7 +89,7 @@ func runEval(e *env, args []string) error {
 		}
 	}
 	keys := eval.Keys(voc)
-	cmp, err := eval.Compare(e.context(), []*ndpp.Model{m}, baskets, eval.Training{Baskets: train},
+	cmp, err := eval.Compare(e.context(), models, baskets, eval.Training{Baskets: train},
 		eval.CompareOptions{Options: eval.Options{Seed: f.seed, Key: keys, Workers: f.g.threads, MaxMemory: f.g.budget.Bytes}})
 	if err != nil {
 		return f.g.budget.Rename(err)
@@ -90,5 +104,27 @@ func runEval(e *env, args []string) error {
 	extra := [][2]string{{"items", strconv.Itoa(m.N())}, {"predicted baskets", strconv.Itoa(met.Predicted)}}
 	r := toMetricsJSON("eval", m.D(), met, cmp, secs, 0, len(baskets))
 	r.ItemOrder = itemOrder(voc, keys)
+	if f.against != "" {
+		if err := r.setAgainst(f.against, met, cmp.Models[1]); err != nil {
+			return err
+		}
+	}
 	return writeMetrics(e, &f.g, r, extra)
+}
+
+// sameModelItems reports whether a and b are models of the same items:
+// the same ids, or the same tokens, in the same rows, or (neither
+// recording either) the same number of rows.
+func sameModelItems(a, b *ndpp.Model) bool {
+	if ai, bi := a.IDs(), b.IDs(); ai != nil || bi != nil {
+		return slices.Equal(ai, bi)
+	}
+	av, bv := a.Vocab(), b.Vocab()
+	switch {
+	case av != nil && bv != nil:
+		return slices.Equal(av.Tokens(), bv.Tokens())
+	case av != nil || bv != nil:
+		return false
+	}
+	return a.N() == b.N()
 }

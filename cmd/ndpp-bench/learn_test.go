@@ -267,6 +267,21 @@ func TestLearnOnlineThenEval(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "popularity (paper)") || !strings.Contains(out, "independent items") {
 		t.Errorf("eval table with baselines (exit %d):\n%s", code, out)
 	}
+	// eval --against: a second model of the same items on the same
+	// baskets, paired (against itself: no difference); another catalogue's
+	// model is refused.
+	code, out, errs = runLearnCmd(t, "eval", "--model", model, "--test", data, "--against", model, "--json", "--quiet")
+	if ev := decodeMetrics(t, out); code != 0 || ev["against_mpr"] != ev["mpr"] || ev["paired_against_mpr"] != 0.0 || ev["paired_against_test_ll"] != 0.0 {
+		t.Errorf("eval --against itself (exit %d): %s%s", code, out, errs)
+	}
+	other := filepath.Join(dir, "other.npz")
+	if code, _, errs := runLearnCmd(t, "learn", "--data", data, "--mode", "online", "--d", "4", "--val", "100", "--test", "300", "--max-size", "3", "--out", other, "--quiet"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	code, _, errs = runLearnCmd(t, "eval", "--model", model, "--test", data, "--against", other, "--quiet")
+	if code != 1 || !strings.Contains(errs, "its items are not") {
+		t.Errorf("eval --against a model of other items: exit %d: %s", code, errs)
+	}
 	// Resuming from the final checkpoint skips every basket and gives the
 	// same model and metrics.
 	code, out2, errs := runLearnCmd(t, "learn", "--data", data, "--mode", "online", "--d", "11", "--val", "100", "--test", "300",
