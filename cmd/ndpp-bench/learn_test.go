@@ -539,17 +539,39 @@ func TestLearnWithoutBaselines(t *testing.T) {
 	}
 }
 
+// savedSmallModel learns a model offline on the first lines of the
+// apparel registries and saves it: the data file, the temporary directory,
+// the model file and the command's arguments.
+func savedSmallModel(t *testing.T) (data, dir, m string, common []string) {
+	t.Helper()
+	data = smallApparel(t, 1500)
+	dir = t.TempDir()
+	m = filepath.Join(dir, "m.npz")
+	common = []string{"learn", "--data", data, "--mode", "offline", "--d", "6", "--val", "100", "--test", "300", "--epochs", "2", "--quiet"}
+	if code, _, errs := runLearnCmd(t, append(slices.Clone(common), "--out", m)...); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	return data, dir, m, common
+}
+
+// reversedFile writes the baskets of data in reverse order into dir: the
+// items reach other rows.
+func reversedFile(t *testing.T, data, dir string) string {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(readFile(t, data)), "\n")
+	slices.Reverse(lines)
+	other := filepath.Join(dir, "reversed.csv")
+	if err := os.WriteFile(other, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return other
+}
+
 // TestLearnStart: --start trains a saved model further (here with
 // --objective rank), refuses a model of other items, and is an input no
 // output may overwrite.
 func TestLearnStart(t *testing.T) {
-	data := smallApparel(t, 1500)
-	dir := t.TempDir()
-	m := filepath.Join(dir, "m.npz")
-	common := []string{"learn", "--data", data, "--mode", "offline", "--d", "6", "--val", "100", "--test", "300", "--epochs", "2", "--quiet"}
-	if code, _, errs := runLearnCmd(t, append(slices.Clone(common), "--out", m)...); code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
+	data, dir, m, common := savedSmallModel(t)
 	code, out, errs := runLearnCmd(t, append(slices.Clone(common), "--start", m, "--objective", "rank", "--json")...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
@@ -558,12 +580,7 @@ func TestLearnStart(t *testing.T) {
 		t.Errorf("objective %v", r["objective"])
 	}
 	// The same baskets in reverse: the items reach other rows.
-	lines := strings.Split(strings.TrimSpace(readFile(t, data)), "\n")
-	slices.Reverse(lines)
-	other := filepath.Join(dir, "reversed.csv")
-	if err := os.WriteFile(other, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	other := reversedFile(t, data, dir)
 	code, _, errs = runLearnCmd(t, "learn", "--data", other, "--mode", "offline", "--d", "6", "--val", "100", "--test", "300", "--epochs", "1", "--quiet", "--start", m)
 	if code != 1 || !strings.Contains(errs, "--start") {
 		t.Errorf("a model of other items: exit %d: %s", code, errs)
@@ -579,18 +596,12 @@ func TestLearnStart(t *testing.T) {
 }
 
 // TestLearnAgainst: --against evaluates a saved model on the same test
-// baskets and reports the paired differences from it (none from itself: a
-// run with --start at it and no training returns it), the paired
+// baskets and reports the paired differences from it (none from the same
+// model, which the same options and seed learn again), the paired
 // differences from the baselines match the figures' differences, and a
 // model of other items is refused.
 func TestLearnAgainst(t *testing.T) {
-	data := smallApparel(t, 1500)
-	dir := t.TempDir()
-	m := filepath.Join(dir, "m.npz")
-	common := []string{"learn", "--data", data, "--mode", "offline", "--d", "6", "--val", "100", "--test", "300", "--epochs", "2", "--quiet"}
-	if code, _, errs := runLearnCmd(t, append(slices.Clone(common), "--out", m)...); code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
+	data, dir, m, common := savedSmallModel(t)
 	code, out, errs := runLearnCmd(t, append(slices.Clone(common), "--against", m, "--json")...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
@@ -631,12 +642,7 @@ func TestLearnAgainst(t *testing.T) {
 	}
 	// A model of other items (the baskets reversed) is refused, and no
 	// output may overwrite the --against file.
-	lines := strings.Split(strings.TrimSpace(readFile(t, data)), "\n")
-	slices.Reverse(lines)
-	other := filepath.Join(dir, "reversed.csv")
-	if err := os.WriteFile(other, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	other := reversedFile(t, data, dir)
 	code, _, errs = runLearnCmd(t, "learn", "--data", other, "--d", "6", "--val", "100", "--test", "300", "--epochs", "1", "--quiet", "--against", m)
 	if code != 1 || !strings.Contains(errs, "--against") {
 		t.Errorf("a model of other items: exit %d: %s", code, errs)
