@@ -12,7 +12,7 @@ import (
 // err together: a basket that is hard for one is mostly hard for the
 // other, so the standard error of their difference is usually well below
 // the √(se_a² + se_b²) that the separate standard errors suggest. A
-// figure neither evaluation has (the co-occurrence baseline's
+// figure that one of the evaluations lacks (the co-occurrence baseline's
 // log-likelihood) is NaN.
 type Difference struct {
 	// TestLL and TestLLEps are the differences of Metrics.TestLL and
