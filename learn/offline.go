@@ -593,8 +593,10 @@ func trainOffline(ctx context.Context, train, val [][]int, n int, opt OfflineOpt
 		if math.IsNaN(ll) {
 			return true, errors.New("learn: offline training diverged: validation log-likelihood is NaN (lower the learning rate)")
 		}
+		// The objective's value, next-item term included, matters only to
+		// SelectObjective; the other selections read ll and rank.
 		score, rank := ll, math.NaN()
-		if opt.NextWeight > 0 {
+		if opt.NextWeight > 0 && opt.Select == SelectObjective {
 			v, err := meanNextValue(ctx, p, val, opt.NextNegatives, opt.NextBeta, opt.Key, opt.Eps, opt.Seed)
 			if err != nil {
 				return true, err
