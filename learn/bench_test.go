@@ -213,7 +213,7 @@ func BenchmarkOfflineStepNext(b *testing.B) {
 		for _, c := range []struct {
 			w, share float64
 			neg      int
-		}{{-1, 1, 0}, {0.5, 1, 8}, {0.5, 1, 32}, {0.5, 0.25, 32}, {DefaultNextWeight, DefaultNextShare, DefaultNextNegatives}} {
+		}{{-1, 1, 0}, {0.5, 1, 8}, {0.5, 1, 32}, {0.5, 0.25, 32}, {DefaultNextWeight, DefaultNextShare, DefaultLikelihoodNextNegatives}} {
 			w := c.w
 			name := fmt.Sprintf("n=%d/d=%d/next-weight=%g/negatives=%d/share=%g", n, d, w, c.neg, c.share)
 			if w < 0 {

@@ -113,12 +113,22 @@ const (
 	// co-occurrence closes (learn/RANKING.md).
 	DefaultNextWeight = 0.04
 	// DefaultNextShare is the share of a minibatch's baskets that add the
-	// term under ObjectiveLikelihood (OfflineOptions.NextShare).
-	DefaultNextShare = 0.125
+	// term under ObjectiveLikelihood (OfflineOptions.NextShare), each
+	// against DefaultLikelihoodNextNegatives candidates: a quarter of the
+	// baskets against 8 candidates ranks UK Retail as an eighth against 32
+	// does, at the same cost, and on small catalogues of small baskets,
+	// where the candidates are most of a term's cost, keeps the
+	// likelihood closer at two thirds of the time (learn/RANKING.md).
+	DefaultNextShare = 0.25
+	// DefaultLikelihoodNextNegatives is the number of candidates drawn per
+	// basket under ObjectiveLikelihood (OfflineOptions.NextNegatives).
+	DefaultLikelihoodNextNegatives = 8
 	// DefaultRankNextWeight is the next-item term's weight per basket item
 	// of ObjectiveRank's plain run (its strong run's is DefaultRankStrong's).
 	DefaultRankNextWeight = 0.5
-	// DefaultNextNegatives is the number of candidates drawn per basket.
+	// DefaultNextNegatives is the number of candidates drawn per basket
+	// under ObjectiveRank and by the online learner
+	// (OnlineOptions.NextNegatives).
 	DefaultNextNegatives = 32
 	// DefaultNextBeta is the term's sharpness β: a pair whose log-gains
 	// differ by 1/β is scored as σ(1) ≈ 0.73 of a correct order.

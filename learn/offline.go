@@ -188,8 +188,10 @@ type OfflineOptions struct {
 	NextWeight float64
 	// NextNegatives is the number of items drawn uniformly per basket
 	// against which the held-out item is ranked (default
-	// DefaultNextNegatives): an unbiased estimate of the term over the
-	// whole catalogue, which at least n − |S| candidates make exact.
+	// DefaultLikelihoodNextNegatives with ObjectiveLikelihood,
+	// DefaultNextNegatives with ObjectiveRank): an unbiased estimate of
+	// the term over the whole catalogue, which at least n − |S|
+	// candidates make exact.
 	NextNegatives int
 	// NextBeta is the term's sharpness β (default DefaultNextBeta).
 	NextBeta float64
@@ -318,7 +320,10 @@ func (o OfflineOptions) withDefaultsFor(n int) OfflineOptions {
 		}
 	}
 	if o.NextNegatives == 0 {
-		o.NextNegatives = DefaultNextNegatives
+		o.NextNegatives = DefaultLikelihoodNextNegatives
+		if o.Objective == ObjectiveRank {
+			o.NextNegatives = DefaultNextNegatives
+		}
 	}
 	if o.NextBeta == 0 {
 		o.NextBeta = DefaultNextBeta
