@@ -101,6 +101,19 @@ type nextWork struct {
 // at the prepared parameters, keeping what term's gradient needs. It
 // reports false when a determinant or a gain is not positive.
 func (w *nextWork) gains(pp *nextPrep, s []int, t int, negs []int) bool {
+	w.setup(pp, s, t, negs)
+	k, m2 := len(w.ys), 2*pp.d
+	// K = Z_Y X Z_Yᵀ + Δ'_Y.
+	f64.GemmNN(k, k, m2, w.zy, m2, w.pyT, k, w.kk, k)
+	for a, ya := range w.ys {
+		w.kk[a*k+a] += pp.dl[ya]
+	}
+	return w.gainsOfK(pp)
+}
+
+// setup sizes w's scratch for basket s with s[t] held out against the
+// candidates negs and gathers Y's rows and the candidates'.
+func (w *nextWork) setup(pp *nextPrep, s []int, t int, negs []int) {
 	d := pp.d
 	m2 := 2 * d
 	w.ys = append(w.ys[:0], s[:t]...)
@@ -138,12 +151,16 @@ func (w *nextWork) gains(pp *nextPrep, s []int, t int, negs []int) bool {
 	for c, i := range cs {
 		copy(w.zc[c*m2:(c+1)*m2], z[i*m2:(i+1)*m2])
 	}
-	// K = Z_Y X Z_Yᵀ + Δ'_Y. With S₁ = V_c V_Yᵀ and S₂ = B_c (C B_Y)ᵀ (c×k),
-	// L_cY = S₁ + S₂ and L_Ycᵀ = S₁ − S₂ (C is skew: b_yᵀC b_c = −b_cᵀC b_y).
-	f64.GemmNN(k, k, m2, w.zy, m2, w.pyT, k, w.kk, k)
-	for a, ya := range ys {
-		w.kk[a*k+a] += pp.dl[ya]
-	}
+}
+
+// gainsOfK is gains after setup, with K = L_Y + εI in w.kk (which it
+// inverts in place).
+func (w *nextWork) gainsOfK(pp *nextPrep) bool {
+	d := pp.d
+	m2 := 2 * d
+	k, nc := len(w.ys), len(w.cs)
+	// With S₁ = V_c V_Yᵀ and S₂ = B_c (C B_Y)ᵀ (c×k), L_cY = S₁ + S₂ and
+	// L_Ycᵀ = S₁ − S₂ (C is skew: b_yᵀC b_c = −b_cᵀC b_y).
 	f64.GemmNN(nc, k, d, w.zc, m2, w.pyT, k, w.lcy, k)
 	f64.GemmNN(nc, k, d, w.zc[d:], m2, w.pyT[d*k:], k, w.lyt, k)
 	for q, s2 := range w.lyt {
@@ -162,7 +179,7 @@ func (w *nextWork) gains(pp *nextPrep, s []int, t int, negs []int) bool {
 	// Uᵀ = L_Ycᵀ K⁻ᵀ, ulᵀ = L_cY K⁻¹ (c×k).
 	f64.GemmNN(nc, k, k, w.lyt, k, kit, k, w.ut, k)
 	f64.GemmNN(nc, k, k, w.lcy, k, ki, k, w.ult, k)
-	for c, ic := range cs {
+	for c, ic := range w.cs {
 		vc := w.zc[c*m2 : c*m2+d]
 		q := blas.Dot(w.lcy[c*k:(c+1)*k], w.ut[c*k:(c+1)*k])
 		g := pp.dl[ic] + blas.Dot(vc, vc) - q
@@ -183,53 +200,16 @@ func (w *nextWork) term(pp *nextPrep, p *Params, s []int, t int, negs []int, bet
 	if !w.gains(pp, s, t, negs) {
 		return math.Inf(-1), false
 	}
-	d := pp.d
-	m2 := 2 * d
-	ys, cs := w.ys, w.cs
-	k, nc := len(ys), len(cs)
-	// ℓ = mean_j log σ(β(log g_t − log g_j)); ω_c = ∂ℓ/∂g_c.
-	lt := math.Log(w.g[0])
-	var val, wt float64
-	inv := 1 / float64(nc-1)
-	for c := 1; c < nc; c++ {
-		x := beta * (lt - math.Log(w.g[c]))
-		val += inv * logSigmoid(x)
-		r := inv * beta * sigmoid(-x) // ∂/∂x log σ(x) = σ(−x)
-		wt += r
-		w.om1[c] = -r / w.g[c]
-	}
-	w.om1[0] = wt / w.g[0]
+	val := w.weights(beta)
 	if acc == nil {
 		return val, true
 	}
-	// Ψ = ∂ℓ/∂K⁻¹ = −Σ_c ω_c L_cYᵀ L_Ycᵀ = −(diag(ω) L_cY)ᵀ L_Ycᵀ (k×k, held
-	// negated), then Ω = ∂ℓ/∂K = −K⁻ᵀ Ψ K⁻ᵀ.
-	for c := 0; c < nc; c++ {
-		oc := w.om1[c]
-		for a := 0; a < k; a++ {
-			w.wlT[a*nc+c] = oc * w.lcy[c*k+a]
-		}
-	}
-	f64.GemmNN(k, k, nc, w.wlT, nc, w.lyt, k, w.psi, k)
-	f64.GemmNN(k, k, k, w.psi, k, w.kit, k, w.tmp, k)
-	f64.GemmNN(k, k, k, w.kit, k, w.tmp, k, w.om, k)
-	// Each candidate directly: ω_c([2v_c; 0] − P U_c − Q ul_c); the v part
-	// is csu V_Y + 2ω_c v_c, the b part C·(csl B_Y), with the c×k
-	// coefficients csu = −ω∘(U + ul)ᵀ and csl = ω∘(ul − U)ᵀ. Through the
-	// products P = X Z_Y and Q = Xᵀ Z_Y, Y's rows get ∂/∂v += csuᵀ V_c
-	// and ∂/∂b += C·(−cslᵀ B_c), ∂C ∋ Σ b (−cslᵀ B_c)ᵀ.
-	for c := 0; c < nc; c++ {
-		oc := w.om1[c]
-		for a := 0; a < k; a++ {
-			u, l := w.ut[c*k+a], w.ult[c*k+a]
-			su, sl := -oc*(u+l), oc*(l-u)
-			w.csu[c*k+a], w.csl[c*k+a] = su, sl
-			w.suT[a*nc+c], w.slT[a*nc+c] = su, -sl
-		}
-	}
-	f64.GemmNN(k, d, nc, w.suT, nc, w.zc, m2, w.pv, d)
-	f64.GemmNN(k, d, nc, w.slT, nc, w.zc[d:], m2, w.pe, d)
+	w.omega()
+	w.candidates()
 	// Through K: ∂/∂v = (Ω + Ωᵀ)V_Y, ∂/∂b = C (Ω − Ωᵀ)B_Y, ∂C ∋ Σ b (ΩB_Y)ᵀ.
+	d := pp.d
+	m2 := 2 * d
+	k := len(w.ys)
 	cf := w.coef
 	for a := 0; a < k; a++ {
 		for b := 0; b < k; b++ {
@@ -242,7 +222,7 @@ func (w *nextWork) term(pp *nextPrep, p *Params, s []int, t int, negs []int, bet
 	f64.GemmNN(k, d, k, cf, k, w.zy, m2, w.gv, d)
 	f64.GemmNN(2*k, d, k, cf[k*k:], k, w.zy[d:], m2, w.gb, d)
 	hasDiag := p.Theta != nil
-	for a, ya := range ys {
+	for a, ya := range w.ys {
 		gv, uc, wc := w.gv[a*d:(a+1)*d], w.gb[a*d:(a+1)*d], w.gb[(k+a)*d:(k+a+1)*d]
 		pv, pe := w.pv[a*d:(a+1)*d], w.pe[a*d:(a+1)*d]
 		for x := 0; x < d; x++ {
@@ -252,15 +232,84 @@ func (w *nextWork) term(pp *nextPrep, p *Params, s []int, t int, negs []int, bet
 		}
 		w.addItem(pp, p, acc, ya, scale, gv, uc, wc, w.om[a*k+a], hasDiag)
 	}
+	w.addCandidates(pp, p, acc, scale)
+	acc.value += scale * val
+	return val, true
+}
+
+// weights returns ℓ = mean_j log σ(β(log g_t − log g_j)) from the gains
+// and sets ω_c = ∂ℓ/∂g_c.
+func (w *nextWork) weights(beta float64) float64 {
+	nc := len(w.cs)
+	lt := math.Log(w.g[0])
+	var val, wt float64
+	inv := 1 / float64(nc-1)
+	for c := 1; c < nc; c++ {
+		x := beta * (lt - math.Log(w.g[c]))
+		val += inv * logSigmoid(x)
+		r := inv * beta * sigmoid(-x) // ∂/∂x log σ(x) = σ(−x)
+		wt += r
+		w.om1[c] = -r / w.g[c]
+	}
+	w.om1[0] = wt / w.g[0]
+	return val
+}
+
+// omega sets Ω = ∂ℓ/∂K from the weights: with Ψ = ∂ℓ/∂K⁻¹ =
+// −Σ_c ω_c L_cYᵀ L_Ycᵀ = −(diag(ω) L_cY)ᵀ L_Ycᵀ (k×k, held negated),
+// Ω = −K⁻ᵀ Ψ K⁻ᵀ.
+func (w *nextWork) omega() {
+	k, nc := len(w.ys), len(w.cs)
+	for c := 0; c < nc; c++ {
+		oc := w.om1[c]
+		for a := 0; a < k; a++ {
+			w.wlT[a*nc+c] = oc * w.lcy[c*k+a]
+		}
+	}
+	f64.GemmNN(k, k, nc, w.wlT, nc, w.lyt, k, w.psi, k)
+	f64.GemmNN(k, k, k, w.psi, k, w.kit, k, w.tmp, k)
+	f64.GemmNN(k, k, k, w.kit, k, w.tmp, k, w.om, k)
+}
+
+// candidates computes the candidates' own gradient into w.gcv and w.gcb
+// (c×d, before addCandidates) and, in w.pv and w.pe (k×d), the share of
+// Y's rows that comes through L_cY and L_Yc, for the caller to add with
+// the share through K. Each
+// candidate directly: ω_c([2v_c; 0] − P U_c − Q ul_c); the v part is
+// csu V_Y + 2ω_c v_c, the b part C·(csl B_Y), with the c×k coefficients
+// csu = −ω∘(U + ul)ᵀ and csl = ω∘(ul − U)ᵀ. Through the products
+// P = X Z_Y and Q = Xᵀ Z_Y, Y's rows get ∂/∂v += csuᵀ V_c and
+// ∂/∂b += C·(−cslᵀ B_c), ∂C ∋ Σ b (−cslᵀ B_c)ᵀ.
+func (w *nextWork) candidates() {
+	m2 := len(w.zy) / len(w.ys)
+	d := m2 / 2
+	k, nc := len(w.ys), len(w.cs)
+	for c := 0; c < nc; c++ {
+		oc := w.om1[c]
+		for a := 0; a < k; a++ {
+			u, l := w.ut[c*k+a], w.ult[c*k+a]
+			su, sl := -oc*(u+l), oc*(l-u)
+			w.csu[c*k+a], w.csl[c*k+a] = su, sl
+			w.suT[a*nc+c], w.slT[a*nc+c] = su, -sl
+		}
+	}
+	f64.GemmNN(k, d, nc, w.suT, nc, w.zc, m2, w.pv, d)
+	f64.GemmNN(k, d, nc, w.slT, nc, w.zc[d:], m2, w.pe, d)
 	f64.GemmNN(nc, d, k, w.csu, k, w.zy, m2, w.gcv, d)
 	f64.GemmNN(nc, d, k, w.csl, k, w.zy[d:], m2, w.gcb, d)
-	for c, ic := range cs {
+}
+
+// addCandidates adds scale times the candidates' gradient (candidates)
+// into acc.
+func (w *nextWork) addCandidates(pp *nextPrep, p *Params, acc *accum, scale float64) {
+	d := pp.d
+	m2 := 2 * d
+	hasDiag := p.Theta != nil
+	for c, ic := range w.cs {
 		gv, uc := w.gcv[c*d:(c+1)*d], w.gcb[c*d:(c+1)*d]
 		f64.AxpyUnitary(2*w.om1[c], w.zc[c*m2:c*m2+d], gv)
 		w.addItem(pp, p, acc, ic, scale, gv, uc, nil, w.om1[c], hasDiag)
 	}
-	acc.value += scale * val
-	return val, true
 }
 
 // addItem adds scale times an item's gradient in the model's coordinates
