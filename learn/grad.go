@@ -200,6 +200,9 @@ type basketWork struct {
 	gv, wu, cu []float64
 	dd, ss, ds []float64
 	k, d       int
+	// next, when set, adds a next-item term of the same basket through
+	// the basket's own products (nextFusion).
+	next *nextFusion
 }
 
 func (w *basketWork) ensure(k, d int) {
@@ -355,6 +358,9 @@ func (w *basketWork) pieces(p *Params, items []int, bcS, c []float64, eps float6
 	for r := 0; r < k; r++ {
 		a[r*k+r] += eps
 	}
+	if w.next != nil {
+		w.next.fromA(items, a)
+	}
 	val, ok := invertValue(a, k, w.piv, w.work, value)
 	if !ok {
 		return w.fail()
@@ -378,6 +384,9 @@ func (w *basketWork) pieces(p *Params, items []int, bcS, c []float64, eps float6
 		for t := range pm {
 			pm[t] -= w.a2[t]
 		}
+	}
+	if w.next != nil {
+		w.next.intoP(p, items, pm)
 	}
 	xs := w.xs
 	for i := 0; i < k; i++ {

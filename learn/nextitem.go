@@ -78,9 +78,9 @@ func (pp *nextPrep) prepare(p *Params, c []float64, eps float64) {
 // the orientation that product reads: rows of Y's items and of the
 // candidates, and Y's rows X zᵢ as columns.
 type nextWork struct {
-	kk, kit, psi, om, tmp, coef []float64 // k×k: K then K⁻¹, K⁻ᵀ, −Ψ, Ω, (coef 3k×k)
-	piv                         []int
-	work                        []float64
+	kk, kit, om, coef []float64 // k×k: K then K⁻¹, K⁻ᵀ, Ω, (coef 3k×k)
+	piv               []int
+	work              []float64
 	// zy: Y's rows zᵢ (k×2d); pyT: Y's rows X zᵢ = [vᵢ; C bᵢ] as columns
 	// (2d×k); zc: the candidates' rows (c = 1 + J, c×2d).
 	zy, pyT, zc []float64
@@ -121,7 +121,7 @@ func (w *nextWork) setup(pp *nextPrep, s []int, t int, negs []int) {
 	w.cs = append(append(w.cs[:0], s[t]), negs...)
 	ys, cs := w.ys, w.cs
 	k, nc := len(ys), len(cs)
-	for _, b := range []*[]float64{&w.kk, &w.kit, &w.psi, &w.om, &w.tmp} {
+	for _, b := range []*[]float64{&w.kk, &w.kit, &w.om} {
 		*b = resize(*b, k*k)
 	}
 	w.coef = resize(w.coef, 3*k*k)
@@ -255,20 +255,19 @@ func (w *nextWork) weights(beta float64) float64 {
 	return val
 }
 
-// omega sets Ω = ∂ℓ/∂K from the weights: with Ψ = ∂ℓ/∂K⁻¹ =
-// −Σ_c ω_c L_cYᵀ L_Ycᵀ = −(diag(ω) L_cY)ᵀ L_Ycᵀ (k×k, held negated),
-// Ω = −K⁻ᵀ Ψ K⁻ᵀ.
+// omega sets Ω = ∂ℓ/∂K from the weights. With Ψ = ∂ℓ/∂K⁻¹ =
+// −Σ_c ω_c L_cYᵀ L_Ycᵀ, Ω = −K⁻ᵀ Ψ K⁻ᵀ = Σ_c ω_c (L_cY K⁻¹)ᵀ (L_Ycᵀ K⁻ᵀ)
+// = (diag(ω) ulᵀ)ᵀ Uᵀ: one k×c by c×k product from the rows gains
+// keeps, O(k²c) with no product through K⁻¹.
 func (w *nextWork) omega() {
 	k, nc := len(w.ys), len(w.cs)
 	for c := 0; c < nc; c++ {
 		oc := w.om1[c]
 		for a := 0; a < k; a++ {
-			w.wlT[a*nc+c] = oc * w.lcy[c*k+a]
+			w.wlT[a*nc+c] = oc * w.ult[c*k+a]
 		}
 	}
-	f64.GemmNN(k, k, nc, w.wlT, nc, w.lyt, k, w.psi, k)
-	f64.GemmNN(k, k, k, w.psi, k, w.kit, k, w.tmp, k)
-	f64.GemmNN(k, k, k, w.kit, k, w.tmp, k, w.om, k)
+	f64.GemmNN(k, k, nc, w.wlT, nc, w.ut, k, w.om, k)
 }
 
 // candidates computes the candidates' own gradient into w.gcv and w.gcb
@@ -310,6 +309,95 @@ func (w *nextWork) addCandidates(pp *nextPrep, p *Params, acc *accum, scale floa
 		f64.AxpyUnitary(2*w.om1[c], w.zc[c*m2:c*m2+d], gv)
 		w.addItem(pp, p, acc, ic, scale, gv, uc, nil, w.om1[c], hasDiag)
 	}
+}
+
+// nextFusion evaluates a basket's next-item term inside the basket term's
+// pieces (basketWork.next; offline steps, unrestricted, with the term's
+// gradient only). The basket term builds A = L_S + εI and its inverse P
+// and takes its gradient through products of P with the basket's rows;
+// K = L_Y + εI is A without the held-out row and column, and the term's
+// share through K, Ω = ∂ℓ/∂K, enters the same products as P does (its
+// gradient has the form of the basket term's with Ωᵀ for P). So the term
+// needs no K of its own and no products through K: P gains f·Ωᵀ on Y's
+// rows and columns, f the term's weight over the basket term's. Ω's share
+// of an item's ∂/∂δ — Ω_aa directly and Σ_b (Ω_ab + Ω_ba)K̂_ab through
+// sₐ, K̂ = K − Δ'_Y — is added here, as the candidates' gradient and Y's
+// share through L_cY and L_Yc are (nextWork.candidates).
+type nextFusion struct {
+	w     *nextWork
+	pp    *nextPrep
+	t     int // the held-out position
+	negs  []int
+	beta  float64
+	acc   *accum
+	scale float64 // the term's weight in acc
+	f     float64 // scale over the basket term's
+	khat  []float64
+	ok    bool // the term was added
+}
+
+// fromA sets up the term for basket items with K read from a = L_S + εI
+// (before its inversion).
+func (nf *nextFusion) fromA(items []int, a []float64) {
+	w, pp := nf.w, nf.pp
+	nf.ok = false
+	w.setup(pp, items, nf.t, nf.negs)
+	ks, k := len(items), len(w.ys)
+	nf.khat = resize(nf.khat, k*k)
+	for r := 0; r < k; r++ {
+		rs := r + b2i(r >= nf.t)
+		for q := 0; q < k; q++ {
+			w.kk[r*k+q] = a[rs*ks+q+b2i(q >= nf.t)]
+		}
+		copy(nf.khat[r*k:(r+1)*k], w.kk[r*k:(r+1)*k])
+		nf.khat[r*k+r] -= pp.dl[w.ys[r]]
+	}
+}
+
+// intoP evaluates the term from K (fromA), adds the candidates' gradient
+// and Y's share through L_cY and L_Yc into acc, and adds f·Ωᵀ to pm, the
+// basket term's P (|S|×|S|), on Y's rows and columns. A term whose gains
+// cannot be computed is left out (nf.ok false), as term leaves it.
+func (nf *nextFusion) intoP(p *Params, items []int, pm []float64) {
+	w, pp := nf.w, nf.pp
+	if !w.gainsOfK(pp) {
+		return
+	}
+	nf.ok = true
+	val := w.weights(nf.beta)
+	w.omega()
+	w.candidates()
+	d := pp.d
+	ks, k := len(items), len(w.ys)
+	hasDiag := p.Theta != nil
+	for a, ya := range w.ys {
+		gdl := w.om[a*k+a]
+		if hasDiag {
+			var gz float64
+			for b := 0; b < k; b++ {
+				gz += w.om[a*k+b]*nf.khat[a*k+b] + w.om[b*k+a]*nf.khat[b*k+a]
+			}
+			gdl += gz / (2 * (1 + math.Exp(p.Theta[ya])))
+		}
+		pe := w.pe[a*d : (a+1)*d]
+		w.addItem(pp, p, nf.acc, ya, nf.scale, w.pv[a*d:(a+1)*d], pe, pe, gdl, hasDiag)
+	}
+	w.addCandidates(pp, p, nf.acc, nf.scale)
+	nf.acc.value += nf.scale * val
+	for a := 0; a < k; a++ {
+		as := a + b2i(a >= nf.t)
+		for b := 0; b < k; b++ {
+			pm[(b+b2i(b >= nf.t))*ks+as] += nf.f * w.om[a*k+b]
+		}
+	}
+}
+
+// b2i is 1 for true, 0 for false.
+func b2i(x bool) int {
+	if x {
+		return 1
+	}
+	return 0
 }
 
 // addItem adds scale times an item's gradient in the model's coordinates

@@ -739,6 +739,7 @@ type offlineWorker struct {
 	w        basketWork
 	bcS      []float64
 	next     nextWork
+	fuse     nextFusion
 	nextNegs []int
 	draw     nextDraw
 }
@@ -880,13 +881,17 @@ func (tr *offlineTrainer) gradient(batch [][]int) bool {
 					copy(bcS[r*d:(r+1)*d], tr.bc[i*d:(i+1)*d])
 				}
 				// The step needs the gradient only (the objective's
-				// value is tracked on the validation set).
-				wk.w.basketTerm(p, bcS, s, tr.opt.Eps, false, false, wk.acc, scale)
+				// value is tracked on the validation set). A next-item
+				// term rides on the basket term's products (nextFusion).
 				if tr.nextW > 0 && k >= 2 && nextTakes(tr.opt.Seed, tr.t, lo+q, tr.opt.NextShare) {
 					t, negs := wk.draw.choice(tr.opt.Seed, tr.t, lo+q, s, n, tr.opt.NextNegatives, !tr.opt.NextRandom, tr.opt.Key, wk.nextNegs)
 					wk.nextNegs = negs
-					wk.next.term(&tr.next, p, s, t, negs, tr.opt.NextBeta, wk.acc, scale*tr.nextW/tr.opt.NextShare)
+					f := tr.nextW / tr.opt.NextShare
+					wk.fuse = nextFusion{w: &wk.next, pp: &tr.next, t: t, negs: negs, beta: tr.opt.NextBeta, acc: wk.acc, scale: scale * f, f: f, khat: wk.fuse.khat}
+					wk.w.next = &wk.fuse
 				}
+				wk.w.basketTerm(p, bcS, s, tr.opt.Eps, false, false, wk.acc, scale)
+				wk.w.next = nil
 			}
 		}(wk, lo, batch[lo:hi])
 	}
