@@ -108,7 +108,7 @@ func (w *nextWork) gains(pp *nextPrep, s []int, t int, negs []int) bool {
 	for a, ya := range w.ys {
 		w.kk[a*k+a] += pp.dl[ya]
 	}
-	return w.gainsOfK(pp)
+	return w.gainsOfK(pp, false)
 }
 
 // setup sizes w's scratch for basket s with s[t] held out against the
@@ -154,8 +154,8 @@ func (w *nextWork) setup(pp *nextPrep, s []int, t int, negs []int) {
 }
 
 // gainsOfK is gains after setup, with K = L_Y + εI in w.kk (which it
-// inverts in place).
-func (w *nextWork) gainsOfK(pp *nextPrep) bool {
+// inverts in place), or K⁻¹ there when inverted is set.
+func (w *nextWork) gainsOfK(pp *nextPrep, inverted bool) bool {
 	d := pp.d
 	m2 := 2 * d
 	k, nc := len(w.ys), len(w.cs)
@@ -167,8 +167,10 @@ func (w *nextWork) gainsOfK(pp *nextPrep) bool {
 		s1 := w.lcy[q]
 		w.lcy[q], w.lyt[q] = s1+s2, s1-s2
 	}
-	if _, sg := f64.Inverse(w.kk, k, k, w.piv, w.work); sg <= 0 {
-		return false
+	if !inverted {
+		if _, sg := f64.Inverse(w.kk, k, k, w.piv, w.work); sg <= 0 {
+			return false
+		}
 	}
 	ki, kit := w.kk, w.kit
 	for a := 0; a < k; a++ {
@@ -360,7 +362,7 @@ func (nf *nextFusion) fromA(items []int, a []float64) {
 // cannot be computed is left out (nf.ok false), as term leaves it.
 func (nf *nextFusion) intoP(p *Params, items []int, pm []float64) {
 	w, pp := nf.w, nf.pp
-	if !w.gainsOfK(pp) {
+	if !w.gainsOfK(pp, nf.downdate(pm, len(items))) {
 		return
 	}
 	nf.ok = true
@@ -390,6 +392,61 @@ func (nf *nextFusion) intoP(p *Params, items []int, pm []float64) {
 			pm[(b+b2i(b >= nf.t))*ks+as] += nf.f * w.om[a*k+b]
 		}
 	}
+}
+
+// downdateTol bounds the relative residual of a downdated K⁻¹ (downdate):
+// some 10⁴ times a backward-stable inverse's.
+const downdateTol = 1e-10
+
+// downdate replaces K in w.kk (fromA) by K⁻¹ from the basket term's
+// A⁻¹ (pm, |S|×|S|), without an inversion of its own: with α = (A⁻¹)_tt =
+// det K/det A, a and b column and row t of A⁻¹ without their t-th
+// entries and Ã the rest, K⁻¹ = Ã − a bᵀ/α (O(k²)). Where A is far worse
+// conditioned than K, the difference cancels: the result must solve
+// K y = 1 for y = K⁻¹1 to a relative residual of downdateTol (‖K y − 1‖∞
+// ≤ tol·‖K‖∞‖y‖∞). It reports false, w.kk still K for a fresh inversion,
+// when that fails or α is not positive (det K ≤ 0 then, as the inversion
+// reports).
+func (nf *nextFusion) downdate(pm []float64, ks int) bool {
+	w, t := nf.w, nf.t
+	k := len(w.ys)
+	alpha := pm[t*ks+t]
+	if !(alpha > 0) || math.IsInf(alpha, 0) {
+		return false
+	}
+	inv := w.om // scratch until omega
+	for r := 0; r < k; r++ {
+		rs := r + b2i(r >= t)
+		f := pm[rs*ks+t] / alpha
+		for q := 0; q < k; q++ {
+			qs := q + b2i(q >= t)
+			inv[r*k+q] = pm[rs*ks+qs] - f*pm[t*ks+qs]
+		}
+	}
+	var ry, rk, res float64
+	y := w.pv[:k] // scratch until candidates
+	for r := 0; r < k; r++ {
+		var x float64
+		for _, v := range inv[r*k : (r+1)*k] {
+			x += v
+		}
+		y[r] = x
+		ry = math.Max(ry, math.Abs(x))
+	}
+	for r := 0; r < k; r++ {
+		var x, nk float64
+		for q, v := range w.kk[r*k : (r+1)*k] {
+			x += v * y[q]
+			nk += math.Abs(v)
+		}
+		rk = math.Max(rk, nk)
+		res = math.Max(res, math.Abs(x-1))
+	}
+	if !(res <= downdateTol*rk*ry) {
+		return false
+	}
+	copy(w.kk, inv)
+	return true
 }
 
 // b2i is 1 for true, 0 for false.

@@ -632,3 +632,106 @@ func TestOfflineGradientWithNextTermMatchesFiniteDifferences(t *testing.T) {
 		}
 	}
 }
+
+// TestNextFusionDowndate: the held-out item's K⁻¹ comes from the basket's
+// A⁻¹ by a downdate that matches a fresh inverse of K, and is refused —
+// K left for a fresh inversion — where A is near-singular through the
+// held-out item (a copy of another basket item, both with δ = 10⁻⁸,
+// ε = 0) while K is not; the fused term then still matches the term
+// apart, to the rounding that A's conditioning leaves in the basket
+// term's own gradient.
+func TestNextFusionDowndate(t *testing.T) {
+	n, d := 12, 4
+	p, err := newParams(n, d, false, true, 3, InitOptions{Scale: 0.6, CScale: 0.8})
+	require.NoError(t, err)
+	s := []int{2, 5, 7, 9, 11}
+	negs := []int{0, 1, 3}
+	for _, tc := range []struct {
+		name    string
+		copyOf  int // the held-out item s[tt] made a copy of s[copyOf], or −1
+		tt      int
+		eps     float64
+		accepts bool
+	}{
+		{"well-conditioned", -1, 2, 1e-5, true},
+		{"held-out last", -1, 4, 1e-5, true},
+		{"held-out copies another item", 0, 3, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := p.Clone()
+			for i := range q.Theta {
+				q.Theta[i] = math.Log(0.3)
+			}
+			if tc.copyOf >= 0 {
+				i, j := s[tc.tt], s[tc.copyOf]
+				copy(q.V[i*d:(i+1)*d], q.V[j*d:(j+1)*d])
+				copy(q.B[i*d:(i+1)*d], q.B[j*d:(j+1)*d])
+				q.Theta[i], q.Theta[j] = math.Log(1e-8), math.Log(1e-8)
+			}
+			L := denseKernel(q)
+			k := len(s)
+			a := make([]float64, k*k)
+			for r, i := range s {
+				for c, j := range s {
+					a[r*k+c] = L.At(i, j)
+				}
+				a[r*k+r] += tc.eps
+			}
+			var pp nextPrep
+			pp.prepare(q, q.CInto(nil), tc.eps)
+			var nw nextWork
+			nf := nextFusion{w: &nw, pp: &pp, t: tc.tt, negs: negs}
+			nf.fromA(s, a)
+			kk := append([]float64(nil), nw.kk...)
+			var ai mat.Dense
+			require.NoError(t, ai.Inverse(mat.NewDense(k, k, append([]float64(nil), a...))))
+			pm := append([]float64(nil), ai.RawMatrix().Data...)
+			require.Equal(t, tc.accepts, nf.downdate(pm, k))
+			var ki mat.Dense
+			require.NoError(t, ki.Inverse(mat.NewDense(k-1, k-1, append([]float64(nil), kk...))))
+			if !tc.accepts {
+				require.Equal(t, kk, nw.kk, "refused: K kept")
+				return
+			}
+			want := ki.RawMatrix().Data
+			for x := range want {
+				require.InDelta(t, want[x], nw.kk[x], 1e-9*(1+math.Abs(want[x])))
+			}
+		})
+	}
+	// Through the step's path, the refused downdate still gives the term.
+	q := p.Clone()
+	i, j := s[3], s[0]
+	copy(q.V[i*d:(i+1)*d], q.V[j*d:(j+1)*d])
+	copy(q.B[i*d:(i+1)*d], q.B[j*d:(j+1)*d])
+	q.Theta[i], q.Theta[j] = math.Log(1e-8), math.Log(1e-8)
+	c := q.CInto(nil)
+	var pp nextPrep
+	pp.prepare(q, c, 0)
+	sep, fused := newAccum(n, d), newAccum(n, d)
+	var bw, bwf basketWork
+	var nw, nwf nextWork
+	bc := make([]float64, len(s)*d)
+	bcRows(bc, q, c, s)
+	_, ok := bw.basketTerm(q, bc, s, 0, false, false, sep, 1)
+	require.True(t, ok)
+	_, ok = nw.term(&pp, q, s, 3, negs, 2, sep, 0.5)
+	require.True(t, ok)
+	nf := nextFusion{w: &nwf, pp: &pp, t: 3, negs: negs, beta: 2, acc: fused, scale: 0.5, f: 0.5}
+	bwf.next = &nf
+	_, ok = bwf.basketTerm(q, bc, s, 0, false, false, fused, 1)
+	require.True(t, ok)
+	require.True(t, nf.ok)
+	gs, gf := NewGrad(q), NewGrad(q)
+	sep.finish(q, c, gs, true)
+	fused.finish(q, c, gf, true)
+	for _, x := range [][2][]float64{{gs.V, gf.V}, {gs.B, gf.B}, {gs.D, gf.D}, {gs.T, gf.T}} {
+		var scale float64
+		for _, v := range x[0] {
+			scale = math.Max(scale, math.Abs(v))
+		}
+		for e := range x[0] {
+			require.InDelta(t, x[0][e], x[1][e], 1e-6*scale)
+		}
+	}
+}
