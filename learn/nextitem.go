@@ -45,8 +45,11 @@ func nextPrepMemory(n, d int) int64 {
 	return memlimit.Bytes(int64(n), 3*int64(d)+2, 8)
 }
 
-// prepare fills pp for the parameters p (C in c) and ε.
-func (pp *nextPrep) prepare(p *Params, c []float64, eps float64) {
+// prepare fills pp for the parameters p (C in c) and ε. bc, when not
+// nil, holds the rows bᵢᵀC (n×d, of the rows held) that the caller has
+// already formed: the rows C bᵢ are then −sᵢ(bᵢᵀC)ᵀ (C is skew) instead of
+// an O(nd²) product.
+func (pp *nextPrep) prepare(p *Params, c []float64, eps float64, bc []float64) {
 	n, d := p.N, p.Dim
 	m := 2 * d
 	pp.n, pp.d = n, d
@@ -61,6 +64,14 @@ func (pp *nextPrep) prepare(p *Params, c []float64, eps float64) {
 			zi[k] = s * p.V[i*d+k]
 			zi[d+k] = s * b[i*d+k]
 		}
+		if bc != nil {
+			for k, x := range bc[i*d : (i+1)*d] {
+				pp.cb[i*d+k] = -s * x
+			}
+		}
+	}
+	if bc != nil {
+		return
 	}
 	// Rows C bᵢ = (B Cᵀ)ᵢ.
 	pp.ct = resize(pp.ct, d*d)
@@ -321,10 +332,11 @@ func (w *nextWork) addCandidates(pp *nextPrep, p *Params, acc *accum, scale floa
 // share through K, Ω = ∂ℓ/∂K, enters the same products as P does (its
 // gradient has the form of the basket term's with Ωᵀ for P). So the term
 // needs no K of its own and no products through K: P gains f·Ωᵀ on Y's
-// rows and columns, f the term's weight over the basket term's. Ω's share
-// of an item's ∂/∂δ — Ω_aa directly and Σ_b (Ω_ab + Ω_ba)K̂_ab through
-// sₐ, K̂ = K − Δ'_Y — is added here, as the candidates' gradient and Y's
-// share through L_cY and L_Yc are (nextWork.candidates).
+// rows and columns, f the term's weight over the basket term's, and Y's
+// share through L_cY and L_Yc joins the basket term's rows (f times, before
+// the basket term adds them with its weight). The candidates' gradient
+// and the term's ∂/∂θ (which the basket term's closed form for its own
+// does not cover) are added here.
 type nextFusion struct {
 	w     *nextWork
 	pp    *nextPrep
@@ -357,9 +369,10 @@ func (nf *nextFusion) fromA(items []int, a []float64) {
 }
 
 // intoP evaluates the term from K (fromA), adds the candidates' gradient
-// and Y's share through L_cY and L_Yc into acc, and adds f·Ωᵀ to pm, the
-// basket term's P (|S|×|S|), on Y's rows and columns. A term whose gains
-// cannot be computed is left out (nf.ok false), as term leaves it.
+// and every ∂/∂θ of the term into acc, and adds f·Ωᵀ to pm, the basket
+// term's P (|S|×|S|), on Y's rows and columns; Y's share through L_cY and
+// L_Yc waits in w.pv and w.pe for intoRows. A term whose gains cannot be
+// computed is left out (nf.ok false), as term leaves it.
 func (nf *nextFusion) intoP(p *Params, items []int, pm []float64) {
 	w, pp := nf.w, nf.pp
 	if !w.gainsOfK(pp, nf.downdate(pm, len(items))) {
@@ -371,18 +384,18 @@ func (nf *nextFusion) intoP(p *Params, items []int, pm []float64) {
 	w.candidates()
 	d := pp.d
 	ks, k := len(items), len(w.ys)
-	hasDiag := p.Theta != nil
-	for a, ya := range w.ys {
-		gdl := w.om[a*k+a]
-		if hasDiag {
-			var gz float64
+	if p.Theta != nil {
+		// Y's ∂/∂θ as addItem's: δ(∂/∂δ + (∂/∂z·z)/(2(1 + δ))), with
+		// ∂/∂δ = Ω_aa and ∂/∂z·z = Σ_b Ω_ab K̂_ab + Ω_ba K̂_ba through K,
+		// pv·v − pe·(C b) through L_cY and L_Yc.
+		for a, ya := range w.ys {
+			gz := blas.Dot(w.pv[a*d:(a+1)*d], pp.z[ya*2*d:ya*2*d+d]) - blas.Dot(w.pe[a*d:(a+1)*d], pp.cb[ya*d:(ya+1)*d])
 			for b := 0; b < k; b++ {
 				gz += w.om[a*k+b]*nf.khat[a*k+b] + w.om[b*k+a]*nf.khat[b*k+a]
 			}
-			gdl += gz / (2 * (1 + math.Exp(p.Theta[ya])))
+			delta := math.Exp(p.Theta[ya])
+			nf.acc.gt[ya] += nf.scale * delta * (w.om[a*k+a] + gz/(2*(1+delta)))
 		}
-		pe := w.pe[a*d : (a+1)*d]
-		w.addItem(pp, p, nf.acc, ya, nf.scale, w.pv[a*d:(a+1)*d], pe, pe, gdl, hasDiag)
 	}
 	w.addCandidates(pp, p, nf.acc, nf.scale)
 	nf.acc.value += nf.scale * val
@@ -391,6 +404,24 @@ func (nf *nextFusion) intoP(p *Params, items []int, pm []float64) {
 		for b := 0; b < k; b++ {
 			pm[(b+b2i(b >= nf.t))*ks+as] += nf.f * w.om[a*k+b]
 		}
+	}
+}
+
+// intoRows adds f times Y's share through L_cY and L_Yc (intoP) to the
+// basket term's rows gv, w and u (basketWork.wu: |S| rows of w, then of
+// u), which the basket term then adds into acc with its weight.
+func (nf *nextFusion) intoRows(gv, wu []float64) {
+	if !nf.ok {
+		return
+	}
+	w := nf.w
+	d, ks := nf.pp.d, len(w.ys)+1
+	for a := range w.ys {
+		as := a + b2i(a >= nf.t)
+		pv, pe := w.pv[a*d:(a+1)*d], w.pe[a*d:(a+1)*d]
+		f64.AxpyUnitary(nf.f, pv, gv[as*d:(as+1)*d])
+		f64.AxpyUnitary(nf.f, pe, wu[as*d:(as+1)*d])
+		f64.AxpyUnitary(nf.f, pe, wu[(ks+as)*d:(ks+as+1)*d])
 	}
 }
 
@@ -580,7 +611,7 @@ func meanNextValue(ctx context.Context, p *Params, val [][]int, negatives int, b
 // nextPrep and nextWork. It checks ctx every 32 baskets.
 func eachValBasket(ctx context.Context, p *Params, val [][]int, negatives int, key []int64, eps float64, seed uint64, f func(w *nextWork, pp *nextPrep, s []int, t int, negs []int)) error {
 	var pp nextPrep
-	pp.prepare(p, p.CInto(nil), eps)
+	pp.prepare(p, p.CInto(nil), eps, nil)
 	var w nextWork
 	var negs []int
 	var nd nextDraw

@@ -85,7 +85,7 @@ func nextFast(t *testing.T, p *Params, baskets [][]int, ts []int, negs [][]int, 
 	t.Helper()
 	c := p.CInto(nil)
 	var pp nextPrep
-	pp.prepare(p, c, eps)
+	pp.prepare(p, c, eps, nil)
 	acc := newAccum(p.N, p.Dim)
 	var nw nextWork
 	var total float64
@@ -538,8 +538,19 @@ func TestNextFusionMatchesSeparate(t *testing.T) {
 				p.Theta[i] = math.Log(tc.delta * (0.05 + rng.Float64()))
 			}
 			c := p.CInto(nil)
-			var pp nextPrep
-			pp.prepare(p, c, tc.eps)
+			var pp, ppBC nextPrep
+			pp.prepare(p, c, tc.eps, nil)
+			// The rows C bᵢ from the rows bᵢᵀC an offline step has formed.
+			all := make([]int, n)
+			for i := range all {
+				all[i] = i
+			}
+			bcAll := make([]float64, n*tc.d)
+			bcRows(bcAll, p, c, all)
+			ppBC.prepare(p, c, tc.eps, bcAll)
+			for x := range pp.cb {
+				require.InDelta(t, pp.cb[x], ppBC.cb[x], 1e-13*(1+math.Abs(pp.cb[x])))
+			}
 			sep, fused := newAccum(n, tc.d), newAccum(n, tc.d)
 			var bw, bwf basketWork
 			var nw, nwf nextWork
@@ -678,7 +689,7 @@ func TestNextFusionDowndate(t *testing.T) {
 				a[r*k+r] += tc.eps
 			}
 			var pp nextPrep
-			pp.prepare(q, q.CInto(nil), tc.eps)
+			pp.prepare(q, q.CInto(nil), tc.eps, nil)
 			var nw nextWork
 			nf := nextFusion{w: &nw, pp: &pp, t: tc.tt, negs: negs}
 			nf.fromA(s, a)
@@ -707,7 +718,7 @@ func TestNextFusionDowndate(t *testing.T) {
 	q.Theta[i], q.Theta[j] = math.Log(1e-8), math.Log(1e-8)
 	c := q.CInto(nil)
 	var pp nextPrep
-	pp.prepare(q, c, 0)
+	pp.prepare(q, c, 0, nil)
 	sep, fused := newAccum(n, d), newAccum(n, d)
 	var bw, bwf basketWork
 	var nw, nwf nextWork

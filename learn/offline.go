@@ -850,7 +850,7 @@ func (tr *offlineTrainer) gradient(batch [][]int) bool {
 	vecmat.N(tr.bc, d, b, d, n, tr.c, d, d, d, 1) // rows bᵢᵀC
 	scale := 1 / float64(len(batch))
 	if tr.nextW > 0 {
-		tr.next.prepare(p, tr.c, tr.opt.Eps)
+		tr.next.prepare(p, tr.c, tr.opt.Eps, tr.bc)
 	}
 	nw := len(tr.workers)
 	chunk := (len(batch) + nw - 1) / nw

@@ -108,7 +108,7 @@ func (o *Online) nextTerm(rows []int) {
 			lp.Theta[a] = math.Log(o.odds(r)) + o.phi(r)
 		}
 	}
-	nx.prep.prepare(lp, o.c, o.opt.Eps)
+	nx.prep.prepare(lp, o.c, o.opt.Eps, nil)
 	nx.acc.reset() // the rows the last basket touched, at its size
 	nx.acc.resize(m, d)
 	w := o.opt.NextWeight * float64(k)

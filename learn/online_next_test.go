@@ -37,7 +37,7 @@ func TestOnlineNextTermIsTheOfflineTerm(t *testing.T) {
 			o.refreshTheta()
 			p := o.p
 			var pp nextPrep
-			pp.prepare(p, o.c, o.opt.Eps)
+			pp.prepare(p, o.c, o.opt.Eps, nil)
 			acc := newAccum(p.N, d)
 			var w nextWork
 			_, ok := w.term(&pp, p, basket, k-1, o.nx.rows, o.opt.NextBeta, acc, o.opt.NextWeight*float64(k))
