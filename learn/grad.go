@@ -34,13 +34,12 @@ func NewGrad(p *Params) *Grad {
 //	∂/∂bₐ  = C · Σ_b (P_ba − P_ab) b_b       (C·u, applied once per item in finish)
 //	∂/∂C  += Σₐ bₐ (Σ_b P_ba b_b)ᵀ           (Σᵢ bᵢ wᵢᵀ, applied once in finish)
 //
-// gb and gc take direct contributions (the full normaliser); gt collects
-// ∂/∂θᵢ. With a diagonal all pieces are with respect to the rows held
+// gc takes direct contributions (the full normaliser's, which reaches the
+// rows of V and B directly, not through accum); gt collects ∂/∂θᵢ. With a diagonal all pieces are with respect to the rows held
 // (see Params): basketTerm scales each item's pieces by sᵢ.
 type accum struct {
 	n, d        int
-	gv, gb      []float64 // n×d
-	u, w        []float64 // n×d
+	gv, u, w    []float64 // n×d
 	gt          []float64 // n
 	gc          []float64 // d×d gradient w.r.t. C
 	touched     []bool
@@ -70,7 +69,7 @@ func (a *accum) resize(n, d int) {
 		return append(s[:cap(s)], make([]float64, m-cap(s))...)[:m]
 	}
 	a.n, a.d = n, d
-	a.gv, a.gb, a.u, a.w = grow(a.gv, n*d), grow(a.gb, n*d), grow(a.u, n*d), grow(a.w, n*d)
+	a.gv, a.u, a.w = grow(a.gv, n*d), grow(a.u, n*d), grow(a.w, n*d)
 	a.gt = grow(a.gt, n)
 	a.gc = grow(a.gc, d*d)
 	for len(a.touched) < n {
@@ -100,7 +99,6 @@ func (a *accum) reset() {
 	d := a.d
 	for _, i := range a.touchedList {
 		clear(a.gv[i*d : (i+1)*d])
-		clear(a.gb[i*d : (i+1)*d])
 		clear(a.u[i*d : (i+1)*d])
 		clear(a.w[i*d : (i+1)*d])
 		a.gt[i] = 0
@@ -122,10 +120,10 @@ func (a *accum) merge(o *accum) {
 	for _, i := range o.touchedList {
 		a.touch(i)
 		r := i * d
-		blas.Axpy(1, o.gv[r:r+d], a.gv[r:r+d])
-		blas.Axpy(1, o.gb[r:r+d], a.gb[r:r+d])
-		blas.Axpy(1, o.u[r:r+d], a.u[r:r+d])
-		blas.Axpy(1, o.w[r:r+d], a.w[r:r+d])
+		// A unit axpy rounds as an add: the same sums as blas.Axpy's.
+		f64.AxpyUnitary(1, o.gv[r:r+d], a.gv[r:r+d])
+		f64.AxpyUnitary(1, o.u[r:r+d], a.u[r:r+d])
+		f64.AxpyUnitary(1, o.w[r:r+d], a.w[r:r+d])
 		a.gt[i] += o.gt[i]
 	}
 	blas.Axpy(1, o.gc, a.gc)
@@ -165,11 +163,6 @@ func (a *accum) finish(p *Params, c []float64, g *Grad, projectD bool) {
 	}
 	for _, i := range a.touchedList {
 		r := i * d
-		gbi := g.V[r : r+d]
-		if g.B != nil {
-			gbi = g.B[r : r+d]
-		}
-		blas.Axpy(1, a.gb[r:r+d], gbi)
 		blas.Axpy(1, a.gv[r:r+d], g.V[r:r+d])
 		if g.T != nil {
 			g.T[i] += a.gt[i]
@@ -399,6 +392,9 @@ func (w *basketWork) pieces(p *Params, items []int, bcS, c []float64, eps float6
 	}
 	vecmat.Room(w.gv[:cap(w.gv)], d, xs[:cap(xs)], k, k, zr, k, d, 2*d, 1)
 	vecmat.N(w.wu, d, xs[k*k:], k, 2*k, zr[d:], k, d, 2*d, 1)
+	if w.next != nil {
+		w.next.intoRows(w.gv, w.wu)
+	}
 	if withCU {
 		vecmat.Room(w.cu[:cap(w.cu)], d, xs[2*k*k:cap(xs)], k, k, zl[d:], k, d, 2*d, -1)
 	}

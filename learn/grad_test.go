@@ -111,12 +111,13 @@ func analyticGrad(t *testing.T, p *Params, baskets [][]int, o objSpec) (float64,
 		_, ok := w.basketTerm(p, bc, s, o.eps, o.restricted, true, acc, 1)
 		require.True(t, ok)
 	}
+	gb := make([]float64, p.N*p.Dim) // the normaliser's direct rows of B
 	if o.full {
 		nw := newNormWork(p.Dim)
 		nw.gram(p)
 		require.True(t, nw.factor(c))
 		for i := 0; i < p.N; i++ {
-			nw.applyItem(p, i, acc, -1)
+			nw.applyItem(p, i, acc, gb, -1)
 			v, dt := diagNorm(p, i)
 			acc.value -= v
 			acc.gt[i] -= dt
@@ -125,6 +126,11 @@ func analyticGrad(t *testing.T, p *Params, baskets [][]int, o objSpec) (float64,
 		acc.value -= nw.logDet
 	}
 	acc.finish(p, c, g, true)
+	if g.B != nil {
+		blas.Axpy(1, gb, g.B)
+	} else {
+		blas.Axpy(1, gb, g.V)
+	}
 	return acc.value, g
 }
 

@@ -118,8 +118,9 @@ func (nw *normWork) factor(c []float64) bool {
 	return true
 }
 
-// applyItem adds scale·K zᵢ to acc's direct rows of item i.
-func (nw *normWork) applyItem(p *Params, i int, acc *accum, scale float64) {
+// applyItem adds scale·K zᵢ to acc's row of item i (its v part) and to
+// gb, item i's direct row of B (n×d; the rows of V with B = V).
+func (nw *normWork) applyItem(p *Params, i int, acc *accum, gb []float64, scale float64) {
 	d, m := nw.d, 2*nw.d
 	v, b := p.V, p.brows()
 	z := nw.tmp
@@ -132,7 +133,7 @@ func (nw *normWork) applyItem(p *Params, i int, acc *accum, scale float64) {
 		if r < d {
 			acc.gv[o+r] += x
 		} else {
-			acc.gb[o+r-d] += x
+			gb[o+r-d] += x
 		}
 	}
 }
