@@ -724,7 +724,6 @@ type offlineTrainer struct {
 	invMu    []float64
 	c, bc    []float64
 	workers  []*offlineWorker
-	total    *accum
 	nw       *exactnorm.Work
 	next     nextPrep
 	nextW    float64 // the next-item term's weight per basket, NextWeight·k̄
@@ -761,7 +760,7 @@ func newOfflineTrainer(p *Params, train [][]int, opt OfflineOptions) *offlineTra
 func newTrainerCounts(p *Params, counts []float64, m int, opt OfflineOptions) *offlineTrainer {
 	n, d := p.N, p.Dim
 	tr := &offlineTrainer{p: p, opt: opt, lr: opt.LR, invMu: make([]float64, n), bc: make([]float64, n*d),
-		total: newAccum(n, d), g: NewGrad(p), mom: NewGrad(p), sq: NewGrad(p), m: m}
+		g: NewGrad(p), mom: NewGrad(p), sq: NewGrad(p), m: m}
 	tr.nw = exactnorm.NewWork(d)
 	tr.counts = counts
 	for i, c := range tr.counts {
@@ -896,9 +895,11 @@ func (tr *offlineTrainer) gradient(batch [][]int) bool {
 		}(wk, lo, batch[lo:hi])
 	}
 	wg.Wait()
-	acc := tr.total
-	acc.reset()
-	for _, wk := range tr.workers {
+	// The first worker's sums take the others' (the same sums in the same
+	// order as an empty total would) and are cleared once used.
+	acc := tr.workers[0].acc
+	defer acc.reset()
+	for _, wk := range tr.workers[1:] {
 		acc.merge(wk.acc)
 		wk.acc.reset()
 	}
