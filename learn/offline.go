@@ -142,6 +142,11 @@ type OfflineOptions struct {
 	// FixC keeps C at its initial value (the reference's scalable code).
 	FixC bool
 	// Workers scores minibatch baskets in parallel (default GOMAXPROCS).
+	// Each worker sums the gradient of its share of a minibatch, so the
+	// order of the sums follows Workers: the same data, options and
+	// Workers give the same model bit for bit; another Workers gives one
+	// that differs at first by rounding, which training can amplify
+	// (learn/RANKING.md measures it on the union of the categories).
 	Workers int
 	// Progress, when non-nil, is called after every iteration with the
 	// iterations done and the most there can be (early stopping may end
