@@ -108,6 +108,11 @@ func TestOfflineDeterministicAndFixC(t *testing.T) {
 	for i := range a.Params.V {
 		require.InDelta(t, a.Params.V[i], c.Params.V[i], 1e-8)
 	}
+	// The same number of workers sums in the same order: bit for bit.
+	c2, err := TrainOffline(context.Background(), data, nil, 20, opt)
+	require.NoError(t, err)
+	require.Equal(t, c.Params.V, c2.Params.V)
+	require.Equal(t, c.Params.Theta, c2.Params.Theta)
 	opt.FixC = true
 	f, err := TrainOffline(context.Background(), data, nil, 20, opt)
 	require.NoError(t, err)
