@@ -572,23 +572,8 @@ func TestNextFusionMatchesSeparate(t *testing.T) {
 				require.True(t, ok)
 				require.True(t, nf.ok, "basket %d", q)
 			}
-			gs, gf := NewGrad(p), NewGrad(p)
-			sep.finish(p, c, gs, true)
-			fused.finish(p, c, gf, true)
 			require.InDelta(t, sep.value, fused.value, 1e-12*(1+math.Abs(sep.value)))
-			near := func(name string, want, got []float64) {
-				var scale float64
-				for _, x := range want {
-					scale = math.Max(scale, math.Abs(x))
-				}
-				for i := range want {
-					require.InDelta(t, want[i], got[i], 1e-7*scale, "%s[%d]", name, i)
-				}
-			}
-			near("V", gs.V, gf.V)
-			near("B", gs.B, gf.B)
-			near("D", gs.D, gf.D)
-			near("theta", gs.T, gf.T)
+			gradsNear(t, p, c, sep, fused, 1e-7)
 		})
 	}
 }
@@ -606,13 +591,7 @@ func TestOfflineGradientWithNextTermMatchesFiniteDifferences(t *testing.T) {
 		train := plantedBaskets(n, 40, seed)
 		batch := train[:8]
 		opt := OfflineOptions{D: d, Shared: shared, Workers: 2, LowRank: !diag, NextWeight: 0.7, NextShare: 0.6, NextNegatives: 3, NextBeta: 1.5, Seed: seed}.withDefaults()
-		p, err := newParams(n, d, shared, diag, seed, InitOptions{Scale: 0.5, CScale: 0.5, Share: -1})
-		require.NoError(t, err)
-		tr := newOfflineTrainer(p, train, opt)
-		if diag {
-			tr.initTheta()
-		}
-		require.True(t, tr.gradient(batch))
+		p, tr := stepGradient(t, train, batch, n, seed, opt)
 		var held [][]int
 		var ts []int
 		var negs [][]int
@@ -630,17 +609,7 @@ func TestOfflineGradientWithNextTermMatchesFiniteDifferences(t *testing.T) {
 		obj := func() float64 {
 			return regularisedObjective(p, batch, opt.Eps, tr.counts, 0, 0, 1) + nextBrute(p, held, ts, negs, opt.NextBeta, w, opt.Eps)
 		}
-		check := func(name string, x, analytic []float64) {
-			fdCheckFn(t, fmt.Sprintf("seed %d %s", seed, name), x, analytic, obj, fdRelTol)
-		}
-		check("V", p.V, tr.g.V)
-		if !shared {
-			check("B", p.B, tr.g.B)
-		}
-		check("D", p.D, tr.g.D)
-		if diag {
-			check("Theta", p.Theta, tr.g.T)
-		}
+		fdCheckParams(t, fmt.Sprintf("seed %d", seed), p, tr.g, obj)
 	}
 }
 
@@ -674,10 +643,7 @@ func TestNextFusionDowndate(t *testing.T) {
 				q.Theta[i] = math.Log(0.3)
 			}
 			if tc.copyOf >= 0 {
-				i, j := s[tc.tt], s[tc.copyOf]
-				copy(q.V[i*d:(i+1)*d], q.V[j*d:(j+1)*d])
-				copy(q.B[i*d:(i+1)*d], q.B[j*d:(j+1)*d])
-				q.Theta[i], q.Theta[j] = math.Log(1e-8), math.Log(1e-8)
+				nearCopy(q, s[tc.tt], s[tc.copyOf])
 			}
 			L := denseKernel(q)
 			k := len(s)
@@ -712,10 +678,7 @@ func TestNextFusionDowndate(t *testing.T) {
 	}
 	// Through the step's path, the refused downdate still gives the term.
 	q := p.Clone()
-	i, j := s[3], s[0]
-	copy(q.V[i*d:(i+1)*d], q.V[j*d:(j+1)*d])
-	copy(q.B[i*d:(i+1)*d], q.B[j*d:(j+1)*d])
-	q.Theta[i], q.Theta[j] = math.Log(1e-8), math.Log(1e-8)
+	nearCopy(q, s[3], s[0])
 	c := q.CInto(nil)
 	var pp nextPrep
 	pp.prepare(q, c, 0, nil)
@@ -733,16 +696,36 @@ func TestNextFusionDowndate(t *testing.T) {
 	_, ok = bwf.basketTerm(q, bc, s, 0, false, false, fused, 1)
 	require.True(t, ok)
 	require.True(t, nf.ok)
-	gs, gf := NewGrad(q), NewGrad(q)
-	sep.finish(q, c, gs, true)
-	fused.finish(q, c, gf, true)
-	for _, x := range [][2][]float64{{gs.V, gf.V}, {gs.B, gf.B}, {gs.D, gf.D}, {gs.T, gf.T}} {
+	gradsNear(t, q, c, sep, fused, 1e-6)
+}
+
+// nearCopy makes item i a copy of item j, both with δ = 10⁻⁸: a basket
+// holding both is near-singular.
+func nearCopy(p *Params, i, j int) {
+	d := p.Dim
+	copy(p.V[i*d:(i+1)*d], p.V[j*d:(j+1)*d])
+	copy(p.B[i*d:(i+1)*d], p.B[j*d:(j+1)*d])
+	p.Theta[i], p.Theta[j] = math.Log(1e-8), math.Log(1e-8)
+}
+
+// gradsNear finishes the sums want and got at p (C in c) and requires
+// every entry of each parameter block's gradient to agree within rel
+// times the block's largest entry in want.
+func gradsNear(t *testing.T, p *Params, c []float64, want, got *accum, rel float64) {
+	t.Helper()
+	gw, gg := NewGrad(p), NewGrad(p)
+	want.finish(p, c, gw, true)
+	got.finish(p, c, gg, true)
+	for _, b := range []struct {
+		name      string
+		want, got []float64
+	}{{"V", gw.V, gg.V}, {"B", gw.B, gg.B}, {"D", gw.D, gg.D}, {"theta", gw.T, gg.T}} {
 		var scale float64
-		for _, v := range x[0] {
-			scale = math.Max(scale, math.Abs(v))
+		for _, x := range b.want {
+			scale = math.Max(scale, math.Abs(x))
 		}
-		for e := range x[0] {
-			require.InDelta(t, x[0][e], x[1][e], 1e-6*scale)
+		for i := range b.want {
+			require.InDelta(t, b.want[i], b.got[i], rel*scale, "%s[%d]", b.name, i)
 		}
 	}
 }

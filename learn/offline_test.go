@@ -24,13 +24,7 @@ func TestOfflineGradientMatchesFiniteDifferences(t *testing.T) {
 		batch := train[:5]
 		power := float64(2+seed%3) / 2 // RegPower 1, 1.5 and 2
 		opt := OfflineOptions{D: d, Shared: shared, Alpha: alpha, Beta: beta, RegPower: power, Workers: 2, LowRank: !diag, NextWeight: -1}.withDefaults()
-		p, err := newParams(n, d, shared, diag, seed, InitOptions{Scale: 0.5, CScale: 0.5, Share: -1})
-		require.NoError(t, err)
-		tr := newOfflineTrainer(p, train, opt)
-		if diag {
-			tr.initTheta()
-		}
-		require.True(t, tr.gradient(batch))
+		p, tr := stepGradient(t, train, batch, n, seed, opt)
 		mu := make([]float64, n)
 		for _, s := range train {
 			for _, i := range s {
@@ -38,17 +32,39 @@ func TestOfflineGradientMatchesFiniteDifferences(t *testing.T) {
 			}
 		}
 		obj := func() float64 { return regularisedObjective(p, batch, opt.Eps, mu, alpha, beta, power) }
-		check := func(name string, x, analytic []float64) {
-			fdCheckFn(t, fmt.Sprintf("seed %d %s", seed, name), x, analytic, obj, fdRelTol)
-		}
-		check("V", p.V, tr.g.V)
-		if !shared {
-			check("B", p.B, tr.g.B)
-		}
-		check("D", p.D, tr.g.D)
-		if diag {
-			check("Theta", p.Theta, tr.g.T)
-		}
+		fdCheckParams(t, fmt.Sprintf("seed %d", seed), p, tr.g, obj)
+	}
+}
+
+// stepGradient computes an offline step's gradient on batch at random
+// parameters (from seed; with a diagonal unless opt.LowRank, θ at the
+// training counts) for the options opt, after defaults.
+func stepGradient(t *testing.T, train, batch [][]int, n int, seed uint64, opt OfflineOptions) (*Params, *offlineTrainer) {
+	t.Helper()
+	p, err := newParams(n, opt.D, opt.Shared, !opt.LowRank, seed, InitOptions{Scale: 0.5, CScale: 0.5, Share: -1})
+	require.NoError(t, err)
+	tr := newOfflineTrainer(p, train, opt)
+	if !opt.LowRank {
+		tr.initTheta()
+	}
+	require.True(t, tr.gradient(batch))
+	return p, tr
+}
+
+// fdCheckParams compares g with central differences of obj in every
+// parameter block p has (V, B unless shared, D, θ with a diagonal).
+func fdCheckParams(t *testing.T, label string, p *Params, g *Grad, obj func() float64) {
+	t.Helper()
+	check := func(name string, x, analytic []float64) {
+		fdCheckFn(t, label+" "+name, x, analytic, obj, fdRelTol)
+	}
+	check("V", p.V, g.V)
+	if p.B != nil {
+		check("B", p.B, g.B)
+	}
+	check("D", p.D, g.D)
+	if p.Theta != nil {
+		check("Theta", p.Theta, g.T)
 	}
 }
 
