@@ -35,8 +35,9 @@ func NewGrad(p *Params) *Grad {
 //	∂/∂C  += Σₐ bₐ (Σ_b P_ba b_b)ᵀ           (Σᵢ bᵢ wᵢᵀ, applied once in finish)
 //
 // gc takes direct contributions (the full normaliser's, which reaches the
-// rows of V and B directly, not through accum); gt collects ∂/∂θᵢ. With a diagonal all pieces are with respect to the rows held
-// (see Params): basketTerm scales each item's pieces by sᵢ.
+// rows of V and B directly, not through accum); gt collects ∂/∂θᵢ. With a
+// diagonal all pieces are with respect to the rows held (see Params):
+// basketTerm scales each item's pieces by sᵢ.
 type accum struct {
 	n, d        int
 	gv, u, w    []float64 // n×d
@@ -194,7 +195,8 @@ type basketWork struct {
 	dd, ss, ds []float64
 	k, d       int
 	// next, when set, adds a next-item term of the same basket through
-	// the basket's own products (nextFusion).
+	// the basket's own products (nextFusion); the pieces must then be
+	// unrestricted, their P being A⁻¹.
 	next *nextFusion
 }
 
@@ -254,6 +256,9 @@ func (w *basketWork) row(q int) (gv, wi, u []float64) {
 // with ε = 1.
 func (w *basketWork) pieces(p *Params, items []int, bcS, c []float64, eps float64, restricted, value, withCU bool) (float64, bool) {
 	d, k := p.Dim, len(items)
+	if w.next != nil && restricted {
+		panic("learn: a next-item term fused with a restricted basket term")
+	}
 	w.ensure(k, d)
 	v, b := p.V, p.brows()
 	diag := p.Theta != nil
