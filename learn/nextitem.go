@@ -344,10 +344,10 @@ type nextFusion struct {
 	negs  []int
 	beta  float64
 	acc   *accum
-	scale float64 // the term's weight in acc
-	f     float64 // scale over the basket term's
-	khat  []float64
-	ok    bool // the term was added
+	scale float64   // the term's weight in acc
+	f     float64   // scale over the basket term's
+	khat  []float64 // K̂ = K − Δ'_Y (k×k), for ∂/∂θ
+	ok    bool      // the term was added
 }
 
 // fromA sets up the term for basket items with K read from a = L_S + εI
