@@ -77,17 +77,7 @@ func TestFullBatchStepIsTheFullGradient(t *testing.T) {
 		require.NoError(t, fb.Step(context.Background(), sum))
 		g := fb.tr.g
 		obj := func() float64 { return regularisedObjective(before, train, eval.DefaultEps, counts, alpha, beta, 1) }
-		check := func(name string, x, analytic []float64) {
-			fdCheckFn(t, fmt.Sprintf("seed %d %s", seed, name), x, analytic, obj, fdRelTol)
-		}
-		check("V", before.V, g.V)
-		if before.B != nil {
-			check("B", before.B, g.B)
-		}
-		check("D", before.D, g.D)
-		if before.Theta != nil {
-			check("Theta", before.Theta, g.T)
-		}
+		fdCheckParams(t, fmt.Sprintf("seed %d", seed), before, g, obj, fdRelTol)
 		require.Equal(t, 1, fb.Steps())
 	}
 }

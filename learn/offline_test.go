@@ -32,7 +32,7 @@ func TestOfflineGradientMatchesFiniteDifferences(t *testing.T) {
 			}
 		}
 		obj := func() float64 { return regularisedObjective(p, batch, opt.Eps, mu, alpha, beta, power) }
-		fdCheckParams(t, fmt.Sprintf("seed %d", seed), p, tr.g, obj)
+		fdCheckParams(t, fmt.Sprintf("seed %d", seed), p, tr.g, obj, fdRelTol)
 	}
 }
 
@@ -52,11 +52,12 @@ func stepGradient(t *testing.T, train, batch [][]int, n int, seed uint64, opt Of
 }
 
 // fdCheckParams compares g with central differences of obj in every
-// parameter block p has (V, B unless shared, D, θ with a diagonal).
-func fdCheckParams(t *testing.T, label string, p *Params, g *Grad, obj func() float64) {
+// parameter block p has (V, B unless shared, D, θ with a diagonal), to
+// the relative tolerance tol (fdCheckFn).
+func fdCheckParams(t *testing.T, label string, p *Params, g *Grad, obj func() float64, tol float64) {
 	t.Helper()
 	check := func(name string, x, analytic []float64) {
-		fdCheckFn(t, label+" "+name, x, analytic, obj, fdRelTol)
+		fdCheckFn(t, label+" "+name, x, analytic, obj, tol)
 	}
 	check("V", p.V, g.V)
 	if p.B != nil {
