@@ -317,16 +317,7 @@ func TestEvaluateSortKeyAndErrors(t *testing.T) {
 	require.NoError(t, err)
 	gains := make([]float64, 10)
 	require.NoError(t, m.ConditionalGains([]int{3, 2}, gains))
-	ge, nz := 0, 0
-	for _, g := range gains {
-		if g >= gains[1] {
-			ge++
-		}
-		if g != 0 {
-			nz++
-		}
-	}
-	require.InDelta(t, 100*(1-float64(ge)/float64(nz)), one.MPRMicro, metricTol)
+	require.InDelta(t, 100*shareBelow(gains, 1), one.MPRMicro, metricTol)
 	_, err = Evaluate(context.Background(), m, nil, Options{})
 	require.Error(t, err)
 	_, err = Evaluate(context.Background(), m, [][]int{{}}, Options{})
@@ -416,19 +407,26 @@ func TestEvaluateBinsIgnoreSkippedBaskets(t *testing.T) {
 	for _, s := range test[:3] {
 		y, t0 := s[:len(s)-1], s[len(s)-1]
 		require.NoError(t, m.ConditionalGains(y, gains))
-		ge, nz := 0, 0
-		for _, g := range gains {
-			if g >= gains[t0] {
-				ge++
-			}
-			if g != 0 {
-				nz++
-			}
-		}
 		b := sizeBucketsIn([]int{len(y)}, edges)[0]
-		pr[b] = append(pr[b], 1-float64(ge)/float64(nz))
+		pr[b] = append(pr[b], shareBelow(gains, t0))
 	}
 	want := 100 * (mean(pr[0]) + mean(pr[1])) / 2
 	require.InDelta(t, want, met.MPR, metricTol)
 	require.NotEqual(t, 100*(pr[0][0]+pr[0][1]+pr[1][0])/3, met.MPR)
+}
+
+// shareBelow is the share of the items with a non-zero score (the
+// candidates: a basket's own items score 0) that score below target's,
+// ties counting as above: 1 − #{score ≥ score[target]}/#{score ≠ 0}.
+func shareBelow(score []float64, target int) float64 {
+	ge, nz := 0, 0
+	for _, sc := range score {
+		if sc >= score[target] {
+			ge++
+		}
+		if sc != 0 {
+			nz++
+		}
+	}
+	return 1 - float64(ge)/float64(nz)
 }

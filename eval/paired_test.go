@@ -28,16 +28,7 @@ func bruteBasket(m *ndpp.Model, u []int, logNorm float64) (ll, pr float64) {
 			score[j] = mat.Det(directKernel(m, append(slices.Clone(y), j), 0)) / detY
 		}
 	}
-	ge, nz := 0, 0
-	for _, sc := range score {
-		if sc >= score[target] {
-			ge++
-		}
-		if sc != 0 {
-			nz++
-		}
-	}
-	return ll, 1 - float64(ge)/float64(nz)
+	return ll, shareBelow(score, target)
 }
 
 // TestPairedMatchesBruteForce: Paired's differences and standard errors
