@@ -10,8 +10,9 @@ import (
 // catalogue of n items (n = 0: the part that does not grow with the
 // catalogue, known before the data is read): C's factor with its gradient
 // and optimiser moments (d×d), the normaliser's 2d×2d matrices, the item
-// vectors V and B with their gradients, moments and model copies, and each
-// worker's gradient sums (opts.Workers, default GOMAXPROCS), with a
+// vectors V and B with their gradients, moments and model copies, each
+// worker's gradient sums (opts.Workers, default GOMAXPROCS) and a minibatch
+// step's scratch for merging them, with a
 // next-item term the items' rows it prepares each step, and with Average
 // (or a strong rank run's, RankStrong) the averaged parameters. opts.D ≤ 0 is the default rank
 // DefaultOfflineD. It returns -1 when the estimate overflows an int64; a
@@ -30,6 +31,14 @@ func OfflineMemory(opts OfflineOptions, n int) int64 {
 	o := opts
 	o.rankStrong()
 	o = o.withDefaults()
+	if !o.FullBatch {
+		// A minibatch step's sums hold a third n×d array and θ's n a
+		// worker beyond learnerMemory's two, and the step's finish its
+		// scratch: four rows of d for each item with basket pieces (at
+		// most n) and a d×d product.
+		m = memlimit.Sum(m, memlimit.Bytes(int64(w), memlimit.Sum(memlimit.Bytes(int64(n), int64(d)), int64(n)), 8),
+			memlimit.Bytes(memlimit.Sum(memlimit.Bytes(int64(n), int64(4*d)), memlimit.Bytes(int64(d), int64(d))), 1, 8))
+	}
 	if o.NextWeight > 0 || o.RankStrong != nil {
 		m = memlimit.Sum(m, nextPrepMemory(n, d))
 	}

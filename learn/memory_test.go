@@ -9,22 +9,30 @@ import (
 
 // TestLearnerMemory: the learners' estimates are the formula ndpp-bench
 // learn has always checked (C's d×d state ×6, the normaliser's 2d×2d ×6,
-// V and B's n×d state ×10, and per worker n×d×2 + d×d, in float64s), grow
+// V and B's n×d state ×10, and per worker n×d×2 + d×d, in float64s; a
+// minibatch learner's sums and their merge's scratch beyond them), grow
 // with n, d and the workers, take the default rank and workers for zero
 // options, and overflow to -1.
 func TestLearnerMemory(t *testing.T) {
 	formula := func(d, n, w int64) int64 {
 		return 8 * (6*d*d + 6*4*d*d + 10*n*d + w*(2*n*d+d*d))
 	}
+	// A minibatch step's sums hold n×d + n more a worker, and its finish
+	// 4 n×d + d×d of scratch.
+	minibatch := func(d, n, w int64) int64 {
+		return 8 * (w*(n*d+n) + 4*n*d + d*d)
+	}
 	for _, c := range []struct{ d, n, w int }{{1, 0, 1}, {30, 0, 2}, {30, 1000, 4}, {100, 123456, 8}, {7, 5, 1}} {
 		want := formula(int64(c.d), int64(c.n), int64(c.w))
 		next := 8 * int64(c.n) * (3*int64(c.d) + 2) // the next-item term's item rows
-		require.Equal(t, want+next, OfflineMemory(OfflineOptions{D: c.d, Workers: c.w}, c.n), "%+v", c)
-		require.Equal(t, want, OfflineMemory(OfflineOptions{D: c.d, Workers: c.w, NextWeight: -1}, c.n), "%+v", c)
+		mini := minibatch(int64(c.d), int64(c.n), int64(c.w))
+		require.Equal(t, want+mini+next, OfflineMemory(OfflineOptions{D: c.d, Workers: c.w}, c.n), "%+v", c)
+		require.Equal(t, want+mini, OfflineMemory(OfflineOptions{D: c.d, Workers: c.w, NextWeight: -1}, c.n), "%+v", c)
 		require.Equal(t, want, OfflineMemory(OfflineOptions{D: c.d, Workers: c.w, FullBatch: true}, c.n), "%+v", c)
 		require.Equal(t, want, OnlineMemory(OnlineOptions{D: c.d}, c.n, c.w), "%+v", c)
 	}
-	require.Equal(t, formula(DefaultOfflineD, 10, int64(runtime.GOMAXPROCS(0)))+8*10*(3*DefaultOfflineD+2), OfflineMemory(OfflineOptions{}, 10))
+	procs := int64(runtime.GOMAXPROCS(0))
+	require.Equal(t, formula(DefaultOfflineD, 10, procs)+minibatch(DefaultOfflineD, 10, procs)+8*10*(3*DefaultOfflineD+2), OfflineMemory(OfflineOptions{}, 10))
 	require.Equal(t, formula(DefaultD, 10, 1), OnlineMemory(OnlineOptions{}, 10, 0))
 	prev := int64(-1)
 	for _, n := range []int{0, 1, 10, 1000, 1e6, 1e9} {
