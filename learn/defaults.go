@@ -26,6 +26,11 @@ const (
 	// 80), so that a run ends when its gains have become that small
 	// instead of creeping on at decayed learning rates.
 	DefaultTolerance = 1e-4
+	// DefaultMaxStalls is OfflineOptions.MaxStalls: after seven checks
+	// without progress the learning rate is LR/128 with the default
+	// LRDecay, and the remaining checks on UK Retail and the Amazon
+	// registries gain under 0.02 nats (learn/RANKING.md).
+	DefaultMaxStalls = 7
 	// DefaultRankRetries is OfflineOptions.RankRetries: with the rank
 	// objective's plain weight 0.5, two halvings (to 0.125) bring every
 	// run on the fifteen Amazon registry categories, seeds 1 and 2, to a

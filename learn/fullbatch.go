@@ -109,8 +109,9 @@ type FullBatch struct {
 // items whose item counts are counts (len n) and whose number is m: the
 // initialisation (with a diagonal, θ at the independent-items model of the
 // counts) and the regulariser's weights depend on them. opt is as for
-// TrainOffline (Batch, MaxEpochs, Patience, Tolerance, EvalEvery, Workers,
-// Progress, TimeLimit and TraceSet do not apply to single steps).
+// TrainOffline (Batch, MaxEpochs, Patience, MaxStalls, Tolerance,
+// EvalEvery, Workers, Progress, TimeLimit and TraceSet do not apply to
+// single steps).
 func NewFullBatch(counts []float64, m int, opt OfflineOptions) (*FullBatch, error) {
 	n := len(counts)
 	opt.FullBatch, opt.Batch = true, m

@@ -1,6 +1,7 @@
 package learn
 
 import (
+	"math"
 	"runtime"
 	"testing"
 
@@ -77,6 +78,8 @@ func TestDefaultsAreTheLearnersDefaults(t *testing.T) {
 	require.Equal(t, 1.0, off.RegPower, "the reference's regulariser")
 	require.Equal(t, DefaultTolerance, off.Tolerance)
 	require.Zero(t, OfflineOptions{Tolerance: -1}.withDefaults().Tolerance)
+	require.Equal(t, DefaultMaxStalls, off.MaxStalls)
+	require.Equal(t, math.MaxInt, OfflineOptions{MaxStalls: -1}.withDefaults().MaxStalls, "negative: no bound")
 	require.Equal(t, DefaultRankRetries, off.RankRetries)
 	require.Zero(t, OfflineOptions{RankRetries: -1}.withDefaults().RankRetries)
 	o, err := NewOnline(OnlineOptions{})

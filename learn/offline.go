@@ -104,6 +104,11 @@ type OfflineOptions struct {
 	// Patience stops training after this many validation checks without
 	// progress (default 6); the best model seen is returned.
 	Patience int
+	// MaxStalls stops training after this many validation checks without
+	// progress in all, consecutive or not (default DefaultMaxStalls;
+	// negative: no bound): each has multiplied the learning rate by
+	// LRDecay, and the best model seen is returned.
+	MaxStalls int
 	// RankRetries bounds, with SelectRanking, the runs again from the
 	// start at half the previous NextWeight while no validation check has
 	// reached the likelihood floor (Result.SelectedBy is then
@@ -293,6 +298,12 @@ func (o OfflineOptions) withDefaultsFor(n int) OfflineOptions {
 	}
 	if o.LRDecay == 0 {
 		o.LRDecay = 0.5
+	}
+	switch {
+	case o.MaxStalls == 0:
+		o.MaxStalls = DefaultMaxStalls
+	case o.MaxStalls < 0:
+		o.MaxStalls = math.MaxInt
 	}
 	switch {
 	case o.RankRetries == 0:
@@ -573,7 +584,7 @@ func trainOffline(ctx context.Context, train, val [][]int, n int, opt OfflineOpt
 		avg = p.Clone()
 		avgW, scored = -math.Expm1(-float64(opt.Batch)/(opt.Average*float64(len(train)))), avg
 	}
-	bad, checks := 0, 0
+	bad, stalls, checks := 0, 0, 0
 	var elapsed time.Duration
 	// Validation and the trace use the objective's convention: the basket
 	// term log det(L_S + εI), finite for every basket.
@@ -623,8 +634,9 @@ func trainOffline(ctx context.Context, train, val [][]int, n int, opt OfflineOpt
 			return false, nil
 		}
 		bad++
+		stalls++
 		tr.lr *= opt.LRDecay
-		return bad >= opt.Patience, nil
+		return bad >= opt.Patience || stalls >= opt.MaxStalls, nil
 	}
 	draw := newMinibatches(train, opt.Seed)
 	maxIter := max(1, opt.MaxEpochs*len(train)/opt.Batch) // at most MaxEpochs passes

@@ -109,6 +109,45 @@ func TestOfflineLearnsAndStops(t *testing.T) {
 	}
 }
 
+// TestOfflineMaxStalls: a run bounded to k checks without progress in
+// all is the unbounded run up to its k-th such check, consecutive or not,
+// and returns the best check of that prefix.
+func TestOfflineMaxStalls(t *testing.T) {
+	data := plantedBaskets(30, 1600, 9)
+	train, val := data[:1300], data[1300:]
+	opt := OfflineOptions{D: 5, Seed: 2, LR: 0.05, Batch: 100, MaxEpochs: 25, Patience: 100, Tolerance: -1,
+		Workers: 1, TraceSet: val, MaxStalls: -1}
+	ctx := context.Background()
+	full, err := TrainOffline(ctx, train, val, 30, opt)
+	require.NoError(t, err)
+	// The checks without progress: no better than the best before them.
+	var stalls []int
+	best := math.Inf(1)
+	for i, tp := range full.Trace {
+		if tp.NLL < best {
+			best = tp.NLL
+		} else {
+			stalls = append(stalls, i)
+		}
+	}
+	require.GreaterOrEqual(t, len(stalls), 3, "the unbounded run stalls too seldom to test the bound")
+	require.Equal(t, len(full.Trace), 25, "the unbounded run ends at MaxEpochs")
+	for k := 1; k <= 3; k++ {
+		opt.MaxStalls = k
+		res, err := TrainOffline(ctx, train, val, 30, opt)
+		require.NoError(t, err)
+		end := stalls[k-1] + 1
+		require.Len(t, res.Trace, end, "k = %d", k)
+		best := math.Inf(1)
+		for i, tp := range res.Trace {
+			require.Equal(t, full.Trace[i].NLL, tp.NLL, "k = %d, check %d", k, i)
+			require.Equal(t, full.Trace[i].Baskets, tp.Baskets, "k = %d, check %d", k, i)
+			best = math.Min(best, tp.NLL)
+		}
+		require.Equal(t, -best, res.ValLLEps, "k = %d: the best check of the prefix", k)
+	}
+}
+
 func TestOfflineDeterministicAndFixC(t *testing.T) {
 	data := plantedBaskets(20, 600, 8)
 	opt := OfflineOptions{D: 4, Seed: 3, Batch: 50, MaxEpochs: 3, LR: 0.01, Workers: 1}

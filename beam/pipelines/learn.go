@@ -141,8 +141,8 @@ type LearnOptions struct {
 	Data   string
 	Format BasketFormat
 	// Learner holds the offline learner's options (FullBatch is implied;
-	// Batch, MaxEpochs, Patience, Tolerance, EvalEvery, Workers, Progress,
-	// TimeLimit and TraceSet do not apply).
+	// Batch, MaxEpochs, Patience, MaxStalls, Tolerance, EvalEvery,
+	// Workers, Progress, TimeLimit and TraceSet do not apply).
 	Learner learn.OfflineOptions
 	// Steps is the number of full-batch steps (≥ 1).
 	Steps int

@@ -464,6 +464,7 @@ type learnFlags struct {
 	batch      int
 	epochs     int
 	patience   int
+	stalls     int
 	tolerance  float64
 	retries    int
 	alpha      float64
@@ -523,6 +524,7 @@ func runLearn(e *env, args []string) error {
 	fs.IntVar(&f.batch, "batch", 0, "offline: minibatch size (default max(800, items/4))")
 	fs.IntVar(&f.epochs, "epochs", 0, "offline: maximum passes over the training baskets (default 100)")
 	fs.IntVar(&f.patience, "patience", 0, "offline: stop after this many passes without validation progress (default 6)")
+	fs.IntVar(&f.stalls, "stalls", 0, "offline: stop after this many passes without validation progress in all, consecutive or not (default "+strconv.Itoa(learn.DefaultMaxStalls)+"; negative: no bound)")
 	fs.IntVar(&f.retries, "rank-retries", 0, "offline, --objective rank: train again from the start at half the weight while no validation check is as likely as the independent-items model, at most this many times (default "+strconv.Itoa(learn.DefaultRankRetries)+"; negative: none)")
 	fs.Float64Var(&f.tolerance, "tolerance", 0, "offline: the least relative improvement on the best validation check that counts as progress (default "+strconv.FormatFloat(learn.DefaultTolerance, 'g', -1, 64)+"; negative: any improvement)")
 	fs.Float64Var(&f.alpha, "alpha", 0, "regulariser weight α of Σ‖vᵢ‖²/μᵢᵖ (μᵢ: item i's training occurrences)")
@@ -832,7 +834,7 @@ func (f *learnFlags) offlineOptions() learn.OfflineOptions {
 	obj, _ := learn.ParseObjective(f.objective) // checked with the flags
 	sel, _ := learn.ParseSelection(f.sel)
 	return learn.OfflineOptions{Select: sel, D: f.d, Shared: f.shared, LowRank: !f.diag, Seed: f.seed, DiagLR: f.diagLR, RateScale: f.rateScale,
-		LR: f.lr, Batch: f.batch, MaxEpochs: f.epochs, Patience: f.patience, Tolerance: f.tolerance, RankRetries: f.retries,
+		LR: f.lr, Batch: f.batch, MaxEpochs: f.epochs, Patience: f.patience, MaxStalls: f.stalls, Tolerance: f.tolerance, RankRetries: f.retries,
 		Alpha: f.alpha, Beta: f.beta, Average: f.average, RegPower: f.regPower, EarlyDecay: f.earlyDecay, FixC: f.fixC,
 		Workers: f.g.threads, TimeLimit: f.timeLimit, Objective: obj, NextWeight: f.libNextWeight(), NextShare: f.nextShare,
 		NextNegatives: f.nextNegs, Init: learn.InitOptions{Scale: f.initScale, Share: f.initShare}, InitMoments: f.moments,

@@ -206,6 +206,26 @@ func TestLearnObjectiveFlags(t *testing.T) {
 	}
 }
 
+// TestLearnStallsFlag checks that --stalls reaches the offline learner: a
+// run ended by its first check without progress takes fewer passes than
+// the same run bounded by --epochs alone.
+func TestLearnStallsFlag(t *testing.T) {
+	data := smallApparel(t, 1500)
+	passes := map[string]float64{}
+	for _, stalls := range []string{"1", "-1"} {
+		code, out, errs := runLearnCmd(t, "learn", "--data", data, "--d", "6", "--val", "100", "--test", "300", "--epochs", "12",
+			"--lr", "0.2", "--patience", "50", "--tolerance", "-1", "--stalls", stalls, "--json", "--quiet")
+		if code != 0 {
+			t.Fatalf("--stalls %s: exit %d: %s", stalls, code, errs)
+		}
+		passes[stalls] = decodeMetrics(t, out)["passes"].(float64)
+	}
+	t.Logf("passes %v", passes)
+	if passes["1"] >= passes["-1"] {
+		t.Errorf("passes %v: want fewer with --stalls 1", passes)
+	}
+}
+
 // TestLearnOnlineScheduleFlags checks that --factor-every, --lag and
 // --c-every reach the learner: the synchronous exact schedule, a shorter
 // lag and C stepped at every basket give a different model from the
