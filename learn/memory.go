@@ -12,12 +12,12 @@ import (
 // and optimiser moments (d×d), the normaliser's 2d×2d matrices, the item
 // vectors V and B with their gradients, moments and model copies, each
 // worker's gradient sums (opts.Workers, default GOMAXPROCS) and a minibatch
-// step's scratch for merging them, with a
-// next-item term the items' rows it prepares each step, and with Average
-// (or a strong rank run's, RankStrong) the averaged parameters. opts.D ≤ 0 is the default rank
-// DefaultOfflineD. It returns -1 when the estimate overflows an int64; a
-// memory budget (memlimit) refuses that. A distributed driver that sums
-// one gradient per step (learn.FullBatch) counts as one worker.
+// step's scratch for merging them, with a next-item term the items' rows it
+// prepares each step, and with Average (or a strong rank run's, RankStrong)
+// the averaged parameters. opts.D ≤ 0 is the default rank DefaultOfflineD.
+// It returns -1 when the estimate overflows an int64; a memory budget
+// (memlimit) refuses that. A distributed driver that sums one gradient per
+// step (learn.FullBatch) counts as one worker.
 func OfflineMemory(opts OfflineOptions, n int) int64 {
 	w := opts.Workers
 	if w <= 0 {
