@@ -131,8 +131,8 @@ func TestOfflineMaxStalls(t *testing.T) {
 		}
 	}
 	require.GreaterOrEqual(t, len(stalls), 3, "the unbounded run stalls too seldom to test the bound")
-	// With progress between them, no two come in a row: Patience alone
-	// would not end these runs.
+	// Progress comes between them, so the bound counts checks that no
+	// count in a row (Patience) would add up.
 	require.Greater(t, stalls[1], stalls[0]+1, "checks without progress %v", stalls)
 	require.Greater(t, stalls[2], stalls[1]+1, "checks without progress %v", stalls)
 	require.Equal(t, len(full.Trace), 25, "the unbounded run ends at MaxEpochs")
