@@ -44,7 +44,8 @@
 // The online learner can add the same term to each basket's step
 // (OnlineOptions.NextWeight).
 // The trade-off between likelihood and ranking is measured in
-// learn/RANKING.md; the math in docs/math.md ("The next-item objective").
+// learn/TRADEOFF.md, the targets in learn/RANKING.md; the math in
+// docs/math.md ("The next-item objective").
 //
 // The small dense products and Adam's update run on internal/f64's kernels
 // (adam.go); which kernel computes a row is fixed by the shapes, so

@@ -104,7 +104,7 @@ func ParseSelection(s string) (Selection, error) {
 }
 
 // Defaults of the next-item term (OfflineOptions.NextWeight and its
-// companions; learn/RANKING.md measures the trade-off).
+// companions; learn/TRADEOFF.md measures the trade-off).
 const (
 	// DefaultNextWeight is the next-item term's weight per basket item
 	// under ObjectiveLikelihood: light enough that the test log-likelihood

@@ -82,7 +82,7 @@ type OfflineOptions struct {
 	// EarlyDecay multiplies the learning rate by LRDecay after each of
 	// the first EarlyDecay checks as well, progress or not: training runs
 	// at LR until the first check and then at a fraction of it (default
-	// 0: none; learn/RANKING.md measures it with the rank objective).
+	// 0: none; learn/TRADEOFF.md measures it with the rank objective).
 	EarlyDecay int
 	// FullBatch takes every step on all training baskets (Batch is then
 	// unused; a pass is a step): the gradient is a GradSum over the

@@ -174,6 +174,7 @@ func TestDocsAreReferences(t *testing.T) {
 		{"../../README.md", 25_500},
 		{"../../learn/RESULTS.md", 15_000},
 		{"../../learn/RANKING.md", 15_000},
+		{"../../learn/TRADEOFF.md", 10_000},
 		{"../../eval/MIXTURES.md", 5_000},
 		{"../../stream/BENCHMARKS.md", 15_000},
 	} {
