@@ -142,7 +142,7 @@ type OfflineOptions struct {
 	// model is one (it starts at the starting point and each step moves
 	// it by 1 − a towards the parameters, a = exp(−Batch/(Average·m)) for
 	// m training baskets). Default 0: none, the parameters of each check
-	// (learn/RANKING.md measures it).
+	// (learn/RANKING.md and learn/TRADEOFF.md measure it).
 	Average float64
 	// FixC keeps C at its initial value (the reference's scalable code).
 	FixC bool

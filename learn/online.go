@@ -110,7 +110,7 @@ type OnlineOptions struct {
 	// comes last, as ndpp-bench learn does by the paper protocol's order;
 	// learn/online_next.go), which moves the basket's rows and C. Zero or
 	// negative: none (the default: the term makes a pass 2.5–6 times as
-	// long; learn/RANKING.md measures 0.02).
+	// long; learn/RANKING.md measures 0.02, learn/TRADEOFF.md 0–0.16).
 	NextWeight float64
 	// NextNegatives is the number of items, drawn uniformly from those
 	// seen, the held-out item is ranked against (default
