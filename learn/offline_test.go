@@ -260,10 +260,6 @@ func TestOfflineRateScaleScalesItemSteps(t *testing.T) {
 	require.Positive(t, scaled)
 }
 
-// TestOfflineAverage: with Average the learner validates and returns the
-// moving average of its parameters over the steps, which a replay of the
-// same steps without it reproduces; without validation the average over
-// the last steps is returned.
 // TestOfflineEarlyDecay replays the learner's steps on a trainer of its
 // own, multiplying the learning rate by LRDecay after each of the first
 // EarlyDecay checks (a pass each; without validation no check decays it
@@ -301,6 +297,10 @@ func TestOfflineEarlyDecay(t *testing.T) {
 	require.Equal(t, def.LR*0.3*0.3, tr.lr)
 }
 
+// TestOfflineAverage: with Average the learner validates and returns the
+// moving average of its parameters over the steps, which a replay of the
+// same steps without it reproduces; without validation the average over
+// the last steps is returned.
 func TestOfflineAverage(t *testing.T) {
 	n := 30
 	train := plantedBaskets(n, 400, 11)
