@@ -24,7 +24,8 @@ const (
 	// progress when it improves on the best by more than 10⁻⁴ of it (0.01
 	// nats of a log-likelihood near −100, 0.008 points of an MPR near
 	// 80), so that a run ends when its gains have become that small
-	// instead of creeping on at decayed learning rates.
+	// instead of creeping on at decayed learning rates. The default
+	// objective with its next-item term takes DefaultAverageTolerance.
 	DefaultTolerance = 1e-4
 	// DefaultMaxStalls is OfflineOptions.MaxStalls: after seven checks
 	// without progress the learning rate is LR/128 with the default

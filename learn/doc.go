@@ -32,8 +32,9 @@
 // learning-rate decay and early stopping (OfflineOptions). Its objective
 // adds to the likelihood a next-item term that ranks each training
 // basket's last item by its exact conditional gain against sampled items
-// (light by default, and the check of the best validation likelihood is
-// returned; ObjectiveRank weights it for ranking, trains first
+// (light by default, and the check of the best validation likelihood of
+// the parameters averaged over the last quarter pass is returned;
+// ObjectiveRank weights it for ranking, trains first
 // with a strong setting, RankStrong, and selects on validation ranking
 // above a likelihood floor); FitMoments starts B and C at co-occurrence
 // moments.

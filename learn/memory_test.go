@@ -11,7 +11,8 @@ import (
 // TestLearnerMemory: the learners' estimates are the formula ndpp-bench
 // learn has always checked (C's d×d state ×6, the normaliser's 2d×2d ×6,
 // V and B's n×d state ×10, and per worker n×d×2 + d×d, in float64s; a
-// minibatch learner's sums and their merge's scratch beyond them), grow
+// minibatch learner's sums and their merge's scratch beyond them, and the
+// default averaged parameters with the default next-item term), grow
 // with n, d and the workers, take the default rank and workers for zero
 // options, and overflow to -1.
 func TestLearnerMemory(t *testing.T) {
@@ -25,15 +26,17 @@ func TestLearnerMemory(t *testing.T) {
 	}
 	for _, c := range []struct{ d, n, w int }{{1, 0, 1}, {30, 0, 2}, {30, 1000, 4}, {100, 123456, 8}, {7, 5, 1}} {
 		want := formula(int64(c.d), int64(c.n), int64(c.w))
-		next := 8 * int64(c.n) * (3*int64(c.d) + 2) // the next-item term's item rows
+		next := 8 * int64(c.n) * (3*int64(c.d) + 2)               // the next-item term's item rows
+		avg := 8 * (int64(c.n)*(2*int64(c.d)+1) + int64(c.d*c.d)) // DefaultAverage's parameters
 		mini := minibatch(int64(c.d), int64(c.n), int64(c.w))
-		require.Equal(t, want+mini+next, OfflineMemory(OfflineOptions{D: c.d, Workers: c.w}, c.n), "%+v", c)
+		require.Equal(t, want+mini+next+avg, OfflineMemory(OfflineOptions{D: c.d, Workers: c.w}, c.n), "%+v", c)
+		require.Equal(t, want+mini+next, OfflineMemory(OfflineOptions{D: c.d, Workers: c.w, Average: -1}, c.n), "%+v", c)
 		require.Equal(t, want+mini, OfflineMemory(OfflineOptions{D: c.d, Workers: c.w, NextWeight: -1}, c.n), "%+v", c)
 		require.Equal(t, want, OfflineMemory(OfflineOptions{D: c.d, Workers: c.w, FullBatch: true}, c.n), "%+v", c)
 		require.Equal(t, want, OnlineMemory(OnlineOptions{D: c.d}, c.n, c.w), "%+v", c)
 	}
 	procs := int64(runtime.GOMAXPROCS(0))
-	require.Equal(t, formula(DefaultOfflineD, 10, procs)+minibatch(DefaultOfflineD, 10, procs)+8*10*(3*DefaultOfflineD+2), OfflineMemory(OfflineOptions{}, 10))
+	require.Equal(t, formula(DefaultOfflineD, 10, procs)+minibatch(DefaultOfflineD, 10, procs)+8*10*(3*DefaultOfflineD+2)+8*(10*(2*DefaultOfflineD+1)+DefaultOfflineD*DefaultOfflineD), OfflineMemory(OfflineOptions{}, 10))
 	require.Equal(t, formula(DefaultD, 10, 1), OnlineMemory(OnlineOptions{}, 10, 0))
 	prev := int64(-1)
 	for _, n := range []int{0, 1, 10, 1000, 1e6, 1e9} {
@@ -48,7 +51,7 @@ func TestLearnerMemory(t *testing.T) {
 		prev = m
 	}
 	require.Greater(t, OfflineMemory(OfflineOptions{D: 5, Workers: 3}, 100), OfflineMemory(OfflineOptions{D: 5, Workers: 2}, 100))
-	require.Greater(t, OfflineMemory(OfflineOptions{D: 5, Workers: 2, Average: 1}, 100), OfflineMemory(OfflineOptions{D: 5, Workers: 2}, 100))
+	require.Greater(t, OfflineMemory(OfflineOptions{D: 5, Workers: 2, Average: 1}, 100), OfflineMemory(OfflineOptions{D: 5, Workers: 2, Average: -1}, 100))
 	// The rank objective's strong run averages the parameters; the plain
 	// run alone does not.
 	rank := OfflineOptions{D: 5, Workers: 2, Objective: ObjectiveRank}
@@ -76,10 +79,21 @@ func TestDefaultsAreTheLearnersDefaults(t *testing.T) {
 	require.Equal(t, DefaultOfflineLR, off.LR)
 	require.Equal(t, DefaultRateScale, off.RateScale)
 	require.Equal(t, 1.0, off.RegPower, "the reference's regulariser")
-	require.Equal(t, DefaultTolerance, off.Tolerance)
+	require.Equal(t, DefaultAverageTolerance, off.Tolerance)
+	require.Equal(t, DefaultTolerance, OfflineOptions{NextWeight: -1}.withDefaults().Tolerance)
+	require.Equal(t, DefaultTolerance, OfflineOptions{FullBatch: true}.withDefaults().Tolerance)
+	require.Equal(t, DefaultTolerance, OfflineOptions{Objective: ObjectiveRank}.withDefaults().Tolerance)
 	require.Zero(t, OfflineOptions{Tolerance: -1}.withDefaults().Tolerance)
 	require.Equal(t, DefaultMaxStalls, off.MaxStalls)
 	require.Equal(t, math.MaxInt, OfflineOptions{MaxStalls: -1}.withDefaults().MaxStalls, "negative: no bound")
+	require.Equal(t, DefaultAverage, off.Average)
+	for name, o := range map[string]OfflineOptions{
+		"negative": {Average: -1}, "likelihood alone": {NextWeight: -1},
+		"full batch": {FullBatch: true}, "rank": {Objective: ObjectiveRank},
+	} {
+		require.Zero(t, o.withDefaults().Average, name)
+	}
+	require.Equal(t, 2.0, OfflineOptions{Average: 2}.withDefaults().Average)
 	require.Equal(t, DefaultRankRetries, off.RankRetries)
 	require.Zero(t, OfflineOptions{RankRetries: -1}.withDefaults().RankRetries)
 	o, err := NewOnline(OnlineOptions{})

@@ -121,7 +121,9 @@ type OfflineOptions struct {
 	// check that counts as progress for Patience and LRDecay: a check
 	// better than the best by at most Tolerance·|best| is kept as the
 	// best model but does not reset the patience (default
-	// DefaultTolerance; negative: any improvement).
+	// DefaultAverageTolerance with ObjectiveLikelihood and its next-item
+	// term on minibatches, else DefaultTolerance; negative: any
+	// improvement).
 	Tolerance float64
 	// Eps is ε in the numerator log det(L_S + εI) (default eval.DefaultEps, the
 	// reference's). It keeps the term finite: the symmetric part of L_S + εI
@@ -141,7 +143,9 @@ type OfflineOptions struct {
 	// steps: the validation checks score the average and the returned
 	// model is one (it starts at the starting point and each step moves
 	// it by 1 − a towards the parameters, a = exp(−Batch/(Average·m)) for
-	// m training baskets). Default 0: none, the parameters of each check
+	// m training baskets). Zero selects the default: DefaultAverage with
+	// ObjectiveLikelihood and its next-item term on (minibatch steps), none
+	// otherwise; a negative horizon is none, the parameters of each check
 	// (learn/RANKING.md and learn/TRADEOFF.md measure it).
 	Average float64
 	// FixC keeps C at its initial value (the reference's scalable code).
@@ -311,12 +315,6 @@ func (o OfflineOptions) withDefaultsFor(n int) OfflineOptions {
 	case o.RankRetries < 0:
 		o.RankRetries = 0
 	}
-	switch {
-	case o.Tolerance == 0:
-		o.Tolerance = DefaultTolerance
-	case o.Tolerance < 0:
-		o.Tolerance = 0
-	}
 	if o.RateScale == 0 {
 		o.RateScale = DefaultRateScale
 	}
@@ -334,6 +332,24 @@ func (o OfflineOptions) withDefaultsFor(n int) OfflineOptions {
 		case !o.FullBatch:
 			o.NextWeight = DefaultNextWeight
 		}
+	}
+	// The default objective with its next-item term on minibatches
+	// validates averaged parameters (DefaultAverage) and takes the
+	// coarser DefaultAverageTolerance.
+	termDefaults := o.Objective == ObjectiveLikelihood && o.NextWeight > 0 && !o.FullBatch
+	switch {
+	case o.Average == 0 && termDefaults:
+		o.Average = DefaultAverage
+	case o.Average < 0 && !math.IsInf(o.Average, -1):
+		o.Average = 0
+	}
+	switch {
+	case o.Tolerance == 0 && termDefaults:
+		o.Tolerance = DefaultAverageTolerance
+	case o.Tolerance == 0:
+		o.Tolerance = DefaultTolerance
+	case o.Tolerance < 0:
+		o.Tolerance = 0
 	}
 	if o.NextNegatives == 0 {
 		o.NextNegatives = DefaultLikelihoodNextNegatives

@@ -201,7 +201,7 @@ func TestOfflineRejectsBadInput(t *testing.T) {
 		{"NaN average", good, 3, OfflineOptions{Average: math.NaN()}},
 		{"negative regulariser power", good, 3, OfflineOptions{RegPower: -1}},
 		{"NaN regulariser power", good, 3, OfflineOptions{RegPower: math.NaN()}},
-		{"negative average", good, 3, OfflineOptions{Average: -1}},
+		{"negative infinite average", good, 3, OfflineOptions{Average: math.Inf(-1)}},
 		{"negative early decay", good, 3, OfflineOptions{EarlyDecay: -1}},
 		{"infinite average", good, 3, OfflineOptions{Average: math.Inf(1)}},
 		{"negative batch", good, 3, OfflineOptions{Batch: -2}},
@@ -268,7 +268,7 @@ func TestOfflineEarlyDecay(t *testing.T) {
 	n := 30
 	train := plantedBaskets(n, 400, 11)
 	ctx := context.Background()
-	opt := OfflineOptions{D: 4, Seed: 2, Batch: 100, MaxEpochs: 4, Workers: 1, EarlyDecay: 2, LRDecay: 0.3}
+	opt := OfflineOptions{D: 4, Seed: 2, Batch: 100, MaxEpochs: 4, Workers: 1, EarlyDecay: 2, LRDecay: 0.3, Average: -1}
 	got, err := TrainOffline(ctx, train, nil, n, opt)
 	require.NoError(t, err)
 	plain := opt
@@ -305,7 +305,7 @@ func TestOfflineAverage(t *testing.T) {
 	n := 30
 	train := plantedBaskets(n, 400, 11)
 	ctx := context.Background()
-	base := OfflineOptions{D: 4, Seed: 2, Batch: 100, MaxEpochs: 3, Workers: 1}
+	base := OfflineOptions{D: 4, Seed: 2, Batch: 100, MaxEpochs: 3, Workers: 1, Average: -1}
 	// Without validation the steps are the same with and without the
 	// average: replay them on a trainer of their own, averaging as they go.
 	avgOpt := base

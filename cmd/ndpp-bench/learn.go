@@ -526,13 +526,13 @@ func runLearn(e *env, args []string) error {
 	fs.IntVar(&f.patience, "patience", 0, "offline: stop after this many passes without validation progress (default 6)")
 	fs.IntVar(&f.stalls, "stalls", 0, "offline: stop after this many passes without validation progress in all, consecutive or not (default "+strconv.Itoa(learn.DefaultMaxStalls)+"; negative: no bound)")
 	fs.IntVar(&f.retries, "rank-retries", 0, "offline, --objective rank: train again from the start at half the weight while no validation check is as likely as the independent-items model, at most this many times (default "+strconv.Itoa(learn.DefaultRankRetries)+"; negative: none)")
-	fs.Float64Var(&f.tolerance, "tolerance", 0, "offline: the least relative improvement on the best validation check that counts as progress (default "+strconv.FormatFloat(learn.DefaultTolerance, 'g', -1, 64)+"; negative: any improvement)")
+	fs.Float64Var(&f.tolerance, "tolerance", 0, "offline: the least relative improvement on the best validation check that counts as progress (default "+strconv.FormatFloat(learn.DefaultAverageTolerance, 'g', -1, 64)+" with the default objective's next-item term, else "+strconv.FormatFloat(learn.DefaultTolerance, 'g', -1, 64)+"; negative: any improvement)")
 	fs.Float64Var(&f.alpha, "alpha", 0, "regulariser weight α of Σ‖vᵢ‖²/μᵢᵖ (μᵢ: item i's training occurrences)")
 	fs.Float64Var(&f.beta, "beta", 0, "regulariser weight β of Σ‖bᵢ‖²/μᵢᵖ")
 	fs.Float64Var(&f.regPower, "reg-power", 0, "offline: the regulariser's power p of the occurrences μᵢ (default 1; 2 holds back rare items' embeddings)")
 	fs.BoolVar(&f.strong, "rank-strong", true, "offline, --objective rank with no --next-weight, --alpha, --beta, --early-decay or --average: train first with the strong setting (next-item weight "+strconv.FormatFloat(learn.DefaultRankStrong().NextWeight, 'g', -1, 64)+", --alpha and --beta "+strconv.FormatFloat(learn.DefaultRankStrong().Alpha, 'g', -1, 64)+", --early-decay "+strconv.Itoa(learn.DefaultRankStrong().EarlyDecay)+", --average "+strconv.FormatFloat(learn.DefaultRankStrong().Average, 'g', -1, 64)+"), and with the plain one only when no validation check of it is as likely as the independent-items model (false: the plain one alone)")
 	fs.IntVar(&f.earlyDecay, "early-decay", 0, "offline: halve the learning rate after each of the first this many validation checks as well, progress or not (0: only after checks without progress)")
-	fs.Float64Var(&f.average, "average", 0, "offline: validate and return the parameters averaged over the steps of about this many passes (an exponential moving average; 0: none, each check's parameters)")
+	fs.Float64Var(&f.average, "average", 0, "offline: validate and return the parameters averaged over the steps of about this many passes (an exponential moving average; default "+strconv.FormatFloat(learn.DefaultAverage, 'g', -1, 64)+" with the default objective's next-item term, else none; 0: none, each check's parameters)")
 	fs.StringVar(&f.optimizer, "optimizer", "adam", "online: adam or sgd")
 	fs.StringVar(&f.normalizer, "normalizer", "exact", "online: exact (log det(I+L) via the 2d×2d Gram matrix) or basket (the paper's log det(I+L_S))")
 	fs.BoolVar(&f.fixC, "fix-c", false, "keep C at its initial value")
@@ -835,7 +835,7 @@ func (f *learnFlags) offlineOptions() learn.OfflineOptions {
 	sel, _ := learn.ParseSelection(f.sel)
 	return learn.OfflineOptions{Select: sel, D: f.d, Shared: f.shared, LowRank: !f.diag, Seed: f.seed, DiagLR: f.diagLR, RateScale: f.rateScale,
 		LR: f.lr, Batch: f.batch, MaxEpochs: f.epochs, Patience: f.patience, MaxStalls: f.stalls, Tolerance: f.tolerance, RankRetries: f.retries,
-		Alpha: f.alpha, Beta: f.beta, Average: f.average, RegPower: f.regPower, EarlyDecay: f.earlyDecay, FixC: f.fixC,
+		Alpha: f.alpha, Beta: f.beta, Average: f.libAverage(), RegPower: f.regPower, EarlyDecay: f.earlyDecay, FixC: f.fixC,
 		Workers: f.g.threads, TimeLimit: f.timeLimit, Objective: obj, NextWeight: f.libNextWeight(), NextShare: f.nextShare,
 		NextNegatives: f.nextNegs, Init: learn.InitOptions{Scale: f.initScale, Share: f.initShare}, InitMoments: f.moments,
 		NextRandom: f.nextRandom, RankStrong: f.rankStrong()}
@@ -848,6 +848,16 @@ func (f *learnFlags) rankStrong() *learn.RankSetting {
 		return nil
 	}
 	return &learn.RankSetting{}
+}
+
+// libAverage is --average as learn.OfflineOptions.Average takes it: 0
+// when unset (the objective's default), negative for an explicit 0 (no
+// average).
+func (f *learnFlags) libAverage() float64 {
+	if f.set["average"] && f.average == 0 {
+		return -1
+	}
+	return f.average
 }
 
 // libNextWeight is --next-weight as learn.OfflineOptions.NextWeight takes

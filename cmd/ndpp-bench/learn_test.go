@@ -226,6 +226,32 @@ func TestLearnStallsFlag(t *testing.T) {
 	}
 }
 
+// TestLearnAverageFlag: unset, --average takes the learner's default with
+// the default objective (the same model as --average 0.25), and an
+// explicit 0 turns the average off.
+func TestLearnAverageFlag(t *testing.T) {
+	data := smallApparel(t, 1500)
+	ll := map[string]float64{}
+	for _, avg := range []string{"", strconv.FormatFloat(learn.DefaultAverage, 'g', -1, 64), "0"} {
+		args := []string{"learn", "--data", data, "--d", "6", "--val", "100", "--test", "300", "--epochs", "6", "--json", "--quiet"}
+		if avg != "" {
+			args = append(args, "--average", avg)
+		}
+		code, out, errs := runLearnCmd(t, args...)
+		if code != 0 {
+			t.Fatalf("--average %q: exit %d: %s", avg, code, errs)
+		}
+		ll[avg] = decodeMetrics(t, out)["test_ll"].(float64)
+	}
+	def := strconv.FormatFloat(learn.DefaultAverage, 'g', -1, 64)
+	if ll[""] != ll[def] {
+		t.Errorf("test LL %v: the default is not --average %s", ll, def)
+	}
+	if ll[""] == ll["0"] {
+		t.Errorf("test LL %v: --average 0 changed nothing", ll)
+	}
+}
+
 // TestLearnOnlineScheduleFlags checks that --factor-every, --lag and
 // --c-every reach the learner: the synchronous exact schedule, a shorter
 // lag and C stepped at every basket give a different model from the
