@@ -56,6 +56,9 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(fmt.Sprintf("building ndpp-bench: %v\n%s", err, out))
 	}
+	// The Beam SDK leaves an empty beamloopbackworker-* file in the
+	// temporary directory at every loopback job: keep them in dir.
+	os.Setenv("TMPDIR", dir)
 	code := ptest.MainRetWithDefault(m, "prism")
 	os.RemoveAll(dir)
 	os.Exit(code)

@@ -21,7 +21,9 @@
 // (--runner=prism), or --runner=universal --endpoint=HOST:PORT for a
 // portable job server (Flink, Spark, an external Prism), --runner=dataflow
 // for Google Cloud Dataflow. beam/README.md says which of them were run.
-// Beam's and Prism's INFO logs are shown with --verbose only.
+// Beam's and Prism's INFO logs are shown with --verbose only. Jobs whose
+// workers run in this process (LOOPBACK, the in-process runner's default)
+// leave nothing in the temporary directory.
 package main
 
 import (

@@ -55,9 +55,12 @@ func ndppBeam(t *testing.T, args ...string) (string, int) {
 
 // TestLearnThenScore: ndpp-beam learn writes a model over the data's
 // tokens; ndpp-beam score scores every basket of the file with it, one
-// output file per shard.
+// output file per shard. Neither leaves a file in the temporary directory
+// (the Beam SDK's loopback placeholders go to a directory of the job's own).
 func TestLearnThenScore(t *testing.T) {
 	dir := t.TempDir()
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
 	data := filepath.Join("..", "..", "..", "testdata", "1_100_100_100_apparel_regs.csv")
 	model := filepath.Join(dir, "m.npz")
 	stderr, code := ndppBeam(t, "learn", "--data", data, "--d", "3", "--steps", "2", "--shards", "2", "--out", model, "--runner=prism")
@@ -86,6 +89,9 @@ func TestLearnThenScore(t *testing.T) {
 		}
 	}
 	require.Equal(t, 14970, lines)
+	left, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	require.Empty(t, left, "files left in $TMPDIR")
 }
 
 // TestUsage: missing flags, a cluster runner without a shared work

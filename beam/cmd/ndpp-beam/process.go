@@ -196,10 +196,50 @@ func (e errWorker) Error() string {
 }
 
 // runPipeline runs p with beamx.Run, watching the workers of a PROCESS
-// environment prepared by initBeam.
+// environment prepared by initBeam. A job in a LOOPBACK environment (the
+// in-process Prism runner's default) runs with $TMPDIR at a directory of
+// its own, removed after the job: the Beam SDK leaves an empty
+// beamloopbackworker-* file in the temporary directory at every such job.
 func runPipeline(ctx context.Context, p *beam.Pipeline) error {
+	if loopbackEnv() {
+		restore, err := privateTempDir()
+		if err != nil {
+			return err
+		}
+		defer restore()
+	}
 	if processEnv == nil {
 		return beamx.Run(ctx, p)
 	}
 	return processEnv.run(ctx, p, beamx.Run)
+}
+
+// loopbackEnv reports whether the job's SDK workers run in this process:
+// --environment_type=LOOPBACK, or none with the in-process Prism runner
+// (which then takes LOOPBACK).
+func loopbackEnv() bool {
+	return jobopts.IsLoopback() || (inProcess() && *jobopts.EnvironmentType == "")
+}
+
+// privateTempDir points $TMPDIR at a new directory under the temporary
+// directory and returns the function that restores $TMPDIR and removes
+// the directory with whatever was left in it.
+func privateTempDir() (restore func(), err error) {
+	dir, err := os.MkdirTemp("", "ndpp-beam-tmp-")
+	if err != nil {
+		return nil, err
+	}
+	old, had := os.LookupEnv("TMPDIR")
+	if err := os.Setenv("TMPDIR", dir); err != nil {
+		os.Remove(dir)
+		return nil, err
+	}
+	return func() {
+		if had {
+			os.Setenv("TMPDIR", old)
+		} else {
+			os.Unsetenv("TMPDIR")
+		}
+		os.RemoveAll(dir)
+	}, nil
 }
