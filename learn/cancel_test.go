@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/stat"
 
 	"github.com/ndpp-go/ndpp/eval"
 	"github.com/ndpp-go/ndpp/internal/ndpptest"
@@ -153,6 +154,38 @@ func TestMeanLogLikelihoodIsEvals(t *testing.T) {
 	}
 	_, err = meanLogLikelihood(context.Background(), m, nil, eval.DefaultEps, 1)
 	require.Error(t, err)
+}
+
+// TestFloorMargin: logLikelihoods' per-basket terms differ between two
+// models as their per-basket log-likelihoods do (eval.LogLikelihoodEps of
+// each basket alone), and pairedStdErr is the standard error of the mean
+// of those differences, computed directly.
+func TestFloorMargin(t *testing.T) {
+	val := plantedBaskets(30, 50, 6)
+	a, err := eval.Independent(plantedBaskets(30, 200, 4), 30)
+	require.NoError(t, err)
+	b, err := eval.Independent(plantedBaskets(30, 20, 7), 30)
+	require.NoError(t, err)
+	llA, ldA, err := logLikelihoods(context.Background(), a, val, eval.DefaultEps, 2)
+	require.NoError(t, err)
+	_, ldB, err := logLikelihoods(context.Background(), b, val, eval.DefaultEps, 2)
+	require.NoError(t, err)
+	want, err := eval.LogLikelihoodEps(context.Background(), a, val, 0)
+	require.NoError(t, err)
+	require.Equal(t, math.Float64bits(want), math.Float64bits(llA))
+	diffs := make([]float64, len(val))
+	for i, s := range val {
+		x, err := eval.LogLikelihoodEps(context.Background(), a, [][]int{s}, 0)
+		require.NoError(t, err)
+		y, err := eval.LogLikelihoodEps(context.Background(), b, [][]int{s}, 0)
+		require.NoError(t, err)
+		diffs[i] = x - y
+		require.InDelta(t, diffs[i], ldA[i]-ldB[i]-a.LogNormalizer()+b.LogNormalizer(), 1e-9)
+	}
+	se := stat.StdDev(diffs, nil) / math.Sqrt(float64(len(diffs)))
+	require.Greater(t, se, 0.0)
+	require.InDelta(t, se, pairedStdErr(ldA, ldB), 1e-9*se)
+	require.True(t, math.IsNaN(pairedStdErr(ldA[:1], ldB[:1])), "one pair")
 }
 
 // TestOfflineCancelInValidation cancels TrainOffline from its progress

@@ -243,30 +243,41 @@ func TestSelectorRanking(t *testing.T) {
 	p := &Params{N: 1, Dim: 1, V: []float64{0}, D: []float64{0}}
 	mark := func(x float64) *Params { q := p.Clone(); q.V[0] = x; return q }
 	s := newSelector(SelectRanking, -10, 0)
-	require.True(t, s.observe(mark(1), -12, -11, 90)) // below the floor
-	require.False(t, s.observe(mark(2), -13, -10, 95))
+	require.True(t, s.observe(mark(1), -12, 0, -11, 90)) // below the floor
+	require.False(t, s.observe(mark(2), -13, 0, -10, 95))
 	q, ll, rank, by := s.chosen()
 	require.Equal(t, []float64{1}, q.V)
 	require.Equal(t, SelectLikelihood, by)
 	require.Equal(t, -12.0, ll)
 	require.Equal(t, 90.0, rank)
-	require.True(t, s.observe(mark(3), -9, -9, 70)) // the first to qualify
-	require.False(t, s.observe(mark(4), -11, -11, 99))
-	require.True(t, s.observe(mark(5), -9.5, -9.5, 80))
-	require.False(t, s.observe(mark(6), -8, -8, 75)) // more likely is no progress now
+	require.True(t, s.observe(mark(3), -9, 0, -9, 70)) // the first to qualify
+	require.False(t, s.observe(mark(4), -11, 0, -11, 99))
+	require.True(t, s.observe(mark(5), -9.5, 0, -9.5, 80))
+	require.False(t, s.observe(mark(6), -8, 0, -8, 75)) // more likely is no progress now
 	q, ll, rank, by = s.chosen()
 	require.Equal(t, []float64{5}, q.V)
 	require.Equal(t, SelectRanking, by)
 	require.Equal(t, -9.5, ll)
 	require.Equal(t, 80.0, rank)
+	// A check must exceed the floor by its margin: -9.8 with a margin of
+	// 0.5 does not qualify, however well it ranks; -9.6 with 0.3 does.
+	s = newSelector(SelectRanking, -10, 0)
+	require.True(t, s.observe(mark(7), -9.8, 0.5, -9.8, 99))
+	q, _, _, by = s.chosen()
+	require.Equal(t, SelectLikelihood, by, "below the floor by its margin")
+	require.True(t, s.observe(mark(8), -9.6, 0.3, -9.6, 60))
+	q, _, rank, by = s.chosen()
+	require.Equal(t, []float64{8}, q.V)
+	require.Equal(t, SelectRanking, by)
+	require.Equal(t, 60.0, rank)
 
 	for _, c := range []struct {
 		sel  Selection
 		want float64
 	}{{SelectObjective, 1}, {SelectLikelihood, 2}} {
 		o := newSelector(c.sel, math.Inf(-1), 0)
-		require.True(t, o.observe(mark(1), -3, -2, math.NaN()))
-		o.observe(mark(2), -1, -2.5, math.NaN())
+		require.True(t, o.observe(mark(1), -3, 0, -2, math.NaN()))
+		o.observe(mark(2), -1, 0, -2.5, math.NaN())
 		q, _, _, by = o.chosen()
 		require.Equal(t, []float64{c.want}, q.V)
 		require.Equal(t, c.sel, by)
@@ -281,12 +292,12 @@ func TestSelectorTolerance(t *testing.T) {
 	mark := func(x float64) *Params { q := p.Clone(); q.V[0] = x; return q }
 	for _, sel := range []Selection{SelectObjective, SelectLikelihood, SelectRanking} {
 		s := newSelector(sel, -200, 1e-3)
-		require.True(t, s.observe(mark(1), -100, -100, 80), "%v: the first check", sel)
-		require.False(t, s.observe(mark(2), -99.95, -99.95, 80.05), "%v: within the tolerance", sel)
+		require.True(t, s.observe(mark(1), -100, 0, -100, 80), "%v: the first check", sel)
+		require.False(t, s.observe(mark(2), -99.95, 0, -99.95, 80.05), "%v: within the tolerance", sel)
 		q, _, _, _ := s.chosen()
 		require.Equal(t, []float64{2}, q.V, "%v: kept", sel)
-		require.True(t, s.observe(mark(3), -99.8, -99.8, 80.2), "%v: beyond it", sel)
-		require.False(t, s.observe(mark(4), -101, -101, 79), "%v: worse", sel)
+		require.True(t, s.observe(mark(3), -99.8, 0, -99.8, 80.2), "%v: beyond it", sel)
+		require.False(t, s.observe(mark(4), -101, 0, -101, 79), "%v: worse", sel)
 		q, _, _, _ = s.chosen()
 		require.Equal(t, []float64{3}, q.V, "%v", sel)
 	}

@@ -17,8 +17,9 @@ const (
 	ObjectiveLikelihood Objective = iota
 	// ObjectiveRank adds the next-item term and returns the model that
 	// ranks the validation baskets' held-out items best among those whose
-	// validation log-likelihood is at least the independent-items model's
-	// (eval.Independent of the training baskets). With the defaults it
+	// validation log-likelihood exceeds the independent-items model's
+	// (eval.Independent of the training baskets) by OfflineOptions.FloorSE
+	// standard errors. With the defaults it
 	// trains first with a strong setting (RankStrong); while no check
 	// reaches the floor, training starts again with the plain setting
 	// (DefaultRankNextWeight times the term, unless NextWeight sets
@@ -61,11 +62,12 @@ const (
 	// next-item term).
 	SelectObjective
 	// SelectRanking returns the model of the best validation ranking
-	// (Result.ValMPR) among those whose validation log-likelihood is at
-	// least the independent-items model's; when no check reaches it, even
-	// after OfflineOptions.RankRetries runs at half the weight, the model
-	// of the best validation log-likelihood, the nearest to it
-	// (Result.SelectedBy is then SelectLikelihood).
+	// (Result.ValMPR) among those whose validation log-likelihood exceeds
+	// the independent-items model's, the floor, by OfflineOptions.FloorSE
+	// standard errors of the mean per-basket difference; when no check
+	// qualifies, even after OfflineOptions.RankRetries runs at half the
+	// weight, the model of the best validation log-likelihood, the
+	// nearest to it (Result.SelectedBy is then SelectLikelihood).
 	SelectRanking
 	// SelectLikelihood returns the model of the best validation
 	// log-likelihood (the objective's basket term alone).
@@ -151,8 +153,8 @@ const (
 
 // selector keeps, over the validation checks, the model that Selection
 // chooses: the best objective value, the best log-likelihood and, with
-// SelectRanking, the best ranking among the checks whose log-likelihood
-// reaches floor.
+// SelectRanking, the best ranking among the checks whose log-likelihood,
+// less its margin, reaches floor.
 type selector struct {
 	sel   Selection
 	floor float64 // SelectRanking: the least validation log-likelihood
@@ -184,11 +186,12 @@ func newSelector(sel Selection, floor, tol float64) *selector {
 	return &selector{sel: sel, floor: floor, tol: tol}
 }
 
-// observe records a check of p (validation log-likelihood ll, objective
-// value score, ranking rank, NaN when not computed) and reports whether
-// the model the selection would choose made progress: it improved by more
-// than the tolerance (it is kept when it improves by less).
-func (s *selector) observe(p *Params, ll, score, rank float64) bool {
+// observe records a check of p (validation log-likelihood ll, the margin
+// by which it must exceed the floor, objective value score, ranking rank,
+// NaN when not computed) and reports whether the model the selection
+// would choose made progress: it improved by more than the tolerance (it
+// is kept when it improves by less).
+func (s *selector) observe(p *Params, ll, margin, score, rank float64) bool {
 	_, byScore := s.score.offer(score, p, ll, rank, s.tol)
 	_, byLL := s.ll.offer(ll, p, ll, rank, s.tol)
 	switch s.sel {
@@ -197,7 +200,7 @@ func (s *selector) observe(p *Params, ll, score, rank float64) bool {
 	case SelectLikelihood:
 		return byLL
 	}
-	if ll >= s.floor && !math.IsNaN(rank) {
+	if ll-margin >= s.floor && !math.IsNaN(rank) {
 		if better, progress := s.rank.offer(rank, p, ll, rank, s.tol); better {
 			return progress
 		}

@@ -117,6 +117,12 @@ type OfflineOptions struct {
 	// Baskets and Trace cover every run. Default DefaultRankRetries;
 	// negative: none.
 	RankRetries int
+	// FloorSE is, with SelectRanking, the margin by which a check's mean
+	// validation log-likelihood must exceed the independent-items
+	// model's, in standard errors of the mean of their per-basket
+	// difference, for the check to qualify (default DefaultFloorSE;
+	// negative: none, at least as likely).
+	FloorSE float64
 	// Tolerance is the least relative improvement on the best validation
 	// check that counts as progress for Patience and LRDecay: a check
 	// better than the best by at most Tolerance·|best| is kept as the
@@ -315,6 +321,12 @@ func (o OfflineOptions) withDefaultsFor(n int) OfflineOptions {
 	case o.RankRetries < 0:
 		o.RankRetries = 0
 	}
+	switch {
+	case o.FloorSE == 0:
+		o.FloorSE = DefaultFloorSE
+	case o.FloorSE < 0 && !math.IsInf(o.FloorSE, -1):
+		o.FloorSE = 0
+	}
 	if o.RateScale == 0 {
 		o.RateScale = DefaultRateScale
 	}
@@ -401,6 +413,9 @@ func (opt OfflineOptions) validate() error {
 	}
 	if !(opt.Average >= 0) || math.IsInf(opt.Average, 0) {
 		return fmt.Errorf("learn: invalid average horizon %v; want a finite value ≥ 0", opt.Average)
+	}
+	if !(opt.FloorSE >= 0) || math.IsInf(opt.FloorSE, 0) {
+		return fmt.Errorf("learn: invalid floor margin %v; want a finite number of standard errors", opt.FloorSE)
 	}
 	if math.IsNaN(opt.Tolerance) || math.IsInf(opt.Tolerance, 0) {
 		return fmt.Errorf("learn: invalid tolerance %v; want a finite value", opt.Tolerance)
@@ -577,16 +592,18 @@ func trainOffline(ctx context.Context, train, val [][]int, n int, opt OfflineOpt
 	res := &Result{ValLLEps: math.NaN(), ValMPR: math.NaN(), SelectedBy: opt.Select, NextWeight: max(opt.NextWeight, 0)}
 	nextW := tr.nextW
 	var sel *selector
+	var floorLds []float64 // the floor's per-basket terms
 	if len(val) > 0 {
 		// SelectRanking keeps to models whose validation log-likelihood is
-		// at least the independent-items model's (of the training counts).
+		// at least the independent-items model's (of the training counts),
+		// by FloorSE standard errors of the per-basket difference.
 		floor := math.Inf(-1)
 		if opt.Select == SelectRanking {
 			m, err := eval.IndependentOfCounts(tr.counts, int64(len(train)))
 			if err != nil {
 				return nil, err
 			}
-			if floor, err = meanLogLikelihood(ctx, m, val, opt.Eps, opt.Workers); err != nil {
+			if floor, floorLds, err = logLikelihoods(ctx, m, val, opt.Eps, opt.Workers); err != nil {
 				return nil, err
 			}
 		}
@@ -623,7 +640,7 @@ func trainOffline(ctx context.Context, train, val [][]int, n int, opt OfflineOpt
 		if len(val) == 0 {
 			return false, nil
 		}
-		ll, err := meanLogLikelihood(ctx, m, val, opt.Eps, opt.Workers)
+		ll, lds, err := logLikelihoods(ctx, m, val, opt.Eps, opt.Workers)
 		if err != nil {
 			return true, err
 		}
@@ -640,12 +657,16 @@ func trainOffline(ctx context.Context, train, val [][]int, n int, opt OfflineOpt
 			}
 			score += nextW * v
 		}
+		var margin float64
 		if opt.Select == SelectRanking {
 			if rank, err = valRanking(ctx, p, val, DefaultValNegatives, opt.Key, opt.Eps, opt.Seed); err != nil {
 				return true, err
 			}
+			if opt.FloorSE > 0 && len(lds) > 1 {
+				margin = opt.FloorSE * pairedStdErr(lds, floorLds)
+			}
 		}
-		if sel.observe(p, ll, score, rank) {
+		if sel.observe(p, ll, margin, score, rank) {
 			bad = 0
 			return false, nil
 		}

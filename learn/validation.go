@@ -3,6 +3,7 @@ package learn
 import (
 	"context"
 	"errors"
+	"math"
 
 	"github.com/ndpp-go/ndpp/eval"
 	"github.com/ndpp-go/ndpp/ndpp"
@@ -25,16 +26,44 @@ func resolveEps(e float64) float64 {
 // the validation and trace figure, scored by eval.LogDetsEps (ctx is
 // checked between its chunks), as eval.LogLikelihoodEps scores it.
 func meanLogLikelihood(ctx context.Context, m *ndpp.Model, baskets [][]int, eps float64, workers int) (float64, error) {
+	ll, _, err := logLikelihoods(ctx, m, baskets, eps, workers)
+	return ll, err
+}
+
+// logLikelihoods is meanLogLikelihood with the baskets' terms
+// log det(L_S + εI), whose differences between two models on the same
+// baskets are those of their log-likelihoods.
+func logLikelihoods(ctx context.Context, m *ndpp.Model, baskets [][]int, eps float64, workers int) (float64, []float64, error) {
 	if len(baskets) == 0 {
-		return 0, errors.New("learn: no baskets to score")
+		return 0, nil, errors.New("learn: no baskets to score")
 	}
 	lds, err := eval.LogDetsEps(ctx, m, baskets, eps, workers)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	s := 0.0
 	for _, v := range lds {
 		s += v
 	}
-	return s/float64(len(lds)) - m.LogNormalizer(), nil
+	return s/float64(len(lds)) - m.LogNormalizer(), lds, nil
+}
+
+// pairedStdErr is the standard error of the mean of a[i] − b[i] (NaN for
+// fewer than two pairs).
+func pairedStdErr(a, b []float64) float64 {
+	n := len(a)
+	if n < 2 {
+		return math.NaN()
+	}
+	var mean float64
+	for i := range a {
+		mean += a[i] - b[i]
+	}
+	mean /= float64(n)
+	var ss float64
+	for i := range a {
+		d := a[i] - b[i] - mean
+		ss += d * d
+	}
+	return math.Sqrt(ss / float64(n-1) / float64(n))
 }

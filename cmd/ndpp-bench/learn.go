@@ -467,6 +467,7 @@ type learnFlags struct {
 	stalls     int
 	tolerance  float64
 	retries    int
+	floorSE    float64
 	alpha      float64
 	beta       float64
 	average    float64
@@ -525,7 +526,8 @@ func runLearn(e *env, args []string) error {
 	fs.IntVar(&f.epochs, "epochs", 0, "offline: maximum passes over the training baskets (default 100)")
 	fs.IntVar(&f.patience, "patience", 0, "offline: stop after this many passes without validation progress (default 6)")
 	fs.IntVar(&f.stalls, "stalls", 0, "offline: stop after this many passes without validation progress in all, consecutive or not (default "+strconv.Itoa(learn.DefaultMaxStalls)+"; negative: no bound)")
-	fs.IntVar(&f.retries, "rank-retries", 0, "offline, --objective rank: train again from the start at half the weight while no validation check is as likely as the independent-items model, at most this many times (default "+strconv.Itoa(learn.DefaultRankRetries)+"; negative: none)")
+	fs.Float64Var(&f.floorSE, "floor-se", 0, "offline, --select ranking: a validation check qualifies when its log-likelihood exceeds the independent-items model's by this many standard errors of their mean per-basket difference (default "+strconv.FormatFloat(learn.DefaultFloorSE, 'g', -1, 64)+"; 0: at least as likely)")
+	fs.IntVar(&f.retries, "rank-retries", 0, "offline, --objective rank: train again from the start at half the weight while no validation check qualifies (--floor-se), at most this many times (default "+strconv.Itoa(learn.DefaultRankRetries)+"; negative: none)")
 	fs.Float64Var(&f.tolerance, "tolerance", 0, "offline: the least relative improvement on the best validation check that counts as progress (default "+strconv.FormatFloat(learn.DefaultAverageTolerance, 'g', -1, 64)+" with the default objective's next-item term, else "+strconv.FormatFloat(learn.DefaultTolerance, 'g', -1, 64)+"; negative: any improvement)")
 	fs.Float64Var(&f.alpha, "alpha", 0, "regulariser weight α of Σ‖vᵢ‖²/μᵢᵖ (μᵢ: item i's training occurrences)")
 	fs.Float64Var(&f.beta, "beta", 0, "regulariser weight β of Σ‖bᵢ‖²/μᵢᵖ")
@@ -546,10 +548,10 @@ func runLearn(e *env, args []string) error {
 	fs.Float64Var(&f.initShare, "init-share", 0, "with --diag: initial E‖vᵢ‖² as a share of the item's initial δᵢ (default: offline 0.5, online 0.01; negative: --init-scale as drawn)")
 	fs.IntVar(&f.factorEv, "factor-every", 0, "online, exact normaliser: refactor every this many baskets (on a second goroutine); 1 = synchronously at every basket, the exact gradient (default 25)")
 	fs.IntVar(&f.lag, "lag", 0, "online, exact normaliser: a refactorisation takes effect this many baskets after its snapshot, at most --factor-every (default min(factor-every, 70))")
-	fs.StringVar(&f.objective, "objective", "likelihood", "offline: likelihood (maximise the log-likelihood, return the best validation value) or rank (add the next-item term, return the model that ranks validation baskets best among those at least as likely as the independent-items model; first with the strong setting (--rank-strong), then, while no check is, with weight "+strconv.FormatFloat(learn.DefaultRankNextWeight, 'g', -1, 64)+" and again at half the weight: --rank-retries)")
+	fs.StringVar(&f.objective, "objective", "likelihood", "offline: likelihood (maximise the log-likelihood, return the best validation value) or rank (add the next-item term, return the model that ranks validation baskets best among those more likely than the independent-items model (--floor-se); first with the strong setting (--rank-strong), then, while no check is, with weight "+strconv.FormatFloat(learn.DefaultRankNextWeight, 'g', -1, 64)+" and again at half the weight: --rank-retries)")
 	fs.BoolVar(&f.cooc, "cooccurrence", true, "evaluate the co-occurrence baseline (false: none; the online pass then keeps no pair counts, so its time and peak memory are the learner's alone)")
 	fs.BoolVar(&f.latent, "latent-class", true, fmt.Sprintf("offline: evaluate the latent class baseline (a mixture of %d independent-items models fitted by EM; false: none)", eval.DefaultLatentClasses))
-	fs.StringVar(&f.sel, "select", "", "offline: which validation check to return, whose progress also ends the run: likelihood (the best validation log-likelihood; the default with --objective likelihood), objective (the best validation value of the objective, the next-item term included) or ranking (the best validation ranking among the checks at least as likely as the independent-items model; the default with --objective rank)")
+	fs.StringVar(&f.sel, "select", "", "offline: which validation check to return, whose progress also ends the run: likelihood (the best validation log-likelihood; the default with --objective likelihood), objective (the best validation value of the objective, the next-item term included) or ranking (the best validation ranking among the checks more likely than the independent-items model by --floor-se standard errors; the default with --objective rank)")
 	fs.StringVar(&f.start, "start", "", "offline: start training from this model (.npz, learned on the same file: the same items in the same order, the same --d and kernel) instead of the initialisation, e.g. to train a likelihood model further with --objective rank")
 	fs.StringVar(&f.against, "against", "", "a model (.npz) learned on the same file (the same items in the same order) to evaluate on the same test baskets beside the learned one: the report adds its figures and the learned model's paired differences from it (per-basket differences, whose standard errors are well below the two models' own combined), e.g. to tell whether an option's gain is beyond the test baskets' noise")
 	fs.BoolVar(&f.moments, "init-moments", false, "offline: start B and C at the fit of their squared couplings to the training baskets' co-occurrence cosines (learn.FitMoments), scaled to the best validation objective")
@@ -834,7 +836,7 @@ func (f *learnFlags) offlineOptions() learn.OfflineOptions {
 	obj, _ := learn.ParseObjective(f.objective) // checked with the flags
 	sel, _ := learn.ParseSelection(f.sel)
 	return learn.OfflineOptions{Select: sel, D: f.d, Shared: f.shared, LowRank: !f.diag, Seed: f.seed, DiagLR: f.diagLR, RateScale: f.rateScale,
-		LR: f.lr, Batch: f.batch, MaxEpochs: f.epochs, Patience: f.patience, MaxStalls: f.stalls, Tolerance: f.tolerance, RankRetries: f.retries,
+		LR: f.lr, Batch: f.batch, MaxEpochs: f.epochs, Patience: f.patience, MaxStalls: f.stalls, Tolerance: f.tolerance, RankRetries: f.retries, FloorSE: f.libFloorSE(),
 		Alpha: f.alpha, Beta: f.beta, Average: f.libAverage(), RegPower: f.regPower, EarlyDecay: f.earlyDecay, FixC: f.fixC,
 		Workers: f.g.threads, TimeLimit: f.timeLimit, Objective: obj, NextWeight: f.libNextWeight(), NextShare: f.nextShare,
 		NextNegatives: f.nextNegs, Init: learn.InitOptions{Scale: f.initScale, Share: f.initShare}, InitMoments: f.moments,
@@ -858,6 +860,15 @@ func (f *learnFlags) libAverage() float64 {
 		return -1
 	}
 	return f.average
+}
+
+// libFloorSE is --floor-se as learn.OfflineOptions.FloorSE takes it: 0
+// when unset (the default margin), negative for an explicit 0 (none).
+func (f *learnFlags) libFloorSE() float64 {
+	if f.set["floor-se"] && f.floorSE == 0 {
+		return -1
+	}
+	return f.floorSE
 }
 
 // libNextWeight is --next-weight as learn.OfflineOptions.NextWeight takes

@@ -252,6 +252,33 @@ func TestLearnAverageFlag(t *testing.T) {
 	}
 }
 
+// TestLearnFloorSEFlag: unset, --floor-se takes the learner's default
+// (the same model as --floor-se 1), and a margin no check reaches leaves
+// the ranking selection to the likelihood (selected_by).
+func TestLearnFloorSEFlag(t *testing.T) {
+	data := smallApparel(t, 6000)
+	ll, by := map[string]float64{}, map[string]string{}
+	def := strconv.FormatFloat(learn.DefaultFloorSE, 'g', -1, 64)
+	for _, se := range []string{"", def, "0", "1000"} {
+		args := []string{"learn", "--data", data, "--d", "10", "--val", "300", "--test", "500", "--epochs", "10", "--objective", "rank", "--next-weight", "0.1", "--rank-retries", "-1", "--json", "--quiet"}
+		if se != "" {
+			args = append(args, "--floor-se", se)
+		}
+		code, out, errs := runLearnCmd(t, args...)
+		if code != 0 {
+			t.Fatalf("--floor-se %q: exit %d: %s", se, code, errs)
+		}
+		m := decodeMetrics(t, out)
+		ll[se], by[se] = m["test_ll"].(float64), m["selected_by"].(string)
+	}
+	if ll[""] != ll[def] {
+		t.Errorf("test LL %v: the default is not --floor-se %s", ll, def)
+	}
+	if by["0"] != "ranking" || by["1000"] != "likelihood" {
+		t.Errorf("selected by %v: want ranking at --floor-se 0, likelihood at 1000", by)
+	}
+}
+
 // TestLearnOnlineScheduleFlags checks that --factor-every, --lag and
 // --c-every reach the learner: the synchronous exact schedule, a shorter
 // lag and C stepped at every basket give a different model from the
