@@ -32,6 +32,13 @@ const (
 	// LRDecay, and the remaining checks on UK Retail and the Amazon
 	// registries gain under 0.02 nats (learn/RANKING.md).
 	DefaultMaxStalls = 7
+	// DefaultMinEvalEvery is the fewest iterations between the validation
+	// checks of OfflineOptions.EvalEvery's default, one pass: on the
+	// smallest Amazon registry categories a pass is 2–8 minibatches, and a
+	// check at each halved the learning rate on the plateau of the first
+	// steps and ended runs there, 0.75 nats a basket below the runs that
+	// left it (learn/RANKING.md).
+	DefaultMinEvalEvery = 10
 	// DefaultRankRetries is OfflineOptions.RankRetries: with the rank
 	// objective's plain weight 0.5, two halvings (to 0.125) bring every
 	// run on the fifteen Amazon registry categories, seeds 1 and 2, to a
@@ -41,8 +48,8 @@ const (
 	// returns sits at the likelihood floor, where its test log-likelihood
 	// falls below the independent-items model's about as often as not;
 	// one standard error of margin on the 300 validation baskets keeps it
-	// above on all but 3 of 120 Amazon registry category splits (seeds
-	// 3–10; 16 without), for 0.14 MPR points on average, and leaves UK
+	// above on all but 4 of 120 Amazon registry category splits (seeds
+	// 3–10; 16 without), for 0.25 MPR points on average, and leaves UK
 	// Retail's at d = 100 ranking as it was (learn/RANKING.md).
 	DefaultFloorSE = 1
 )

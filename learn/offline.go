@@ -99,7 +99,8 @@ type OfflineOptions struct {
 	// MaxEpochs bounds the passes over the data (default 100).
 	MaxEpochs int
 	// EvalEvery is the number of iterations between validation checks
-	// (default: 1 pass).
+	// (default: one pass, and at least DefaultMinEvalEvery iterations;
+	// negative: one pass however few iterations it is).
 	EvalEvery int
 	// Patience stops training after this many validation checks without
 	// progress (default 6); the best model seen is returned.
@@ -402,7 +403,7 @@ func (o *OfflineOptions) rankStrong() {
 
 // validate checks options after withDefaultsFor.
 func (opt OfflineOptions) validate() error {
-	if opt.D < 1 || opt.Batch < 1 || opt.MaxEpochs < 1 || opt.Patience < 1 || opt.EvalEvery < 0 || opt.EarlyDecay < 0 {
+	if opt.D < 1 || opt.Batch < 1 || opt.MaxEpochs < 1 || opt.Patience < 1 || opt.EarlyDecay < 0 {
 		return fmt.Errorf("learn: invalid options (d = %d, batch = %d, epochs = %d, patience = %d, eval-every = %d, early decay = %d)", opt.D, opt.Batch, opt.MaxEpochs, opt.Patience, opt.EvalEvery, opt.EarlyDecay)
 	}
 	if !(opt.LR > 0) || math.IsInf(opt.LR, 0) || opt.Alpha < 0 || opt.Beta < 0 || math.IsNaN(opt.Alpha+opt.Beta) || math.IsInf(opt.Alpha+opt.Beta, 0) || math.IsNaN(opt.Eps) {
@@ -583,10 +584,14 @@ func trainOffline(ctx context.Context, train, val [][]int, n int, opt OfflineOpt
 		}
 	}
 	evalEvery := opt.EvalEvery
-	if evalEvery == 0 {
-		evalEvery = max(1, (len(train)+opt.Batch-1)/opt.Batch)
-		if opt.FullBatch {
+	if evalEvery <= 0 {
+		pass := (len(train) + opt.Batch - 1) / opt.Batch
+		evalEvery = pass
+		switch {
+		case opt.FullBatch:
 			evalEvery = 1
+		case opt.EvalEvery == 0:
+			evalEvery = max(DefaultMinEvalEvery, pass)
 		}
 	}
 	res := &Result{ValLLEps: math.NaN(), ValMPR: math.NaN(), SelectedBy: opt.Select, NextWeight: max(opt.NextWeight, 0)}

@@ -271,7 +271,7 @@ func TestOfflineEarlyDecay(t *testing.T) {
 	n := 30
 	train := plantedBaskets(n, 400, 11)
 	ctx := context.Background()
-	opt := OfflineOptions{D: 4, Seed: 2, Batch: 100, MaxEpochs: 4, Workers: 1, EarlyDecay: 2, LRDecay: 0.3, Average: -1}
+	opt := OfflineOptions{D: 4, Seed: 2, Batch: 100, MaxEpochs: 4, EvalEvery: 4, Workers: 1, EarlyDecay: 2, LRDecay: 0.3, Average: -1} // a check a pass
 	got, err := TrainOffline(ctx, train, nil, n, opt)
 	require.NoError(t, err)
 	plain := opt
@@ -288,6 +288,7 @@ func TestOfflineEarlyDecay(t *testing.T) {
 	tr.initTheta()
 	draw := newMinibatches(train, opt.Seed)
 	perPass := len(train) / opt.Batch
+	require.Equal(t, opt.EvalEvery, perPass)
 	var batch [][]int
 	for it := range got.Iterations {
 		batch = draw.next(batch[:0], opt.Batch)
@@ -298,6 +299,32 @@ func TestOfflineEarlyDecay(t *testing.T) {
 	}
 	require.Equal(t, got.Params, p)
 	require.Equal(t, def.LR*0.3*0.3, tr.lr)
+}
+
+// TestOfflineEvalEvery: by default the checks come once a pass, but at
+// least DefaultMinEvalEvery minibatches apart; EvalEvery sets the spacing.
+func TestOfflineEvalEvery(t *testing.T) {
+	n := 30
+	ctx := context.Background()
+	for _, c := range []struct {
+		baskets, epochs, every int
+		want                   []int // the baskets seen at each check
+	}{
+		{400, 10, 0, []int{1000, 2000, 3000, 4000}}, // 4 steps a pass: every 10
+		{400, 2, 4, []int{400, 800}},                // every pass, as set
+		{400, 2, -1, []int{400, 800}},               // every pass, however short
+		{2400, 2, 0, []int{2400, 4800}},             // 24 steps a pass: every pass
+	} {
+		train := plantedBaskets(n, c.baskets, 11)
+		opt := OfflineOptions{D: 3, Seed: 2, Batch: 100, MaxEpochs: c.epochs, EvalEvery: c.every, Workers: 1, TraceSet: train[:50]}
+		res, err := TrainOffline(ctx, train, nil, n, opt)
+		require.NoError(t, err)
+		var got []int
+		for _, tp := range res.Trace {
+			got = append(got, tp.Baskets)
+		}
+		require.Equal(t, c.want, got, "%d baskets, EvalEvery %d", c.baskets, c.every)
+	}
 }
 
 // TestOfflineAverage: with Average the learner validates and returns the

@@ -468,6 +468,7 @@ type learnFlags struct {
 	tolerance  float64
 	retries    int
 	floorSE    float64
+	evalEvery  int
 	alpha      float64
 	beta       float64
 	average    float64
@@ -524,8 +525,9 @@ func runLearn(e *env, args []string) error {
 	fs.Float64Var(&f.rateScale, "rate-scale", 0, "with --diag and adam: scale item i's embedding steps by min(1, √(δᵢ/rate-scale)) (default 0.1; negative: off)")
 	fs.IntVar(&f.batch, "batch", 0, "offline: minibatch size (default max(800, items/4))")
 	fs.IntVar(&f.epochs, "epochs", 0, "offline: maximum passes over the training baskets (default 100)")
-	fs.IntVar(&f.patience, "patience", 0, "offline: stop after this many passes without validation progress (default 6)")
-	fs.IntVar(&f.stalls, "stalls", 0, "offline: stop after this many passes without validation progress in all, consecutive or not (default "+strconv.Itoa(learn.DefaultMaxStalls)+"; negative: no bound)")
+	fs.IntVar(&f.evalEvery, "eval-every", 0, "offline: minibatch steps between validation checks (default: one pass, and at least "+strconv.Itoa(learn.DefaultMinEvalEvery)+"; negative: one pass)")
+	fs.IntVar(&f.patience, "patience", 0, "offline: stop after this many validation checks without progress (default 6)")
+	fs.IntVar(&f.stalls, "stalls", 0, "offline: stop after this many validation checks without progress in all, consecutive or not (default "+strconv.Itoa(learn.DefaultMaxStalls)+"; negative: no bound)")
 	fs.Float64Var(&f.floorSE, "floor-se", 0, "offline, --select ranking: a validation check qualifies when its log-likelihood exceeds the independent-items model's by this many standard errors of their mean per-basket difference (default "+strconv.FormatFloat(learn.DefaultFloorSE, 'g', -1, 64)+"; 0: at least as likely)")
 	fs.IntVar(&f.retries, "rank-retries", 0, "offline, --objective rank: train again from the start at half the weight while no validation check qualifies (--floor-se), at most this many times (default "+strconv.Itoa(learn.DefaultRankRetries)+"; negative: none)")
 	fs.Float64Var(&f.tolerance, "tolerance", 0, "offline: the least relative improvement on the best validation check that counts as progress (default "+strconv.FormatFloat(learn.DefaultAverageTolerance, 'g', -1, 64)+" with the default objective's next-item term, else "+strconv.FormatFloat(learn.DefaultTolerance, 'g', -1, 64)+"; negative: any improvement)")
@@ -836,7 +838,7 @@ func (f *learnFlags) offlineOptions() learn.OfflineOptions {
 	obj, _ := learn.ParseObjective(f.objective) // checked with the flags
 	sel, _ := learn.ParseSelection(f.sel)
 	return learn.OfflineOptions{Select: sel, D: f.d, Shared: f.shared, LowRank: !f.diag, Seed: f.seed, DiagLR: f.diagLR, RateScale: f.rateScale,
-		LR: f.lr, Batch: f.batch, MaxEpochs: f.epochs, Patience: f.patience, MaxStalls: f.stalls, Tolerance: f.tolerance, RankRetries: f.retries, FloorSE: f.libFloorSE(),
+		LR: f.lr, Batch: f.batch, MaxEpochs: f.epochs, EvalEvery: f.evalEvery, Patience: f.patience, MaxStalls: f.stalls, Tolerance: f.tolerance, RankRetries: f.retries, FloorSE: f.libFloorSE(),
 		Alpha: f.alpha, Beta: f.beta, Average: f.libAverage(), RegPower: f.regPower, EarlyDecay: f.earlyDecay, FixC: f.fixC,
 		Workers: f.g.threads, TimeLimit: f.timeLimit, Objective: obj, NextWeight: f.libNextWeight(), NextShare: f.nextShare,
 		NextNegatives: f.nextNegs, Init: learn.InitOptions{Scale: f.initScale, Share: f.initShare}, InitMoments: f.moments,

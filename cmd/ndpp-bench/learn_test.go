@@ -180,7 +180,8 @@ func TestLearnObjectiveFlags(t *testing.T) {
 		{[]string{"--select", "ranking"}, "likelihood", []float64{learn.DefaultNextWeight, learn.DefaultNextWeight / 2, learn.DefaultNextWeight / 4}, []string{"ranking", "likelihood"}},
 		{[]string{"--objective", "rank", "--rank-strong=false", "--rank-retries", "-1", "--select", "likelihood"}, "rank", []float64{learn.DefaultRankNextWeight}, []string{"likelihood"}},
 	} {
-		args := append([]string{"learn", "--data", data, "--mode", "offline", "--d", "6", "--val", "100", "--test", "300", "--epochs", "2", "--json", "--quiet"}, c.extra...)
+		// A check a pass (two steps): --eval-every -1.
+		args := append([]string{"learn", "--data", data, "--mode", "offline", "--d", "6", "--val", "100", "--test", "300", "--epochs", "2", "--eval-every", "-1", "--json", "--quiet"}, c.extra...)
 		code, out, errs := runLearnCmd(t, args...)
 		if code != 0 {
 			t.Fatalf("%v: exit %d: %s", c.extra, code, errs)
@@ -213,7 +214,7 @@ func TestLearnStallsFlag(t *testing.T) {
 	data := smallApparel(t, 1500)
 	passes := map[string]float64{}
 	for _, stalls := range []string{"1", "-1"} {
-		code, out, errs := runLearnCmd(t, "learn", "--data", data, "--d", "6", "--val", "100", "--test", "300", "--epochs", "12",
+		code, out, errs := runLearnCmd(t, "learn", "--data", data, "--d", "6", "--val", "100", "--test", "300", "--epochs", "12", "--eval-every", "-1",
 			"--lr", "0.2", "--patience", "50", "--tolerance", "-1", "--stalls", stalls, "--json", "--quiet")
 		if code != 0 {
 			t.Fatalf("--stalls %s: exit %d: %s", stalls, code, errs)
