@@ -28,8 +28,9 @@
 // with the baskets consumed is refused.
 //
 // The offline learner takes minibatch Adam steps over baskets scored in
-// parallel, with the exact normaliser each step, validation once per pass,
-// learning-rate decay and early stopping (OfflineOptions). Its objective
+// parallel, with the exact normaliser each step, validation once per pass
+// (at least DefaultMinEvalEvery steps apart), learning-rate decay and
+// early stopping (OfflineOptions). Its objective
 // adds to the likelihood a next-item term that ranks each training
 // basket's last item by its exact conditional gain against sampled items
 // (light by default, and the check of the best validation likelihood of

@@ -21,7 +21,7 @@ const (
 	// (eval.Independent of the training baskets) by OfflineOptions.FloorSE
 	// standard errors. With the defaults it
 	// trains first with a strong setting (RankStrong); while no check
-	// reaches the floor, training starts again with the plain setting
+	// qualifies, training starts again with the plain setting
 	// (DefaultRankNextWeight times the term, unless NextWeight sets
 	// another weight), then at half the weight (RankRetries).
 	ObjectiveRank

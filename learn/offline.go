@@ -112,7 +112,7 @@ type OfflineOptions struct {
 	MaxStalls int
 	// RankRetries bounds, with SelectRanking, the runs again from the
 	// start at half the previous NextWeight while no validation check has
-	// reached the likelihood floor (Result.SelectedBy is then
+	// qualified (FloorSE; Result.SelectedBy is then
 	// SelectLikelihood): the weight was too strong for this catalogue.
 	// Result.NextWeight is the returned run's; its Seconds, Passes,
 	// Baskets and Trace cover every run. Default DefaultRankRetries;
@@ -240,7 +240,7 @@ type OfflineOptions struct {
 	Select Selection
 	// RankStrong, with SelectRanking and validation baskets, is the
 	// setting of a first run before the one the options describe (the
-	// plain run): when none of its checks reaches the likelihood floor,
+	// plain run): when none of its checks qualifies (FloorSE),
 	// the catalogue needs the full learning rate to get there, and
 	// training starts again with the plain setting, followed by its
 	// RankRetries halvings. nil selects DefaultRankStrong() when Objective
@@ -266,7 +266,7 @@ type RankSetting struct {
 // the plain run's next-item weight, the regulariser at α = β = 30, the
 // learning rate halved after each of the first five checks and the
 // parameters averaged over about the last half pass. On UK Retail
-// and 3-category registries it reaches the likelihood floor and ranks
+// and 3-category registries it qualifies (FloorSE) and ranks
 // above the plain run; on catalogues of up to 100 items with two or three
 // items a basket (the Amazon registry categories, apparel) it does not,
 // and the plain run follows (learn/RANKING.md).
@@ -521,7 +521,7 @@ func TrainOffline(ctx context.Context, train, val [][]int, n int, opt OfflineOpt
 		}
 	}
 	// SelectRanking: the strong run first, if any; while no validation
-	// check reached the likelihood floor, the plain run, then again from
+	// check qualified, the plain run, then again from
 	// the start at half the weight.
 	run, retries := opt, opt.RankRetries
 	strong := opt.RankStrong != nil && opt.Select == SelectRanking && len(val) > 0
