@@ -263,7 +263,7 @@ func TestSelectorRanking(t *testing.T) {
 	// 0.5 does not qualify, however well it ranks; -9.6 with 0.3 does.
 	s = newSelector(SelectRanking, -10, 0)
 	require.True(t, s.observe(mark(7), -9.8, 0.5, -9.8, 99))
-	q, _, _, by = s.chosen()
+	_, _, _, by = s.chosen()
 	require.Equal(t, SelectLikelihood, by, "below the floor by its margin")
 	require.True(t, s.observe(mark(8), -9.6, 0.3, -9.6, 60))
 	q, _, rank, by = s.chosen()
