@@ -9,6 +9,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat"
+
+	"github.com/ndpp-go/ndpp/eval"
 )
 
 // denseKernel returns the n×n kernel L of p (model coordinates).
@@ -331,6 +334,38 @@ func TestRankObjective(t *testing.T) {
 		_, err = TrainOffline(cctx, train, val, n, opt)
 		require.ErrorIs(t, err, context.Canceled)
 	}
+}
+
+// TestRankFloorMargin: the rank objective returns a check whose
+// validation log-likelihood exceeds the independent-items model's by
+// FloorSE standard errors of the per-basket difference (computed here
+// directly); without the margin it returns one nearer the floor.
+func TestRankFloorMargin(t *testing.T) {
+	n := 40
+	train, val := plantedBaskets(n, 1500, 5), plantedBaskets(n, 200, 6)
+	ctx := context.Background()
+	ind, err := eval.Independent(train, n)
+	require.NoError(t, err)
+	indLL, indLds, err := logLikelihoods(ctx, ind, val, eval.DefaultEps, 1)
+	require.NoError(t, err)
+	margin := map[float64]float64{} // FloorSE: the returned check's margin in standard errors
+	for _, se := range []float64{-1, 2} {
+		res, err := TrainOffline(ctx, train, val, n, OfflineOptions{D: 6, Seed: 3, MaxEpochs: 15, Objective: ObjectiveRank, NextWeight: 0.4, FloorSE: se, RankRetries: -1, Workers: 1})
+		require.NoError(t, err)
+		require.Equal(t, SelectRanking, res.SelectedBy, "FloorSE %v", se)
+		ll, lds, err := logLikelihoods(ctx, res.Model, val, eval.DefaultEps, 1)
+		require.NoError(t, err)
+		require.InDelta(t, res.ValLLEps, ll, 1e-9)
+		diffs := make([]float64, len(val))
+		for i := range diffs {
+			diffs[i] = lds[i] - indLds[i]
+		}
+		margin[se] = (ll - indLL) / (stat.StdDev(diffs, nil) / math.Sqrt(float64(len(diffs))))
+	}
+	t.Logf("margins in standard errors: %v", margin)
+	require.GreaterOrEqual(t, margin[2], 2.0)
+	require.GreaterOrEqual(t, margin[-1], 0.0)
+	require.Less(t, margin[-1], 2.0, "the margin changed nothing")
 }
 
 // TestRankRetries: with a weight too strong for any validation check to
