@@ -905,6 +905,9 @@ func (f *learnFlags) check() error {
 	if math.IsNaN(f.tolerance) || math.IsInf(f.tolerance, 0) {
 		return usagef("--tolerance must be a finite number")
 	}
+	if math.IsNaN(f.floorSE) || math.IsInf(f.floorSE, 0) {
+		return usagef("--floor-se must be a finite number")
+	}
 	if f.initScale < 0 || math.IsNaN(f.initScale) || math.IsInf(f.initScale, 0) {
 		return usagef("--init-scale must be ≥ 0")
 	}
@@ -941,8 +944,8 @@ func (f *learnFlags) check() error {
 	if _, err := learn.ParseSelection(f.sel); err != nil {
 		return usagef("--select must be likelihood, objective or ranking, not %q", f.sel)
 	}
-	if f.mode == "online" && (f.objective != "likelihood" || f.sel != "" || f.start != "" || f.moments || f.nextRandom || f.nextShare != 0 || f.average != 0 || f.regPower != 0 || f.earlyDecay != 0 || !f.strong) {
-		return usagef("--objective, --select, --next-random, --next-share, --average, --reg-power, --early-decay, --rank-strong, --start and --init-moments apply to --mode offline")
+	if f.mode == "online" && (f.objective != "likelihood" || f.sel != "" || f.start != "" || f.moments || f.nextRandom || f.nextShare != 0 || f.average != 0 || f.regPower != 0 || f.earlyDecay != 0 || !f.strong || f.set["floor-se"] || f.set["eval-every"]) {
+		return usagef("--objective, --select, --next-random, --next-share, --average, --reg-power, --early-decay, --rank-strong, --floor-se, --eval-every, --start and --init-moments apply to --mode offline")
 	}
 	if f.mode == "offline" && (f.checkpoint != "" || f.resume != "") {
 		return usagef("--checkpoint and --resume apply to --mode online")
