@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math"
 
+	"gonum.org/v1/gonum/stat"
+
 	"github.com/ndpp-go/ndpp/eval"
 	"github.com/ndpp-go/ndpp/ndpp"
 )
@@ -51,19 +53,12 @@ func logLikelihoods(ctx context.Context, m *ndpp.Model, baskets [][]int, eps flo
 // pairedStdErr is the standard error of the mean of a[i] − b[i] (NaN for
 // fewer than two pairs).
 func pairedStdErr(a, b []float64) float64 {
-	n := len(a)
-	if n < 2 {
+	if len(a) < 2 {
 		return math.NaN()
 	}
-	var mean float64
+	d := make([]float64, len(a))
 	for i := range a {
-		mean += a[i] - b[i]
+		d[i] = a[i] - b[i]
 	}
-	mean /= float64(n)
-	var ss float64
-	for i := range a {
-		d := a[i] - b[i] - mean
-		ss += d * d
-	}
-	return math.Sqrt(ss / float64(n-1) / float64(n))
+	return stat.StdDev(d, nil) / math.Sqrt(float64(len(d)))
 }
