@@ -404,7 +404,7 @@ func (o *OfflineOptions) rankStrong() {
 // validate checks options after withDefaultsFor.
 func (opt OfflineOptions) validate() error {
 	if opt.D < 1 || opt.Batch < 1 || opt.MaxEpochs < 1 || opt.Patience < 1 || opt.EarlyDecay < 0 {
-		return fmt.Errorf("learn: invalid options (d = %d, batch = %d, epochs = %d, patience = %d, eval-every = %d, early decay = %d)", opt.D, opt.Batch, opt.MaxEpochs, opt.Patience, opt.EvalEvery, opt.EarlyDecay)
+		return fmt.Errorf("learn: invalid options (d = %d, batch = %d, epochs = %d, patience = %d, early decay = %d)", opt.D, opt.Batch, opt.MaxEpochs, opt.Patience, opt.EarlyDecay)
 	}
 	if !(opt.LR > 0) || math.IsInf(opt.LR, 0) || opt.Alpha < 0 || opt.Beta < 0 || math.IsNaN(opt.Alpha+opt.Beta) || math.IsInf(opt.Alpha+opt.Beta, 0) || math.IsNaN(opt.Eps) {
 		return fmt.Errorf("learn: invalid lr %v, alpha %v, beta %v or eps %v", opt.LR, opt.Alpha, opt.Beta, opt.Eps)
