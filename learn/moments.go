@@ -331,7 +331,7 @@ func initMoments(ctx context.Context, p *Params, train, val [][]int, opt Offline
 			if err != nil {
 				return err
 			}
-			score += opt.NextWeight * meanSize(train) * v
+			score += nextBasketWeight(opt.NextWeight, opt.NextCarry, train) * v
 		}
 		if score > bestScore {
 			best, bestScore = kappa, score

@@ -194,11 +194,16 @@ type OfflineOptions struct {
 	// chosen (default ObjectiveLikelihood; see ObjectiveRank).
 	Objective Objective
 	// NextWeight weights the next-item term against the basket term, per
-	// basket item: each training basket adds NextWeight·k̄ times the term
-	// of one of its items held out (see NextRandom), k̄ the mean number of
-	// items of the training baskets, so that the term keeps its share of
-	// the objective whatever the baskets' size (the basket term grows with
-	// it). The term is a smooth count of the items its
+	// basket item: each training basket of two items or more adds
+	// NextWeight·k̄ times the term of one of its items held out (see
+	// NextRandom), k̄ the mean number of items of the training baskets, so
+	// that the term keeps its share of the objective whatever the baskets'
+	// size (the basket term grows with it); when fewer than a share
+	// NextCarry of the baskets have two items, each of those adds
+	// NextCarry over their share times as much, so that the term keeps
+	// that share of its weight on catalogues of mostly single-item
+	// baskets (docs/math.md, "The next-item objective"). The term is a
+	// smooth count of the items its
 	// conditional gain ranks below the held-out item's, the order the
 	// paper MPR scores (learn/nextitem.go; docs/math.md, "The next-item
 	// objective"). Each basket then costs O(|S|(|S| + NextNegatives)d)
@@ -223,6 +228,11 @@ type OfflineOptions struct {
 	// ObjectiveRank). A smaller share trades the term's per-basket cost
 	// for gradient noise.
 	NextShare float64
+	// NextCarry is the least share of the next-item term's weight that
+	// the training baskets of two items or more carry when they are fewer
+	// (NextWeight; 0 < NextCarry ≤ 1; default DefaultNextCarry;
+	// negative: none, each carries NextWeight·k̄ whatever their share).
+	NextCarry float64
 	// NextRandom holds out an item of each training basket drawn
 	// uniformly for the next-item term, instead of the basket's last item
 	// in Key's order, the one the paper protocol holds out of test baskets.
@@ -321,6 +331,12 @@ func (o OfflineOptions) withDefaultsFor(n int) OfflineOptions {
 		o.RankRetries = DefaultRankRetries
 	case o.RankRetries < 0:
 		o.RankRetries = 0
+	}
+	switch {
+	case o.NextCarry == 0:
+		o.NextCarry = DefaultNextCarry
+	case o.NextCarry < 0 && !math.IsInf(o.NextCarry, -1):
+		o.NextCarry = 0
 	}
 	switch {
 	case o.FloorSE == 0:
@@ -435,6 +451,9 @@ func (opt OfflineOptions) validate() error {
 	}
 	if !(opt.NextShare > 0 && opt.NextShare <= 1) {
 		return fmt.Errorf("learn: invalid next-item share %v; want 0 < share ≤ 1", opt.NextShare)
+	}
+	if !(opt.NextCarry >= 0 && opt.NextCarry <= 1) {
+		return fmt.Errorf("learn: invalid next-item carry %v; want a share ≤ 1 (negative: none)", opt.NextCarry)
 	}
 	if opt.InitMoments && (opt.Shared || opt.FullBatch) {
 		return errors.New("learn: the moment initialisation (InitMoments) needs B ≠ V and minibatch training")
@@ -785,7 +804,7 @@ type offlineTrainer struct {
 	workers  []*offlineWorker
 	nw       *exactnorm.Work
 	next     nextPrep
-	nextW    float64 // the next-item term's weight per basket, NextWeight·k̄
+	nextW    float64 // the next-item term's weight per basket that carries it (nextBasketWeight)
 	g        *Grad
 	mom      *Grad // Adam first moments
 	sq       *Grad // Adam second moments
@@ -810,7 +829,7 @@ func newOfflineTrainer(p *Params, train [][]int, opt OfflineOptions) *offlineTra
 		}
 	}
 	tr := newTrainerCounts(p, counts, len(train), opt)
-	tr.nextW = max(opt.NextWeight, 0) * meanSize(train)
+	tr.nextW = nextBasketWeight(opt.NextWeight, opt.NextCarry, train)
 	return tr
 }
 
@@ -1043,6 +1062,31 @@ func (opt OfflineOptions) checkStart(n int) error {
 		return errors.New("learn: start parameters are not finite")
 	}
 	return nil
+}
+
+// nextBasketWeight is the next-item term's weight for each training basket
+// that carries it (two items or more), for weight w per basket item
+// (OfflineOptions.NextWeight; 0 for w ≤ 0): w·k̄, k̄ the baskets' mean
+// size, and when fewer than a share carry of the baskets carry the term,
+// times carry/f₂, f₂ the share that do, so that on catalogues of mostly
+// single-item baskets the term keeps that share of the weight it has
+// where every basket carries it (OfflineOptions.NextCarry; docs/math.md,
+// "The next-item objective").
+func nextBasketWeight(w, carry float64, baskets [][]int) float64 {
+	if !(w > 0) {
+		return 0
+	}
+	m2 := 0
+	for _, s := range baskets {
+		if len(s) >= 2 {
+			m2++
+		}
+	}
+	wk := w * meanSize(baskets)
+	if f2 := float64(m2) / float64(len(baskets)); m2 > 0 && f2 < carry {
+		wk *= carry / f2
+	}
+	return wk
 }
 
 // meanSize is the mean number of items of the baskets (0 for none).

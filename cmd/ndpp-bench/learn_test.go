@@ -280,6 +280,30 @@ func TestLearnFloorSEFlag(t *testing.T) {
 	}
 }
 
+// TestLearnNextCarryFlag: unset, --next-carry takes the learner's default
+// (the same model as --next-carry 0.5), and a larger share weighs the
+// term on the baskets of two items or more, fewer than all here, more (a
+// different model).
+func TestLearnNextCarryFlag(t *testing.T) {
+	data := smallApparel(t, 3000)
+	ll := map[string]float64{}
+	def := strconv.FormatFloat(learn.DefaultNextCarry, 'g', -1, 64)
+	for _, c := range []string{"", def, "1"} {
+		args := []string{"learn", "--data", data, "--d", "10", "--val", "200", "--test", "300", "--epochs", "5", "--json", "--quiet"}
+		if c != "" {
+			args = append(args, "--next-carry", c)
+		}
+		code, out, errs := runLearnCmd(t, args...)
+		if code != 0 {
+			t.Fatalf("--next-carry %q: exit %d: %s", c, code, errs)
+		}
+		ll[c] = decodeMetrics(t, out)["test_ll"].(float64)
+	}
+	if ll[""] != ll[def] || ll["1"] == ll[""] {
+		t.Errorf("test LL %v: want the default equal to --next-carry %s and --next-carry 1 different", ll, def)
+	}
+}
+
 // TestLearnOnlineScheduleFlags checks that --factor-every, --lag and
 // --c-every reach the learner: the synchronous exact schedule, a shorter
 // lag and C stepped at every basket give a different model from the
@@ -397,6 +421,10 @@ func TestLearnAndEvalUsageErrors(t *testing.T) {
 		{"learn", "--data", data, "--floor-se", "Inf"},
 		{"learn", "--data", data, "--mode", "online", "--floor-se", "1"},
 		{"learn", "--data", data, "--mode", "online", "--eval-every", "5"},
+		{"learn", "--data", data, "--next-carry", "1.5"},
+		{"learn", "--data", data, "--next-carry", "-0.5"},
+		{"learn", "--data", data, "--next-carry", "NaN"},
+		{"learn", "--data", data, "--mode", "online", "--next-carry", "0.5"},
 		{"learn", "--data", data, "--average", "-1"},
 		{"learn", "--data", data, "--average", "Inf"},
 		{"learn", "--data", data, "--mode", "online", "--average", "1"},
