@@ -818,6 +818,12 @@ func TestNextBasketWeight(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, nextBasketWeight(w, c.want, fifth), newOfflineTrainer(p, fifth, opt).nextW, "carry %v", c.opt)
 	}
+	// ObjectiveRank takes none unless set.
+	for _, c := range []struct{ opt, want float64 }{{0, 0}, {0.5, 0.5}} {
+		opt := OfflineOptions{D: 2, Objective: ObjectiveRank, NextCarry: c.opt}.withDefaults()
+		require.NoError(t, opt.validate())
+		require.Equal(t, c.want, opt.NextCarry, "rank objective, carry %v", c.opt)
+	}
 	for _, bad := range []float64{1.5, math.NaN(), math.Inf(1), math.Inf(-1)} {
 		require.Error(t, OfflineOptions{D: 2, NextCarry: bad}.withDefaults().validate(), "carry %v", bad)
 	}

@@ -230,8 +230,9 @@ type OfflineOptions struct {
 	NextShare float64
 	// NextCarry is the least share of the next-item term's weight that
 	// the training baskets of two items or more carry when they are fewer
-	// (NextWeight; 0 < NextCarry ≤ 1; default DefaultNextCarry;
-	// negative: none, each carries NextWeight·k̄ whatever their share).
+	// (NextWeight; 0 < NextCarry ≤ 1; default DefaultNextCarry with
+	// ObjectiveLikelihood, none with ObjectiveRank; negative: none, each
+	// carries NextWeight·k̄ whatever their share).
 	NextCarry float64
 	// NextRandom holds out an item of each training basket drawn
 	// uniformly for the next-item term, instead of the basket's last item
@@ -333,7 +334,7 @@ func (o OfflineOptions) withDefaultsFor(n int) OfflineOptions {
 		o.RankRetries = 0
 	}
 	switch {
-	case o.NextCarry == 0:
+	case o.NextCarry == 0 && o.Objective == ObjectiveLikelihood:
 		o.NextCarry = DefaultNextCarry
 	case o.NextCarry < 0 && !math.IsInf(o.NextCarry, -1):
 		o.NextCarry = 0
