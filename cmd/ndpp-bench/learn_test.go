@@ -207,23 +207,36 @@ func TestLearnObjectiveFlags(t *testing.T) {
 	}
 }
 
+// learnFlagSweep runs learn with args and, for each value, flag set to it
+// ("": unset), and returns each run's JSON metrics by value.
+func learnFlagSweep(t *testing.T, args []string, flag string, values ...string) map[string]map[string]any {
+	t.Helper()
+	out := map[string]map[string]any{}
+	for _, v := range values {
+		a := append(slices.Clone(args), "--json", "--quiet")
+		if v != "" {
+			a = append(a, flag, v)
+		}
+		code, stdout, errs := runLearnCmd(t, a...)
+		if code != 0 {
+			t.Fatalf("%s %q: exit %d: %s", flag, v, code, errs)
+		}
+		out[v] = decodeMetrics(t, stdout)
+	}
+	return out
+}
+
 // TestLearnStallsFlag checks that --stalls reaches the offline learner: a
 // run ended by its first check without progress takes fewer passes than
 // the same run bounded by --epochs alone.
 func TestLearnStallsFlag(t *testing.T) {
 	data := smallApparel(t, 1500)
-	passes := map[string]float64{}
-	for _, stalls := range []string{"1", "-1"} {
-		code, out, errs := runLearnCmd(t, "learn", "--data", data, "--d", "6", "--val", "100", "--test", "300", "--epochs", "12", "--eval-every", "-1",
-			"--lr", "0.2", "--patience", "50", "--tolerance", "-1", "--stalls", stalls, "--json", "--quiet")
-		if code != 0 {
-			t.Fatalf("--stalls %s: exit %d: %s", stalls, code, errs)
-		}
-		passes[stalls] = decodeMetrics(t, out)["passes"].(float64)
-	}
-	t.Logf("passes %v", passes)
-	if passes["1"] >= passes["-1"] {
-		t.Errorf("passes %v: want fewer with --stalls 1", passes)
+	m := learnFlagSweep(t, []string{"learn", "--data", data, "--d", "6", "--val", "100", "--test", "300", "--epochs", "12", "--eval-every", "-1",
+		"--lr", "0.2", "--patience", "50", "--tolerance", "-1"}, "--stalls", "1", "-1")
+	one, none := m["1"]["passes"].(float64), m["-1"]["passes"].(float64)
+	t.Logf("passes %v (--stalls 1), %v (-1)", one, none)
+	if one >= none {
+		t.Errorf("passes %v, %v: want fewer with --stalls 1", one, none)
 	}
 }
 
@@ -232,24 +245,14 @@ func TestLearnStallsFlag(t *testing.T) {
 // explicit 0 turns the average off.
 func TestLearnAverageFlag(t *testing.T) {
 	data := smallApparel(t, 1500)
-	ll := map[string]float64{}
-	for _, avg := range []string{"", strconv.FormatFloat(learn.DefaultAverage, 'g', -1, 64), "0"} {
-		args := []string{"learn", "--data", data, "--d", "6", "--val", "100", "--test", "300", "--epochs", "6", "--json", "--quiet"}
-		if avg != "" {
-			args = append(args, "--average", avg)
-		}
-		code, out, errs := runLearnCmd(t, args...)
-		if code != 0 {
-			t.Fatalf("--average %q: exit %d: %s", avg, code, errs)
-		}
-		ll[avg] = decodeMetrics(t, out)["test_ll"].(float64)
-	}
 	def := strconv.FormatFloat(learn.DefaultAverage, 'g', -1, 64)
-	if ll[""] != ll[def] {
-		t.Errorf("test LL %v: the default is not --average %s", ll, def)
+	m := learnFlagSweep(t, []string{"learn", "--data", data, "--d", "6", "--val", "100", "--test", "300", "--epochs", "6"}, "--average", "", def, "0")
+	ll := func(v string) float64 { return m[v]["test_ll"].(float64) }
+	if ll("") != ll(def) {
+		t.Errorf("test LL %v (unset), %v (--average %s): the default is not --average %s", ll(""), ll(def), def, def)
 	}
-	if ll[""] == ll["0"] {
-		t.Errorf("test LL %v: --average 0 changed nothing", ll)
+	if ll("") == ll("0") {
+		t.Errorf("test LL %v: --average 0 changed nothing", ll(""))
 	}
 }
 
@@ -258,25 +261,14 @@ func TestLearnAverageFlag(t *testing.T) {
 // the ranking selection to the likelihood (selected_by).
 func TestLearnFloorSEFlag(t *testing.T) {
 	data := smallApparel(t, 6000)
-	ll, by := map[string]float64{}, map[string]string{}
 	def := strconv.FormatFloat(learn.DefaultFloorSE, 'g', -1, 64)
-	for _, se := range []string{"", def, "0", "1000"} {
-		args := []string{"learn", "--data", data, "--d", "10", "--val", "300", "--test", "500", "--epochs", "10", "--objective", "rank", "--next-weight", "0.1", "--rank-retries", "-1", "--json", "--quiet"}
-		if se != "" {
-			args = append(args, "--floor-se", se)
-		}
-		code, out, errs := runLearnCmd(t, args...)
-		if code != 0 {
-			t.Fatalf("--floor-se %q: exit %d: %s", se, code, errs)
-		}
-		m := decodeMetrics(t, out)
-		ll[se], by[se] = m["test_ll"].(float64), m["selected_by"].(string)
+	m := learnFlagSweep(t, []string{"learn", "--data", data, "--d", "10", "--val", "300", "--test", "500", "--epochs", "10", "--objective", "rank",
+		"--next-weight", "0.1", "--rank-retries", "-1"}, "--floor-se", "", def, "0", "1000")
+	if m[""]["test_ll"] != m[def]["test_ll"] {
+		t.Errorf("test LL %v (unset), %v (--floor-se %s): the default is not --floor-se %s", m[""]["test_ll"], m[def]["test_ll"], def, def)
 	}
-	if ll[""] != ll[def] {
-		t.Errorf("test LL %v: the default is not --floor-se %s", ll, def)
-	}
-	if by["0"] != "ranking" || by["1000"] != "likelihood" {
-		t.Errorf("selected by %v: want ranking at --floor-se 0, likelihood at 1000", by)
+	if by0, by1000 := m["0"]["selected_by"], m["1000"]["selected_by"]; by0 != "ranking" || by1000 != "likelihood" {
+		t.Errorf("selected by %v (--floor-se 0), %v (1000): want ranking at 0, likelihood at 1000", by0, by1000)
 	}
 }
 
@@ -286,21 +278,11 @@ func TestLearnFloorSEFlag(t *testing.T) {
 // different model).
 func TestLearnNextCarryFlag(t *testing.T) {
 	data := smallApparel(t, 3000)
-	ll := map[string]float64{}
 	def := strconv.FormatFloat(learn.DefaultNextCarry, 'g', -1, 64)
-	for _, c := range []string{"", def, "1"} {
-		args := []string{"learn", "--data", data, "--d", "10", "--val", "200", "--test", "300", "--epochs", "5", "--json", "--quiet"}
-		if c != "" {
-			args = append(args, "--next-carry", c)
-		}
-		code, out, errs := runLearnCmd(t, args...)
-		if code != 0 {
-			t.Fatalf("--next-carry %q: exit %d: %s", c, code, errs)
-		}
-		ll[c] = decodeMetrics(t, out)["test_ll"].(float64)
-	}
-	if ll[""] != ll[def] || ll["1"] == ll[""] {
-		t.Errorf("test LL %v: want the default equal to --next-carry %s and --next-carry 1 different", ll, def)
+	m := learnFlagSweep(t, []string{"learn", "--data", data, "--d", "10", "--val", "200", "--test", "300", "--epochs", "5"}, "--next-carry", "", def, "1")
+	ll := func(v string) float64 { return m[v]["test_ll"].(float64) }
+	if ll("") != ll(def) || ll("1") == ll("") {
+		t.Errorf("test LL %v (unset), %v (%s), %v (1): want the default equal to --next-carry %s and --next-carry 1 different", ll(""), ll(def), def, ll("1"), def)
 	}
 }
 
