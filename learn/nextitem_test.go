@@ -770,10 +770,10 @@ func gradsNear(t *testing.T, p *Params, c []float64, want, got *accum, rel float
 
 // TestNextBasketWeight: each basket that carries the next-item term (two
 // items or more) weighs NextWeight·k̄, and when fewer than a share
-// NextCarry of the baskets carry it, times NextCarry over their share, so
-// that the term's total weight, summed over the baskets, is at least
-// NextCarry times NextWeight·k̄ per basket; NextCarry 0 (an explicit
-// negative) leaves NextWeight·k̄.
+// NextCarry of the baskets carry it, times NextCarry over their share up to
+// nextMaxCarry, so that the term's total weight, summed over the baskets,
+// is at least NextCarry times NextWeight·k̄ per basket while the factor is
+// below the cap; NextCarry 0 (an explicit negative) leaves NextWeight·k̄.
 func TestNextBasketWeight(t *testing.T) {
 	const w = 0.04
 	fifth := [][]int{{0}, {1}, {2}, {3}, {0, 1, 2}}
@@ -786,9 +786,11 @@ func TestNextBasketWeight(t *testing.T) {
 		{"every basket carries it", 0.5, [][]int{{0, 1}, {0, 1, 2}, {1, 2, 3, 4}}, w * 3},
 		{"half carry it", 0.5, [][]int{{0}, {0, 1, 2}}, w * 2},
 		{"a fifth carry it", 0.5, fifth, w * 7.0 / 5 * 0.5 / 0.2},
-		{"a fifth carry it, carry 1", 1, fifth, w * 7.0 / 5 / 0.2},
+		{"a fifth carry it, carry 0.75", 0.75, fifth, w * 7.0 / 5 * 0.75 / 0.2},
+		{"a fifth carry it, carry 1, capped", 1, fifth, w * 7.0 / 5 * nextMaxCarry},
 		{"a fifth carry it, carry 0.2", 0.2, fifth, w * 7.0 / 5},
 		{"a fifth carry it, no carry", 0, fifth, w * 7.0 / 5},
+		{"a tenth carry it, capped", 0.5, [][]int{{0}, {1}, {2}, {3}, {4}, {0}, {1}, {2}, {3}, {0, 1}}, w * 1.1 * nextMaxCarry},
 		{"none carries it", 0.5, [][]int{{0}, {1}}, w},
 		{"no baskets", 0.5, nil, 0},
 	} {
@@ -800,7 +802,7 @@ func TestNextBasketWeight(t *testing.T) {
 				carry++
 			}
 		}
-		if carry > 0 {
+		if carry > 0 && float64(carry)/float64(len(tc.baskets)) >= tc.carry/nextMaxCarry {
 			// The term's total weight over the baskets against w·k̄ per basket.
 			total := got * float64(carry)
 			require.GreaterOrEqual(t, total, tc.carry*w*meanSize(tc.baskets)*float64(len(tc.baskets))-1e-12, tc.name)

@@ -139,7 +139,7 @@ const (
 	// categories most baskets hold one item, and the term spread over the
 	// others at the same weight per basket item as elsewhere ranked
 	// little: with the carry the defaults meet their target (a quarter of
-	// the ranking gap to co-occurrence, the likelihood within 1%) on 128
+	// the ranking gap to co-occurrence, the likelihood within 1%) on 127
 	// of 150 splits (seeds 1–10) instead of 117, and on average over the
 	// seeds on every category (learn/RANKING.md). Catalogues where half
 	// the baskets or more have two items are unchanged. ObjectiveRank,
