@@ -840,9 +840,9 @@ func (f *learnFlags) offlineOptions() learn.OfflineOptions {
 	obj, _ := learn.ParseObjective(f.objective) // checked with the flags
 	sel, _ := learn.ParseSelection(f.sel)
 	return learn.OfflineOptions{Select: sel, D: f.d, Shared: f.shared, LowRank: !f.diag, Seed: f.seed, DiagLR: f.diagLR, RateScale: f.rateScale,
-		LR: f.lr, Batch: f.batch, MaxEpochs: f.epochs, EvalEvery: f.evalEvery, Patience: f.patience, MaxStalls: f.stalls, Tolerance: f.tolerance, RankRetries: f.retries, FloorSE: f.libFloorSE(),
-		Alpha: f.alpha, Beta: f.beta, Average: f.libAverage(), RegPower: f.regPower, EarlyDecay: f.earlyDecay, FixC: f.fixC,
-		Workers: f.g.threads, TimeLimit: f.timeLimit, Objective: obj, NextWeight: f.libNextWeight(), NextShare: f.nextShare, NextCarry: f.libNextCarry(),
+		LR: f.lr, Batch: f.batch, MaxEpochs: f.epochs, EvalEvery: f.evalEvery, Patience: f.patience, MaxStalls: f.stalls, Tolerance: f.tolerance, RankRetries: f.retries, FloorSE: f.lib("floor-se", f.floorSE),
+		Alpha: f.alpha, Beta: f.beta, Average: f.lib("average", f.average), RegPower: f.regPower, EarlyDecay: f.earlyDecay, FixC: f.fixC,
+		Workers: f.g.threads, TimeLimit: f.timeLimit, Objective: obj, NextWeight: f.lib("next-weight", f.nextWeight), NextShare: f.nextShare, NextCarry: f.lib("next-carry", f.nextCarry),
 		NextNegatives: f.nextNegs, Init: learn.InitOptions{Scale: f.initScale, Share: f.initShare}, InitMoments: f.moments,
 		NextRandom: f.nextRandom, RankStrong: f.rankStrong()}
 }
@@ -856,42 +856,15 @@ func (f *learnFlags) rankStrong() *learn.RankSetting {
 	return &learn.RankSetting{}
 }
 
-// libAverage is --average as learn.OfflineOptions.Average takes it: 0
-// when unset (the objective's default), negative for an explicit 0 (no
-// average).
-func (f *learnFlags) libAverage() float64 {
-	if f.set["average"] && f.average == 0 {
+// lib is a float flag as the learn options take it, where 0 selects the
+// default: 0 when the flag is unset, negative for an explicit 0 (none:
+// --average no average, --floor-se no margin, --next-carry no carry,
+// --next-weight no next-item term).
+func (f *learnFlags) lib(name string, v float64) float64 {
+	if f.set[name] && v == 0 {
 		return -1
 	}
-	return f.average
-}
-
-// libFloorSE is --floor-se as learn.OfflineOptions.FloorSE takes it: 0
-// when unset (the default margin), negative for an explicit 0 (none).
-func (f *learnFlags) libFloorSE() float64 {
-	if f.set["floor-se"] && f.floorSE == 0 {
-		return -1
-	}
-	return f.floorSE
-}
-
-// libNextCarry is --next-carry as learn.OfflineOptions.NextCarry takes it:
-// 0 when unset (the default share), negative for an explicit 0 (none).
-func (f *learnFlags) libNextCarry() float64 {
-	if f.set["next-carry"] && f.nextCarry == 0 {
-		return -1
-	}
-	return f.nextCarry
-}
-
-// libNextWeight is --next-weight as learn.OfflineOptions.NextWeight takes
-// it: 0 when unset (the objective's default), negative for an explicit 0
-// (no next-item term).
-func (f *learnFlags) libNextWeight() float64 {
-	if f.set["next-weight"] && f.nextWeight == 0 {
-		return -1
-	}
-	return f.nextWeight
+	return v
 }
 
 func (f *learnFlags) check() error {
@@ -1054,7 +1027,7 @@ func (f *learnFlags) runOnline(e *env, voc *ndpp.Vocab) (res *learn.Result, mode
 		o, err = learn.NewOnline(learn.OnlineOptions{D: f.d, Shared: f.shared, LowRank: !f.diag, Seed: f.seed, Optimizer: optim,
 			LR: f.lr, DiagLR: f.diagLR, RateScale: f.rateScale, Alpha: f.alpha, Beta: f.beta, Normalizer: norm, FixC: f.fixC,
 			Init: learn.InitOptions{Scale: f.initScale, Share: f.initShare}, CEvery: f.cEvery,
-			Schedule: learn.Schedule{FactorEvery: f.factorEv, Lag: f.lag}, NextWeight: f.libNextWeight(), NextNegatives: f.nextNegs})
+			Schedule: learn.Schedule{FactorEvery: f.factorEv, Lag: f.lag}, NextWeight: f.lib("next-weight", f.nextWeight), NextNegatives: f.nextNegs})
 		if err != nil {
 			return nil, nil, nil, nil, nil, err
 		}
