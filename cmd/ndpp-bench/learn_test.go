@@ -240,19 +240,26 @@ func TestLearnStallsFlag(t *testing.T) {
 	}
 }
 
-// TestLearnAverageFlag: unset, --average takes the learner's default with
-// the default objective (the same model as --average 0.25), and an
-// explicit 0 turns the average off.
-func TestLearnAverageFlag(t *testing.T) {
-	data := smallApparel(t, 1500)
-	def := strconv.FormatFloat(learn.DefaultAverage, 'g', -1, 64)
-	m := learnFlagSweep(t, []string{"learn", "--data", data, "--d", "6", "--val", "100", "--test", "300", "--epochs", "6"}, "--average", "", def, "0")
-	ll := func(v string) float64 { return m[v]["test_ll"].(float64) }
-	if ll("") != ll(def) {
-		t.Errorf("test LL %v (unset), %v (--average %s): the default is not --average %s", ll(""), ll(def), def, def)
-	}
-	if ll("") == ll("0") {
-		t.Errorf("test LL %v: --average 0 changed nothing", ll(""))
+// TestLearnFlagDefaults: unset, --average, --next-carry and --floor-se
+// take the learner's defaults (the same model as the default given
+// explicitly), and another value reaches the learner (a different model):
+// an explicit --average 0 turns the average off, --next-carry 1 weighs the
+// term more on the baskets of two items or more (fewer than all here).
+func TestLearnFlagDefaults(t *testing.T) {
+	str := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	for _, tc := range []struct {
+		flag, def, other string
+		args             []string
+	}{
+		{"--average", str(learn.DefaultAverage), "0", []string{"--d", "6", "--val", "100", "--test", "300", "--epochs", "6"}},
+		{"--next-carry", str(learn.DefaultNextCarry), "1", []string{"--d", "10", "--val", "200", "--test", "300", "--epochs", "5"}},
+	} {
+		data := smallApparel(t, 3000)
+		m := learnFlagSweep(t, append([]string{"learn", "--data", data}, tc.args...), tc.flag, "", tc.def, tc.other)
+		ll := func(v string) float64 { return m[v]["test_ll"].(float64) }
+		if ll("") != ll(tc.def) || ll(tc.other) == ll("") {
+			t.Errorf("%s: test LL %v (unset), %v (%s), %v (%s): want the default equal to %s and %s different", tc.flag, ll(""), ll(tc.def), tc.def, ll(tc.other), tc.other, tc.def, tc.other)
+		}
 	}
 }
 
@@ -269,20 +276,6 @@ func TestLearnFloorSEFlag(t *testing.T) {
 	}
 	if by0, by1000 := m["0"]["selected_by"], m["1000"]["selected_by"]; by0 != "ranking" || by1000 != "likelihood" {
 		t.Errorf("selected by %v (--floor-se 0), %v (1000): want ranking at 0, likelihood at 1000", by0, by1000)
-	}
-}
-
-// TestLearnNextCarryFlag: unset, --next-carry takes the learner's default
-// (the same model as --next-carry 0.5), and a larger share weighs the
-// term on the baskets of two items or more, fewer than all here, more (a
-// different model).
-func TestLearnNextCarryFlag(t *testing.T) {
-	data := smallApparel(t, 3000)
-	def := strconv.FormatFloat(learn.DefaultNextCarry, 'g', -1, 64)
-	m := learnFlagSweep(t, []string{"learn", "--data", data, "--d", "10", "--val", "200", "--test", "300", "--epochs", "5"}, "--next-carry", "", def, "1")
-	ll := func(v string) float64 { return m[v]["test_ll"].(float64) }
-	if ll("") != ll(def) || ll("1") == ll("") {
-		t.Errorf("test LL %v (unset), %v (%s), %v (1): want the default equal to --next-carry %s and --next-carry 1 different", ll(""), ll(def), def, ll("1"), def)
 	}
 }
 
