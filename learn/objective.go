@@ -112,11 +112,12 @@ const (
 	// DefaultAverageTolerance its Tolerance, with ObjectiveLikelihood and
 	// its next-item term: validating and returning the parameters averaged
 	// over about the last quarter pass, with progress at 2·10⁻⁴ of the best
-	// check, the defaults close 28–45% of the ranking gap to co-occurrence
-	// on the union of the Amazon registry categories (seeds 1–4; 10–33%
-	// without), keep the likelihood within 1% on all 30 splits of the
-	// fifteen categories, and end UK Retail's runs after fewer passes at
-	// the same ranking (learn/RANKING.md).
+	// check, the defaults without the carry (NextCarry) closed 28–45% of
+	// the ranking gap to co-occurrence on the union of the Amazon registry
+	// categories (seeds 1–4; 10–33% without the average), kept the
+	// likelihood within 1% on all 30 splits of the fifteen categories,
+	// and end UK Retail's runs after fewer passes at the same ranking
+	// (learn/RANKING.md).
 	DefaultAverage          = 0.25
 	DefaultAverageTolerance = 2e-4
 	// DefaultNextWeight is the next-item term's weight per basket item
