@@ -131,7 +131,7 @@ func TestNextValidationCancel(t *testing.T) {
 	long := plantedBaskets(30, 4*evalChunk, 6)
 	p, err := NewParams(30, 3, false, 1, InitOptions{})
 	require.NoError(t, err)
-	_, err = meanNextValue(ndpptest.CancelAfter(1), p, long, 8, 1, nil, 1e-5, 1)
+	_, err = nextValuePerBasket(ndpptest.CancelAfter(1), p, long, 8, 1, nil, 1e-5, 1)
 	require.ErrorIs(t, err, context.Canceled)
 	_, err = valRanking(ndpptest.CancelAfter(1), p, long, 8, nil, 1e-5, 1)
 	require.ErrorIs(t, err, context.Canceled)

@@ -327,7 +327,7 @@ func initMoments(ctx context.Context, p *Params, train, val [][]int, opt Offline
 			return err
 		}
 		if opt.NextWeight > 0 {
-			v, err := meanNextValue(ctx, p, val, opt.NextNegatives, opt.NextBeta, opt.Key, opt.Eps, opt.Seed)
+			v, err := nextValuePerBasket(ctx, p, val, opt.NextNegatives, opt.NextBeta, opt.Key, opt.Eps, opt.Seed)
 			if err != nil {
 				return err
 			}

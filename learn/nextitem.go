@@ -584,24 +584,26 @@ func nextTakes(seed uint64, step, idx int, share float64) bool {
 	return float64(x>>11)/(1<<53) < share
 }
 
-// meanNextValue is the mean next-item term over the baskets of val with at
-// least two items (eachValBasket's held-out items and candidates, fixed
-// for the run). It checks ctx every 32 baskets.
-func meanNextValue(ctx context.Context, p *Params, val [][]int, negatives int, beta float64, key []int64, eps float64, seed uint64) (float64, error) {
+// nextValuePerBasket is the next-item term summed over the baskets of val
+// that carry it (eachValBasket's: two items or more, held-out items and
+// candidates fixed for the run) and divided by the number of all of val's
+// baskets, each of the others adding nothing: times the weight per
+// carrying basket (nextBasketWeight) it is the term's share of the
+// objective per basket as training weighs it, to add to the mean basket
+// log-likelihood. It checks ctx every 32 baskets.
+func nextValuePerBasket(ctx context.Context, p *Params, val [][]int, negatives int, beta float64, key []int64, eps float64, seed uint64) (float64, error) {
 	var sum float64
-	var cnt int
 	err := eachValBasket(ctx, p, val, negatives, key, eps, seed, func(w *nextWork, pp *nextPrep, s []int, t int, negs []int) {
 		v, ok := w.term(pp, p, s, t, negs, beta, nil, 0)
 		if !ok {
 			v = math.Inf(-1)
 		}
 		sum += v
-		cnt++
 	})
-	if err != nil || cnt == 0 {
+	if err != nil || len(val) == 0 {
 		return 0, err
 	}
-	return sum / float64(cnt), nil
+	return sum / float64(len(val)), nil
 }
 
 // eachValBasket calls f for each basket of val with at least two items and

@@ -830,3 +830,49 @@ func TestNextBasketWeight(t *testing.T) {
 		require.Error(t, OfflineOptions{D: 2, NextCarry: bad}.withDefaults().validate(), "carry %v", bad)
 	}
 }
+
+// TestNextValuePerBasket: the validation figure of the next-item term is
+// the fresh-LU term of each basket of two items or more (its held-out
+// last item and candidates as validation draws them), summed and divided
+// by the number of all the baskets, as training weighs the term against
+// the mean basket log-likelihood; single-item baskets add nothing.
+func TestNextValuePerBasket(t *testing.T) {
+	const n, beta, eps, seed = 24, 20.0, 1e-5, 7
+	p, err := NewParams(n, 4, false, 3, InitOptions{})
+	require.NoError(t, err)
+	val := plantedBaskets(n, 60, 8)
+	key := make([]int64, n)
+	for i := range key {
+		key[i] = int64((i * 5) % n)
+	}
+	var carriers [][]int
+	var ts []int
+	var negs [][]int
+	var nd nextDraw
+	for q, s := range val {
+		if len(s) < 2 {
+			continue
+		}
+		tpos, ng := nd.choice(seed, math.MaxInt32, q, s, n, 8, true, key, nil)
+		carriers, ts, negs = append(carriers, s), append(ts, tpos), append(negs, ng)
+	}
+	require.Greater(t, len(carriers), 10)
+	require.Less(t, len(carriers), len(val), "the set must hold single-item baskets")
+	w := make([]float64, len(carriers))
+	for i := range w {
+		w[i] = 1 / float64(len(val))
+	}
+	want := nextBrute(p, carriers, ts, negs, beta, w, eps)
+	got, err := nextValuePerBasket(context.Background(), p, val, 8, beta, key, eps, seed)
+	require.NoError(t, err)
+	require.InDelta(t, want, got, 1e-9*math.Abs(want))
+
+	// More single-item baskets after the others dilute the figure.
+	more := append(val[:len(val):len(val)], [][]int{{1}, {2}, {3}, {5}}...)
+	diluted, err := nextValuePerBasket(context.Background(), p, more, 8, beta, key, eps, seed)
+	require.NoError(t, err)
+	require.InDelta(t, got*float64(len(val))/float64(len(more)), diluted, 1e-12*math.Abs(got))
+	none, err := nextValuePerBasket(context.Background(), p, [][]int{{1}, {2}}, 8, beta, key, eps, seed)
+	require.NoError(t, err)
+	require.Zero(t, none)
+}

@@ -184,8 +184,8 @@ type OfflineOptions struct {
 	// baskets' co-occurrences (FitMoments, with MomentSteps steps and the
 	// learner's seed): C at d/2 rotation blocks, B at the fitted rows times
 	// √κ, κ in {1e-4, 3e-4, …, 10}, the scale whose kernel has the best
-	// validation objective (log-likelihood plus NextWeight times the
-	// next-item term); V and the diagonal start as without it.
+	// validation objective (as SelectObjective scores it); V and the
+	// diagonal start as without it.
 	InitMoments bool
 	// MomentSteps is the moment fit's number of steps (default
 	// DefaultMomentSteps).
@@ -675,7 +675,7 @@ func trainOffline(ctx context.Context, train, val [][]int, n int, opt OfflineOpt
 		// SelectObjective; the other selections read ll and rank.
 		score, rank := ll, math.NaN()
 		if opt.NextWeight > 0 && opt.Select == SelectObjective {
-			v, err := meanNextValue(ctx, p, val, opt.NextNegatives, opt.NextBeta, opt.Key, opt.Eps, opt.Seed)
+			v, err := nextValuePerBasket(ctx, p, val, opt.NextNegatives, opt.NextBeta, opt.Key, opt.Eps, opt.Seed)
 			if err != nil {
 				return true, err
 			}
