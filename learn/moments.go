@@ -312,11 +312,25 @@ func initMoments(ctx context.Context, p *Params, train, val [][]int, opt Offline
 			}
 		}
 	}
+	best, _, err := bestMomentScale(ctx, p, set, train, val, opt)
+	if err != nil {
+		return err
+	}
+	set(best)
+	return nil
+}
+
+// bestMomentScale returns the scale of momentScales whose parameters, as
+// set puts them in p, have the best validation objective as
+// SelectObjective scores it, and that score (the first scale and −Inf
+// without validation baskets).
+func bestMomentScale(ctx context.Context, p *Params, set func(kappa float64), train, val [][]int, opt OfflineOptions) (float64, float64, error) {
 	best, bestScore := momentScales[0], math.Inf(-1)
+	if len(val) == 0 {
+		return best, bestScore, nil
+	}
+	nextW := nextBasketWeight(opt.NextWeight, opt.NextCarry, train)
 	for _, kappa := range momentScales {
-		if len(val) == 0 {
-			break
-		}
 		set(kappa)
 		m, err := p.Model()
 		if err != nil {
@@ -324,19 +338,18 @@ func initMoments(ctx context.Context, p *Params, train, val [][]int, opt Offline
 		}
 		score, err := meanLogLikelihood(ctx, m, val, opt.Eps, opt.Workers)
 		if err != nil {
-			return err
+			return 0, 0, err
 		}
-		if opt.NextWeight > 0 {
+		if nextW > 0 {
 			v, err := nextValuePerBasket(ctx, p, val, opt.NextNegatives, opt.NextBeta, opt.Key, opt.Eps, opt.Seed)
 			if err != nil {
-				return err
+				return 0, 0, err
 			}
-			score += nextBasketWeight(opt.NextWeight, opt.NextCarry, train) * v
+			score += nextW * v
 		}
 		if score > bestScore {
 			best, bestScore = kappa, score
 		}
 	}
-	set(best)
-	return nil
+	return best, bestScore, nil
 }

@@ -164,3 +164,57 @@ func TestFitMomentsFits(t *testing.T) {
 	_, _, err = FitMoments(context.Background(), co, n, 1, MomentOptions{})
 	require.Error(t, err)
 }
+
+// TestMomentScaleScore: the moment start takes the scale of the best
+// validation objective, scored as training weighs it: the mean basket
+// log-likelihood plus the next-item term (fresh-LU gains) of each basket
+// of two items or more at its weight per carrying basket, summed and
+// divided by all the baskets, some of which hold one item.
+func TestMomentScaleScore(t *testing.T) {
+	const n = 24
+	train, val := plantedBaskets(n, 300, 3), plantedBaskets(n, 60, 8)
+	opt := OfflineOptions{D: 4, Seed: 3, NextWeight: 0.2}.withDefaultsFor(n)
+	p, err := NewParams(n, 4, false, 3, InitOptions{})
+	require.NoError(t, err)
+	b0 := append([]float64(nil), p.B...)
+	set := func(kappa float64) {
+		for i := range b0 {
+			p.B[i] = math.Sqrt(kappa) * 4 * b0[i]
+		}
+	}
+	var carriers [][]int
+	var ts []int
+	var negs [][]int
+	var nd nextDraw
+	for q, s := range val {
+		if len(s) >= 2 {
+			tpos, ng := nd.choice(opt.Seed, math.MaxInt32, q, s, n, opt.NextNegatives, true, opt.Key, nil)
+			carriers, ts, negs = append(carriers, s), append(ts, tpos), append(negs, ng)
+		}
+	}
+	require.Less(t, len(carriers), len(val))
+	w := make([]float64, len(carriers))
+	for i := range w {
+		w[i] = nextBasketWeight(opt.NextWeight, opt.NextCarry, train) / float64(len(val))
+	}
+	direct := func(kappa float64) float64 {
+		set(kappa)
+		m, err := p.Model()
+		require.NoError(t, err)
+		ll, err := eval.LogLikelihoodEps(context.Background(), m, val, opt.Eps)
+		require.NoError(t, err)
+		return ll + nextBrute(p, carriers, ts, negs, opt.NextBeta, w, opt.Eps)
+	}
+	best, score, err := bestMomentScale(context.Background(), p, set, train, val, opt)
+	require.NoError(t, err)
+	require.InDelta(t, direct(best), score, 1e-9*math.Abs(score))
+	var scores []float64
+	for _, kappa := range momentScales {
+		scores = append(scores, direct(kappa))
+		require.LessOrEqual(t, scores[len(scores)-1], score+1e-9*math.Abs(score), "κ = %g", kappa)
+	}
+	require.Greater(t, score-min(scores[0], scores[len(scores)-1]), 1e-3, "the scales must score apart")
+	_, none, err := bestMomentScale(context.Background(), p, set, train, nil, opt)
+	require.NoError(t, err)
+	require.True(t, math.IsInf(none, -1))
+}
