@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -14,26 +13,8 @@ import (
 	"github.com/ndpp-go/ndpp/internal/ndpptest"
 )
 
-// plantedBaskets draws count baskets over n items in groups of four (one
-// to three items of a group, sometimes with item 0).
-func plantedBaskets(n, count int, seed uint64) [][]int {
-	rng := rand.New(rand.NewPCG(seed, 11))
-	out := make([][]int, count)
-	for i := range out {
-		g := rng.IntN(n / 4)
-		k := 1 + rng.IntN(3)
-		perm := rng.Perm(4)[:k]
-		s := make([]int, 0, k+1)
-		for _, x := range perm {
-			s = append(s, 4*g+x)
-		}
-		if rng.IntN(3) == 0 && g != 0 {
-			s = append(s, 0)
-		}
-		out[i] = s
-	}
-	return out
-}
+// plantedBaskets is ndpptest.PlantedBaskets.
+var plantedBaskets = ndpptest.PlantedBaskets
 
 // TestEvaluateCancel checks that Evaluate and IndependentBaseline stop with an error
 // wrapping context.Canceled.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/ndpp-go/ndpp/blas"
 	"github.com/ndpp-go/ndpp/eval"
+	"github.com/ndpp-go/ndpp/internal/ndpptest"
 	"github.com/ndpp-go/ndpp/ndpp/baskets"
 )
 
@@ -26,30 +26,13 @@ const (
 	normLogTol = 1e-9 // relative, normaliser log-det against ndpp's
 )
 
-// plantedBaskets draws baskets from a planted structure: items come in
-// groups of 4 and a basket takes 1–3 items of one group, plus popular item 0
-// now and then. A learner should beat its initialisation on held-out data.
 // sliceSource is baskets.SliceSource (tests name their baskets "baskets").
 func sliceSource(b [][]int) baskets.Source { return baskets.SliceSource(b) }
 
-func plantedBaskets(n, count int, seed uint64) [][]int {
-	rng := rand.New(rand.NewPCG(seed, 11))
-	out := make([][]int, count)
-	for i := range out {
-		g := rng.IntN(n / 4)
-		k := 1 + rng.IntN(3)
-		perm := rng.Perm(4)[:k]
-		s := make([]int, 0, k+1)
-		for _, x := range perm {
-			s = append(s, 4*g+x)
-		}
-		if rng.IntN(3) == 0 && g != 0 {
-			s = append(s, 0)
-		}
-		out[i] = s
-	}
-	return out
-}
+// plantedBaskets is ndpptest.PlantedBaskets: items in groups of 4, a
+// basket 1–3 items of one group, plus popular item 0 now and then. A
+// learner should beat its initialisation on held-out data.
+var plantedBaskets = ndpptest.PlantedBaskets
 
 func TestOnlineCheckpointResumeIsIdentical(t *testing.T) {
 	// With 24 items most snapshots recompute G from all columns; with 200

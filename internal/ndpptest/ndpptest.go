@@ -1,6 +1,6 @@
 // Package ndpptest holds helpers shared by the tests of several packages:
-// seeded diagonals for test models, contexts cancelled at a chosen check,
-// and the chi-square test of the samplers' exactness.
+// seeded diagonals for test models, planted baskets, contexts cancelled at
+// a chosen check, and the chi-square test of the samplers' exactness.
 package ndpptest
 
 import (
@@ -37,4 +37,26 @@ func WithDiag(m *ndpp.Model, scale float64, seed uint64, partial bool) (*ndpp.Mo
 		}
 	}
 	return ndpp.NewFromRows(m.N(), m.D(), v, b, c, ndpp.WithDiag(delta))
+}
+
+// PlantedBaskets draws count baskets over n items in groups of four: one to
+// three items of a group, and item 0 with a third of the baskets of the
+// other groups. The same seed gives the same baskets.
+func PlantedBaskets(n, count int, seed uint64) [][]int {
+	rng := rand.New(rand.NewPCG(seed, 11))
+	out := make([][]int, count)
+	for i := range out {
+		g := rng.IntN(n / 4)
+		k := 1 + rng.IntN(3)
+		perm := rng.Perm(4)[:k]
+		s := make([]int, 0, k+1)
+		for _, x := range perm {
+			s = append(s, 4*g+x)
+		}
+		if rng.IntN(3) == 0 && g != 0 {
+			s = append(s, 0)
+		}
+		out[i] = s
+	}
+	return out
 }
