@@ -3,7 +3,6 @@ package serve
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -11,18 +10,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-)
 
-// get fetches url and returns the status and body.
-func get(t *testing.T, url string) (int, string) {
-	t.Helper()
-	resp, err := http.Get(url)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp.StatusCode, string(b)
-}
+	"github.com/ndpp-go/ndpp/internal/ndpptest"
+)
 
 // TestServeReadyzSaturation: with every slot held by a request (blocked
 // in a test hook), /readyz turns 503 "saturated" after the threshold while
@@ -39,7 +29,7 @@ func TestServeReadyzSaturation(t *testing.T) {
 			<-release
 		}
 	})
-	code, body := get(t, url+"/readyz")
+	code, body := ndpptest.Get(t, url+"/readyz")
 	require.Equal(t, http.StatusOK, code, body)
 	codes := make(chan int, lim.MaxInflight)
 	for i := 0; i < lim.MaxInflight; i++ {
@@ -56,16 +46,16 @@ func TestServeReadyzSaturation(t *testing.T) {
 	waitFor(t, func() bool { return entered.Load() == int32(lim.MaxInflight) })
 	var rb readyBody
 	waitFor(t, func() bool {
-		code, body = get(t, url+"/readyz")
+		code, body = ndpptest.Get(t, url+"/readyz")
 		return code == http.StatusServiceUnavailable
 	})
 	require.NoError(t, json.Unmarshal([]byte(body), &rb), body)
 	require.Equal(t, "saturated", rb.Status, body)
 	require.GreaterOrEqual(t, rb.SaturatedSeconds, 0.03, body)
 	require.Contains(t, rb.Reason, "--saturation-threshold")
-	code, _ = get(t, url+"/healthz")
+	code, _ = ndpptest.Get(t, url+"/healthz")
 	require.Equal(t, http.StatusOK, code)
-	_, metrics := get(t, url+"/metrics")
+	_, metrics := ndpptest.Get(t, url+"/metrics")
 	for _, want := range []string{"ndpp_serve_ready 0", "ndpp_serve_slots_busy 2", "ndpp_serve_inflight_requests 2", "ndpp_serve_slot_waiting_requests 0"} {
 		require.Contains(t, metrics, want)
 	}
@@ -75,10 +65,10 @@ func TestServeReadyzSaturation(t *testing.T) {
 	for i := 0; i < lim.MaxInflight; i++ {
 		require.Equal(t, http.StatusOK, <-codes)
 	}
-	code, body = get(t, url+"/readyz")
+	code, body = ndpptest.Get(t, url+"/readyz")
 	require.Equal(t, http.StatusOK, code, body)
 	require.JSONEq(t, `{"status": "ready"}`, body)
-	_, metrics = get(t, url+"/metrics")
+	_, metrics = ndpptest.Get(t, url+"/metrics")
 	for _, want := range []string{"ndpp_serve_ready 1", "ndpp_serve_slots_busy 0", "ndpp_serve_saturated_seconds 0\n"} {
 		require.Contains(t, metrics, want)
 	}
@@ -192,11 +182,11 @@ func TestServeClientGoneIs499(t *testing.T) {
 	require.Equal(t, http.StatusOK, <-first)
 
 	waitFor(t, func() bool {
-		_, metrics := get(t, url+"/metrics")
+		_, metrics := ndpptest.Get(t, url+"/metrics")
 		return strings.Contains(metrics, `ndpp_serve_requests_total{code="499",endpoint="rerank"} 2`) &&
 			strings.Contains(metrics, `ndpp_serve_requests_total{code="499",endpoint="recommend"} 1`)
 	})
-	_, metrics := get(t, url+"/metrics")
+	_, metrics := ndpptest.Get(t, url+"/metrics")
 	require.NotContains(t, metrics, `code="503"`)
 }
 
@@ -250,7 +240,7 @@ func TestServeRerankQueuedAnswersByDeadline(t *testing.T) {
 	require.Equal(t, int32(1), calls.Load(), "neither queued request took a slot")
 	_, w, _, _ := s.slots.state()
 	require.Zero(t, w, "no request is left waiting")
-	_, metrics := get(t, url+"/metrics")
+	_, metrics := ndpptest.Get(t, url+"/metrics")
 	require.Contains(t, metrics, `ndpp_serve_rerank_degraded_total{kind="slot_deadline"} 1`)
 	close(release)
 	require.Equal(t, http.StatusOK, <-first)

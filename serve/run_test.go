@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ndpp-go/ndpp/internal/ndpptest"
 	"github.com/ndpp-go/ndpp/ndpp"
 )
 
@@ -31,9 +32,9 @@ func startRun(t *testing.T, ctx context.Context, h *Handler, o RunOptions) (stri
 
 // testHandler is the service over a random model of 40 items with opts
 // changed by set, logging to the returned buffer.
-func testHandler(t *testing.T, set func(*Options)) (*Handler, *syncBuffer) {
+func testHandler(t *testing.T, set func(*Options)) (*Handler, *ndpptest.SyncBuffer) {
 	t.Helper()
-	var logs syncBuffer
+	var logs ndpptest.SyncBuffer
 	o := DefaultOptions()
 	o.Logger = log.New(&logs, "", 0)
 	if set != nil {
@@ -83,18 +84,18 @@ func TestRunDrainsOnContextCancel(t *testing.T) {
 	defer cancel(nil)
 	defer hurry(nil)
 	url, ran := startRun(t, ctx, h, RunOptions{SkipDelay: skip})
-	waitFor(t, func() bool { code, _ := get(t, url+"/healthz"); return code == http.StatusOK })
+	waitFor(t, func() bool { code, _ := ndpptest.Get(t, url+"/healthz"); return code == http.StatusOK })
 
 	finish, inflight := halfRequest(t, url)
 	waitFor(t, func() bool { return h.active.Load() == 1 })
 	cancel(errors.New("deploy"))
 	waitFor(t, func() bool { return strings.Contains(logs.String(), "deploy: not ready; still serving") })
-	code, body := get(t, url+"/readyz")
+	code, body := ndpptest.Get(t, url+"/readyz")
 	require.Equal(t, http.StatusServiceUnavailable, code, body)
 	var rb readyBody
 	require.NoError(t, json.Unmarshal([]byte(body), &rb))
 	require.Equal(t, "draining", rb.Status)
-	code, _ = get(t, url+"/healthz")
+	code, _ = ndpptest.Get(t, url+"/healthz")
 	require.Equal(t, http.StatusOK, code)
 	var res rerankResponse
 	status, raw := post(t, url+"/v1/rerank", `{"candidates": [1, 2, 3, 4], "k": 2}`, &res)
@@ -167,27 +168,30 @@ func TestHandlerInAForeignMux(t *testing.T) {
 	skip, hurry := context.WithCancel(context.Background())
 	defer cancel()
 	url, ran := startRun(t, ctx, h, RunOptions{Server: &http.Server{Handler: mux, ReadHeaderTimeout: time.Second}, SkipDelay: skip})
-	waitFor(t, func() bool { code, _ := get(t, url+"/ndpp/readyz"); return code == http.StatusOK })
+	waitFor(t, func() bool { code, _ := ndpptest.Get(t, url+"/ndpp/readyz"); return code == http.StatusOK })
 
-	code, body := get(t, url+"/hello")
+	code, body := ndpptest.Get(t, url+"/hello")
 	require.Equal(t, http.StatusOK, code)
 	require.Equal(t, "hello", body)
 	var res rerankResponse
 	status, raw := post(t, url+"/ndpp/v1/rerank", `{"candidates": [3, 1, 4, 15, 9], "k": 3}`, &res)
 	require.Equal(t, http.StatusOK, status, raw)
 	require.Len(t, res.Items, 3)
-	code, body = get(t, url+"/ndpp/v1/model")
+	code, body = ndpptest.Get(t, url+"/ndpp/v1/model")
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, `"file":"random"`)
-	code, body = get(t, url+"/ndpp/metrics")
+	code, body = ndpptest.Get(t, url+"/ndpp/metrics")
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, `ndpp_serve_requests_total{code="200",endpoint="rerank"} 1`)
-	code, _ = get(t, url+"/v1/rerank") // not mounted there
+	code, _ = ndpptest.Get(t, url+"/v1/rerank") // not mounted there
 	require.Equal(t, http.StatusNotFound, code)
 
 	cancel()
-	waitFor(t, func() bool { code, _ := get(t, url+"/ndpp/readyz"); return code == http.StatusServiceUnavailable })
-	code, _ = get(t, url+"/hello")
+	waitFor(t, func() bool {
+		code, _ := ndpptest.Get(t, url+"/ndpp/readyz")
+		return code == http.StatusServiceUnavailable
+	})
+	code, _ = ndpptest.Get(t, url+"/hello")
 	require.Equal(t, http.StatusOK, code, "the service's own routes still answer while draining")
 	hurry()
 	require.NoError(t, <-ran)

@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,7 +14,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -24,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndpp-go/ndpp/internal/jsonitem"
+	"github.com/ndpp-go/ndpp/internal/ndpptest"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/ndpp/npz"
 	"github.com/ndpp-go/ndpp/rerank"
@@ -33,29 +32,11 @@ import (
 // test data.
 const smallModel = "../testdata/small-model.npz"
 
-// syncBuffer is a bytes.Buffer safe for a logger and a reader at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // testServer serves the model at path on a loopback httptest server,
 // after the setup functions have configured the server.
-func testServer(t *testing.T, path string, lim Limits, setup ...func(*Handler)) (*Handler, string, *syncBuffer) {
+func testServer(t *testing.T, path string, lim Limits, setup ...func(*Handler)) (*Handler, string, *ndpptest.SyncBuffer) {
 	t.Helper()
-	var logs syncBuffer
+	var logs ndpptest.SyncBuffer
 	o := DefaultOptions()
 	o.Limits, o.Logger = lim, log.New(&logs, "", 0)
 	s, err := New(context.Background(), File(path, npz.LoadOptions{}), o)
@@ -603,7 +584,7 @@ func TestServeSources(t *testing.T) {
 	require.True(t, strings.HasPrefix(err.Error(), "huge: "), err.Error())
 
 	src := &failingSource{m: m}
-	var logs syncBuffer
+	var logs ndpptest.SyncBuffer
 	o := DefaultOptions()
 	o.Logger = log.New(&logs, "", 0)
 	h, err := New(ctx, src, o)

@@ -13,20 +13,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ndpp-go/ndpp/internal/ndpptest"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/ndpp/npz"
 )
-
-// get fetches url and returns the status and body.
-func get(t *testing.T, url string) (int, string) {
-	t.Helper()
-	resp, err := http.Get(url)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp.StatusCode, string(b)
-}
 
 // TestServeDrain: on SIGTERM /readyz turns 503 "draining" at once while
 // /healthz stays 200 and new requests are still served during the drain
@@ -62,24 +52,24 @@ func TestServeDrain(t *testing.T) {
 	}()
 	fmt.Fprint(pw, `{"candidates": [`+seqList(40)+`],`)
 	waitFor(t, func() bool {
-		_, metrics := get(t, url+"/metrics")
+		_, metrics := ndpptest.Get(t, url+"/metrics")
 		return strings.Contains(metrics, "ndpp_serve_inflight_requests 1")
 	})
 
 	sigs <- syscall.SIGTERM
 	waitFor(t, func() bool { return strings.Contains(stderr.String(), "not ready") })
-	code, body := get(t, url+"/readyz")
+	code, body := ndpptest.Get(t, url+"/readyz")
 	require.Equal(t, http.StatusServiceUnavailable, code, body)
 	var rb readyBody
 	require.NoError(t, json.Unmarshal([]byte(body), &rb), body)
 	require.Equal(t, "draining", rb.Status)
-	code, _ = get(t, url+"/healthz")
+	code, _ = ndpptest.Get(t, url+"/healthz")
 	require.Equal(t, http.StatusOK, code)
 	var res rerankResponse
 	status, raw := post(t, url+"/v1/rerank", `{"candidates": [1, 2, 3, 4], "k": 2}`, &res)
 	require.Equal(t, http.StatusOK, status, raw)
 	require.Len(t, res.Items, 2)
-	_, metrics := get(t, url+"/metrics")
+	_, metrics := ndpptest.Get(t, url+"/metrics")
 	require.Contains(t, metrics, "ndpp_serve_ready 0")
 
 	sigs <- syscall.SIGTERM
@@ -118,7 +108,7 @@ func TestServeShutdownTimeout(t *testing.T) {
 	}()
 	fmt.Fprint(pw, `{"candidates": [1, 2, 3],`) // never finished
 	waitFor(t, func() bool {
-		_, metrics := get(t, url+"/metrics")
+		_, metrics := ndpptest.Get(t, url+"/metrics")
 		return strings.Contains(metrics, "ndpp_serve_inflight_requests 1")
 	})
 	sigs <- syscall.SIGTERM

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,36 +13,18 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ndpp-go/ndpp/internal/ndpptest"
 	"github.com/ndpp-go/ndpp/internal/scorefmt"
 	"github.com/ndpp-go/ndpp/ndpp"
 	"github.com/ndpp-go/ndpp/ndpp/npz"
 	"github.com/ndpp-go/ndpp/serve"
 )
-
-// syncBuffer is a bytes.Buffer safe for a logger and a reader at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // testServer serves the model at path with serve's handler on a loopback
 // httptest server (for tests that compare its answers with other
@@ -226,7 +207,7 @@ func seqList(n int) string {
 // startServe runs `ndpp-bench serve` on a free loopback port with signals
 // sent through the returned channel, and returns its base URL, its
 // stderr, and a channel with its exit status.
-func startServe(t *testing.T, args ...string) (url string, sigs chan os.Signal, stderr *syncBuffer, exit chan int) {
+func startServe(t *testing.T, args ...string) (url string, sigs chan os.Signal, stderr *ndpptest.SyncBuffer, exit chan int) {
 	t.Helper()
 	sigs = make(chan os.Signal, 4)
 	old := serveSignals
@@ -239,7 +220,7 @@ func startServe(t *testing.T, args ...string) (url string, sigs chan os.Signal, 
 		return func() {}
 	}
 	t.Cleanup(func() { serveSignals = old })
-	stderr = &syncBuffer{}
+	stderr = &ndpptest.SyncBuffer{}
 	exit = make(chan int, 1)
 	e := &env{stdout: io.Discard, stderr: stderr, stdin: strings.NewReader("")}
 	go func() { exit <- run(e, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)) }()

@@ -1,6 +1,7 @@
 // Package ndpptest holds helpers shared by the tests of several packages:
 // seeded diagonals for test models, planted baskets, contexts cancelled at
-// a chosen check, and the chi-square test of the samplers' exactness.
+// a chosen check, the chi-square test of the samplers' exactness, and for
+// the service's tests a buffer safe to share and a GET.
 package ndpptest
 
 import (
