@@ -60,8 +60,8 @@ const (
 	// SelectObjective returns the model of the best validation value of
 	// the training objective per basket, weighted as training weighs it:
 	// the mean log-likelihood plus the next-item term of each basket of
-	// two items or more at its weight per basket (NextWeight, NextCarry),
-	// divided by the number of baskets.
+	// two items or more at its weight per basket (from NextWeight and
+	// NextCarry), divided by the number of baskets.
 	SelectObjective
 	// SelectRanking returns the model of the best validation ranking
 	// (Result.ValMPR) among those whose validation log-likelihood exceeds
