@@ -146,8 +146,8 @@ const (
 	// of 150 splits (seeds 1–10) instead of 117, and on average over the
 	// seeds on every category (learn/RANKING.md). Catalogues where half
 	// the baskets or more have two items are unchanged. ObjectiveRank,
-	// whose weight is stronger, takes none: with it, it meets its own
-	// target on 2 fewer of the 120 splits of seeds 3–10.
+	// whose weight is stronger, takes none: with a carry of 0.5 it meets
+	// its own target on 2 fewer of the 120 splits of seeds 3–10.
 	DefaultNextCarry = 0.5
 	// DefaultLikelihoodNextNegatives is the number of candidates drawn per
 	// basket under ObjectiveLikelihood (OfflineOptions.NextNegatives).
