@@ -49,21 +49,9 @@ func testServer(t *testing.T, path string, lim Limits, setup ...func(*Handler)) 
 	return s, ts.URL, &logs
 }
 
-// post sends body as JSON and decodes the response into out (when not
+// post sends body as JSON and decodes a 200 response into out (when not
 // nil); it returns the status code and the raw response.
-func post(t *testing.T, url, body string, out any) (int, string) {
-	t.Helper()
-	resp, err := http.Post(url, "application/json", strings.NewReader(body))
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	require.Equal(t, "application/json", resp.Header.Get("Content-Type"))
-	if out != nil && resp.StatusCode == http.StatusOK {
-		require.NoError(t, json.Unmarshal(raw, out), string(raw))
-	}
-	return resp.StatusCode, string(raw)
-}
+var post = ndpptest.PostJSON
 
 // vocabModel saves a random model whose items are named by a vocabulary
 // ("item-0", …) and returns its path.

@@ -2,8 +2,10 @@ package ndpptest
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -43,4 +45,29 @@ func Get(t testing.TB, url string) (int, string) {
 		t.Fatalf("GET %s: reading the body: %v", url, err)
 	}
 	return resp.StatusCode, string(b)
+}
+
+// PostJSON posts body as JSON to url and returns the status and the raw
+// response, failing t on a transport or read error or a response that is
+// not JSON; a 200 response is decoded into out when out is not nil.
+func PostJSON(t testing.TB, url, body string, out any) (int, string) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("POST %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("POST %s: reading the body: %v", url, err)
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+		t.Fatalf("POST %s: Content-Type %q, want application/json (body %s)", url, ct, raw)
+	}
+	if out != nil && resp.StatusCode == http.StatusOK {
+		if err := json.Unmarshal(raw, out); err != nil {
+			t.Fatalf("POST %s: decoding %s: %v", url, raw, err)
+		}
+	}
+	return resp.StatusCode, string(raw)
 }
