@@ -329,7 +329,7 @@ func bestMomentScale(ctx context.Context, p *Params, set func(kappa float64), tr
 	if len(val) == 0 {
 		return best, bestScore, nil
 	}
-	nextW := nextBasketWeight(opt.NextWeight, opt.NextCarry, train)
+	nextW := nextBasketWeight(opt.NextWeight, opt.NextCarry, opt.NextMaxCarry, train)
 	for _, kappa := range momentScales {
 		set(kappa)
 		m, err := p.Model()

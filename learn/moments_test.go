@@ -195,7 +195,7 @@ func TestMomentScaleScore(t *testing.T) {
 	require.Less(t, len(carriers), len(val))
 	w := make([]float64, len(carriers))
 	for i := range w {
-		w[i] = nextBasketWeight(opt.NextWeight, opt.NextCarry, train) / float64(len(val))
+		w[i] = nextBasketWeight(opt.NextWeight, opt.NextCarry, opt.NextMaxCarry, train) / float64(len(val))
 	}
 	direct := func(kappa float64) float64 {
 		set(kappa)

@@ -771,30 +771,35 @@ func gradsNear(t *testing.T, p *Params, c []float64, want, got *accum, rel float
 // TestNextBasketWeight: each basket that carries the next-item term (two
 // items or more) weighs NextWeight·k̄, and when fewer than a share
 // NextCarry of the baskets carry it, times NextCarry over their share up to
-// nextMaxCarry, so that the term's total weight, summed over the baskets,
+// NextMaxCarry, so that the term's total weight, summed over the baskets,
 // is at least NextCarry times NextWeight·k̄ per basket while the factor is
 // below the cap; NextCarry 0 (an explicit negative) leaves NextWeight·k̄.
 func TestNextBasketWeight(t *testing.T) {
 	const w = 0.04
 	fifth := [][]int{{0}, {1}, {2}, {3}, {0, 1, 2}}
+	tenth := [][]int{{0}, {1}, {2}, {3}, {4}, {0}, {1}, {2}, {3}, {0, 1}}
+	const maxC = DefaultNextMaxCarry
 	for _, tc := range []struct {
-		name    string
-		carry   float64
-		baskets [][]int
-		want    float64
+		name        string
+		carry, maxC float64
+		baskets     [][]int
+		want        float64
 	}{
-		{"every basket carries it", 0.5, [][]int{{0, 1}, {0, 1, 2}, {1, 2, 3, 4}}, w * 3},
-		{"half carry it", 0.5, [][]int{{0}, {0, 1, 2}}, w * 2},
-		{"a fifth carry it", 0.5, fifth, w * 7.0 / 5 * 0.5 / 0.2},
-		{"a fifth carry it, carry 0.75", 0.75, fifth, w * 7.0 / 5 * 0.75 / 0.2},
-		{"a fifth carry it, carry 1, capped", 1, fifth, w * 7.0 / 5 * nextMaxCarry},
-		{"a fifth carry it, carry 0.2", 0.2, fifth, w * 7.0 / 5},
-		{"a fifth carry it, no carry", 0, fifth, w * 7.0 / 5},
-		{"a tenth carry it, capped", 0.5, [][]int{{0}, {1}, {2}, {3}, {4}, {0}, {1}, {2}, {3}, {0, 1}}, w * 1.1 * nextMaxCarry},
-		{"none carries it", 0.5, [][]int{{0}, {1}}, w},
-		{"no baskets", 0.5, nil, 0},
+		{"every basket carries it", 0.5, maxC, [][]int{{0, 1}, {0, 1, 2}, {1, 2, 3, 4}}, w * 3},
+		{"half carry it", 0.5, maxC, [][]int{{0}, {0, 1, 2}}, w * 2},
+		{"a fifth carry it", 0.5, maxC, fifth, w * 7.0 / 5 * 0.5 / 0.2},
+		{"a fifth carry it, carry 0.75", 0.75, maxC, fifth, w * 7.0 / 5 * 0.75 / 0.2},
+		{"a fifth carry it, carry 1, capped", 1, maxC, fifth, w * 7.0 / 5 * maxC},
+		{"a fifth carry it, carry 0.2", 0.2, maxC, fifth, w * 7.0 / 5},
+		{"a fifth carry it, no carry", 0, maxC, fifth, w * 7.0 / 5},
+		{"a fifth carry it, bound 2", 0.5, 2, fifth, w * 7.0 / 5 * 2},
+		{"a fifth carry it, bound 1", 0.5, 1, fifth, w * 7.0 / 5},
+		{"a tenth carry it, capped", 0.5, maxC, tenth, w * 1.1 * maxC},
+		{"a tenth carry it, unbounded", 0.5, math.Inf(1), tenth, w * 1.1 * 5},
+		{"none carries it", 0.5, maxC, [][]int{{0}, {1}}, w},
+		{"no baskets", 0.5, maxC, nil, 0},
 	} {
-		got := nextBasketWeight(w, tc.carry, tc.baskets)
+		got := nextBasketWeight(w, tc.carry, tc.maxC, tc.baskets)
 		require.InDelta(t, tc.want, got, 1e-15, tc.name)
 		carry := 0
 		for _, s := range tc.baskets {
@@ -802,14 +807,14 @@ func TestNextBasketWeight(t *testing.T) {
 				carry++
 			}
 		}
-		if carry > 0 && float64(carry)/float64(len(tc.baskets)) >= tc.carry/nextMaxCarry {
+		if carry > 0 && float64(carry)/float64(len(tc.baskets)) >= tc.carry/tc.maxC {
 			// The term's total weight over the baskets against w·k̄ per basket.
 			total := got * float64(carry)
 			require.GreaterOrEqual(t, total, tc.carry*w*meanSize(tc.baskets)*float64(len(tc.baskets))-1e-12, tc.name)
 		}
 	}
 	for _, bad := range []float64{0, -1, math.NaN()} {
-		require.Zero(t, nextBasketWeight(bad, 0.5, [][]int{{0, 1}}), "weight %v", bad)
+		require.Zero(t, nextBasketWeight(bad, 0.5, maxC, [][]int{{0, 1}}), "weight %v", bad)
 	}
 	// The offline trainer takes it, with the default carry or none.
 	for _, c := range []struct{ opt, want float64 }{{0, DefaultNextCarry}, {-1, 0}, {1, 1}} {
@@ -818,7 +823,20 @@ func TestNextBasketWeight(t *testing.T) {
 		require.Equal(t, c.want, opt.NextCarry)
 		p, err := newParams(5, opt.D, false, true, 1, InitOptions{Scale: 0.5, CScale: 0.5, Share: -1})
 		require.NoError(t, err)
-		require.Equal(t, nextBasketWeight(w, c.want, fifth), newOfflineTrainer(p, fifth, opt).nextW, "carry %v", c.opt)
+		require.Equal(t, nextBasketWeight(w, c.want, maxC, fifth), newOfflineTrainer(p, fifth, opt).nextW, "carry %v", c.opt)
+	}
+	// Its bound: DefaultNextMaxCarry unless set; below 1 (or NaN) is an
+	// error, +Inf no bound.
+	for _, c := range []struct{ opt, want float64 }{{0, maxC}, {2, 2}, {math.Inf(1), math.Inf(1)}} {
+		opt := OfflineOptions{D: 2, NextWeight: w, NextCarry: 1, NextMaxCarry: c.opt, Seed: 1}.withDefaults()
+		require.NoError(t, opt.validate())
+		require.Equal(t, c.want, opt.NextMaxCarry)
+		p, err := newParams(5, opt.D, false, true, 1, InitOptions{Scale: 0.5, CScale: 0.5, Share: -1})
+		require.NoError(t, err)
+		require.InDelta(t, w*7.0/5*min(5, c.want), newOfflineTrainer(p, fifth, opt).nextW, 1e-15, "bound %v", c.opt)
+	}
+	for _, bad := range []float64{0.5, -1, math.NaN(), math.Inf(-1)} {
+		require.Error(t, OfflineOptions{D: 2, NextMaxCarry: bad}.withDefaults().validate(), "bound %v", bad)
 	}
 	// ObjectiveRank takes none unless set.
 	for _, c := range []struct{ opt, want float64 }{{0, 0}, {0.5, 0.5}} {

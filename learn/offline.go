@@ -200,7 +200,8 @@ type OfflineOptions struct {
 	// that the term keeps its share of the objective whatever the baskets'
 	// size (the basket term grows with it); when fewer than a share
 	// NextCarry of the baskets have two items, each of those adds
-	// NextCarry over their share times as much (at most 4 times), so that
+	// NextCarry over their share times as much (at most NextMaxCarry
+	// times), so that
 	// the term keeps that share of its weight on catalogues of mostly
 	// single-item baskets. The term is a smooth count of the items its
 	// conditional gain ranks below the held-out item's, the order the
@@ -233,6 +234,10 @@ type OfflineOptions struct {
 	// ObjectiveLikelihood, none with ObjectiveRank; negative: none, each
 	// carries NextWeight·k̄ whatever their share).
 	NextCarry float64
+	// NextMaxCarry bounds the factor by which NextCarry weighs each
+	// basket that carries the next-item term (≥ 1; default
+	// DefaultNextMaxCarry; +Inf: no bound).
+	NextMaxCarry float64
 	// NextRandom holds out an item of each training basket drawn
 	// uniformly for the next-item term, instead of the basket's last item
 	// in Key's order, the one the paper protocol holds out of test baskets.
@@ -337,6 +342,9 @@ func (o OfflineOptions) withDefaultsFor(n int) OfflineOptions {
 		o.NextCarry = DefaultNextCarry
 	case o.NextCarry < 0 && !math.IsInf(o.NextCarry, -1):
 		o.NextCarry = 0
+	}
+	if o.NextMaxCarry == 0 {
+		o.NextMaxCarry = DefaultNextMaxCarry
 	}
 	switch {
 	case o.FloorSE == 0:
@@ -454,6 +462,9 @@ func (opt OfflineOptions) validate() error {
 	}
 	if !(opt.NextCarry >= 0 && opt.NextCarry <= 1) {
 		return fmt.Errorf("learn: invalid next-item carry %v; want a share ≤ 1 (negative: none)", opt.NextCarry)
+	}
+	if !(opt.NextMaxCarry >= 1) {
+		return fmt.Errorf("learn: invalid next-item carry bound %v; want a factor ≥ 1", opt.NextMaxCarry)
 	}
 	if opt.InitMoments && (opt.Shared || opt.FullBatch) {
 		return errors.New("learn: the moment initialisation (InitMoments) needs B ≠ V and minibatch training")
@@ -829,7 +840,7 @@ func newOfflineTrainer(p *Params, train [][]int, opt OfflineOptions) *offlineTra
 		}
 	}
 	tr := newTrainerCounts(p, counts, len(train), opt)
-	tr.nextW = nextBasketWeight(opt.NextWeight, opt.NextCarry, train)
+	tr.nextW = nextBasketWeight(opt.NextWeight, opt.NextCarry, opt.NextMaxCarry, train)
 	return tr
 }
 
@@ -1064,23 +1075,15 @@ func (opt OfflineOptions) checkStart(n int) error {
 	return nil
 }
 
-// nextMaxCarry bounds the factor by which the carry (OfflineOptions.
-// NextCarry) weighs each basket that carries the next-item term: on bath
-// with 1% of its baskets left at two items or more (a factor of 49
-// otherwise), the uncapped carry cost 1.9% of the test log-likelihood and
-// 2.5 times the passes, the capped one 0.1%; with 5%, 0.75–1.2% against
-// 0.3–0.6%. Of the Amazon registry categories only decor (4%) reaches it.
-const nextMaxCarry = 4
-
 // nextBasketWeight is the next-item term's weight for each training basket
 // that carries it (two items or more), for weight w per basket item
 // (OfflineOptions.NextWeight; 0 for w ≤ 0): w·k̄, k̄ the baskets' mean
 // size, and when fewer than a share carry of the baskets carry the term,
-// times carry/f₂ up to nextMaxCarry, f₂ the share that do, so that on
+// times carry/f₂ up to maxCarry, f₂ the share that do, so that on
 // catalogues of mostly single-item baskets the term keeps that share of
 // the weight it has where every basket carries it
 // (OfflineOptions.NextCarry; docs/math.md, "The next-item objective").
-func nextBasketWeight(w, carry float64, baskets [][]int) float64 {
+func nextBasketWeight(w, carry, maxCarry float64, baskets [][]int) float64 {
 	if !(w > 0) {
 		return 0
 	}
@@ -1092,7 +1095,7 @@ func nextBasketWeight(w, carry float64, baskets [][]int) float64 {
 	}
 	wk := w * meanSize(baskets)
 	if f2 := float64(m2) / float64(len(baskets)); m2 > 0 && f2 < carry {
-		wk *= min(carry/f2, nextMaxCarry)
+		wk *= min(carry/f2, maxCarry)
 	}
 	return wk
 }

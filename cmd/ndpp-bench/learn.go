@@ -469,6 +469,7 @@ type learnFlags struct {
 	retries    int
 	floorSE    float64
 	nextCarry  float64
+	nextMaxC   float64
 	evalEvery  int
 	alpha      float64
 	beta       float64
@@ -561,6 +562,7 @@ func runLearn(e *env, args []string) error {
 	fs.BoolVar(&f.nextRandom, "next-random", false, "offline, with a next-item term: hold out an item of each training basket drawn at random instead of its last in the paper protocol's order (the order of item_order, whose last item the test baskets hold out)")
 	fs.IntVar(&f.nextNegs, "next-negatives", 0, "with a next-item term: the items drawn per basket that its held-out item is ranked against (default: offline "+strconv.Itoa(learn.DefaultLikelihoodNextNegatives)+" with --objective likelihood, "+strconv.Itoa(learn.DefaultNextNegatives)+" with rank; online "+strconv.Itoa(learn.DefaultNextNegatives)+"; more is closer to the whole catalogue and costs more)")
 	fs.Float64Var(&f.nextCarry, "next-carry", 0, "offline, with a next-item term: the least share of its weight that the training baskets of two items or more carry when they are fewer, each then weighted more (default "+strconv.FormatFloat(learn.DefaultNextCarry, 'g', -1, 64)+" with --objective likelihood, none with rank; 0: none, the same weight per basket item whatever their share)")
+	fs.Float64Var(&f.nextMaxC, "next-max-carry", 0, "offline, with --next-carry: the largest factor by which the carry weighs each basket of two items or more (default "+strconv.FormatFloat(learn.DefaultNextMaxCarry, 'g', -1, 64)+"; ≥ 1, +Inf: no bound)")
 	fs.Float64Var(&f.nextShare, "next-share", 0, "offline, with a next-item term: the share of each minibatch's baskets that add it, drawn at every step and weighted by its inverse so that the expected gradient is the same (default "+strconv.FormatFloat(learn.DefaultNextShare, 'g', -1, 64)+" with --objective likelihood, 1 with rank)")
 	fs.Float64Var(&f.nextWeight, "next-weight", 0, "weight per basket item of the next-item term, which ranks the last item of each training basket in the paper protocol's order by its conditional gain against sampled items, the order the paper MPR scores (default: offline "+strconv.FormatFloat(learn.DefaultNextWeight, 'g', -1, 64)+" with --objective likelihood, "+strconv.FormatFloat(learn.DefaultRankNextWeight, 'g', -1, 64)+" with rank; online none, and 0.02 ranks (learn/RANKING.md); 0: none, the likelihood alone)")
 	fs.IntVar(&f.cEvery, "c-every", 0, "online: step C every this many baskets (default 32 for adam, 16 for sgd)")
@@ -842,7 +844,7 @@ func (f *learnFlags) offlineOptions() learn.OfflineOptions {
 	return learn.OfflineOptions{Select: sel, D: f.d, Shared: f.shared, LowRank: !f.diag, Seed: f.seed, DiagLR: f.diagLR, RateScale: f.rateScale,
 		LR: f.lr, Batch: f.batch, MaxEpochs: f.epochs, EvalEvery: f.evalEvery, Patience: f.patience, MaxStalls: f.stalls, Tolerance: f.tolerance, RankRetries: f.retries, FloorSE: f.lib("floor-se", f.floorSE),
 		Alpha: f.alpha, Beta: f.beta, Average: f.lib("average", f.average), RegPower: f.regPower, EarlyDecay: f.earlyDecay, FixC: f.fixC,
-		Workers: f.g.threads, TimeLimit: f.timeLimit, Objective: obj, NextWeight: f.lib("next-weight", f.nextWeight), NextShare: f.nextShare, NextCarry: f.lib("next-carry", f.nextCarry),
+		Workers: f.g.threads, TimeLimit: f.timeLimit, Objective: obj, NextWeight: f.lib("next-weight", f.nextWeight), NextShare: f.nextShare, NextCarry: f.lib("next-carry", f.nextCarry), NextMaxCarry: f.nextMaxC,
 		NextNegatives: f.nextNegs, Init: learn.InitOptions{Scale: f.initScale, Share: f.initShare}, InitMoments: f.moments,
 		NextRandom: f.nextRandom, RankStrong: f.rankStrong()}
 }
@@ -895,6 +897,9 @@ func (f *learnFlags) check() error {
 	if !(f.nextCarry >= 0 && f.nextCarry <= 1) {
 		return usagef("--next-carry must be a share between 0 and 1")
 	}
+	if f.set["next-max-carry"] && !(f.nextMaxC >= 1) {
+		return usagef("--next-max-carry must be ≥ 1")
+	}
 	if f.initScale < 0 || math.IsNaN(f.initScale) || math.IsInf(f.initScale, 0) {
 		return usagef("--init-scale must be ≥ 0")
 	}
@@ -931,8 +936,8 @@ func (f *learnFlags) check() error {
 	if _, err := learn.ParseSelection(f.sel); err != nil {
 		return usagef("--select must be likelihood, objective or ranking, not %q", f.sel)
 	}
-	if f.mode == "online" && (f.objective != "likelihood" || f.sel != "" || f.start != "" || f.moments || f.nextRandom || f.nextShare != 0 || f.average != 0 || f.regPower != 0 || f.earlyDecay != 0 || !f.strong || f.set["floor-se"] || f.set["eval-every"] || f.set["next-carry"]) {
-		return usagef("--objective, --select, --next-random, --next-share, --next-carry, --average, --reg-power, --early-decay, --rank-strong, --floor-se, --eval-every, --start and --init-moments apply to --mode offline")
+	if f.mode == "online" && (f.objective != "likelihood" || f.sel != "" || f.start != "" || f.moments || f.nextRandom || f.nextShare != 0 || f.average != 0 || f.regPower != 0 || f.earlyDecay != 0 || !f.strong || f.set["floor-se"] || f.set["eval-every"] || f.set["next-carry"] || f.set["next-max-carry"]) {
+		return usagef("--objective, --select, --next-random, --next-share, --next-carry, --next-max-carry, --average, --reg-power, --early-decay, --rank-strong, --floor-se, --eval-every, --start and --init-moments apply to --mode offline")
 	}
 	if f.mode == "offline" && (f.checkpoint != "" || f.resume != "") {
 		return usagef("--checkpoint and --resume apply to --mode online")

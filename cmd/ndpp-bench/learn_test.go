@@ -240,11 +240,12 @@ func TestLearnStallsFlag(t *testing.T) {
 	}
 }
 
-// TestLearnFlagDefaults: unset, --average, --next-carry and --floor-se
-// take the learner's defaults (the same model as the default given
-// explicitly), and another value reaches the learner (a different model):
-// an explicit --average 0 turns the average off, --next-carry 1 weighs the
-// term more on the baskets of two items or more (fewer than all here).
+// TestLearnFlagDefaults: unset, --average, --next-carry, --next-max-carry
+// and --floor-se take the learner's defaults (the same model as the
+// default given explicitly), and another value reaches the learner (a
+// different model): an explicit --average 0 turns the average off,
+// --next-carry 1 weighs the term more on the baskets of two items or more
+// (fewer than all here), and --next-max-carry 1 undoes that.
 func TestLearnFlagDefaults(t *testing.T) {
 	str := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	for _, tc := range []struct {
@@ -253,6 +254,7 @@ func TestLearnFlagDefaults(t *testing.T) {
 	}{
 		{"--average", str(learn.DefaultAverage), "0", []string{"--d", "6", "--val", "100", "--test", "300", "--epochs", "6"}},
 		{"--next-carry", str(learn.DefaultNextCarry), "1", []string{"--d", "10", "--val", "200", "--test", "300", "--epochs", "5"}},
+		{"--next-max-carry", str(learn.DefaultNextMaxCarry), "1", []string{"--d", "10", "--val", "200", "--test", "300", "--epochs", "5", "--next-carry", "1"}},
 	} {
 		data := smallApparel(t, 3000)
 		m := learnFlagSweep(t, append([]string{"learn", "--data", data}, tc.args...), tc.flag, "", tc.def, tc.other)
@@ -400,6 +402,9 @@ func TestLearnAndEvalUsageErrors(t *testing.T) {
 		{"learn", "--data", data, "--next-carry", "-0.5"},
 		{"learn", "--data", data, "--next-carry", "NaN"},
 		{"learn", "--data", data, "--mode", "online", "--next-carry", "0.5"},
+		{"learn", "--data", data, "--next-max-carry", "0.5"},
+		{"learn", "--data", data, "--next-max-carry", "NaN"},
+		{"learn", "--data", data, "--mode", "online", "--next-max-carry", "2"},
 		{"learn", "--data", data, "--average", "-1"},
 		{"learn", "--data", data, "--average", "Inf"},
 		{"learn", "--data", data, "--mode", "online", "--average", "1"},
