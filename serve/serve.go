@@ -473,9 +473,18 @@ func decodeBody(r *http.Request, dst any) *apiError {
 		return badField(field, "got a JSON %s, want %s", jsonitem.Truncate(got), jsonType(te.Type))
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name, _ := strconv.Unquote(strings.TrimPrefix(err.Error(), "json: unknown field "))
-		return badField(jsonitem.Truncate(name), "unknown field")
+		return badField(keyName(name), "unknown field")
 	}
 	return badField("body", "%s", jsonitem.Truncate(err.Error()))
+}
+
+// keyName is how errors name the field of a JSON object's key: the key,
+// truncated, and `""` for the empty key.
+func keyName(key string) string {
+	if key == "" {
+		return `""`
+	}
+	return jsonitem.Truncate(key)
 }
 
 // checkKeys refuses, in a body that is a JSON object, a key that is not
@@ -517,7 +526,7 @@ func checkObject(raw []byte, t reflect.Type, path string) *apiError {
 		if !ok {
 			return nil
 		}
-		name := jsonitem.Truncate(key)
+		name := keyName(key)
 		if path != "" {
 			name = path + "." + name
 		}

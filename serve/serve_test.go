@@ -55,7 +55,7 @@ var post = ndpptest.PostJSON
 
 // vocabModel saves a random model whose items are named by a vocabulary
 // ("item-0", …) and returns its path.
-func vocabModel(t *testing.T, dir string, n, d int, seed uint64, diag float64) string {
+func vocabModel(t testing.TB, dir string, n, d int, seed uint64, diag float64) string {
 	t.Helper()
 	base := ndpp.Random(n, d, seed, ndpp.RandomOptions{Diag: diag})
 	toks := make([]string, n)
@@ -239,6 +239,8 @@ func TestServeBadRequests(t *testing.T) {
 		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "k": 2}`, 400, "k"},
 		{"/v1/score", `{"baskets": [["item-1"]], "Baskets": [["item-2"]]}`, 400, "Baskets"},
 		{"/v1/recommend", `{"basket": ["item-1"], "N": 2}`, 400, "N"},
+		{"/v1/recommend", `{"basket": ["item-1"], "": 2}`, 400, `""`},
+		{"/v1/rerank", `{"candidates": ["item-1", "new-1"], "k": 1, "new_items": [{"id": "new-1", "": 0}]}`, 400, `new_items[0].""`},
 		{"/v1/rerank", `{"candidates": ["item-1", "new-1"], "k": 1, "new_items": [{"id": "new-1", "v": [0, 0, 0, 0], "b": [0, 0, 0, 0], "Delta": 1}]}`, 400, "new_items[0].Delta"},
 		{"/v1/rerank", `{"candidates": ["item-1", "new-1"], "k": 1, "new_items": [{"id": "new-1", "id": "new-2", "v": [0, 0, 0, 0], "b": [0, 0, 0, 0]}]}`, 400, "new_items[0].id"},
 		{"/v1/rerank", `{"candidates": ["item-1", "item-2"], "k": 1, "attributes": {"a": [1, 2]}, "constraints": [{"attribute": "a", "Max_Run": 1}]}`, 400, "constraints[0].Max_Run"},
