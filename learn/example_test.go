@@ -65,6 +65,30 @@ func ExampleTrainOffline() {
 	// Output: MPR above popularity: true; LL above independent items: true
 }
 
+// The rank objective (learn --objective rank): the next-item term at full
+// weight, the model selected on validation ranking among the checks whose
+// likelihood stays above the independent-items model's.
+func ExampleTrainOffline_rank() {
+	data := pairBaskets(3000)
+	train, val, test := data[:2400], data[2400:2600], data[2600:]
+	ctx := context.Background()
+	mpr := map[learn.Objective]float64{}
+	var by learn.Selection
+	for _, obj := range []learn.Objective{learn.ObjectiveLikelihood, learn.ObjectiveRank} {
+		res, err := learn.TrainOffline(ctx, train, val, 20, learn.OfflineOptions{D: 4, Seed: 1, Objective: obj})
+		if err != nil {
+			panic(err)
+		}
+		m, err := eval.Evaluate(ctx, res.Model, test, eval.Options{Seed: 1})
+		if err != nil {
+			panic(err)
+		}
+		mpr[obj], by = m.MPR, res.SelectedBy
+	}
+	fmt.Printf("selected by %v; ranks above the likelihood objective's model: %v\n", by, mpr[learn.ObjectiveRank] > mpr[learn.ObjectiveLikelihood])
+	// Output: selected by ranking; ranks above the likelihood objective's model: true
+}
+
 // Checkpoint and resume: the resumed learner ends with the same parameters
 // as one that never stopped.
 func ExampleLoadOnline() {
