@@ -201,12 +201,11 @@ type OfflineOptions struct {
 	// size (the basket term grows with it); when fewer than a share
 	// NextCarry of the baskets have two items, each of those adds
 	// NextCarry over their share times as much (at most NextMaxCarry
-	// times), so that
-	// the term keeps that share of its weight on catalogues of mostly
-	// single-item baskets. The term is a smooth count of the items its
-	// conditional gain ranks below the held-out item's, the order the
-	// paper MPR scores (learn/nextitem.go; docs/math.md, "The next-item
-	// objective"). Each basket then costs O(|S|(|S| + NextNegatives)d)
+	// times), so that the term keeps that share of its weight on
+	// catalogues of mostly single-item baskets. The term is a smooth count
+	// of the items its conditional gain ranks below the held-out item's,
+	// the order the paper MPR scores (learn/nextitem.go; docs/math.md, "The
+	// next-item objective"). Each basket then costs O(|S|(|S| + NextNegatives)d)
 	// more. Zero selects the default: DefaultNextWeight with
 	// ObjectiveLikelihood (none with FullBatch), DefaultRankNextWeight
 	// with ObjectiveRank. A negative weight turns the term off: the
