@@ -65,9 +65,9 @@ func ExampleTrainOffline() {
 	// Output: MPR above popularity: true; LL above independent items: true
 }
 
-// The rank objective (learn --objective rank): the next-item term at full
-// weight, the model selected on validation ranking among the checks whose
-// likelihood stays above the independent-items model's.
+// The rank objective (ndpp-bench learn --objective rank): a strong
+// next-item term, and the model selected on validation ranking among the
+// checks whose likelihood stays above the independent-items model's.
 func ExampleTrainOffline_rank() {
 	data := pairBaskets(3000)
 	train, val, test := data[:2400], data[2400:2600], data[2600:]
