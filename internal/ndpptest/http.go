@@ -36,15 +36,8 @@ func (s *SyncBuffer) String() string {
 func Get(t testing.TB, url string) (int, string) {
 	t.Helper()
 	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("GET %s: reading the body: %v", url, err)
-	}
-	return resp.StatusCode, string(b)
+	code, _, b := answer(t, "GET "+url, resp, err)
+	return code, string(b)
 }
 
 // PostJSON posts body as JSON to url and returns the status and the raw
@@ -53,21 +46,29 @@ func Get(t testing.TB, url string) (int, string) {
 func PostJSON(t testing.TB, url, body string, out any) (int, string) {
 	t.Helper()
 	resp, err := http.Post(url, "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatalf("POST %s: %v", url, err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("POST %s: reading the body: %v", url, err)
-	}
-	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+	code, header, raw := answer(t, "POST "+url, resp, err)
+	if ct := header.Get("Content-Type"); ct != "application/json" {
 		t.Fatalf("POST %s: Content-Type %q, want application/json (body %s)", url, ct, raw)
 	}
-	if out != nil && resp.StatusCode == http.StatusOK {
+	if out != nil && code == http.StatusOK {
 		if err := json.Unmarshal(raw, out); err != nil {
 			t.Fatalf("POST %s: decoding %s: %v", url, raw, err)
 		}
 	}
-	return resp.StatusCode, string(raw)
+	return code, string(raw)
+}
+
+// answer reads and closes the response of the request req (err its
+// transport error), failing t on either error.
+func answer(t testing.TB, req string, resp *http.Response, err error) (int, http.Header, []byte) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", req, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s: reading the body: %v", req, err)
+	}
+	return resp.StatusCode, resp.Header, b
 }
